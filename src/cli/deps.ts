@@ -1,0 +1,21 @@
+import type { Writable } from "node:stream";
+import { type Clock, systemClock } from "../utils/clock.js";
+
+/** What a command needs from the outside world; tests pass their own. Only bin/ passes the real process. */
+export type CliDeps = {
+  stdout: Writable & { isTTY?: boolean };
+  stderr: Writable & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  cwd: string;
+};
+
+export function processDeps(): CliDeps {
+  return {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    clock: systemClock,
+    cwd: process.cwd(),
+  };
+}

@@ -1,0 +1,31 @@
+import { BaseError, type BaseErrorParameters, ValidationError } from "../errors/base.js";
+import { ExitCode } from "../utils/exit-codes.js";
+
+/** An error that tells the CLI which exit code to use (contract: 1 runtime, 2 usage, 69 unavailable, 78 config). */
+export class CliError extends BaseError {
+  override name = "CliError";
+  readonly exitCode: ExitCode;
+  constructor(message: string, exitCode: ExitCode, args: BaseErrorParameters = {}) {
+    super(message, args);
+    this.exitCode = exitCode;
+  }
+}
+
+export const usageError = (message: string, args?: BaseErrorParameters) =>
+  new CliError(message, ExitCode.usage, args);
+export const configError = (message: string, args?: BaseErrorParameters) =>
+  new CliError(message, ExitCode.config, args);
+export const unavailableError = (message: string, args?: BaseErrorParameters) =>
+  new CliError(message, ExitCode.unavailable, args);
+
+/** Maps any error to the contract's exit code. Errors may also carry `exitCode` themselves. */
+export function exitCodeFor(error: unknown): ExitCode {
+  if (error instanceof CliError) return error.exitCode;
+  if (error && typeof error === "object" && "exitCode" in error) {
+    const code = (error as { exitCode: unknown }).exitCode;
+    if (typeof code === "number" && (Object.values(ExitCode) as number[]).includes(code))
+      return code as ExitCode;
+  }
+  if (error instanceof ValidationError) return ExitCode.runtime;
+  return ExitCode.runtime;
+}

@@ -1,0 +1,29 @@
+import { type Command, Option } from "commander";
+
+/** Options shared by every command that talks to the service (cli-contract.md, "Options shared ..."). */
+export function addServiceOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))
+    .addOption(
+      new Option("--network <name>", "mainnet or testnet (env HL_NETWORK)").choices(["mainnet", "testnet"]),
+    )
+    .addOption(new Option("--api-url <url>", "trading API base URL (env HL_API_URL)"))
+    .addOption(new Option("--rpc-url <url>", "HyperEVM JSON-RPC endpoint, never logged (env HL_RPC_URL)"))
+    .addOption(new Option("--json", "machine-readable output: one JSON document on stdout"))
+    .addOption(
+      new Option("--log-level <level>", "pino level (env HL_LOG_LEVEL)").choices([
+        "fatal",
+        "error",
+        "warn",
+        "info",
+        "debug",
+        "trace",
+        "silent",
+      ]),
+    );
+}
+
+/** Collects a repeatable option into an array. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}

@@ -1,0 +1,44 @@
+import type { Clock } from "../utils/clock.js";
+
+/**
+ * Nonces for one signer: `max(now, last + 1)`, so two requests in one millisecond never share a nonce
+ * and nonces strictly increase (the exchange keeps the 100 highest per signer and refuses duplicates).
+ * Keep one NonceSource per signer address, shared by everything that signs with that key.
+ */
+export class NonceSource {
+  #last = 0;
+  readonly #clock: Clock;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  next(): number {
+    const now = Math.floor(this.#clock.now());
+    this.#last = now > this.#last ? now : this.#last + 1;
+    return this.#last;
+  }
+
+  /** The last nonce handed out (0 if none). */
+  get last(): number {
+    return this.#last;
+  }
+}
+
+/** One NonceSource per signer address (lower-case), created on first use. */
+export class NonceRegistry {
+  readonly #sources = new Map<string, NonceSource>();
+  readonly #clock: Clock;
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+  for(signer: string): NonceSource {
+    const key = signer.toLowerCase();
+    let source = this.#sources.get(key);
+    if (!source) {
+      source = new NonceSource(this.#clock);
+      this.#sources.set(key, source);
+    }
+    return source;
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * Hyperliquid L1-action signing, exactly as ../shared/research/signing.md describes and as the official
+ * Python SDK (hyperliquid/utils/signing.py, action_hash / construct_phantom_agent / l1_payload) does it:
+ *
+ *   connectionId = keccak256( msgpack(action) ‖ nonce:u64be ‖ (0x00 | 0x01 ‖ vault:20B) ‖ [0x00 ‖ expiresAfter:u64be] )
+ *   EIP-712 domain { name "Exchange", version "1", chainId 1337, verifyingContract 0x0 },
+ *   primary type Agent { source: string ("a" mainnet, "b" testnet), connectionId: bytes32 }.
+ *
+ * Pinned byte for byte by test/fixtures/signing-vectors.json (the official SDKs' vectors plus generated
+ * scheduleCancel cases).
+ */
+import { Encoder } from "@msgpack/msgpack";
+import {
+  concat,
+  getBytes,
+  keccak256,
+  recoverAddress,
+  Signature,
+  SigningKey,
+  TypedDataEncoder,
+  toUtf8Bytes,
+} from "ethers";
+import { BaseError } from "../errors/base.js";
+
+export type Hex = `0x${string}`;
+
+/** `{ r, s, v }` as the exchange expects it: r and s as 0x + 64 lower-case hex digits, v 27 or 28. */
+export type L1Signature = { r: Hex; s: Hex; v: 27 | 28 };
+
+/** Anything that can sign: an ethers Wallet / SigningKey (fast path), or any EIP-712 signer. */
+export type L1Signer =
+  | { signingKey: SigningKey }
+  | SigningKey
+  | {
+      signTypedData(
+        domain: typeof EXCHANGE_DOMAIN,
+        types: typeof AGENT_TYPES,
+        value: Record<string, unknown>,
+      ): Promise<string>;
+    };
+
+export const EXCHANGE_DOMAIN = Object.freeze({
+  name: "Exchange",
+  version: "1",
+  chainId: 1337,
+  verifyingContract: "0x0000000000000000000000000000000000000000",
+});
+
+/** No EIP712Domain entry here: ethers v6 derives it and throws on an unused type. */
+export const AGENT_TYPES = Object.freeze({
+  Agent: [
+    { name: "source", type: "string" },
+    { name: "connectionId", type: "bytes32" },
+  ],
+});
+
+const DOMAIN_SEPARATOR = getBytes(TypedDataEncoder.hashDomain(EXCHANGE_DOMAIN));
+const AGENT_TYPE_HASH = getBytes(keccak256(toUtf8Bytes("Agent(string source,bytes32 connectionId)")));
+const SOURCE_HASH = {
+  a: getBytes(keccak256(toUtf8Bytes("a"))),
+  b: getBytes(keccak256(toUtf8Bytes("b"))),
+};
+
+// Default msgpack options (smallest integer encoding; no useBigInt64, see signing.md §5.3). `undefined`
+// values are dropped so that `{ type, time: undefined }` hashes as `{ type }`, just as JSON.stringify sends it.
+const encoder = new Encoder({ ignoreUndefined: true });
+
+export class SigningError extends BaseError {
+  override name = "SigningError";
+}
+
+export type L1ActionHashParameters = {
+  action: Record<string, unknown>;
+  nonce: number | bigint;
+  vaultAddress?: string | null | undefined;
+  expiresAfter?: number | bigint | null | undefined;
+};
+
+function u64be(value: number | bigint, what: string): Uint8Array {
+  const bad = () => new SigningError(`${what} must be an unsigned 64-bit integer, got ${String(value)}.`);
+  if (typeof value === "number" && !Number.isSafeInteger(value)) throw bad();
+  const big = typeof value === "bigint" ? value : BigInt(value);
+  if (big < 0n || big > 0xffff_ffff_ffff_ffffn) throw bad();
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, big, false);
+  return out;
+}
+
+/** The bytes that are hashed into the connectionId (exported for tests and tooling). */
+export function l1ActionPreimage({
+  action,
+  nonce,
+  vaultAddress,
+  expiresAfter,
+}: L1ActionHashParameters): Uint8Array {
+  const parts: Uint8Array[] = [encoder.encode(action), u64be(nonce, "nonce")];
+  if (vaultAddress) {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(vaultAddress)) {
+      throw new SigningError(
+        `vaultAddress must be a 42-character hex address, got ${JSON.stringify(vaultAddress)}.`,
+      );
+    }
+    parts.push(Uint8Array.of(1), getBytes(vaultAddress));
+  } else {
+    parts.push(Uint8Array.of(0));
+  }
+  if (expiresAfter !== undefined && expiresAfter !== null) {
+    parts.push(Uint8Array.of(0), u64be(expiresAfter, "expiresAfter"));
+  }
+  return getBytes(concat(parts));
+}
+
+/** connectionId = keccak256(preimage). */
+export function l1ActionHash(params: L1ActionHashParameters): Hex {
+  return keccak256(l1ActionPreimage(params)) as Hex;
+}
+
+/** The EIP-712 digest that is signed for an L1 action. */
+export function l1ActionDigest(params: L1ActionHashParameters & { isMainnet: boolean }): Hex {
+  const connectionId = getBytes(l1ActionHash(params));
+  const structHash = keccak256(
+    concat([AGENT_TYPE_HASH, params.isMainnet ? SOURCE_HASH.a : SOURCE_HASH.b, connectionId]),
+  );
+  return keccak256(concat(["0x1901", DOMAIN_SEPARATOR, structHash])) as Hex;
+}
+
+export type SignL1ActionParameters = L1ActionHashParameters & {
+  isMainnet: boolean;
+} & ({ privateKey: string; wallet?: undefined } | { wallet: L1Signer; privateKey?: undefined });
+
+function toL1Signature(sig: Signature): L1Signature {
+  return { r: sig.r.toLowerCase() as Hex, s: sig.s.toLowerCase() as Hex, v: sig.v as 27 | 28 };
+}
+
+/** Signs an L1 action; resolves to `{ r, s, v }` exactly as the official SDKs produce it. */
+export async function signL1Action(params: SignL1ActionParameters): Promise<L1Signature> {
+  const digest = l1ActionDigest(params);
+  if (params.privateKey !== undefined) {
+    return toL1Signature(new SigningKey(params.privateKey).sign(digest));
+  }
+  const wallet = params.wallet;
+  if (wallet instanceof SigningKey) return toL1Signature(wallet.sign(digest));
+  if ("signingKey" in wallet && wallet.signingKey instanceof SigningKey) {
+    return toL1Signature(wallet.signingKey.sign(digest));
+  }
+  if ("signTypedData" in wallet) {
+    const connectionId = l1ActionHash(params);
+    const raw = await wallet.signTypedData(EXCHANGE_DOMAIN, AGENT_TYPES, {
+      source: params.isMainnet ? "a" : "b",
+      connectionId,
+    });
+    return toL1Signature(Signature.from(raw));
+  }
+  throw new SigningError("wallet must be an ethers Wallet, a SigningKey, or an EIP-712 signer.");
+}
+
+export type RecoverL1ActionSignerParameters = L1ActionHashParameters & {
+  isMainnet: boolean;
+  signature: { r: string; s: string; v: number };
+};
+
+/** Recovers the checksummed address that signed an L1 action (what the exchange does to find the user). */
+export async function recoverL1ActionSigner(params: RecoverL1ActionSignerParameters): Promise<string> {
+  return recoverL1ActionSignerSync(params);
+}
+
+/** Synchronous form, for the simulator's hot path. Throws SigningError on an unusable signature. */
+export function recoverL1ActionSignerSync(params: RecoverL1ActionSignerParameters): string {
+  const digest = l1ActionDigest(params);
+  const { r, s, v } = params.signature;
+  try {
+    // Python's SDK may send unpadded r/s; pad to 32 bytes before recovery.
+    const pad = (h: string) => `0x${h.replace(/^0x/i, "").padStart(64, "0")}`;
+    return recoverAddress(digest, Signature.from({ r: pad(r), s: pad(s), v }));
+  } catch (cause) {
+    throw new SigningError("Unable to recover signer.", { cause });
+  }
+}

@@ -1,0 +1,85 @@
+import { type DestinationStream, type LevelWithSilent, type Logger, pino } from "pino";
+
+export type { Logger } from "pino";
+
+/** Module names used for child loggers: one union, so log lines stay greppable. */
+export type LoggerModule =
+  | "daemon"
+  | "switch"
+  | "ledger"
+  | "exposure"
+  | "guard"
+  | "health"
+  | "chain"
+  | "sim"
+  | "cli";
+
+export type CreateLoggerParameters = {
+  level?: LevelWithSilent | undefined;
+  /** Where JSON lines go; defaults to stdout (fd 1, synchronous so nothing is lost on exit). */
+  destination?: DestinationStream | undefined;
+  /** Pretty-print for people. Default: when stdout is a terminal and no destination was given. */
+  pretty?: boolean | undefined;
+  /** Clock for the `time` field; default pino's epoch time. */
+  now?: (() => number) | undefined;
+};
+
+/**
+ * The only place a root logger is made. Paths that could hold a secret are removed, whatever the
+ * caller logs; the daemon also never puts keys or RPC URLs into log objects in the first place.
+ */
+export function createLogger({
+  level = "info",
+  destination,
+  pretty,
+  now,
+}: CreateLoggerParameters = {}): Logger {
+  const usePretty = pretty ?? (destination === undefined && process.stdout.isTTY === true);
+  const options = {
+    level,
+    base: { pid: process.pid },
+    redact: {
+      paths: [
+        "privateKey",
+        "*.privateKey",
+        "key",
+        "*.key",
+        "wallet",
+        "*.wallet",
+        "signature",
+        "*.signature",
+        "rpcUrl",
+        "*.rpcUrl",
+        "headers.authorization",
+      ],
+      remove: true,
+    },
+    ...(now ? { timestamp: () => `,"time":${now()}` } : {}),
+  };
+  if (usePretty) {
+    return pino({
+      ...options,
+      transport: {
+        target: "pino-pretty",
+        options: { colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname", sync: true },
+      },
+    });
+  }
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
+}
+
+/** Flushes a logger, bounded in time (pino's flush may never call back on an idle transport). */
+export async function flushLogger(logger: Logger, timeoutMs = 1000): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    try {
+      logger.flush((_err?: Error) => {
+        clearTimeout(timer);
+        resolve();
+      });
+    } catch {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}

@@ -1,0 +1,15 @@
+import { defineConfig } from "vitest/config";
+
+// CI (.ci/run) sets VITEST_JSON_REPORT so it can print "N passed, N failed" from vitest's JSON reporter.
+const jsonReport = process.env.VITEST_JSON_REPORT;
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    environment: "node",
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+    pool: "forks",
+    reporters: jsonReport ? ["default", ["json", { outputFile: jsonReport }]] : ["default"],
+  },
+});
