@@ -1,0 +1,175 @@
+/**
+ * Wire types of the Hyperliquid API: one zod schema per type and a type of the same name (style §4).
+ *
+ * Everything that comes in is parsed. Response objects are loose (`z.looseObject`): unknown fields pass
+ * through, because the exchange adds fields without notice and a missing cosmetic field must not blind the
+ * exposure poller. Monetary values stay decimal strings: no float arithmetic happens in the clients.
+ * Sources: api-facts §A2/§A4 (exchange), §B1/§B2/§B4 (info), service-spec §2.
+ */
+import { z } from "zod";
+
+/** A decimal string as the API sends it: "13109.482328", "-0.0134", "0.0". No exponent, no leading "+" or ".". */
+export const DecimalString = z
+  .string()
+  .regex(/^-?\d+(\.\d+)?$/, { error: 'must be a decimal string such as "12.5" or "-0.1"' });
+export type DecimalString = z.infer<typeof DecimalString>;
+
+const TimestampMs = z.number().int().nonnegative();
+
+/** A 42-character hex address as the API echoes it (any case). */
+export const AddressString = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be 0x followed by 40 hexadecimal digits" });
+export type AddressString = z.infer<typeof AddressString>;
+
+export const MarginSummary = z.looseObject({
+  accountValue: DecimalString,
+  totalMarginUsed: DecimalString,
+  totalNtlPos: DecimalString,
+  /** may be negative */
+  totalRawUsd: DecimalString,
+});
+export type MarginSummary = z.infer<typeof MarginSummary>;
+
+/**
+ * `{"type":"cross","value":N}` (no rawUsd), `{"type":"isolated","value":N,"rawUsd":"-95.05"}`, or a type the
+ * exchange may add later, passed through as long as it has a numeric value (api-facts §B1).
+ */
+export const Leverage = z.union([
+  z.looseObject({ type: z.literal("cross"), value: z.number() }),
+  z.looseObject({ type: z.literal("isolated"), value: z.number(), rawUsd: DecimalString }),
+  z.looseObject({
+    type: z.string().refine((t) => t !== "cross" && t !== "isolated", {
+      error: "cross and isolated leverage have their own shape",
+    }),
+    value: z.number(),
+  }),
+]);
+export type Leverage = z.infer<typeof Leverage>;
+
+export const CumFunding = z.looseObject({
+  allTime: DecimalString,
+  sinceChange: DecimalString,
+  sinceOpen: DecimalString,
+});
+export type CumFunding = z.infer<typeof CumFunding>;
+
+export const Position = z.looseObject({
+  coin: z.string(),
+  /** signed size: negative is short */
+  szi: DecimalString,
+  /** typed non-null by one SDK and optional by another: tolerate null (api-facts §B1) */
+  entryPx: DecimalString.nullable(),
+  leverage: Leverage,
+  /** null when the position cannot be liquidated (e.g. fully collateralised) */
+  liquidationPx: DecimalString.nullable(),
+  marginUsed: DecimalString,
+  maxLeverage: z.number(),
+  positionValue: DecimalString,
+  returnOnEquity: DecimalString,
+  unrealizedPnl: DecimalString,
+  /** cosmetic for the switch; optional so that its absence never fails a poll */
+  cumFunding: CumFunding.optional(),
+});
+export type Position = z.infer<typeof Position>;
+
+export const AssetPosition = z.looseObject({
+  /** "oneWay" in practice; the complete set is not documented */
+  type: z.string(),
+  position: Position,
+});
+export type AssetPosition = z.infer<typeof AssetPosition>;
+
+/** One user's perp state (`clearinghouseState`); an unknown user gets a zeroed state, not null (api-facts §B1). */
+export const ClearinghouseState = z.looseObject({
+  assetPositions: z.array(AssetPosition),
+  crossMaintenanceMarginUsed: DecimalString,
+  crossMarginSummary: MarginSummary,
+  marginSummary: MarginSummary,
+  /** server time of the snapshot (ms) */
+  time: TimestampMs,
+  withdrawable: DecimalString,
+});
+export type ClearinghouseState = z.infer<typeof ClearinghouseState>;
+
+/** A bare JSON array in the order of `users` (api-facts §B2). */
+export const BatchClearinghouseStatesResponse = z.array(ClearinghouseState);
+export type BatchClearinghouseStatesResponse = z.infer<typeof BatchClearinghouseStatesResponse>;
+
+export const BatchClearinghouseStatesRequest = z.strictObject({
+  type: z.literal("batchClearinghouseStates"),
+  users: z.array(AddressString).min(1),
+  /** "" (or absent) is the first perp dex */
+  dex: z.string().optional(),
+});
+export type BatchClearinghouseStatesRequest = z.infer<typeof BatchClearinghouseStatesRequest>;
+
+/** One resting order (`openOrders`, api-facts §B4). */
+export const OpenOrder = z.looseObject({
+  coin: z.string(),
+  /** "B" bid, "A" ask */
+  side: z.enum(["A", "B"]),
+  limitPx: DecimalString,
+  sz: DecimalString,
+  oid: z.number().int().nonnegative(),
+  timestamp: TimestampMs,
+  origSz: DecimalString.optional(),
+  cloid: z.string().nullable().optional(),
+  reduceOnly: z.boolean().optional(),
+});
+export type OpenOrder = z.infer<typeof OpenOrder>;
+
+export const OpenOrdersResponse = z.array(OpenOrder);
+export type OpenOrdersResponse = z.infer<typeof OpenOrdersResponse>;
+
+export const OpenOrdersRequest = z.strictObject({
+  type: z.literal("openOrders"),
+  user: AddressString,
+  dex: z.string().optional(),
+});
+export type OpenOrdersRequest = z.infer<typeof OpenOrdersRequest>;
+
+/** The action. `time` ≥ now + 5 s; omit it (never `null`) to remove the schedule (api-facts §A2). */
+export const ScheduleCancelAction = z.strictObject({
+  type: z.literal("scheduleCancel"),
+  time: z.number().int().nonnegative().optional(),
+});
+export type ScheduleCancelAction = z.infer<typeof ScheduleCancelAction>;
+
+export const Signature = z.strictObject({
+  r: z.string().regex(/^0x[0-9a-fA-F]{1,64}$/),
+  s: z.string().regex(/^0x[0-9a-fA-F]{1,64}$/),
+  v: z.union([z.literal(27), z.literal(28)]),
+});
+export type Signature = z.infer<typeof Signature>;
+
+/** The signed body POSTed to /exchange; absent optional keys are omitted, not null. */
+export const ScheduleCancelRequest = z.strictObject({
+  action: ScheduleCancelAction,
+  /** the local clock in ms; unique per signer */
+  nonce: TimestampMs,
+  signature: Signature,
+  /** lower-case; acting for a vault or subaccount */
+  vaultAddress: AddressString.optional(),
+  /** ms after which the exchange refuses the action ("Action already expired") */
+  expiresAfter: TimestampMs.optional(),
+});
+export type ScheduleCancelRequest = z.infer<typeof ScheduleCancelRequest>;
+
+/** `{"status":"ok","response":{"type":"default"}}`; some docs show `"type":"scheduleCancel"` (api-facts §0.2). */
+export const ExchangeOkResponse = z.object({
+  status: z.literal("ok"),
+  response: z.looseObject({ type: z.string() }),
+});
+export type ExchangeOkResponse = z.infer<typeof ExchangeOkResponse>;
+
+/** Refusals come back as HTTP 200 with a string (api-facts §A4). */
+export const ExchangeErrResponse = z.object({
+  status: z.literal("err"),
+  response: z.string(),
+});
+export type ExchangeErrResponse = z.infer<typeof ExchangeErrResponse>;
+
+/** The /exchange envelope. */
+export const ExchangeResponse = z.discriminatedUnion("status", [ExchangeOkResponse, ExchangeErrResponse]);
+export type ExchangeResponse = z.infer<typeof ExchangeResponse>;
