@@ -1,0 +1,43 @@
+// pm2 process file for hl-deadman: `npm ci && npm run build && pm2 start ecosystem.config.cjs`.
+//
+// The key is NOT in this file. Either export HL_PRIVATE_KEY in the shell that runs `pm2 start` (pm2 passes the
+// environment through; the daemon's own API/agent wallet key, never the engine's), or point HL_KEY_FILE /
+// `--key-file` at a file with mode 0600. The config file holds everything else (no secret).
+//
+// pm2 stops a process with SIGINT, then SIGKILL after kill_timeout (pm2's default is 1.6 s, too short for a signed
+// "remove the schedule" request plus a log flush). hl-deadman exits within shutdownTimeout (default 5 s), so
+// kill_timeout leaves a wide margin above it.
+module.exports = {
+  apps: [
+    {
+      name: "hl-deadman",
+      script: "dist/bin/hl-deadman.js",
+      args: "run --config /etc/hl-deadman/config.json",
+      cwd: __dirname,
+      interpreter: "node",
+      // One process, never cluster mode: two copies would sign with one key (clashing nonces) and double-push.
+      exec_mode: "fork",
+      instances: 1,
+      kill_timeout: 15000,
+      // SIGINT is pm2's default stop signal; hl-deadman treats it exactly like SIGTERM (graceful stop).
+      shutdown_with_message: false,
+      autorestart: true,
+      // A run shorter than min_uptime counts as unstable; after max_restarts unstable restarts pm2 gives up (the
+      // process shows "errored") and the exchange cancels the orders at the deadline.
+      min_uptime: 10000,
+      max_restarts: 10,
+      exp_backoff_restart_delay: 200,
+      // Exit 78 is a configuration error: restarting cannot fix it (like systemd's RestartPreventExitStatus=78).
+      stop_exit_codes: [78],
+      watch: false,
+      max_memory_restart: "256M",
+      // Logs: keep pino's JSON lines as they are: no pm2 timestamp prefix (time: false, no log_date_format),
+      // one file for stdout and one for stderr whatever the instance id (merge_logs).
+      time: false,
+      merge_logs: true,
+      env: {
+        NODE_ENV: "production",
+      },
+    },
+  ],
+};
