@@ -1,0 +1,311 @@
+import { request } from "node:http";
+import { Writable } from "node:stream";
+import { afterEach, describe, expect, test } from "vitest";
+import {
+  computeReadiness,
+  createHealthServer,
+  defaultMinMarginMs,
+  type HealthServer,
+  ListenAddressError,
+  parseListenAddress,
+} from "../../src/daemon/health.js";
+import { createMetrics } from "../../src/daemon/metrics.js";
+import type { ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "../../src/daemon/types.js";
+import { createLogger } from "../../src/utils/logger.js";
+
+const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
+const ACCOUNT = "0x1111111111111111111111111111111111111111";
+
+function account(over: Partial<SwitchStatus> = {}): SwitchStatus {
+  return {
+    account: ACCOUNT,
+    state: "armed",
+    armedUntil: NOW + 50_000,
+    lastPushAt: NOW - 10_000,
+    consecutiveFailures: 0,
+    lastError: null,
+    notProtectedReason: null,
+    day: "2026-01-01",
+    triggersToday: 0,
+    triggerLimit: 10,
+    exhausted: false,
+    ...over,
+  };
+}
+const exposure = (over: Partial<ExposureStatus> = {}): ExposureStatus => ({
+  enabled: true,
+  intervalMs: 30_000,
+  lastSuccessAt: NOW - 5_000,
+  lastAttemptAt: NOW - 5_000,
+  lastError: null,
+  clockSkewMs: 12,
+  ...over,
+});
+const noGuard: GuardStatus = { configured: false, up: true, kind: null, lastCheckAt: null, detail: null };
+const base = { now: NOW, intervalMs: 15_000, deadlineMs: 60_000, guard: noGuard };
+
+describe("computeReadiness", () => {
+  test("default", () => {
+    const r = computeReadiness({ ...base, accounts: [account()], exposure: exposure() });
+    expect(r.ready).toBe(true);
+    expect(r.reasons).toEqual([]);
+  });
+
+  test("behavior: the default margin tolerates one missed push and not two", () => {
+    expect(defaultMinMarginMs({ intervalMs: 15_000, deadlineMs: 60_000 })).toBe(30_000);
+    expect(defaultMinMarginMs({ intervalMs: 15_000, deadlineMs: 20_000 })).toBe(2_500);
+    // pushed at t, 60 s ahead: right before the next push (t + 15 s) 45 s are left: ready
+    expect(
+      computeReadiness({ ...base, accounts: [account({ armedUntil: NOW + 45_000 })], exposure: exposure() })
+        .ready,
+    ).toBe(true);
+    // one push missed: 30 s left: still ready
+    expect(
+      computeReadiness({
+        ...base,
+        accounts: [account({ armedUntil: NOW + 30_000, state: "retrying", consecutiveFailures: 1 })],
+        exposure: exposure(),
+      }).ready,
+    ).toBe(true);
+    const r = computeReadiness({
+      ...base,
+      accounts: [
+        account({
+          armedUntil: NOW + 29_000,
+          state: "retrying",
+          consecutiveFailures: 2,
+          lastError: { kind: "timeout", message: "request timed out" },
+        }),
+      ],
+      exposure: exposure(),
+    });
+    expect(r.ready).toBe(false);
+    expect(r.reasons).toEqual([
+      `account ${ACCOUNT}: only 29.0 s of protection left (needs 30.0 s), 2 consecutive push failure(s); last error timeout: request timed out`,
+    ]);
+  });
+
+  test("behavior: one reason line per failure", () => {
+    const r = computeReadiness({
+      ...base,
+      accounts: [
+        account({ exhausted: true, state: "exhausted", triggersToday: 10 }),
+        account({
+          account: "0x2222222222222222222222222222222222222222",
+          state: "not_protected",
+          notProtectedReason: "volume_gate",
+        }),
+        account({
+          account: "0x3333333333333333333333333333333333333333",
+          state: "starting",
+          armedUntil: null,
+        }),
+      ],
+      exposure: exposure({ lastSuccessAt: NOW - 91_000, lastError: "timeout: request timed out" }),
+      guard: {
+        configured: true,
+        up: false,
+        kind: "file",
+        lastCheckAt: NOW,
+        detail: "heartbeat file is 31 s old",
+      },
+    });
+    expect(r.ready).toBe(false);
+    expect(r.reasons).toMatchInlineSnapshot(`
+      [
+        "account 0x1111111111111111111111111111111111111111: daily trigger limit reached (10/10 on 2026-01-01); cannot protect until 00:00 UTC",
+        "account 0x2222222222222222222222222222222222222222: refused permanently by the exchange (volume_gate)",
+        "account 0x3333333333333333333333333333333333333333: switch is starting, not armed",
+        "engine guard (file) reports the trading engine down: heartbeat file is 31 s old",
+        "exposure: last successful poll 91.0 s ago (limit 90.0 s); last error: timeout: request timed out",
+      ]
+    `);
+  });
+
+  test("behavior: a disabled exposure poll does not count; no poll yet does", () => {
+    const accounts = [account()];
+    expect(
+      computeReadiness({ ...base, accounts, exposure: exposure({ enabled: false, lastSuccessAt: null }) })
+        .ready,
+    ).toBe(true);
+    expect(
+      computeReadiness({ ...base, accounts, exposure: exposure({ lastSuccessAt: null }) }).reasons,
+    ).toEqual(["exposure: no successful poll yet"]);
+    expect(computeReadiness({ ...base, accounts: [], exposure: exposure() }).reasons).toEqual([
+      "no account is configured",
+    ]);
+  });
+});
+
+describe("parseListenAddress", () => {
+  test("default", () => {
+    expect(parseListenAddress("127.0.0.1:9464")).toEqual({ host: "127.0.0.1", port: 9464 });
+    expect(parseListenAddress("[::1]:0")).toEqual({ host: "::1", port: 0 });
+    expect(parseListenAddress(":9100")).toEqual({ host: "0.0.0.0", port: 9100 });
+    expect(parseListenAddress("localhost:8080")).toEqual({ host: "localhost", port: 8080 });
+    expect(parseListenAddress("off")).toBeNull();
+    expect(parseListenAddress("OFF")).toBeNull();
+  });
+
+  test("error: bad addresses name the value and the rule", () => {
+    expect(() => parseListenAddress("127.0.0.1")).toThrow(ListenAddressError);
+    expect(() => parseListenAddress("::1:9464")).toThrow(/expected HOST:PORT/);
+    expect(() => parseListenAddress("127.0.0.1:70000")).toThrowErrorMatchingInlineSnapshot(`
+      [ListenAddressError: Invalid health address "127.0.0.1:70000": port 70000 is above 65535.
+
+      Write HOST:PORT (127.0.0.1:9464, [::1]:9464, :9464 for every interface) or off.]
+    `);
+  });
+});
+
+type Reply = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+function get(url: string, method = "GET"): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, timeout: 2_000 }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (body += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function quietLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      for (const l of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(l));
+      cb();
+    },
+  });
+  return { logger: createLogger({ level: "info", destination, pretty: false }), lines };
+}
+
+describe("createHealthServer", () => {
+  let server: HealthServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  test("default", async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.accountValue.set({ account: ACCOUNT, dex: "" }, 1234.5);
+    let readiness: Readiness = computeReadiness({ ...base, accounts: [account()], exposure: exposure() });
+    let live = true;
+    const { logger, lines } = quietLogger();
+    server = await createHealthServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics,
+      readiness: () => readiness,
+      liveness: () => ({ ok: live, ...(live ? {} : { detail: "push loop stalled" }) }),
+      logger,
+    });
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(lines.find((l) => l.event === "health.listening")?.url).toBe(server.url);
+
+    const healthz = await get(`${server.url}/healthz`);
+    expect([healthz.status, JSON.parse(healthz.body)]).toEqual([200, { status: "ok" }]);
+    live = false;
+    const failing = await get(`${server.url}/healthz`);
+    expect([failing.status, JSON.parse(failing.body)]).toEqual([
+      503,
+      { status: "failing", detail: "push loop stalled" },
+    ]);
+
+    const ready = await get(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.body)).toMatchObject({ ready: true, reasons: [] });
+    readiness = computeReadiness({
+      ...base,
+      accounts: [account({ armedUntil: NOW + 1_000 })],
+      exposure: exposure(),
+    });
+    const notReady = await get(`${server.url}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(JSON.parse(notReady.body).reasons[0]).toMatch(/only 1\.0 s of protection left/);
+
+    const m = await get(`${server.url}/metrics`);
+    expect(m.status).toBe(200);
+    expect(m.headers["content-type"]).toBe(metrics.registry.contentType);
+    expect(m.body).toContain(`hl_deadman_account_value_usd{account="${ACCOUNT}",dex=""} 1234.5`);
+  });
+
+  test("behavior: 404 for unknown paths, 405 for other methods, HEAD allowed", async () => {
+    server = await createHealthServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics: createMetrics({ defaultMetrics: false }),
+      readiness: () => computeReadiness({ ...base, accounts: [account()], exposure: exposure() }),
+      liveness: () => ({ ok: true }),
+      logger: quietLogger().logger,
+    });
+    expect((await get(`${server.url}/`)).status).toBe(404);
+    expect((await get(`${server.url}/metricsx`)).status).toBe(404);
+    const post = await get(`${server.url}/readyz`, "POST");
+    expect([post.status, post.headers.allow]).toEqual([405, "GET, HEAD"]);
+    const head = await get(`${server.url}/healthz?verbose=1`, "HEAD");
+    expect([head.status, head.body]).toEqual([200, ""]);
+  });
+
+  test("behavior: close() ends keep-alive sockets and is idempotent", async () => {
+    const s = await createHealthServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics: createMetrics({ defaultMetrics: false }),
+      readiness: () => computeReadiness({ ...base, accounts: [account()], exposure: exposure() }),
+      liveness: () => ({ ok: true }),
+      logger: quietLogger().logger,
+    });
+    const agentRes = await fetch(`${s.url}/healthz`, { keepalive: true });
+    expect(agentRes.status).toBe(200);
+    await agentRes.text();
+    const started = Date.now();
+    await Promise.all([s.close(), s.close()]);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await expect(get(`${s.url}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  test("behavior: a readiness callback that throws gives 500 with the message", async () => {
+    const { logger, lines } = quietLogger();
+    server = await createHealthServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics: createMetrics({ defaultMetrics: false }),
+      readiness: () => {
+        throw new Error("switch not started");
+      },
+      liveness: () => ({ ok: true }),
+      logger,
+    });
+    const r = await get(`${server.url}/readyz`);
+    expect([r.status, JSON.parse(r.body)]).toEqual([500, { error: "switch not started" }]);
+    expect(lines.some((l) => l.event === "health.error")).toBe(true);
+  });
+
+  test("error: a port in use rejects", async () => {
+    server = await createHealthServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics: createMetrics({ defaultMetrics: false }),
+      readiness: () => computeReadiness({ ...base, accounts: [account()], exposure: exposure() }),
+      liveness: () => ({ ok: true }),
+      logger: quietLogger().logger,
+    });
+    const port = Number(new URL(server.url).port);
+    await expect(
+      createHealthServer({
+        host: "127.0.0.1",
+        port,
+        metrics: createMetrics({ defaultMetrics: false }),
+        readiness: () => computeReadiness({ ...base, accounts: [account()], exposure: exposure() }),
+        liveness: () => ({ ok: true }),
+        logger: quietLogger().logger,
+      }),
+    ).rejects.toThrow(/EADDRINUSE/);
+  });
+});
