@@ -1,0 +1,791 @@
+// `npm run bench` (= npm run build --silent && node --expose-gc bench/run.mjs): measures what hl-deadman costs
+// and writes BENCHMARKS.md, each figure beside a reference measured in the same run, with the machine it ran on.
+// Not part of `npm test` or CI. Budget: about 2-3 minutes, most of it the required 60 s memory/CPU window.
+//
+// Environment knobs (for development only; the committed BENCHMARKS.md uses the defaults):
+//   BENCH_WINDOW_MS  length of the daemon's memory/CPU window (default 60000, required by issue 8)
+//   BENCH_RUNS       cold-start runs per variant, median reported (default 5)
+//   BENCH_OUT        output file (default BENCHMARKS.md at the repository root)
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const CLI = path.join(ROOT, "dist/bin/hl-deadman.js");
+const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 60_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const OUT = process.env.BENCH_OUT ?? path.join(ROOT, "BENCHMARKS.md");
+const CLK_TCK = (() => {
+  const r = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" });
+  const n = Number.parseInt(r.stdout ?? "", 10);
+  return Number.isFinite(n) && n > 0 ? n : 100;
+})();
+
+const { Wallet, id } = await import("ethers");
+const ours = await import(path.join(ROOT, "dist/index.js"));
+const ourSigning = await import(path.join(ROOT, "dist/hyperliquid/signing.js"));
+const nktkas = await import("@nktkas/hyperliquid/signing");
+
+// Throwaway keys derived from fixed labels: they only ever sign for the simulator on 127.0.0.1.
+const daemonWallet = new Wallet(id("hl-deadman bench: daemon key"));
+const loadWallet = new Wallet(id("hl-deadman bench: load key"));
+
+const log = (...args) => console.error("[bench]", ...args);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const mib = (kb) => kb / 1024;
+const fmt = (n, digits = 1) => (n == null || Number.isNaN(n) ? "n/a" : n.toFixed(digits));
+const fmtInt = (n) => (n == null || Number.isNaN(n) ? "n/a" : Math.round(n).toLocaleString("en-US"));
+
+/** utime + stime of a live process, in ms (from /proc/<pid>/stat, fields 14 and 15). */
+function cpuMsOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+/** A /proc/<pid>/status field in kB (VmRSS, VmHWM). */
+function statusKb(pid, field) {
+  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"));
+  return m ? Number(m[1]) : Number.NaN;
+}
+
+function waitExit(child, timeoutMs) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve({ code: child.exitCode, signal: child.signalCode });
+      return;
+    }
+    const t = setTimeout(() => {
+      child.kill("SIGKILL");
+    }, timeoutMs);
+    child.once("exit", (code, signal) => {
+      clearTimeout(t);
+      resolve({ code, signal });
+    });
+  });
+}
+
+/** Spawns a process and resolves when a stdout line matches `match` (or the process exits / times out). */
+function spawnUntilLine(cmd, args, { env, match, timeoutMs = 15_000 }) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(cmd, args, { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    let done = false;
+    child.stderr.on("data", (d) => {
+      stderr += d;
+      if (stderr.length > 20_000) stderr = stderr.slice(-20_000);
+    });
+    const lines = createInterface({ input: child.stdout });
+    const timer = setTimeout(
+      () => finish(new Error(`timed out after ${timeoutMs} ms: ${cmd} ${args[0]}`)),
+      timeoutMs,
+    );
+    function finish(error, line) {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (error) {
+        child.kill("SIGKILL");
+        reject(new Error(`${error.message}\n${stderr.slice(-2000)}`));
+      } else resolve({ child, ms: performance.now() - started, line, lines });
+    }
+    lines.on("line", (line) => {
+      if (match(line)) finish(undefined, line);
+    });
+    child.once("exit", (code, signal) => {
+      if (!done)
+        finish(
+          new Error(`${path.basename(args[0] ?? cmd)} exited (${code ?? signal}) before the expected line`),
+        );
+    });
+  });
+}
+
+/** Spawns a process and resolves with its wall time once it exits with code 0. */
+async function timeToExit(cmd, args, env) {
+  const started = performance.now();
+  const child = spawn(cmd, args, { env, cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (d) => {
+    out += d;
+  });
+  child.stderr.on("data", (d) => {
+    out += d;
+  });
+  const { code, signal } = await waitExit(child, 20_000);
+  const ms = performance.now() - started;
+  if (code !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${code ?? signal}: ${out.slice(-1500)}`);
+  return ms;
+}
+
+function postJson(agent, url, body) {
+  return new Promise((resolve, reject) => {
+    const data = Buffer.from(JSON.stringify(body));
+    const req = http.request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": data.length },
+      },
+      (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(data);
+  });
+}
+
+async function section(name, fn) {
+  log(`${name}…`);
+  const started = performance.now();
+  try {
+    const value = await fn();
+    log(`${name}: done in ${fmt((performance.now() - started) / 1000)} s`);
+    return { ok: true, ...value };
+  } catch (error) {
+    log(`${name}: FAILED: ${error?.stack ?? error}`);
+    return {
+      ok: false,
+      error: String(error?.message ?? error)
+        .split("\n")[0]
+        .slice(0, 200),
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. Signing: scheduleCancel signatures per second, ours vs @nktkas/hyperliquid's signL1Action, same wallet,
+//    same action, same nonce sequence; warm-up, then a fixed 2 s each, alternated twice to even out drift.
+async function benchSigning() {
+  const wallet = daemonWallet;
+  const base = 1_763_800_000_000;
+  const action = (n) => ({ type: "scheduleCancel", time: base + n + 60_000 });
+  // Same input, same signature: both libraries must agree before their speeds mean anything.
+  const a = await ours.signL1Action({ wallet, action: action(0), nonce: base, isMainnet: true });
+  const b = await nktkas.signL1Action({ wallet, action: action(0), nonce: base });
+  const sigB = typeof b === "string" ? b : b;
+  const same = a.r === sigB.r && a.s === sigB.s && Number(a.v) === Number(sigB.v);
+  if (!same)
+    throw new Error(`signatures differ: ours ${JSON.stringify(a)} vs reference ${JSON.stringify(b)}`);
+
+  const runOurs = (n) => ours.signL1Action({ wallet, action: action(n), nonce: base + n, isMainnet: true });
+  const runRef = (n) => nktkas.signL1Action({ wallet, action: action(n), nonce: base + n });
+  async function measure(fn, ms) {
+    let n = 0;
+    const start = performance.now();
+    while (performance.now() - start < ms) {
+      await fn(n);
+      n++;
+    }
+    return (n * 1000) / (performance.now() - start);
+  }
+  await measure(runOurs, 300);
+  await measure(runRef, 300);
+  const oursRates = [];
+  const refRates = [];
+  for (let round = 0; round < 2; round++) {
+    oursRates.push(await measure(runOurs, 1000));
+    refRates.push(await measure(runRef, 1000));
+  }
+  const oursRate = oursRates.reduce((x, y) => x + y) / oursRates.length;
+  const refRate = refRates.reduce((x, y) => x + y) / refRates.length;
+  return { oursRate, refRate, identical: same };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The simulator, in its own process (bench/sim-server.mjs).
+async function startSimChild() {
+  const options = {
+    seed: 8,
+    users: [
+      { address: daemonWallet.address.toLowerCase(), volumeUsd: 5_000_000 },
+      { address: loadWallet.address.toLowerCase(), volumeUsd: 5_000_000 },
+    ],
+    // The load test sends thousands of actions from one IP; the default 1,200 weight/minute would answer 429.
+    ipWeightPerMinute: 1_000_000_000,
+  };
+  const { child, line, lines } = await spawnUntilLine(
+    process.execPath,
+    [path.join(ROOT, "bench/sim-server.mjs"), JSON.stringify(options)],
+    { env: { ...process.env }, match: (l) => l.startsWith("{"), timeoutMs: 20_000 },
+  );
+  lines.on("line", () => {});
+  const info = JSON.parse(line);
+  return {
+    ...info,
+    pid: child.pid,
+    child,
+    async close() {
+      child.kill("SIGTERM");
+      await waitExit(child, 5_000);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 2. Cold start to the first confirmed heartbeat vs `node -e 0` vs a one-shot @nktkas/hyperliquid script.
+function daemonArgs(sim, stateDir, extra = []) {
+  return [CLI, "run", "--api-url", sim.apiUrl, "--state-dir", stateDir, "--health", "127.0.0.1:0", ...extra];
+}
+const daemonEnv = () => ({ ...process.env, HL_PRIVATE_KEY: daemonWallet.privateKey, NODE_OPTIONS: "" });
+const isHeartbeat = (line) => /"event"\s*:\s*"heartbeat\.ok"/.test(line);
+
+async function benchColdStart(sim) {
+  const bare = [];
+  const ref = [];
+  const daemon = [];
+  const stops = [];
+  for (let i = 0; i < RUNS; i++) {
+    bare.push(await timeToExit(process.execPath, ["-e", "0"], { ...process.env, NODE_OPTIONS: "" }));
+    ref.push(
+      await timeToExit(process.execPath, [path.join(ROOT, "bench/ref-nktkas.mjs"), sim.apiUrl], daemonEnv()),
+    );
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), "hl-bench-"));
+    try {
+      const { child, ms } = await spawnUntilLine(process.execPath, daemonArgs(sim, stateDir), {
+        env: daemonEnv(),
+        match: isHeartbeat,
+        timeoutMs: 20_000,
+      });
+      daemon.push(ms);
+      const t = performance.now();
+      child.kill("SIGTERM");
+      const exit = await waitExit(child, 10_000);
+      stops.push({ ms: performance.now() - t, code: exit.code });
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  }
+  return {
+    bareMs: median(bare),
+    refMs: median(ref),
+    daemonMs: median(daemon),
+    stopMs: median(stops.map((s) => s.ms)),
+    stopCodes: [...new Set(stops.map((s) => s.code))],
+    samples: { bare, ref, daemon },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 3 + 4. Resident memory after WINDOW_MS at the default cadence, and CPU seconds per hour over the window
+//        (from the first confirmed heartbeat, so start-up is excluded), vs a bare idle node process.
+async function benchSteadyState(sim) {
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), "hl-bench-"));
+  const bareChild = spawn(process.execPath, ["-e", "setInterval(()=>{},1000)"], {
+    env: { ...process.env, NODE_OPTIONS: "" },
+    stdio: "ignore",
+  });
+  const spawnedAt = performance.now();
+  let heartbeats = 0;
+  let failures = 0;
+  try {
+    const { child, lines } = await spawnUntilLine(process.execPath, daemonArgs(sim, stateDir), {
+      env: daemonEnv(),
+      match: isHeartbeat,
+      timeoutMs: 20_000,
+    });
+    heartbeats = 1;
+    lines.on("line", (l) => {
+      if (isHeartbeat(l)) heartbeats++;
+      else if (/"event"\s*:\s*"heartbeat\.failed"/.test(l)) failures++;
+    });
+    const cpuStart = cpuMsOf(child.pid);
+    const bareCpuStart = cpuMsOf(bareChild.pid);
+    const windowStart = performance.now();
+    await sleep(Math.max(0, WINDOW_MS - (windowStart - spawnedAt)));
+    const windowMs = performance.now() - windowStart;
+    const cpuMs = cpuMsOf(child.pid) - cpuStart;
+    const bareCpuMs = cpuMsOf(bareChild.pid) - bareCpuStart;
+    const rssKb = statusKb(child.pid, "VmRSS");
+    const hwmKb = statusKb(child.pid, "VmHWM");
+    const bareRssKb = statusKb(bareChild.pid, "VmRSS");
+    child.kill("SIGTERM");
+    const exit = await waitExit(child, 10_000);
+    return {
+      rssMiB: mib(rssKb),
+      peakMiB: mib(hwmKb),
+      bareRssMiB: mib(bareRssKb),
+      cpuSecPerHour: (cpuMs / windowMs) * 3600,
+      bareCpuSecPerHour: (bareCpuMs / windowMs) * 3600,
+      cpuMs,
+      windowMs,
+      aliveMs: performance.now() - spawnedAt,
+      heartbeats,
+      failures,
+      exitCode: exit.code,
+    };
+  } finally {
+    bareChild.kill("SIGTERM");
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 5. What the daemon's resident memory is made of: RSS of a node process after importing each dependency.
+async function benchModuleCost() {
+  const probe = (spec) =>
+    `const m=${spec ? `await import(${JSON.stringify(spec)})` : "0"};globalThis.gc?.();` +
+    "await new Promise(r=>setTimeout(r,300));" +
+    "const s=require('fs').readFileSync('/proc/self/status','utf8');" +
+    "process.stdout.write(String(Number(s.match(/VmRSS:\\s+(\\d+)/)[1])/1024))";
+  const items = [
+    ["bare node", null],
+    ["ethers", "ethers"],
+    ["zod", "zod"],
+    ["pino", "pino"],
+    ["got", "got"],
+    ["prom-client", "prom-client"],
+    ["hl-deadman library (dist/index.js)", path.join(ROOT, "dist/index.js")],
+    ["hl-deadman CLI program (dist/cli/program.js)", path.join(ROOT, "dist/cli/program.js")],
+  ];
+  const rows = [];
+  for (const [name, spec] of items) {
+    if (spec?.startsWith("/") && !existsSync(spec)) continue;
+    const r = spawnSync(
+      process.execPath,
+      ["--expose-gc", "--input-type=commonjs", "-e", `(async()=>{${probe(spec)}})()`],
+      { cwd: ROOT, encoding: "utf8", env: { ...process.env, NODE_OPTIONS: "" }, timeout: 20_000 },
+    );
+    const v = Number.parseFloat(r.stdout);
+    if (Number.isFinite(v)) rows.push({ name, rssMiB: v });
+  }
+  return { rows };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 6. The simulator's verified actions per second: signed scheduleCancel requests signed up front, fired over
+//    keep-alive with bounded concurrency; every one is recovered (secp256k1) and answered by the simulator.
+async function benchSimulator(sim) {
+  const N = 2_000;
+  const concurrency = 16;
+  const base = Date.now();
+  const signStart = performance.now();
+  const bodies = [];
+  for (let i = 0; i < N; i++) {
+    const action = { type: "scheduleCancel", time: base + 120_000 + i };
+    const nonce = base + i;
+    const signature = await ours.signL1Action({ wallet: loadWallet, action, nonce, isMainnet: true });
+    bodies.push({ action, nonce, signature });
+  }
+  const signMs = performance.now() - signStart;
+
+  // Where the simulator's time goes: the cost of one signer recovery, measured here on the same inputs.
+  const recoverStart = performance.now();
+  const R = 300;
+  for (let i = 0; i < R; i++) {
+    const b = bodies[i];
+    ourSigning.recoverL1ActionSignerSync({
+      action: b.action,
+      nonce: b.nonce,
+      isMainnet: true,
+      signature: b.signature,
+    });
+  }
+  const recoverUs = ((performance.now() - recoverStart) * 1000) / R;
+
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const url = `${sim.apiUrl}/exchange`;
+  const cpuStart = cpuMsOf(sim.pid);
+  const start = performance.now();
+  let next = 0;
+  let accepted = 0;
+  let refused = 0;
+  let lastRefusal = "";
+  async function worker() {
+    while (next < N) {
+      const body = bodies[next++];
+      const res = await postJson(agent, url, body);
+      let ok = false;
+      try {
+        ok = res.status === 200 && JSON.parse(res.text).status === "ok";
+      } catch {
+        ok = false;
+      }
+      if (ok) accepted++;
+      else {
+        refused++;
+        lastRefusal = `${res.status} ${res.text.slice(0, 200)}`;
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const wallMs = performance.now() - start;
+  const simCpuMs = cpuMsOf(sim.pid) - cpuStart;
+  agent.destroy();
+  const perSec = (accepted * 1000) / wallMs;
+  return {
+    requests: N,
+    concurrency,
+    accepted,
+    refused,
+    lastRefusal,
+    perSec,
+    wallMs,
+    simCpuMs,
+    simCpuUsPerAction: (simCpuMs * 1000) / N,
+    recoverUs,
+    recoverShare: Math.min(1, (recoverUs * N) / 1000 / simCpuMs),
+    signMs,
+    rssMiB: mib(statusKb(sim.pid, "VmRSS")),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 7. The 5,000-tx block: the `evm txs --all` CLI (wall time and peak RSS of that process), and the EvmClient
+//    with sequential pages (concurrency 1) vs concurrent pages (4), plus the simulator's RSS once loaded.
+async function benchEvm(sim) {
+  const idleRssMiB = mib(statusKb(sim.pid, "VmRSS"));
+  const { EvmClient } = await import(path.join(ROOT, "dist/evm/client.js"));
+  let block = sim.bigBlock;
+  const client = new EvmClient({ rpcUrl: sim.rpcUrl });
+  try {
+    if (block == null) throw new Error("the simulator did not report its big block");
+    const head = Number(await client.blockNumber());
+    if (head < block) throw new Error(`head ${head} is below the big block ${block}`);
+    const timed = async (concurrency) => {
+      const start = performance.now();
+      const r = await client.blockTransactions(block, { pageSize: 100, concurrency });
+      return { ms: performance.now() - start, txs: r.txs.length, receipts: r.receipts.length };
+    };
+    await timed(4); // warm-up: builds the block in the simulator and JITs both sides
+    const seq = await timed(1);
+    const conc = await timed(4);
+    const loadedRssMiB = mib(statusKb(sim.pid, "VmRSS"));
+
+    // The CLI, as an operator runs it.
+    const cliArgs = [CLI, "evm", "txs", String(block), "--all", "--json", "--rpc-url", sim.rpcUrl];
+    const start = performance.now();
+    const child = spawn(process.execPath, cliArgs, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    let peakKb = 0;
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    const poll = setInterval(() => {
+      try {
+        peakKb = Math.max(peakKb, statusKb(child.pid, "VmHWM"));
+      } catch {}
+    }, 25);
+    const exit = await waitExit(child, 60_000);
+    clearInterval(poll);
+    const cliMs = performance.now() - start;
+    let cliTxs = Number.NaN;
+    if (exit.code === 0) cliTxs = JSON.parse(out).txs.length;
+    else block = `${block} (CLI exit ${exit.code}: ${err.slice(0, 200)})`;
+    return {
+      block,
+      txs: seq.txs,
+      seqMs: seq.ms,
+      concMs: conc.ms,
+      seqTxPerSec: (seq.txs * 1000) / seq.ms,
+      concTxPerSec: (conc.txs * 1000) / conc.ms,
+      cliMs,
+      cliTxs,
+      cliPeakMiB: mib(peakKb),
+      simIdleRssMiB: idleRssMiB,
+      simLoadedRssMiB: loadedRssMiB,
+    };
+  } finally {
+    client.close?.();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 8. Exposure summary of 1,000 accounts: helper E's bench/exposure.mjs (prints one JSON document).
+async function benchExposure() {
+  const script = path.join(ROOT, "bench/exposure.mjs");
+  if (!existsSync(script)) throw new Error("bench/exposure.mjs is not there");
+  const r = spawnSync(process.execPath, ["--expose-gc", script], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, NODE_OPTIONS: "" },
+    timeout: 90_000,
+  });
+  if (r.status !== 0)
+    throw new Error(`bench/exposure.mjs exited ${r.status}: ${(r.stderr ?? "").slice(-500)}`);
+  const text = r.stdout.trim();
+  const start = text.indexOf("{");
+  return { raw: JSON.parse(text.slice(start)) };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+const verdict = (met) => (met == null ? "not measured" : met ? "**met**" : "**missed**");
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model?.trim() ?? "unknown",
+    cores: cpus.length,
+    ramGiB: os.totalmem() / 1024 ** 3,
+    node: process.version,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    date: new Date().toISOString(),
+  };
+}
+
+function render(results) {
+  const { m, signing, cold, steady, modules, simulator, evm, exposure } = results;
+  const L = [];
+  const targets = [];
+  L.push("# Benchmarks");
+  L.push("");
+  L.push(
+    "Generated by `npm run bench` (bench/run.mjs). Every figure has a reference measured in the same run on the",
+  );
+  L.push("same machine; re-run it to get your own numbers. Not part of `npm test` or CI.");
+  L.push("");
+  L.push("## Machine");
+  L.push("");
+  L.push(`- CPU: ${m.cpu}, ${m.cores} cores (shared with other work while this ran)`);
+  L.push(`- RAM: ${fmt(m.ramGiB)} GiB`);
+  L.push(`- Node.js ${m.node} on ${m.os}`);
+  L.push(`- Date: ${m.date}`);
+  L.push(`- Memory/CPU window: ${fmt(WINDOW_MS / 1000, 0)} s; cold-start runs per variant: ${RUNS} (median)`);
+  L.push("");
+  L.push("## Results");
+  L.push("");
+  L.push("| Figure | hl-deadman | Reference (same run) | Target | Result |");
+  L.push("|---|---|---|---|---|");
+
+  // Signing
+  if (signing.ok) {
+    const met = signing.oursRate >= signing.refRate;
+    targets.push({ name: "signing", met });
+    L.push(
+      `| \`scheduleCancel\` signatures/s (same ethers Wallet, same actions and nonces) | ${fmtInt(signing.oursRate)}/s | ${fmtInt(signing.refRate)}/s (@nktkas/hyperliquid 0.32.2 \`signL1Action\`) | ≥ reference | ${verdict(met)} (${fmt(signing.oursRate / signing.refRate, 2)}×) |`,
+    );
+  } else L.push(`| signatures/s | not measured: ${signing.error} | | ≥ reference | not measured |`);
+
+  // Cold start
+  if (cold.ok) {
+    const met = cold.daemonMs <= 2 * cold.refMs;
+    targets.push({ name: "cold start", met });
+    L.push(
+      `| Cold start: spawn → first confirmed \`heartbeat.ok\` (median of ${RUNS}) | ${fmtInt(cold.daemonMs)} ms | one-shot @nktkas script: ${fmtInt(cold.refMs)} ms; \`node -e 0\`: ${fmtInt(cold.bareMs)} ms | ≤ 2× the one-shot script (${fmtInt(2 * cold.refMs)} ms) | ${verdict(met)} (${fmt(cold.daemonMs / cold.refMs, 2)}×) |`,
+    );
+    L.push(
+      `| Graceful stop: SIGTERM → schedule removed → exit (median) | ${fmtInt(cold.stopMs)} ms (exit code ${cold.stopCodes.join(", ")}) | — | < shutdownTimeout (5 s) | ${verdict(cold.stopMs < 5000 && cold.stopCodes.every((c) => c === 0))} |`,
+    );
+  } else
+    L.push(
+      `| Cold start to first heartbeat | not measured: ${cold.error} | | ≤ 2× reference | not measured |`,
+    );
+
+  // Memory + CPU
+  if (steady.ok) {
+    const memMet = steady.rssMiB <= 2 * steady.bareRssMiB;
+    const cpuMet = steady.cpuSecPerHour < 10;
+    targets.push({ name: "memory", met: memMet }, { name: "cpu", met: cpuMet });
+    L.push(
+      `| Resident memory after ${fmt(steady.aliveMs / 1000, 0)} s at the default cadence (15 s interval, 60 s deadline, exposure every 30 s, health server on) | ${fmt(steady.rssMiB)} MiB (peak ${fmt(steady.peakMiB)} MiB) | bare \`node\`: ${fmt(steady.bareRssMiB)} MiB | ≤ 2× bare node (${fmt(2 * steady.bareRssMiB)} MiB) | ${verdict(memMet)} (${fmt(steady.rssMiB / steady.bareRssMiB, 2)}×) |`,
+    );
+    L.push(
+      `| CPU seconds per hour at the default cadence (utime+stime over ${fmt(steady.windowMs / 1000, 1)} s after the first heartbeat, ×${fmt(3600_000 / steady.windowMs, 1)}; ${steady.heartbeats} heartbeats, ${steady.failures} failures) | ${fmt(steady.cpuSecPerHour, 2)} s/h | bare idle \`node\`: ${fmt(steady.bareCpuSecPerHour, 2)} s/h | < 10 s/h | ${verdict(cpuMet)} |`,
+    );
+  } else
+    L.push(`| Memory and CPU at the default cadence | not measured: ${steady.error} | | | not measured |`);
+
+  // Exposure
+  if (exposure.ok) {
+    const x = exposure.raw;
+    const cpuMs = x.cpuMsPerCycle ?? x.cpuMs ?? x.cycleCpuMs ?? x.meanCpuMs;
+    const growth = x.heapGrowthBytes ?? x.heapGrowth ?? x.memoryGrowthBytes;
+    const noGrowth = x.noGrowth ?? (growth != null ? growth < 1024 * 1024 : undefined);
+    const met = cpuMs != null && noGrowth != null ? cpuMs < 200 && noGrowth : undefined;
+    targets.push({ name: "exposure", met });
+    L.push(
+      `| Exposure summary of 1,000 accounts (poll + derive, one cycle) | ${fmt(cpuMs)} ms CPU/cycle; heap growth over 100 cycles: ${growth != null ? `${fmt(growth / 1024)} KiB` : "n/a"} | ${x.reference ?? "—"} | < 200 ms CPU, no growth over 100 cycles | ${verdict(met)} |`,
+    );
+  } else
+    L.push(
+      `| Exposure summary of 1,000 accounts | not measured: ${exposure.error} | | < 200 ms CPU | not measured |`,
+    );
+
+  // EVM
+  if (evm.ok) {
+    L.push(
+      `| The ${fmtInt(evm.txs)}-tx block, EvmClient, 100-tx pages | concurrent (4 pages in flight): ${fmtInt(evm.concMs)} ms = ${fmtInt(evm.concTxPerSec)} tx/s | sequential (1 page at a time): ${fmtInt(evm.seqMs)} ms = ${fmtInt(evm.seqTxPerSec)} tx/s | — | ${fmt(evm.seqMs / evm.concMs, 2)}× faster |`,
+    );
+    L.push(
+      `| \`hl-deadman evm txs ${typeof evm.block === "number" ? evm.block : "N"} --all --json\` (whole CLI process) | ${fmtInt(evm.cliMs)} ms, ${fmtInt(evm.cliTxs)} txs, peak RSS ${fmt(evm.cliPeakMiB)} MiB | cold start \`node -e 0\`: ${cold.ok ? `${fmtInt(cold.bareMs)} ms` : "n/a"} | — | measured |`,
+    );
+  } else L.push(`| The 5,000-tx block | not measured: ${evm.error} | | — | not measured |`);
+
+  // Simulator
+  if (simulator.ok) {
+    const met = simulator.perSec >= 500 && simulator.refused === 0;
+    targets.push({ name: "simulator", met });
+    L.push(
+      `| Simulator: verified \`scheduleCancel\` actions/s (${fmtInt(simulator.requests)} pre-signed, keep-alive, ${simulator.concurrency} in flight) | ${fmtInt(simulator.perSec)}/s (${simulator.accepted} accepted, ${simulator.refused} refused) | one secp256k1 recovery: ${fmtInt(simulator.recoverUs)} µs → ≤ ${fmtInt(1e6 / simulator.recoverUs)}/s if recovery were all | ≥ 500/s | ${verdict(met)} |`,
+    );
+    L.push(
+      `| Simulator CPU per verified action | ${fmtInt(simulator.simCpuUsPerAction)} µs (recovery ≈ ${fmt(simulator.recoverShare * 100, 0)}%, the rest HTTP, JSON, msgpack hashing and bookkeeping) | — | — | measured |`,
+    );
+  } else
+    L.push(`| Simulator verified actions/s | not measured: ${simulator.error} | | ≥ 500/s | not measured |`);
+  if (evm.ok) {
+    L.push(
+      `| Simulator resident memory with the ${fmtInt(evm.txs)}-tx block loaded | ${fmt(evm.simLoadedRssMiB)} MiB | the same simulator idle (after the load test): ${fmt(evm.simIdleRssMiB)} MiB | — | measured |`,
+    );
+  }
+  L.push("");
+
+  // Missed targets: why, and what would fix it.
+  const missed = targets.filter((t) => t.met === false);
+  L.push("## Targets missed: why, and what would fix it");
+  L.push("");
+  if (missed.length === 0) L.push("None: every target with a measurement was met in this run.");
+  for (const t of missed) {
+    if (t.name === "memory") {
+      L.push(
+        `- **Memory (${fmt(steady.rssMiB)} MiB vs ${fmt(2 * steady.bareRssMiB)} MiB allowed).** The daemon's resident set is mostly code`,
+        "  and V8 heap for its dependencies, not data: the import-cost table below shows what each one adds to a bare",
+        "  node process. What would fix it: load what a given configuration does not use lazily (the EVM client and",
+        "  chain watch without `--watch-address`, prom-client's default metrics, pino-pretty when not on a TTY),",
+        "  replace ethers (only secp256k1 signing, keccak and EIP-712 hashing are used) with @noble/curves +",
+        "  @noble/hashes, and bundle dist/ into one tree-shaken file; `--max-semi-space-size=1` trims the young",
+        "  generation. Under systemd the unit's `MemoryMax=` bounds it either way.",
+      );
+    } else if (t.name === "cold start") {
+      L.push(
+        `- **Cold start (${fmtInt(cold.daemonMs)} ms vs ${fmtInt(2 * cold.refMs)} ms allowed).** The daemon loads and validates its`,
+        "  configuration, opens the ledger, starts the health server and the exposure poller before the first push.",
+        "  What would fix it: push first and start the rest after the first confirmed heartbeat; bundle dist/; enable",
+        "  the V8 compile cache (`module.enableCompileCache()`, Node ≥ 22.1).",
+      );
+    } else if (t.name === "signing") {
+      L.push(
+        `- **Signing (${fmtInt(signing.oursRate)}/s vs ${fmtInt(signing.refRate)}/s).** Both sign through ethers' secp256k1; the`,
+        "  difference is in msgpack encoding and EIP-712 hashing. What would fix it: cache the EIP-712 domain",
+        "  separator and type hash (they never change) and hash the struct directly.",
+      );
+    } else if (t.name === "cpu") {
+      L.push(
+        `- **CPU (${fmt(steady.cpuSecPerHour, 2)} s/h).** What would fix it: fewer wake-ups (timers coalesced), no`,
+        "  per-poll re-creation of validators, lower exposure cadence.",
+      );
+    } else if (t.name === "simulator") {
+      L.push(
+        `- **Simulator (${fmtInt(simulator.perSec)}/s${simulator.refused ? `, ${simulator.refused} refused: ${simulator.lastRefusal}` : ""}).**`,
+        "  Each action costs one secp256k1 public-key recovery (measured above) plus HTTP and JSON; the simulator is one",
+        "  thread. What would fix it: a native secp256k1 binding for recovery, or a worker pool for recovery.",
+      );
+    } else if (t.name === "exposure") {
+      L.push("- **Exposure.** See helper E's bench/exposure.mjs output below.");
+    }
+  }
+  L.push("");
+
+  if (modules.ok && modules.rows.length) {
+    L.push("## Import cost (RSS of a fresh node process after importing one module, then a GC)");
+    L.push("");
+    L.push("| Module | RSS | over bare node |");
+    L.push("|---|---|---|");
+    const bare = modules.rows[0]?.rssMiB ?? 0;
+    for (const r of modules.rows)
+      L.push(`| ${r.name} | ${fmt(r.rssMiB)} MiB | +${fmt(r.rssMiB - bare)} MiB |`);
+    L.push("");
+  }
+
+  L.push("## Method");
+  L.push("");
+  L.push(
+    "- **Signing**: `signL1Action` from dist/index.js and `signL1Action` from `@nktkas/hyperliquid/signing`, the same",
+  );
+  L.push(
+    '  ethers `Wallet`, the same `{type:"scheduleCancel",time}` actions and nonce sequence, sequential awaits; a',
+  );
+  L.push(
+    "  300 ms warm-up each, then 2 rounds of 1 s each, alternated; the two must produce identical signatures first",
+  );
+  L.push(`  (${signing.ok && signing.identical ? "they did" : "checked"}).`);
+  L.push(
+    '- **Cold start**: wall time from `spawn` to the first stdout line with `"event":"heartbeat.ok"` of',
+  );
+  L.push(
+    "  `node dist/bin/hl-deadman.js run --api-url <sim> --state-dir <fresh tmp> --health 127.0.0.1:0` with the key in",
+  );
+  L.push(
+    "  `HL_PRIVATE_KEY`; the reference is bench/ref-nktkas.mjs (one `scheduleCancel` with @nktkas/hyperliquid's",
+  );
+  L.push(
+    "  `ExchangeClient` + `HttpTransport({ apiUrl })`, spawn → exit) and `node -e 0`. The simulator runs in its own",
+  );
+  L.push("  process (bench/sim-server.mjs). Runs are interleaved; the median is reported.");
+  L.push(
+    '- **Memory and CPU**: the same daemon command at the default cadence, next to `node -e "setInterval(()=>{},1000)"`',
+  );
+  L.push(
+    "  started at the same moment; VmRSS from /proc/<pid>/status at the end of the window; utime+stime from",
+  );
+  L.push(
+    "  /proc/<pid>/stat between the first confirmed heartbeat and the end of the window, extrapolated to one hour.",
+  );
+  L.push(
+    "- **Exposure**: bench/exposure.mjs (1,000 accounts against the simulator, CPU via `process.cpuUsage`, heap after",
+  );
+  L.push("  `gc()` across 100 cycles).");
+  L.push(
+    "- **5,000-tx block**: `EvmClient.blockTransactions(block, { pageSize: 100, concurrency })` after one warm-up",
+  );
+  L.push("  fetch; the CLI `evm txs BLOCK --all --json` as a whole process, peak RSS from VmHWM.");
+  L.push(
+    "- **Simulator**: 2,000 requests signed up front by a registered user, fired over a keep-alive agent with 16 in",
+  );
+  L.push(
+    '  flight; the rate counts `{"status":"ok"}` answers over wall time; simulator CPU from /proc/<pid>/stat.',
+  );
+  L.push("");
+  L.push("## Raw figures");
+  L.push("");
+  L.push("```json");
+  L.push(JSON.stringify({ signing, cold, steady, simulator, evm, exposure }, null, 2));
+  L.push("```");
+  L.push("");
+  return L.join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+const started = performance.now();
+const m = machine();
+log(`machine: ${m.cpu}, ${m.cores} cores, Node ${m.node}`);
+const signing = await section("signing", benchSigning);
+let sim;
+const simStart = await section("simulator start", async () => {
+  sim = await startSimChild();
+  return {};
+});
+const skipped = (why) => ({ ok: false, error: why });
+const noSim = skipped(`simulator did not start: ${simStart.error}`);
+const cold = sim ? await section("cold start", () => benchColdStart(sim)) : noSim;
+const steady = sim ? await section("memory and CPU window", () => benchSteadyState(sim)) : noSim;
+const simulator = sim ? await section("simulator throughput", () => benchSimulator(sim)) : noSim;
+const evm = sim ? await section("5,000-tx block", () => benchEvm(sim)) : noSim;
+if (sim) await sim.close();
+const exposure = await section("exposure", benchExposure);
+const modules = await section("import cost", benchModuleCost);
+const md = render({ m, signing, cold, steady, modules, simulator, evm, exposure });
+writeFileSync(OUT, md);
+log(`wrote ${path.relative(ROOT, OUT)} in ${fmt((performance.now() - started) / 1000)} s`);
+console.log(md);
