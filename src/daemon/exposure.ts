@@ -1,0 +1,447 @@
+/**
+ * The exposure poller: what the accounts hold, polled with `batchClearinghouseStates` on its own cadence.
+ *
+ * - Its own timer chain (drift-free: tick k is planned at start + k × interval; missed ticks are skipped,
+ *   never bunched), separate from the heartbeat's; no shared lock, so a slow or failing /info never delays a
+ *   push. Polls never overlap: a pollNow() during a poll joins it, and a "trigger" poll runs once more after
+ *   it so the log shows what a trigger left open.
+ * - One `exposure` log line per account (and dex) per poll, with the cli-contract fields plus derived figures
+ *   (figures.ts: exact BigInt decimals); `exposure.alert` / `exposure.alert.cleared` once per crossing of a
+ *   threshold; `clock.skew` / `clock.skew.cleared` once per crossing of the skew limit (skew.ts).
+ * - A failed poll (any dex) logs `exposure.failed` at warn with the error kind and message, counts
+ *   `exposure_poll_failures_total`, and is retried at the next tick. It never throws out of the poller.
+ */
+import type { HyperliquidErrorKind } from "../hyperliquid/errors.js";
+import type { ClearinghouseState } from "../hyperliquid/schemas.js";
+import { normalizeAddress } from "../utils/address.js";
+import type { Clock } from "../utils/clock.js";
+import type { Logger } from "../utils/logger.js";
+import { type AccountFigures, decimalToNumber, deriveFigures } from "./figures.js";
+import type { Metrics } from "./metrics.js";
+import { CrossingLatch, SkewEstimator, sampleSkew } from "./skew.js";
+import type { ExposureStatus } from "./types.js";
+
+/** What the poller needs from InfoClient (src/hyperliquid/info.ts); tests may pass their own. */
+export type ExposureInfo = {
+  batchClearinghouseStatesWithMeta(params: {
+    users: string[];
+    dex?: string | undefined;
+    signal?: AbortSignal | undefined;
+  }): Promise<{
+    states: ClearinghouseState[];
+    serverDate: number | undefined;
+    sentAt: number;
+    receivedAt: number;
+  }>;
+};
+
+export type ExposureThresholds = {
+  /** alert when total notional / account value is above this */
+  maxLeverage?: number | undefined;
+  /** alert when a position's distance to liquidation (percent of mark) is below this */
+  minLiquidationDistancePct?: number | undefined;
+  /** alert when the account's total notional (USD) is above this */
+  maxNotionalUsd?: number | undefined;
+};
+
+/** Injected timer functions (the default is the global setTimeout/clearTimeout). */
+export type ExposureTimer = {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+};
+
+export type PollReason = "start" | "interval" | "trigger" | (string & {});
+
+export type CreateExposurePollerParameters = {
+  info: ExposureInfo;
+  /** accounts plus extra exposure users; any case, de-duplicated, validated here */
+  users: readonly string[];
+  /** perp dexes; "" is the first perp dex */
+  dexes?: readonly string[];
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  /** poll cadence (ms); 0 disables the poller (start and pollNow do nothing) */
+  intervalMs: number;
+  thresholds?: ExposureThresholds;
+  /** warn when |local − exchange| exceeds this (ms) */
+  clockSkewWarnMs: number;
+  timer?: ExposureTimer;
+};
+
+export type ExposurePoller = {
+  /** First poll at once (reason "start"), then one per interval. Idempotent. */
+  start(): void;
+  /** Stops the timer, aborts a running poll and waits for it. Idempotent. */
+  stop(): Promise<void>;
+  /** Polls now (or joins the running poll; a "trigger" poll runs once more after it). Never rejects. */
+  pollNow(reason: PollReason): Promise<void>;
+  status(): ExposureStatus;
+};
+
+const defaultTimer: ExposureTimer = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+type AlertMetric = "leverage" | "totalNtlPos" | "liquidationDistancePct";
+
+function errorKind(error: unknown): HyperliquidErrorKind | string {
+  if (error && typeof error === "object" && "kind" in error && typeof error.kind === "string")
+    return error.kind;
+  if (error instanceof Error) return error.name;
+  return "unknown";
+}
+
+function errorText(error: unknown): string {
+  if (
+    error &&
+    typeof error === "object" &&
+    "shortMessage" in error &&
+    typeof error.shortMessage === "string"
+  ) {
+    return error.shortMessage;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function createExposurePoller({
+  info,
+  users: rawUsers,
+  dexes = [""],
+  clock,
+  logger,
+  metrics,
+  intervalMs,
+  thresholds = {},
+  clockSkewWarnMs,
+  timer = defaultTimer,
+}: CreateExposurePollerParameters): ExposurePoller {
+  if (!Number.isFinite(intervalMs) || intervalMs < 0) {
+    throw new RangeError(`intervalMs must be a number of milliseconds >= 0, got ${intervalMs}`);
+  }
+  const users = [...new Set(rawUsers.map((u, i) => normalizeAddress(u, `exposure users[${i}]`)))];
+  const dexList = [...new Set(dexes)];
+  if (dexList.length === 0) dexList.push("");
+  const log = logger.child({ module: "exposure" });
+  const enabled = intervalMs > 0 && users.length > 0;
+
+  const skew = new SkewEstimator();
+  const skewLatch = new CrossingLatch(clockSkewWarnMs);
+  /** active alerts, keyed account|dex|metric|coin */
+  const alerts = new Map<string, { account: string; dex: string; metric: AlertMetric; coin?: string }>();
+  /** coins with position series, keyed account|dex */
+  const seriesCoins = new Map<string, Set<string>>();
+
+  let lastSuccessAt: number | null = null;
+  let lastAttemptAt: number | null = null;
+  let lastError: string | null = null;
+
+  let started = false;
+  let stopped = false;
+  let handle: unknown;
+  let plannedAt = 0;
+  let running: Promise<void> | null = null;
+  let queuedTrigger: Promise<void> | null = null;
+  let controller: AbortController | null = null;
+
+  // ------------------------------------------------------------------------------------------ alerts
+
+  function checkAlert(
+    key: { account: string; dex: string; metric: AlertMetric; coin?: string },
+    value: number | null,
+    limit: number | undefined,
+    outside: (value: number, limit: number) => boolean,
+  ) {
+    if (limit === undefined) return;
+    const id = `${key.account}|${key.dex}|${key.metric}|${key.coin ?? ""}`;
+    const active = alerts.has(id);
+    const now = value !== null && outside(value, limit);
+    const fields = {
+      account: key.account,
+      ...(key.dex ? { dex: key.dex } : {}),
+      metric: key.metric,
+      // JSON has no Infinity: leverage without equity is logged as null with a note
+      value: value !== null && Number.isFinite(value) ? value : null,
+      ...(value === Number.POSITIVE_INFINITY
+        ? { note: "account value is zero or negative with open positions" }
+        : {}),
+      limit,
+      ...(key.coin !== undefined ? { coin: key.coin } : {}),
+    };
+    if (now && !active) {
+      alerts.set(id, key);
+      log.warn(
+        { event: "exposure.alert", ...fields },
+        `${key.metric}${key.coin ? ` of ${key.coin}` : ""} is ${value} (limit ${limit}) for ${key.account}`,
+      );
+    } else if (!now && active) {
+      alerts.delete(id);
+      log.info(
+        { event: "exposure.alert.cleared", ...fields },
+        `${key.metric}${key.coin ? ` of ${key.coin}` : ""} is back within the limit for ${key.account}`,
+      );
+    }
+  }
+
+  function checkThresholds(account: string, dex: string, f: AccountFigures) {
+    // no equity with open notional is as leveraged as it gets: report it as an infinite leverage
+    const notional = decimalToNumber(f.totalNtlPos);
+    const leverage = f.leverage ?? (notional > 0 ? Number.POSITIVE_INFINITY : null);
+    checkAlert({ account, dex, metric: "leverage" }, leverage, thresholds.maxLeverage, (v, l) => v > l);
+    checkAlert({ account, dex, metric: "totalNtlPos" }, notional, thresholds.maxNotionalUsd, (v, l) => v > l);
+    if (thresholds.minLiquidationDistancePct === undefined) return;
+    const open = new Set<string>();
+    for (const p of f.positions) {
+      open.add(p.coin);
+      if (p.liquidationDistancePct === undefined) continue;
+      checkAlert(
+        { account, dex, metric: "liquidationDistancePct", coin: p.coin },
+        p.liquidationDistancePct,
+        thresholds.minLiquidationDistancePct,
+        (v, l) => v < l,
+      );
+    }
+    // a position that closed (or lost its liquidation price) while alerting: clear its alert
+    for (const [id, key] of alerts) {
+      if (key.account !== account || key.dex !== dex || key.metric !== "liquidationDistancePct") continue;
+      const pos = f.positions.find((p) => p.coin === key.coin);
+      if (pos && pos.liquidationDistancePct !== undefined) continue;
+      alerts.delete(id);
+      log.info(
+        {
+          event: "exposure.alert.cleared",
+          account,
+          ...(dex ? { dex } : {}),
+          metric: key.metric,
+          value: null,
+          limit: thresholds.minLiquidationDistancePct,
+          coin: key.coin,
+        },
+        `${key.coin} ${open.has(key.coin ?? "") ? "no longer has a liquidation price" : "position closed"} for ${account}`,
+      );
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ metrics
+
+  function setMetrics(account: string, dex: string, f: AccountFigures) {
+    const labels = { account, dex };
+    metrics.accountValue.set(labels, decimalToNumber(f.accountValue));
+    metrics.totalNotional.set(labels, decimalToNumber(f.totalNtlPos));
+    metrics.marginUsed.set(labels, decimalToNumber(f.totalMarginUsed));
+    metrics.withdrawable.set(labels, decimalToNumber(f.withdrawable));
+    if (f.leverage === null) metrics.leverage.remove(labels);
+    else metrics.leverage.set(labels, f.leverage);
+    const key = `${account}|${dex}`;
+    const before = seriesCoins.get(key) ?? new Set<string>();
+    const now = new Set<string>();
+    for (const p of f.positions) {
+      const l = { account, dex, coin: p.coin };
+      now.add(p.coin);
+      metrics.positionSize.set(l, decimalToNumber(p.szi));
+      metrics.positionValue.set(l, decimalToNumber(p.positionValue));
+      if (p.liquidationDistancePct === undefined) metrics.liquidationDistance.remove(l);
+      else metrics.liquidationDistance.set(l, p.liquidationDistancePct / 100);
+    }
+    // closed positions: drop their series so dashboards do not show a stale size
+    for (const coin of before) {
+      if (now.has(coin)) continue;
+      const l = { account, dex, coin };
+      metrics.positionSize.remove(l);
+      metrics.positionValue.remove(l);
+      metrics.liquidationDistance.remove(l);
+    }
+    if (now.size > 0) seriesCoins.set(key, now);
+    else seriesCoins.delete(key);
+  }
+
+  // ------------------------------------------------------------------------------------------ skew
+
+  function updateSkew(sample: ReturnType<typeof sampleSkew>) {
+    const estimate = skew.add(sample);
+    if (!estimate) return;
+    metrics.clockSkew.set(estimate.skewMs / 1000);
+    const change = skewLatch.update(Math.abs(estimate.skewMs));
+    const fields = {
+      event: change === "crossed" ? "clock.skew" : "clock.skew.cleared",
+      skewMs: Math.round(estimate.skewMs),
+      uncertaintyMs: Math.round(estimate.uncertaintyMs),
+      limitMs: clockSkewWarnMs,
+      source: estimate.source,
+    };
+    if (change === "crossed") {
+      log.warn(
+        fields,
+        `the local clock is ${Math.round(estimate.skewMs)} ms ${estimate.skewMs > 0 ? "ahead of" : "behind"} the exchange ` +
+          `(limit ${clockSkewWarnMs} ms): cancel deadlines are computed from the local clock and nonces are local ` +
+          "milliseconds the exchange checks against its own time; fix the host's time sync (chrony/NTP)",
+      );
+    } else if (change === "cleared") {
+      log.info(fields, `the local clock is within ${clockSkewWarnMs} ms of the exchange again`);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ one poll
+
+  async function pollDex(dex: string, reason: PollReason, signal: AbortSignal): Promise<boolean> {
+    try {
+      const result = await info.batchClearinghouseStatesWithMeta({ users, dex, signal });
+      if (result.states.length !== users.length) {
+        throw new RangeError(`asked for ${users.length} states, got ${result.states.length}`);
+      }
+      updateSkew(
+        sampleSkew({
+          sentAt: result.sentAt,
+          receivedAt: result.receivedAt,
+          serverTimes: result.states.map((s) => s.time),
+          serverDate: result.serverDate,
+        }),
+      );
+      // `dex` only for the other perp dexes: "" is the first perp dex, the one the contract's line describes
+      const extra = { reason, ...(dex !== "" ? { dex } : {}) };
+      for (let i = 0; i < users.length; i++) {
+        const account = users[i]!;
+        const f = deriveFigures(result.states[i]!);
+        log.info(
+          {
+            event: "exposure",
+            account,
+            ...extra,
+            accountValue: f.accountValue,
+            totalNtlPos: f.totalNtlPos,
+            totalMarginUsed: f.totalMarginUsed,
+            withdrawable: f.withdrawable,
+            leverage: f.leverage,
+            marginUsage: f.marginUsage,
+            maintenanceMarginRatio: f.maintenanceMarginRatio,
+            positions: f.positions.map((p) => ({
+              coin: p.coin,
+              szi: p.szi,
+              entryPx: p.entryPx,
+              positionValue: p.positionValue,
+              unrealizedPnl: p.unrealizedPnl,
+              liquidationPx: p.liquidationPx,
+              markPx: p.markPx,
+              ...(p.liquidationDistancePct !== undefined
+                ? { liquidationDistancePct: p.liquidationDistancePct }
+                : {}),
+            })),
+          },
+          "exposure",
+        );
+        setMetrics(account, dex, f);
+        checkThresholds(account, dex, f);
+      }
+      return true;
+    } catch (error) {
+      if (stopped && signal.aborted) return false;
+      const kind = errorKind(error);
+      const message = errorText(error);
+      lastError = `${kind}: ${message}`;
+      metrics.pollFailures.inc();
+      log.warn(
+        { event: "exposure.failed", reason, ...(dex ? { dex } : {}), kind, err: message },
+        `exposure poll failed (${kind}); retrying at the next tick`,
+      );
+      return false;
+    }
+  }
+
+  async function poll(reason: PollReason): Promise<void> {
+    const startedAt = clock.now();
+    // durations come from the monotonic performance clock; the injected clock is for timestamps
+    const t0 = performance.now();
+    lastAttemptAt = startedAt;
+    controller = new AbortController();
+    const { signal } = controller;
+    let ok = true;
+    for (const dex of dexList) {
+      if (signal.aborted) return;
+      ok = (await pollDex(dex, reason, signal)) && ok;
+    }
+    metrics.pollDuration.observe((performance.now() - t0) / 1000);
+    if (ok) {
+      lastSuccessAt = clock.now();
+      lastError = null;
+      metrics.lastPoll.set(lastSuccessAt / 1000);
+    }
+  }
+
+  function runOnce(reason: PollReason): Promise<void> {
+    const p = poll(reason)
+      .catch((error: unknown) => {
+        // poll() catches per dex; this only guards against a bug in the logging or metrics path
+        lastError = `${errorKind(error)}: ${errorText(error)}`;
+        log.error(
+          { event: "exposure.failed", reason, kind: errorKind(error), err: errorText(error) },
+          "exposure poll crashed",
+        );
+      })
+      .finally(() => {
+        running = null;
+        controller = null;
+      });
+    running = p;
+    return p;
+  }
+
+  function pollNow(reason: PollReason): Promise<void> {
+    if (!enabled || stopped) return Promise.resolve();
+    if (running) {
+      if (reason !== "trigger") return running;
+      // after a trigger, the state must be read after the trigger: wait for the running poll, then poll again
+      queuedTrigger ??= running.then(() => {
+        queuedTrigger = null;
+        if (stopped) return;
+        return running ?? runOnce("trigger");
+      });
+      return queuedTrigger;
+    }
+    return runOnce(reason);
+  }
+
+  // ------------------------------------------------------------------------------------------ cadence
+
+  function schedule() {
+    if (stopped) return;
+    const now = clock.now();
+    plannedAt += intervalMs;
+    // an overrun skips the ticks it covered instead of firing them back to back
+    if (plannedAt <= now) plannedAt += Math.ceil((now - plannedAt + 1) / intervalMs) * intervalMs;
+    handle = timer.setTimeout(tick, plannedAt - now);
+  }
+
+  function tick() {
+    handle = undefined;
+    if (stopped) return;
+    void pollNow("interval").finally(schedule);
+  }
+
+  return {
+    start() {
+      if (!enabled || started || stopped) return;
+      started = true;
+      plannedAt = clock.now();
+      void pollNow("start").finally(schedule);
+    },
+    async stop() {
+      stopped = true;
+      if (handle !== undefined) timer.clearTimeout(handle);
+      handle = undefined;
+      controller?.abort(new Error("exposure poller stopped"));
+      await (queuedTrigger ?? running ?? Promise.resolve());
+    },
+    pollNow,
+    status(): ExposureStatus {
+      return {
+        enabled,
+        intervalMs,
+        lastSuccessAt,
+        lastAttemptAt,
+        lastError,
+        clockSkewMs: skew.estimate ? Math.round(skew.estimate.skewMs) : null,
+      };
+    },
+  };
+}
