@@ -1,0 +1,96 @@
+/**
+ * The admin route, answered only to loopback peers: GET /admin/state, POST /admin/faults, POST /admin/clock
+ * (manual clock only), POST /admin/users, POST /admin/marks, POST /admin/tick.
+ */
+import { z } from "zod";
+import { BaseError } from "../errors/base.js";
+import { parse } from "../errors/parse.js";
+import { ManualClock } from "../utils/clock.js";
+import type { HandlerResult } from "./exchange.js";
+import { ENDPOINTS, type FaultController, FaultSpec } from "./faults.js";
+import type { SimStore, SimUserInput } from "./state.js";
+
+const FaultsBody = z.strictObject({
+  endpoint: z.enum(["exchange", "info", "evm", "all"]),
+  /** null or absent clears the endpoint's faults */
+  fault: FaultSpec.nullable().optional(),
+});
+const ClockBody = z.union([
+  z.strictObject({ advanceMs: z.number().int().min(0) }),
+  z.strictObject({ setMs: z.number().int().min(0) }),
+]);
+const MarkBody = z.strictObject({ coin: z.string().min(1), px: z.union([z.number(), z.string()]) });
+
+export type AdminContext = {
+  store: SimStore;
+  faults: FaultController;
+  addUser(u: SimUserInput): void;
+};
+
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  return address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.");
+}
+
+export function handleAdmin(ctx: AdminContext, method: string, path: string, rawBody: string): HandlerResult {
+  try {
+    if (method === "GET" && path === "/admin/state") {
+      const faults = Object.fromEntries(ENDPOINTS.map((e) => [e, ctx.faults.get(e)]));
+      return ok({ ...ctx.store.summary(), faults });
+    }
+    if (method !== "POST") return error(405, `${method} ${path} is not an admin route`);
+    const body = readJson(rawBody);
+    switch (path) {
+      case "/admin/faults": {
+        const b = parse(FaultsBody, body, "admin faults body");
+        if (b.fault) ctx.faults.set(b.endpoint, b.fault);
+        else ctx.faults.clear(b.endpoint);
+        return ok({ ok: true, faults: Object.fromEntries(ENDPOINTS.map((e) => [e, ctx.faults.get(e)])) });
+      }
+      case "/admin/clock": {
+        const clock = ctx.store.clock;
+        if (!(clock instanceof ManualClock)) {
+          return error(409, "the simulator runs on the real clock; start it with a ManualClock to move time");
+        }
+        const b = parse(ClockBody, body, "admin clock body");
+        const now = "advanceMs" in b ? clock.advance(b.advanceMs) : clock.set(b.setMs);
+        return ok({ ok: true, now });
+      }
+      case "/admin/users": {
+        const users = (Array.isArray(body) ? body : [body]) as SimUserInput[];
+        for (const u of users) ctx.addUser(u);
+        return ok({ ok: true, users: users.length });
+      }
+      case "/admin/marks": {
+        const b = parse(MarkBody, body, "admin marks body");
+        ctx.store.setMark(b.coin, b.px);
+        return ok({ ok: true });
+      }
+      case "/admin/tick":
+        ctx.store.tick();
+        return ok({ ok: true });
+      default:
+        return error(404, `no admin route ${path}`);
+    }
+  } catch (e) {
+    const message = e instanceof BaseError || e instanceof Error ? e.message : String(e);
+    return error(400, message);
+  }
+}
+
+function readJson(raw: string): unknown {
+  if (raw.trim() === "") return {};
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new BaseError("The admin body is not valid JSON.");
+  }
+}
+
+function ok(body: unknown): HandlerResult {
+  return { status: 200, contentType: "application/json", body: JSON.stringify(body) };
+}
+
+function error(status: number, message: string): HandlerResult {
+  return { status, contentType: "application/json", body: JSON.stringify({ error: message }) };
+}

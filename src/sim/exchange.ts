@@ -1,0 +1,178 @@
+/**
+ * POST /exchange: the signed `scheduleCancel` action, checked in the order of api-facts §A5 and answered
+ * with the real strings of api-facts §A4.
+ */
+import { z } from "zod";
+import { recoverL1ActionSignerSync } from "../hyperliquid/signing.js";
+import { utcDay } from "../utils/clock.js";
+import { volumeText } from "./format.js";
+import type { SimStore } from "./state.js";
+
+/** The nonce window (T − 2 d, T + 1 d) of the current docs (api-facts §A7). */
+export const NONCE_WINDOW_BEFORE_MS = 2 * 86_400_000;
+export const NONCE_WINDOW_AFTER_MS = 86_400_000;
+/** The 100 highest nonces are kept per signer (api-facts §0.5). */
+export const NONCE_SET_SIZE = 100;
+export const MIN_SCHEDULE_LEAD_MS = 5_000;
+export const VOLUME_GATE_USD = 1_000_000;
+export const DESERIALIZE_ERROR = "Failed to deserialize the JSON body into the target type";
+
+export type ExchangeRules = {
+  isMainnet: boolean;
+  successType: "scheduleCancel" | "default";
+  volumeGate: boolean;
+  volumeGateOnRemove: boolean;
+  dailyTriggerLimit: number;
+  dailyLimitMessage: string;
+};
+
+export type HandlerResult = { status: number; contentType: string; body: string };
+
+const U64 = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const Hex32 = z.string().regex(/^0x[0-9a-fA-F]{1,64}$/);
+
+/**
+ * What deserializes. `time: null` is accepted as "absent" by the real server's Option<u64>, but the
+ * server hashes the action as sent, so a null changes the recovered signer (api-facts §A2 "Gotcha").
+ * Unknown keys inside the action are refused (a renamed key gives 422, api-facts §0.8).
+ */
+const ExchangeRequest = z.object({
+  action: z.strictObject({ type: z.literal("scheduleCancel"), time: U64.nullable().optional() }),
+  nonce: U64,
+  signature: z.object({ r: Hex32, s: Hex32, v: z.number().int() }),
+  vaultAddress: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{40}$/)
+    .nullable()
+    .optional(),
+  expiresAfter: U64.nullable().optional(),
+});
+
+function json(body: unknown): HandlerResult {
+  return { status: 200, contentType: "application/json", body: JSON.stringify(body) };
+}
+
+export function handleExchange(
+  store: SimStore,
+  rules: ExchangeRules,
+  rawBody: string,
+): HandlerResult & { response: unknown } {
+  const now = store.clock.now();
+  let raw: unknown;
+  try {
+    raw = JSON.parse(rawBody);
+  } catch {
+    raw = undefined;
+  }
+  const parsed = raw === undefined ? undefined : ExchangeRequest.safeParse(raw);
+  const record = {
+    receivedAt: now,
+    signer: null as string | null,
+    user: null as string | null,
+    vaultAddress: null as string | null,
+    action: (raw as { action?: unknown } | undefined)?.action ?? null,
+    nonce: null as number | null,
+    expiresAfter: null as number | null,
+  };
+  if (!parsed?.success) {
+    store.recordAction({ ...record, httpStatus: 422, accepted: false, response: DESERIALIZE_ERROR });
+    return { status: 422, contentType: "text/plain; charset=utf-8", body: DESERIALIZE_ERROR, response: null };
+  }
+  const req = parsed.data;
+  // The action exactly as sent (key order and a null `time` included): that is what was signed.
+  const sentAction = (raw as { action: Record<string, unknown> }).action;
+  record.nonce = req.nonce;
+  record.expiresAfter = req.expiresAfter ?? null;
+  record.vaultAddress = req.vaultAddress ? req.vaultAddress.toLowerCase() : null;
+
+  const finish = (accepted: boolean, response: unknown) => {
+    const body = accepted ? { status: "ok", response } : { status: "err", response };
+    store.recordAction({ ...record, httpStatus: 200, accepted, response: body });
+    return { ...json(body), response: body };
+  };
+  const err = (message: string) => finish(false, message);
+
+  // 2. expiresAfter: "a timestamp after which the action will be rejected" (api-facts §A8).
+  if (req.expiresAfter !== undefined && req.expiresAfter !== null && now > req.expiresAfter) {
+    return err("Action already expired");
+  }
+  // 3. Nonce window, checked before recovery: the real replies name no address (api-facts §A5).
+  const min = now - NONCE_WINDOW_BEFORE_MS;
+  const max = now + NONCE_WINDOW_AFTER_MS;
+  if (req.nonce <= min) return err(`Invalid nonce: nonce too low ${req.nonce} < ${min}`);
+  if (req.nonce >= max) return err(`Invalid nonce: nonce too high ${req.nonce} > ${max}`);
+  // 4. Recover the signer; it must be a registered user or an agent approved for one.
+  let signer: string;
+  try {
+    signer = recoverL1ActionSignerSync({
+      action: sentAction,
+      nonce: req.nonce,
+      vaultAddress: req.vaultAddress ?? null,
+      expiresAfter: req.expiresAfter ?? null,
+      isMainnet: rules.isMainnet,
+      signature: req.signature,
+    }).toLowerCase();
+  } catch {
+    return err("Unable to recover signer.");
+  }
+  record.signer = signer;
+  const user = store.userForSigner(signer);
+  if (!user) return err(`L1 error: User or API Wallet ${signer} does not exist.`);
+  record.user = user;
+  // 5. Per-signer nonce set: unused, and above the smallest of the 100 kept.
+  const set = store.nonces.get(signer) ?? [];
+  if (set.includes(req.nonce)) return err(`Invalid nonce: duplicate nonce ${req.nonce}`);
+  const smallest = set[0];
+  if (set.length >= NONCE_SET_SIZE && smallest !== undefined && req.nonce < smallest) {
+    return err(`Invalid nonce: nonce too low ${req.nonce} < ${smallest}`);
+  }
+  // From here on the action is processed by the L1, so its nonce is spent even if the action then fails
+  // (choice: the docs say a processed `noop` marks a nonce used; pre-execution refusals above do not).
+  insertNonce(set, req.nonce);
+  store.nonces.set(signer, set);
+
+  // 6. vaultAddress: a vault or sub-account registered to the signer's user; it becomes the target.
+  let target = store.account(user);
+  if (req.vaultAddress) {
+    const vault = store.account(req.vaultAddress);
+    if (!vault || vault.master !== user)
+      return err(`Vault not registered: ${req.vaultAddress.toLowerCase()}`);
+    target = vault;
+  }
+  if (!target) return err(`L1 error: User or API Wallet ${signer} does not exist.`);
+  record.user = target.address;
+  // 7. Address-based budget (api-facts §A9), counted per target account (sub-accounts are separate users).
+  target.requestsUsed++;
+  if (target.addressBudget !== undefined && target.requestsUsed > target.addressBudget) {
+    return err(
+      `Too many cumulative requests sent (${target.requestsUsed} > ${target.addressBudget}) for cumulative volume traded $${volumeText(target.volumeUsd)}. Place taker orders to free up 1 request per USDC traded.`,
+    );
+  }
+  const time = typeof req.action.time === "number" ? req.action.time : null;
+  // 8. Minimum lead time, checked before the volume gate (api-facts §A5).
+  if (time !== null && time < now + MIN_SCHEDULE_LEAD_MS) {
+    return err("Scheduled cancel time too early, must be at least 5 seconds from now.");
+  }
+  // 9. Volume gate: measured on the master's volume (fee-tier volume is aggregated at the master; a vault
+  //    registered through `vaults` inherits it). Removal is gated too by default ([NK-test], api-facts §0.1).
+  const gateAccount = target.master ? (store.account(target.master) ?? target) : target;
+  const gateOn = gateAccount.volumeGate ?? rules.volumeGate;
+  if (gateOn && (time !== null || rules.volumeGateOnRemove) && gateAccount.volumeUsd < VOLUME_GATE_USD) {
+    return err(
+      `Cannot set scheduled cancel time until enough volume traded. Required: $${VOLUME_GATE_USD}. Traded: $${volumeText(gateAccount.volumeUsd)}.`,
+    );
+  }
+  // 10. Daily trigger limit: setting is refused once the day's triggers are used; removal is always fine.
+  if (time !== null && store.triggersOn(target.address, utcDay(now)) >= rules.dailyTriggerLimit) {
+    return err(rules.dailyLimitMessage);
+  }
+  store.setSchedule(target.address, time);
+  return finish(true, { type: rules.successType });
+}
+
+function insertNonce(set: number[], nonce: number): void {
+  let i = set.length;
+  while (i > 0 && (set[i - 1] as number) > nonce) i--;
+  set.splice(i, 0, nonce);
+  if (set.length > NONCE_SET_SIZE) set.shift();
+}

@@ -1,0 +1,126 @@
+/**
+ * Faults per endpoint, switchable at run time (programmatically or through POST /admin/faults). Random
+ * faults draw from a seeded PRNG, so a run with the same seed and the same requests fails the same way.
+ */
+import { z } from "zod";
+import { parse } from "../errors/parse.js";
+import { createRng, deriveSeed, type Rng } from "./prng.js";
+import type { SimEndpoint } from "./state.js";
+
+const Rate = z.number().min(0).max(1);
+
+export const FaultSpec = z.strictObject({
+  /** Added delay before the answer (ms). */
+  latencyMs: z.number().int().min(0).max(600_000).optional(),
+  /** Share of requests answered with `errorStatus` and body `null` (api-facts §A4 "Transient 500 null"). */
+  errorRate: Rate.optional(),
+  errorStatus: z.union([z.literal(500), z.literal(502), z.literal(503)]).optional(),
+  /** Answer every request with 429, as the IP limiter does. */
+  rateLimit: z.boolean().optional(),
+  /** Share of requests whose connection is destroyed without an answer (ECONNRESET at the client). */
+  resetRate: Rate.optional(),
+  /** Accept the request and never answer (the client must time out). */
+  blackhole: z.boolean().optional(),
+  /** Answer 200 with a truncated JSON body. */
+  malformed: z.boolean().optional(),
+  /** Answer 200 with valid JSON of the wrong shape. */
+  wrongShape: z.boolean().optional(),
+  /** Answer 200 with a valid JSON body of several MB. */
+  hugeBody: z.boolean().optional(),
+});
+export type FaultSpec = z.infer<typeof FaultSpec>;
+
+export type FaultTarget = SimEndpoint | "all";
+export const ENDPOINTS: readonly SimEndpoint[] = ["exchange", "info", "evm"];
+
+export interface Faults {
+  set(endpoint: FaultTarget, fault: FaultSpec): void;
+  clear(endpoint?: FaultTarget): void;
+  get(endpoint: SimEndpoint): FaultSpec;
+}
+
+/** What the server does with one request, decided before the handler runs. */
+export type FaultDecision =
+  | { kind: "blackhole" }
+  | { kind: "reset"; latencyMs: number }
+  | { kind: "status"; status: number; body: string; contentType: string; latencyMs: number }
+  | { kind: "pass"; latencyMs: number };
+
+export const HUGE_BODY_BYTES = 4 * 1024 * 1024;
+
+export class FaultController implements Faults {
+  readonly #specs = new Map<SimEndpoint, FaultSpec>();
+  readonly #rng: Rng;
+
+  constructor(seed = 1) {
+    this.#rng = createRng(deriveSeed(seed, "faults"));
+  }
+
+  set(endpoint: FaultTarget, fault: FaultSpec): void {
+    const spec = parse(FaultSpec, fault, "fault spec");
+    for (const e of targets(endpoint)) this.#specs.set(e, { ...spec });
+  }
+
+  clear(endpoint: FaultTarget = "all"): void {
+    for (const e of targets(endpoint)) this.#specs.delete(e);
+  }
+
+  get(endpoint: SimEndpoint): FaultSpec {
+    return { ...(this.#specs.get(endpoint) ?? {}) };
+  }
+
+  /** Order: blackhole, reset, 429, 5xx, malformed, wrong shape, huge body; latency delays whatever comes. */
+  decide(endpoint: SimEndpoint): FaultDecision {
+    const f = this.#specs.get(endpoint);
+    if (!f) return { kind: "pass", latencyMs: 0 };
+    const latencyMs = f.latencyMs ?? 0;
+    if (f.blackhole) return { kind: "blackhole" };
+    if (f.resetRate && this.#rng() < f.resetRate) return { kind: "reset", latencyMs };
+    if (f.rateLimit) return { kind: "status", ...tooManyRequests(), latencyMs };
+    if (f.errorRate && this.#rng() < f.errorRate) {
+      return {
+        kind: "status",
+        status: f.errorStatus ?? 500,
+        body: "null",
+        contentType: JSON_TYPE,
+        latencyMs,
+      };
+    }
+    if (f.malformed) {
+      const body = endpoint === "evm" ? '{"jsonrpc":"2.0","id":1,"resu' : '{"status":"ok","respo';
+      return { kind: "status", status: 200, body, contentType: JSON_TYPE, latencyMs };
+    }
+    if (f.wrongShape) {
+      const body =
+        endpoint === "evm" ? '{"jsonrpc":"2.0","id":1,"result":{"hello":"world"}}' : '{"hello":"world"}';
+      return { kind: "status", status: 200, body, contentType: JSON_TYPE, latencyMs };
+    }
+    if (f.hugeBody) {
+      return { kind: "status", status: 200, body: hugeBody(), contentType: JSON_TYPE, latencyMs };
+    }
+    return { kind: "pass", latencyMs };
+  }
+}
+
+const JSON_TYPE = "application/json";
+
+/** The real 429 body was never captured (api-facts §A4); we send a short JSON string. */
+export function tooManyRequests(): { status: number; body: string; contentType: string } {
+  return { status: 429, body: '"Too many requests"', contentType: JSON_TYPE };
+}
+
+let huge: string | undefined;
+function hugeBody(): string {
+  huge ??= `[${Array.from({ length: HUGE_BODY_BYTES / 16 }, () => '"0123456789abc"').join(",")}]`;
+  return huge;
+}
+
+function targets(endpoint: FaultTarget): readonly SimEndpoint[] {
+  if (endpoint === "all") return ENDPOINTS;
+  if (!ENDPOINTS.includes(endpoint)) {
+    throw new RangeError(
+      `fault endpoint must be exchange, info, evm or all, got ${JSON.stringify(endpoint)}`,
+    );
+  }
+  return [endpoint];
+}

@@ -1,0 +1,380 @@
+/**
+ * startSimulator(): the whole service on loopback, over node:http — POST /exchange, POST /info,
+ * POST /evm and /<key>/evm (JSON-RPC, the chain of src/sim/chain.ts), and the loopback-only /admin route.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { BaseError } from "../errors/base.js";
+import { type Clock, ManualClock, systemClock } from "../utils/clock.js";
+import { handleAdmin, isLoopback } from "./admin.js";
+import { type DemoAccount, DemoMarket, demoAccount, demoUser } from "./demo.js";
+import { type HandlerResult, handleExchange } from "./exchange.js";
+import { FaultController, type Faults, tooManyRequests } from "./faults.js";
+import { handleInfo, infoWeight } from "./info.js";
+import {
+  type SimEndpoint,
+  type SimOrderInput,
+  type SimPositionInput,
+  type SimState,
+  SimStore,
+  type SimTrigger,
+  type SimUserInput,
+} from "./state.js";
+
+export type SimulatorUser = {
+  address: string;
+  /** Cumulative traded volume; default 2,000,000 (above the $1M gate). */
+  volumeUsd?: number;
+  /** Per-user volume gate switch (default: the simulator's `volumeGate`). */
+  volumeGate?: boolean;
+  agents?: string[];
+  vaults?: string[];
+  orders?: SimOrderInput[];
+  positions?: SimPositionInput[];
+  /** USDC collateral; default 10,000. */
+  balanceUsd?: number;
+  /** Address-based request budget (requests allowed); unlimited when absent. */
+  addressBudget?: number;
+};
+
+export type SimulatorOptions = {
+  host?: string;
+  port?: number;
+  clock?: Clock;
+  seed?: number;
+  network?: "mainnet" | "testnet";
+  users?: SimulatorUser[];
+  demo?: boolean;
+  successType?: "scheduleCancel" | "default";
+  volumeGate?: boolean;
+  volumeGateOnRemove?: boolean;
+  dailyTriggerLimit?: number;
+  dailyLimitMessage?: string;
+  countEmptyTriggers?: boolean;
+  /** Per-IP weight per minute of the simulator clock; null or Infinity turns the limiter off. */
+  ipWeightPerMinute?: number | null;
+  pageOrder?: "fromStart" | "fromEnd";
+  sizeZero?: "error" | "empty";
+  chain?: Record<string, unknown>;
+  /** Called after every trigger (e.g. to log it). */
+  onTrigger?: (user: string, trigger: SimTrigger) => void;
+};
+
+export type SimulatorHandle = {
+  apiUrl: string;
+  rpcUrl: string;
+  adminUrl: string;
+  clock: Clock;
+  faults: Faults;
+  state: SimState;
+  chain: SimChainLike;
+  demo?: DemoAccount;
+  addUser(u: SimulatorUser): void;
+  close(): Promise<void>;
+};
+
+/** What the server needs from the chain (src/sim/chain.ts). */
+export type SimChainLike = object;
+type RpcHandler = (rawBody: string) => { status: number; body: string | undefined };
+
+export const SIMULATOR_DEFAULTS = Object.freeze({
+  host: "127.0.0.1",
+  port: 0,
+  seed: 1,
+  network: "mainnet" as const,
+  successType: "scheduleCancel" as const,
+  volumeGate: true,
+  volumeGateOnRemove: true,
+  dailyTriggerLimit: 10,
+  dailyLimitMessage: "Too many scheduled cancel triggers today",
+  countEmptyTriggers: true,
+  ipWeightPerMinute: 1200,
+  maxBodyBytes: 1024 * 1024,
+});
+
+export class SimulatorError extends BaseError {
+  override name = "SimulatorError";
+}
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Starts the simulator; resolves once it listens. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
+  const o = { ...SIMULATOR_DEFAULTS, ...stripUndefined(options) };
+  const clock = options.clock ?? systemClock;
+  if (!Number.isInteger(o.dailyTriggerLimit) || o.dailyTriggerLimit < 0) {
+    throw new SimulatorError(`dailyTriggerLimit must be an integer >= 0, got ${o.dailyTriggerLimit}.`);
+  }
+  const weightLimit =
+    o.ipWeightPerMinute === null || !Number.isFinite(o.ipWeightPerMinute) ? null : o.ipWeightPerMinute;
+
+  const store = new SimStore({
+    clock,
+    dailyTriggerLimit: o.dailyTriggerLimit,
+    countEmptyTriggers: o.countEmptyTriggers,
+  });
+  if (options.onTrigger) store.onTrigger = options.onTrigger;
+  const faults = new FaultController(o.seed);
+  const rules = {
+    isMainnet: o.network === "mainnet",
+    successType: o.successType,
+    volumeGate: o.volumeGate,
+    volumeGateOnRemove: o.volumeGateOnRemove,
+    dailyTriggerLimit: o.dailyTriggerLimit,
+    dailyLimitMessage: o.dailyLimitMessage,
+  };
+  const addUser = (u: SimulatorUser) => {
+    store.addUser(u as SimUserInput);
+  };
+  for (const u of options.users ?? []) addUser(u);
+
+  let demo: DemoAccount | undefined;
+  let market: DemoMarket | undefined;
+  if (o.demo) {
+    demo = demoAccount(o.seed);
+    market = new DemoMarket(store, o.seed);
+    store.addUser(demoUser(demo.address));
+  }
+
+  const { chain, rpc } = await loadChain(clock, o);
+
+  // Triggers: a ManualClock drives them synchronously; the real clock gets one timer for the earliest schedule.
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const unsubscribers: Array<() => void> = [];
+  const armTimer = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (closed || clock instanceof ManualClock) return;
+    const due = store.nextDue();
+    if (due === null) return;
+    timer = setTimeout(() => store.tick(), Math.min(MAX_TIMER_MS, Math.max(0, due - clock.now())));
+    timer.unref();
+  };
+  store.onScheduleChange = armTimer;
+  if (clock instanceof ManualClock) {
+    unsubscribers.push(
+      clock.onChange(() => {
+        market?.walk();
+        store.tick();
+      }),
+    );
+  }
+  let walkTimer: NodeJS.Timeout | undefined;
+  if (market && !(clock instanceof ManualClock)) {
+    walkTimer = setInterval(() => market?.walk(), 1000);
+    walkTimer.unref();
+  }
+
+  // Per-IP weight budget per minute of the simulator clock (fixed windows; api-facts §A9: 1200/min).
+  const weights = new Map<string, { window: number; used: number }>();
+  const spend = (ip: string, weight: number): boolean => {
+    if (weightLimit === null) return true;
+    const window = Math.floor(clock.now() / 60_000);
+    const entry = weights.get(ip);
+    const used = entry && entry.window === window ? entry.used : 0;
+    if (used + weight > weightLimit) return false;
+    weights.set(ip, { window, used: used + weight });
+    return true;
+  };
+
+  const sockets = new Set<Socket>();
+  const pending = new Set<NodeJS.Timeout>();
+  const delay = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        pending.delete(t);
+        resolve();
+      }, ms);
+      pending.add(t);
+    });
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const method = req.method ?? "GET";
+    if (path === "/admin" || path.startsWith("/admin/")) {
+      if (!isLoopback(req.socket.remoteAddress)) return send(res, text(403, "Forbidden"));
+      const body = await readBody(req, o.maxBodyBytes);
+      if (body === null) return send(res, text(413, "Payload Too Large"));
+      return send(res, handleAdmin({ store, faults, addUser }, method, path, body));
+    }
+    const endpoint = routeOf(path);
+    if (!endpoint) return send(res, text(404, "Not Found"));
+    store.countRequest(endpoint);
+    const decision = faults.decide(endpoint);
+    if (decision.kind === "blackhole") return; // accepted, never answered; close() destroys the socket
+    if (decision.latencyMs > 0) await delay(decision.latencyMs);
+    if (closed) return;
+    if (decision.kind === "reset") {
+      req.socket.destroy();
+      return;
+    }
+    if (decision.kind === "status") return send(res, decision);
+    if (method !== "POST") return send(res, text(405, "Method Not Allowed"));
+    const body = await readBody(req, o.maxBodyBytes);
+    if (body === null) return send(res, text(413, "Payload Too Large"));
+    const ip = req.socket.remoteAddress ?? "unknown";
+    if (endpoint === "evm") {
+      const out = rpc(body);
+      if (out.body === undefined) {
+        res.writeHead(out.status === 200 ? 204 : out.status).end();
+        return;
+      }
+      return send(res, { status: out.status, contentType: "application/json", body: out.body });
+    }
+    // Axum's Json extractor refuses an explicit non-JSON content type with 415 (a missing one is tolerated
+    // here, so hand-written curl calls work).
+    const type = req.headers["content-type"];
+    if (type !== undefined && !/application\/json/i.test(type)) {
+      return send(res, text(415, "Expected request with `Content-Type: application/json`"));
+    }
+    if (endpoint === "exchange") {
+      if (!spend(ip, 1)) return send(res, tooManyRequests());
+      return send(res, handleExchange(store, rules, body));
+    }
+    let weight = 2;
+    try {
+      weight = infoWeight(JSON.parse(body));
+    } catch {
+      weight = 2;
+    }
+    if (!spend(ip, weight)) return send(res, tooManyRequests());
+    return send(res, handleInfo(store, body));
+  };
+
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent && !res.destroyed) {
+        send(res, text(500, error instanceof Error ? error.message : String(error)));
+      }
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(o.port, o.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostForUrl = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const apiUrl = `http://${hostForUrl}:${address.port}`;
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      if (walkTimer) clearInterval(walkTimer);
+      for (const t of pending) clearTimeout(t);
+      pending.clear();
+      for (const u of unsubscribers) u();
+      const done = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      server.closeAllConnections();
+      await done;
+    })();
+    return closing;
+  };
+
+  return {
+    apiUrl,
+    rpcUrl: `${apiUrl}/evm`,
+    adminUrl: `${apiUrl}/admin`,
+    clock,
+    faults,
+    state: store,
+    chain,
+    ...(demo ? { demo } : {}),
+    addUser,
+    close,
+  };
+}
+
+function routeOf(path: string): SimEndpoint | null {
+  if (path === "/exchange") return "exchange";
+  if (path === "/info") return "info";
+  if (path === "/evm" || /^\/[^/]+\/evm$/.test(path)) return "evm";
+  return null;
+}
+
+function text(status: number, body: string): HandlerResult {
+  return { status, contentType: "text/plain; charset=utf-8", body };
+}
+
+function send(res: ServerResponse, r: { status: number; contentType: string; body: string }): void {
+  if (res.destroyed) return;
+  res.writeHead(r.status, {
+    "Content-Type": r.contentType,
+    "Content-Length": Buffer.byteLength(r.body),
+  });
+  res.end(r.body);
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) tooBig = true;
+      else chunks.push(chunk);
+    });
+    req.on("end", () => resolve(tooBig ? null : Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Mounts the HyperEVM chain of src/sim/chain.ts and its JSON-RPC handler of src/sim/rpc.ts. */
+async function loadChain(
+  clock: Clock,
+  o: { seed: number; pageOrder?: string; sizeZero?: string; chain?: Record<string, unknown> },
+): Promise<{ chain: SimChainLike; rpc: RpcHandler }> {
+  const chainPath = "./chain.js";
+  const rpcPath = "./rpc.js";
+  try {
+    const chainMod = (await import(chainPath)) as { SimChain: new (opts: Record<string, unknown>) => object };
+    const rpcMod = (await import(rpcPath)) as { createRpcHandler: (chain: object) => RpcHandler };
+    const chain = new chainMod.SimChain({
+      ...(o.chain ?? {}),
+      clock,
+      seed: o.seed,
+      ...(o.pageOrder ? { pageOrder: o.pageOrder } : {}),
+      ...(o.sizeZero ? { sizeZero: o.sizeZero } : {}),
+    });
+    return { chain, rpc: rpcMod.createRpcHandler(chain) };
+  } catch (error) {
+    if (!isModuleMissing(error)) throw error;
+    return { chain: {}, rpc: methodNotFound };
+  }
+}
+
+function isModuleMissing(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === "ERR_MODULE_NOT_FOUND";
+}
+
+/** Answers every JSON-RPC call with -32601 while the chain module is absent. */
+function methodNotFound(rawBody: string): { status: number; body: string | undefined } {
+  let id: unknown = null;
+  try {
+    id = (JSON.parse(rawBody) as { id?: unknown }).id ?? null;
+  } catch {
+    return {
+      status: 200,
+      body: JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null }),
+    };
+  }
+  return {
+    status: 200,
+    body: JSON.stringify({ jsonrpc: "2.0", error: { code: -32601, message: "Method not found" }, id }),
+  };
+}

@@ -1,0 +1,420 @@
+/**
+ * The simulator's in-memory world: accounts (users, their agents and vaults), schedules, triggers, open
+ * orders, positions, marks, per-signer nonce sets and a log of every request. Everything reads time from
+ * the injected Clock, so a ManualClock drives triggers and the 00:00 UTC reset.
+ */
+import { z } from "zod";
+import { parse } from "../errors/parse.js";
+import { normalizeAddress } from "../utils/address.js";
+import { type Clock, utcDay } from "../utils/clock.js";
+import { decimal } from "./format.js";
+
+export type SimEndpoint = "exchange" | "info" | "evm";
+
+const Decimalish = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/)]).transform(Number);
+
+export const SimOrderInput = z.strictObject({
+  coin: z.string().min(1),
+  side: z.enum(["B", "A"]),
+  limitPx: Decimalish,
+  sz: Decimalish,
+  /** Perp dex name; "" (default) is the first perp dex. */
+  dex: z.string().default(""),
+  cloid: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{32}$/)
+    .optional(),
+  reduceOnly: z.boolean().default(false),
+  orderType: z
+    .enum(["Limit", "Stop Market", "Stop Limit", "Take Profit Market", "Take Profit Limit"])
+    .default("Limit"),
+  tif: z.enum(["Gtc", "Alo", "Ioc"]).nullable().default("Gtc"),
+  triggerPx: Decimalish.optional(),
+});
+export type SimOrderInput = z.input<typeof SimOrderInput>;
+
+export type SimOrder = {
+  readonly oid: number;
+  readonly user: string;
+  readonly coin: string;
+  readonly side: "B" | "A";
+  readonly limitPx: string;
+  readonly sz: string;
+  readonly origSz: string;
+  readonly timestamp: number;
+  readonly dex: string;
+  readonly cloid: string | null;
+  readonly reduceOnly: boolean;
+  readonly orderType: string;
+  readonly tif: string | null;
+  readonly isTrigger: boolean;
+  readonly triggerPx: string;
+  readonly triggerCondition: string;
+};
+
+export const SimPositionInput = z.strictObject({
+  coin: z.string().min(1),
+  /** Signed size: negative is short. */
+  szi: Decimalish.refine((v) => v !== 0, { error: "szi must not be 0" }),
+  entryPx: Decimalish.refine((v) => v > 0, { error: "entryPx must be > 0" }),
+  leverage: z.number().int().min(1).max(100).default(10),
+  marginMode: z.enum(["cross", "isolated"]).default("cross"),
+  maxLeverage: z.number().int().min(1).max(100).optional(),
+  dex: z.string().default(""),
+  /** Mark price to start from (default: the current mark of the coin, or entryPx). */
+  markPx: Decimalish.optional(),
+});
+export type SimPositionInput = z.input<typeof SimPositionInput>;
+
+export type SimPosition = {
+  readonly coin: string;
+  readonly szi: number;
+  readonly entryPx: number;
+  readonly leverage: number;
+  readonly marginMode: "cross" | "isolated";
+  readonly maxLeverage: number;
+  readonly dex: string;
+};
+
+const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be 0x followed by 40 hex digits" });
+
+export const SimUserInput = z.strictObject({
+  address: Address,
+  /** Cumulative traded volume in USD; the scheduleCancel gate needs 1,000,000 (api-facts §0.1). */
+  volumeUsd: z.number().min(0).default(2_000_000),
+  /** Per-user switch for the volume gate (default: the simulator's `volumeGate`). */
+  volumeGate: z.boolean().optional(),
+  /** API (agent) wallets approved by this user; they sign for the user and its vaults (api-facts §A6). */
+  agents: z.array(Address).default([]),
+  /** Vaults / sub-accounts this user may act for through `vaultAddress`. */
+  vaults: z.array(Address).default([]),
+  orders: z.array(SimOrderInput).default([]),
+  positions: z.array(SimPositionInput).default([]),
+  /** USDC collateral (account value before unrealized PnL). */
+  balanceUsd: z.number().min(0).default(10_000),
+  /** Address-based request budget (api-facts §A9); unlimited when absent. */
+  addressBudget: z.number().int().min(0).optional(),
+});
+export type SimUserInput = z.input<typeof SimUserInput>;
+
+export type SimTrigger = { time: number; day: string; cancelledOrders: number; counted: boolean };
+
+export type ReceivedAction = {
+  receivedAt: number;
+  signer: string | null;
+  user: string | null;
+  vaultAddress: string | null;
+  action: unknown;
+  nonce: number | null;
+  expiresAfter: number | null;
+  httpStatus: number;
+  accepted: boolean;
+  response: unknown;
+};
+
+export type SimAccount = {
+  address: string;
+  volumeUsd: number;
+  volumeGate: boolean | undefined;
+  balanceUsd: number;
+  addressBudget: number | undefined;
+  requestsUsed: number;
+  /** For a vault / sub-account: the master user that may act for it. */
+  master: string | null;
+  /** True when registered as a user (a key holder that may sign), false for a vault-only account. */
+  isUser: boolean;
+  orders: SimOrder[];
+  positions: SimPosition[];
+  schedule: number | null;
+  triggers: SimTrigger[];
+};
+
+export interface SimState {
+  getSchedule(user: string): number | null;
+  getTriggers(user: string): ReadonlyArray<SimTrigger>;
+  triggersOn(user: string, day: string): number;
+  getOpenOrders(user: string): ReadonlyArray<SimOrder>;
+  getPositions(user: string): ReadonlyArray<SimPosition>;
+  /** every /exchange request that reached the handler, in arrival order */
+  readonly actions: ReadonlyArray<ReceivedAction>;
+  /** every request to any endpoint, faulted ones included (for counting retries / storms) */
+  requestCount(endpoint?: SimEndpoint): number;
+  setVolume(user: string, usd: number): void;
+  setMark(coin: string, px: string | number): void;
+  getMark(coin: string): number | undefined;
+  addOrder(user: string, o: SimOrderInput): SimOrder;
+  addPosition(user: string, p: SimPositionInput): SimPosition;
+  /** fire due schedules now (also runs automatically on clock change and on a timer with the real clock) */
+  tick(): void;
+}
+
+export type SimStoreOptions = {
+  clock: Clock;
+  dailyTriggerLimit: number;
+  countEmptyTriggers: boolean;
+};
+
+const DEFAULT_MAX_LEVERAGE: Record<string, number> = { BTC: 40, ETH: 25, SOL: 20 };
+const SIZE_DECIMALS: Record<string, number> = { BTC: 5, ETH: 4, SOL: 2 };
+
+export function sizeText(coin: string, sz: number): string {
+  return decimal(sz, SIZE_DECIMALS[coin] ?? 4);
+}
+
+/** The concrete state behind SimState, shared by the exchange, info and admin handlers. */
+export class SimStore implements SimState {
+  readonly clock: Clock;
+  readonly options: SimStoreOptions;
+  readonly accounts = new Map<string, SimAccount>();
+  /** agent address → user address */
+  readonly agents = new Map<string, string>();
+  readonly marks = new Map<string, number>();
+  /** per-signer nonce set, ascending, at most 100 (api-facts §A7) */
+  readonly nonces = new Map<string, number[]>();
+  readonly #actions: ReceivedAction[] = [];
+  readonly #counts: Record<SimEndpoint, number> = { exchange: 0, info: 0, evm: 0 };
+  #nextOid = 1_000_001;
+  /** Called whenever a schedule is set, replaced, removed or fired (the server re-arms its timer). */
+  onScheduleChange: () => void = () => {};
+  /** Called after each trigger (for logging in `hl-deadman sim`). */
+  onTrigger: (user: string, trigger: SimTrigger) => void = () => {};
+
+  constructor(options: SimStoreOptions) {
+    this.clock = options.clock;
+    this.options = options;
+  }
+
+  get actions(): ReadonlyArray<ReceivedAction> {
+    return this.#actions;
+  }
+
+  recordAction(a: ReceivedAction): void {
+    this.#actions.push(a);
+  }
+
+  countRequest(endpoint: SimEndpoint): void {
+    this.#counts[endpoint]++;
+  }
+
+  requestCount(endpoint?: SimEndpoint): number {
+    if (endpoint) return this.#counts[endpoint];
+    return this.#counts.exchange + this.#counts.info + this.#counts.evm;
+  }
+
+  account(address: string): SimAccount | undefined {
+    return this.accounts.get(address.toLowerCase());
+  }
+
+  #ensureAccount(address: string, isUser: boolean): SimAccount {
+    const key = address.toLowerCase();
+    let acc = this.accounts.get(key);
+    if (!acc) {
+      acc = {
+        address: key,
+        volumeUsd: 0,
+        volumeGate: undefined,
+        balanceUsd: 0,
+        addressBudget: undefined,
+        requestsUsed: 0,
+        master: null,
+        isUser,
+        orders: [],
+        positions: [],
+        schedule: null,
+        triggers: [],
+      };
+      this.accounts.set(key, acc);
+    }
+    if (isUser) acc.isUser = true;
+    return acc;
+  }
+
+  /** Registers (or updates) a user; throws ValidationError naming the bad field. */
+  addUser(input: SimUserInput): SimAccount {
+    const u = parse(SimUserInput, input, "simulator user");
+    const acc = this.#ensureAccount(u.address, true);
+    acc.volumeUsd = u.volumeUsd;
+    acc.volumeGate = u.volumeGate;
+    acc.balanceUsd = u.balanceUsd;
+    acc.addressBudget = u.addressBudget;
+    for (const agent of u.agents) this.agents.set(agent.toLowerCase(), acc.address);
+    for (const vault of u.vaults) {
+      const v = this.#ensureAccount(vault, false);
+      v.master = acc.address;
+      if (!v.isUser) v.volumeUsd = acc.volumeUsd;
+    }
+    for (const o of u.orders) this.addOrder(acc.address, o);
+    for (const p of u.positions) this.addPosition(acc.address, p);
+    return acc;
+  }
+
+  /** Approves `agent` to sign for `user` (which must be registered). */
+  addAgent(agent: string, user: string): void {
+    const acc = this.account(normalizeAddress(user, "agent user"));
+    if (!acc?.isUser) throw new RangeError(`user ${user} is not registered`);
+    this.agents.set(normalizeAddress(agent, "agent"), acc.address);
+  }
+
+  /** The user a signer acts as: itself when registered, else the user that approved it as an agent. */
+  userForSigner(signer: string): string | null {
+    const key = signer.toLowerCase();
+    if (this.accounts.get(key)?.isUser) return key;
+    return this.agents.get(key) ?? null;
+  }
+
+  getSchedule(user: string): number | null {
+    return this.account(user)?.schedule ?? null;
+  }
+
+  getTriggers(user: string): ReadonlyArray<SimTrigger> {
+    return this.account(user)?.triggers ?? [];
+  }
+
+  triggersOn(user: string, day: string): number {
+    return this.getTriggers(user).filter((t) => t.counted && t.day === day).length;
+  }
+
+  getOpenOrders(user: string): ReadonlyArray<SimOrder> {
+    return this.account(user)?.orders ?? [];
+  }
+
+  getPositions(user: string): ReadonlyArray<SimPosition> {
+    return this.account(user)?.positions ?? [];
+  }
+
+  setVolume(user: string, usd: number): void {
+    if (!Number.isFinite(usd) || usd < 0)
+      throw new RangeError(`volume must be a finite number >= 0, got ${usd}`);
+    this.#ensureAccount(normalizeAddress(user, "setVolume"), true).volumeUsd = usd;
+  }
+
+  setMark(coin: string, px: string | number): void {
+    const n = Number(px);
+    if (!Number.isFinite(n) || n <= 0)
+      throw new RangeError(`mark for ${coin} must be > 0, got ${String(px)}`);
+    this.marks.set(coin, n);
+  }
+
+  getMark(coin: string): number | undefined {
+    return this.marks.get(coin);
+  }
+
+  addOrder(user: string, input: SimOrderInput): SimOrder {
+    const o = parse(SimOrderInput, input, "simulator order");
+    const acc = this.#ensureAccount(normalizeAddress(user, "addOrder"), false);
+    const isTrigger = o.orderType !== "Limit";
+    const order: SimOrder = {
+      oid: this.#nextOid++,
+      user: acc.address,
+      coin: o.coin,
+      side: o.side,
+      limitPx: decimal(o.limitPx, 8),
+      sz: sizeText(o.coin, o.sz),
+      origSz: sizeText(o.coin, o.sz),
+      timestamp: this.clock.now(),
+      dex: o.dex,
+      cloid: o.cloid ?? null,
+      reduceOnly: o.reduceOnly,
+      orderType: o.orderType,
+      tif: isTrigger ? null : o.tif,
+      isTrigger,
+      triggerPx: decimal(o.triggerPx ?? 0, 8),
+      triggerCondition: isTrigger
+        ? `Price ${o.side === "B" ? "above" : "below"} ${decimal(o.triggerPx ?? o.limitPx, 8)}`
+        : "N/A",
+    };
+    acc.orders.push(order);
+    return order;
+  }
+
+  addPosition(user: string, input: SimPositionInput): SimPosition {
+    const p = parse(SimPositionInput, input, "simulator position");
+    const acc = this.#ensureAccount(normalizeAddress(user, "addPosition"), false);
+    const pos: SimPosition = {
+      coin: p.coin,
+      szi: p.szi,
+      entryPx: p.entryPx,
+      leverage: p.leverage,
+      marginMode: p.marginMode,
+      maxLeverage: p.maxLeverage ?? DEFAULT_MAX_LEVERAGE[p.coin] ?? 20,
+      dex: p.dex,
+    };
+    // One-way mode: a second position on the same coin and dex replaces the first.
+    acc.positions = acc.positions.filter((x) => !(x.coin === pos.coin && x.dex === pos.dex));
+    acc.positions.push(pos);
+    if (p.markPx !== undefined) this.marks.set(p.coin, p.markPx);
+    else if (!this.marks.has(p.coin)) this.marks.set(p.coin, p.entryPx);
+    return pos;
+  }
+
+  setSchedule(user: string, time: number | null): void {
+    const acc = this.#ensureAccount(user, false);
+    acc.schedule = time;
+    this.onScheduleChange();
+  }
+
+  /** The earliest pending schedule time, or null (for the real-clock timer). */
+  nextDue(): number | null {
+    let min: number | null = null;
+    for (const acc of this.accounts.values()) {
+      if (acc.schedule !== null && (min === null || acc.schedule < min)) min = acc.schedule;
+    }
+    return min;
+  }
+
+  /**
+   * Fires every schedule whose time has come, earliest first: cancels all open orders of the account,
+   * records the trigger at its scheduled time (the exchange fires at that block time, even if our clock
+   * jumped past it), counts it toward that UTC day (unless it cancelled nothing and countEmptyTriggers is
+   * off), and clears the schedule (one-shot; api-facts §A3 "I: yes, one-shot").
+   */
+  tick(): void {
+    const now = this.clock.now();
+    const due = [...this.accounts.values()]
+      .filter((a) => a.schedule !== null && a.schedule <= now)
+      .sort((a, b) => (a.schedule as number) - (b.schedule as number));
+    if (due.length === 0) return;
+    for (const acc of due) {
+      const time = acc.schedule as number;
+      const cancelled = acc.orders.length;
+      acc.orders = [];
+      const trigger: SimTrigger = {
+        time,
+        day: utcDay(time),
+        cancelledOrders: cancelled,
+        counted: cancelled > 0 || this.options.countEmptyTriggers,
+      };
+      acc.triggers.push(trigger);
+      acc.schedule = null;
+      this.onTrigger(acc.address, trigger);
+    }
+    this.onScheduleChange();
+  }
+
+  /** Human-readable summary for GET /admin/state. */
+  summary(): Record<string, unknown> {
+    const now = this.clock.now();
+    return {
+      now,
+      day: utcDay(now),
+      requests: { ...this.#counts },
+      actions: this.#actions.length,
+      marks: Object.fromEntries(this.marks),
+      agents: Object.fromEntries(this.agents),
+      accounts: [...this.accounts.values()].map((a) => ({
+        address: a.address,
+        isUser: a.isUser,
+        master: a.master,
+        volumeUsd: a.volumeUsd,
+        balanceUsd: a.balanceUsd,
+        requestsUsed: a.requestsUsed,
+        addressBudget: a.addressBudget ?? null,
+        schedule: a.schedule,
+        triggersToday: this.triggersOn(a.address, utcDay(now)),
+        triggers: a.triggers,
+        openOrders: a.orders.length,
+        positions: a.positions.map((p) => ({ coin: p.coin, szi: p.szi, marginMode: p.marginMode })),
+      })),
+    };
+  }
+}
