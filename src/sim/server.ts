@@ -7,10 +7,12 @@ import type { AddressInfo, Socket } from "node:net";
 import { BaseError } from "../errors/base.js";
 import { type Clock, ManualClock, systemClock } from "../utils/clock.js";
 import { handleAdmin, isLoopback } from "./admin.js";
+import { SimChain, type SimChainOptions } from "./chain.js";
 import { type DemoAccount, DemoMarket, demoAccount, demoUser } from "./demo.js";
 import { type HandlerResult, handleExchange } from "./exchange.js";
 import { FaultController, type Faults, tooManyRequests } from "./faults.js";
 import { handleInfo, infoWeight } from "./info.js";
+import { createRpcHandler, type RpcHandlerResult } from "./rpc.js";
 import {
   type SimEndpoint,
   type SimOrderInput,
@@ -19,6 +21,18 @@ import {
   SimStore,
   type SimTrigger,
   type SimUserInput,
+} from "./state.js";
+
+export type { DemoAccount } from "./demo.js";
+export type { FaultSpec, Faults } from "./faults.js";
+export type {
+  ReceivedAction,
+  SimOrder,
+  SimOrderInput,
+  SimPosition,
+  SimPositionInput,
+  SimState,
+  SimTrigger,
 } from "./state.js";
 
 export type SimulatorUser = {
@@ -55,7 +69,7 @@ export type SimulatorOptions = {
   ipWeightPerMinute?: number | null;
   pageOrder?: "fromStart" | "fromEnd";
   sizeZero?: "error" | "empty";
-  chain?: Record<string, unknown>;
+  chain?: Partial<SimChainOptions>;
   /** Called after every trigger (e.g. to log it). */
   onTrigger?: (user: string, trigger: SimTrigger) => void;
 };
@@ -67,15 +81,13 @@ export type SimulatorHandle = {
   clock: Clock;
   faults: Faults;
   state: SimState;
-  chain: SimChainLike;
+  chain: SimChain;
   demo?: DemoAccount;
   addUser(u: SimulatorUser): void;
   close(): Promise<void>;
 };
 
-/** What the server needs from the chain (src/sim/chain.ts). */
-export type SimChainLike = object;
-type RpcHandler = (rawBody: string) => { status: number; body: string | undefined };
+type RpcHandler = (rawBody: string) => RpcHandlerResult;
 
 export const SIMULATOR_DEFAULTS = Object.freeze({
   host: "127.0.0.1",
@@ -136,7 +148,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     store.addUser(demoUser(demo.address));
   }
 
-  const { chain, rpc } = await loadChain(clock, o);
+  const { chain, rpc } = mountChain(clock, o);
 
   // Triggers: a ManualClock drives them synchronously; the real clock gets one timer for the earliest schedule.
   let timer: NodeJS.Timeout | undefined;
@@ -335,46 +347,21 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 }
 
 /** Mounts the HyperEVM chain of src/sim/chain.ts and its JSON-RPC handler of src/sim/rpc.ts. */
-async function loadChain(
+function mountChain(
   clock: Clock,
-  o: { seed: number; pageOrder?: string; sizeZero?: string; chain?: Record<string, unknown> },
-): Promise<{ chain: SimChainLike; rpc: RpcHandler }> {
-  const chainPath = "./chain.js";
-  const rpcPath = "./rpc.js";
-  try {
-    const chainMod = (await import(chainPath)) as { SimChain: new (opts: Record<string, unknown>) => object };
-    const rpcMod = (await import(rpcPath)) as { createRpcHandler: (chain: object) => RpcHandler };
-    const chain = new chainMod.SimChain({
-      ...(o.chain ?? {}),
-      clock,
-      seed: o.seed,
-      ...(o.pageOrder ? { pageOrder: o.pageOrder } : {}),
-      ...(o.sizeZero ? { sizeZero: o.sizeZero } : {}),
-    });
-    return { chain, rpc: rpcMod.createRpcHandler(chain) };
-  } catch (error) {
-    if (!isModuleMissing(error)) throw error;
-    return { chain: {}, rpc: methodNotFound };
-  }
-}
-
-function isModuleMissing(error: unknown): boolean {
-  return (error as { code?: string } | null)?.code === "ERR_MODULE_NOT_FOUND";
-}
-
-/** Answers every JSON-RPC call with -32601 while the chain module is absent. */
-function methodNotFound(rawBody: string): { status: number; body: string | undefined } {
-  let id: unknown = null;
-  try {
-    id = (JSON.parse(rawBody) as { id?: unknown }).id ?? null;
-  } catch {
-    return {
-      status: 200,
-      body: JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null }),
-    };
-  }
-  return {
-    status: 200,
-    body: JSON.stringify({ jsonrpc: "2.0", error: { code: -32601, message: "Method not found" }, id }),
-  };
+  o: {
+    seed: number;
+    pageOrder?: "fromStart" | "fromEnd";
+    sizeZero?: "error" | "empty";
+    chain?: Partial<SimChainOptions>;
+  },
+): { chain: SimChain; rpc: RpcHandler } {
+  const chain = new SimChain({
+    ...(o.chain ?? {}),
+    clock,
+    seed: o.chain?.seed ?? o.seed,
+    ...(o.pageOrder ? { pageOrder: o.pageOrder } : {}),
+    ...(o.sizeZero ? { sizeZero: o.sizeZero } : {}),
+  });
+  return { chain, rpc: createRpcHandler(chain) };
 }
