@@ -150,11 +150,15 @@ export class HyperliquidApiError extends BaseError {
       reason,
       cause,
     } = params;
-    const said = serverMessage !== undefined && serverMessage !== "" ? serverMessage : reason;
+    // Our reason (when we give one) says more than the body of an unreadable response; the server's text
+    // then goes on its own line.
+    const hasText = serverMessage !== undefined && serverMessage !== "";
+    const said = reason ?? (hasText ? serverMessage : undefined);
     const short = `Hyperliquid ${endpoint} request failed (${kind})${said ? `: ${clip(said, MAX_SHOWN)}` : "."}`;
     super(short, {
       cause,
       metaMessages: [
+        reason !== undefined && hasText ? `Server said: ${clip(serverMessage, MAX_SHOWN)}` : undefined,
         nonceDetail ? NONCE_HINTS[nonceDetail] : HINTS[kind],
         status !== undefined ? `HTTP status: ${status}` : undefined,
         url ? `URL: ${redactUrl(url)}` : undefined,

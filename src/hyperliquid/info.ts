@@ -29,6 +29,8 @@ export type InfoClientOptions = {
   concurrency?: number;
   /** Extra attempts after a transport error, 429 or 5xx. Default 1. */
   retryLimit?: number;
+  /** First back-off between retries (ms), doubled each time, capped at 2 s. Default 200. */
+  retryDelayMs?: number;
   userAgent?: string;
   /** A transport to use instead of creating one. */
   transport?: HttpTransport;
@@ -95,6 +97,7 @@ export class InfoClient {
     chunkSize = 50,
     concurrency = 2,
     retryLimit = 1,
+    retryDelayMs = 200,
     userAgent,
     transport,
   }: InfoClientOptions) {
@@ -103,7 +106,13 @@ export class InfoClient {
     this.#concurrency = positiveInt(concurrency, "concurrency");
     this.#transport =
       transport ??
-      createHttpTransport({ baseUrl: apiUrl, timeoutMs, retryLimit, ...(userAgent ? { userAgent } : {}) });
+      createHttpTransport({
+        baseUrl: apiUrl,
+        timeoutMs,
+        retryLimit,
+        retryDelayMs,
+        ...(userAgent ? { userAgent } : {}),
+      });
     this.#url = `${apiUrl.replace(/\/+$/, "")}/info`;
   }
 

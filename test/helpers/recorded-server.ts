@@ -38,6 +38,8 @@ export type RecordedServer = {
   /** requests being handled right now, and the most seen at once */
   readonly inFlight: number;
   readonly maxInFlight: number;
+  /** TCP connections accepted so far (keep-alive reuses them) */
+  readonly connections: number;
   /** queue responses, used in order before the handler */
   push(...responses: ScriptedResponse[]): void;
   setHandler(handler: Handler): void;
@@ -54,6 +56,7 @@ export async function startRecordedServer({ handler }: { handler?: Handler } = {
   let current: Handler = handler ?? (() => ({}));
   let inFlight = 0;
   let maxInFlight = 0;
+  let connections = 0;
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -110,6 +113,7 @@ export async function startRecordedServer({ handler }: { handler?: Handler } = {
     });
   });
   server.on("connection", (socket) => {
+    connections++;
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
@@ -127,6 +131,9 @@ export async function startRecordedServer({ handler }: { handler?: Handler } = {
     },
     get maxInFlight() {
       return maxInFlight;
+    },
+    get connections() {
+      return connections;
     },
     push(...responses) {
       queue.push(...responses);
