@@ -322,6 +322,8 @@ export function createExposurePoller({
               positionValue: p.positionValue,
               unrealizedPnl: p.unrealizedPnl,
               liquidationPx: p.liquidationPx,
+              leverageType: p.leverageType,
+              leverageValue: p.leverageValue,
               markPx: p.markPx,
               ...(p.liquidationDistancePct !== undefined
                 ? { liquidationDistancePct: p.liquidationDistancePct }
