@@ -1,0 +1,341 @@
+/**
+ * The fault matrix of issue 8: one row per case, what it proves, and the test that proves it. The reliability
+ * suite (test/reliability/*.test.ts) names its tests exactly `row.test`, records each proven row, and prints the
+ * counts at the end; docs/reliability.md carries the same table (test/reliability/matrix.test.ts checks both).
+ */
+
+export type ReliabilityCase = {
+  /** stable id, used by the tests to report the row proven */
+  id: string;
+  /** which issue-8 bullet the row belongs to */
+  group:
+    | "outage"
+    | "faults"
+    | "clock"
+    | "signals"
+    | "daily limit"
+    | "refusals"
+    | "state"
+    | "malformed"
+    | "bad input";
+  /** the fault injected */
+  fault: string;
+  /** what passing the row proves, in the words an operator would use */
+  proves: string;
+  /** the vitest test name (unique) */
+  test: string;
+  /** the test file under test/reliability/ */
+  file: string;
+  /** how the daemon runs: in the test process with the simulator's ManualClock, or as a spawned CLI */
+  mode: "in-process" | "process";
+};
+
+export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
+  // ---------------------------------------------------------------------------------------- outages
+  {
+    id: "outage-short",
+    group: "outage",
+    fault: "exchange blackholed for less than deadline − one interval",
+    proves: "no trigger fires and the simulator's deadline never lapses; pushes resume after the outage",
+    test: "behavior: outage shorter than deadline − interval leaves the switch armed",
+    file: "outage.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "outage-long",
+    group: "outage",
+    fault: "exchange blackholed for longer than the deadline",
+    proves:
+      "exactly one trigger, counted identically by the ledger and the simulator; an exposure poll follows at once; re-armed after",
+    test: "behavior: outage longer than the deadline counts exactly one trigger",
+    file: "outage.test.ts",
+    mode: "in-process",
+  },
+  // ---------------------------------------------------------------------------------------- HTTP faults
+  {
+    id: "http-5xx",
+    group: "faults",
+    fault: "bursts of HTTP 500, 502 and 503",
+    proves: "every accepted action sets a deadline no earlier than the one confirmed before; still armed",
+    test: "behavior: 500/502/503 bursts never move the deadline earlier",
+    file: "faults.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "http-429",
+    group: "faults",
+    fault: "HTTP 429 on every exchange request",
+    proves: "the daemon backs off (request count bounded, growing gaps) and re-arms when the limit lifts",
+    test: "behavior: 429 is answered with back-off, not a retry storm",
+    file: "faults.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "conn-reset",
+    group: "faults",
+    fault: "connections reset by the peer",
+    proves: "resets are retried with fresh nonces; deadlines only move forward",
+    test: "behavior: connection resets never move the deadline earlier",
+    file: "faults.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "slow-responses",
+    group: "faults",
+    fault: "every response slower than the push interval",
+    proves: "pushes never overlap, a late answer never moves the deadline earlier",
+    test: "behavior: responses slower than the interval never move the deadline earlier",
+    file: "faults.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "blackhole",
+    group: "faults",
+    fault: "requests accepted and never answered",
+    proves: "each push times out and is retried; no deadline regression; armed again when the path heals",
+    test: "behavior: a blackhole never moves the deadline earlier",
+    file: "faults.test.ts",
+    mode: "in-process",
+  },
+  // ---------------------------------------------------------------------------------------- clock
+  {
+    id: "skew-plus",
+    group: "clock",
+    fault: "local clock 3 s ahead of the simulator",
+    proves:
+      "still armed with the full deadline ahead on the exchange's clock; the skew is measured and reported",
+    test: "behavior: local clock +3 s still armed, skew reported",
+    file: "clock.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "skew-minus",
+    group: "clock",
+    fault: "local clock 3 s behind the simulator",
+    proves: "still armed (pushes not refused as too early); the skew is measured and reported",
+    test: "behavior: local clock −3 s still armed, skew reported",
+    file: "clock.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "daily-limit",
+    group: "daily limit",
+    fault: "the daily trigger limit reached, then 00:00 UTC",
+    proves: "exhausted and not ready (/readyz 503) until midnight UTC, then armed again with the count reset",
+    test: "behavior: daily limit → exhausted and not ready, armed again after 00:00 UTC",
+    file: "clock.test.ts",
+    mode: "in-process",
+  },
+  // ---------------------------------------------------------------------------------------- signals
+  {
+    id: "sigkill",
+    group: "signals",
+    fault: "SIGKILL while armed",
+    proves: "the simulator fires at the deadline; a restart counts the trigger in the ledger and re-arms",
+    test: "behavior: SIGKILL while armed → sim fires, restart counts it and re-arms",
+    file: "signals.test.ts",
+    mode: "process",
+  },
+  {
+    id: "sigterm",
+    group: "signals",
+    fault: "SIGTERM",
+    proves: "the schedule is removed, `shutdown.removed` logged, exit 0 well within the shutdown bound",
+    test: "behavior: SIGTERM removes the schedule and exits 0",
+    file: "signals.test.ts",
+    mode: "process",
+  },
+  {
+    id: "sigint",
+    group: "signals",
+    fault: "SIGINT (Ctrl-C, pm2 stop)",
+    proves: "the schedule is removed, exit 0",
+    test: "behavior: SIGINT removes the schedule and exits 0",
+    file: "signals.test.ts",
+    mode: "process",
+  },
+  {
+    id: "double-signal",
+    group: "signals",
+    fault: "two signals in quick succession while the removal is stuck",
+    proves: "the second signal exits at once with 128 + signal, without waiting for the shutdown bound",
+    test: "behavior: a second signal exits at once",
+    file: "signals.test.ts",
+    mode: "process",
+  },
+  {
+    id: "shutdown-keep",
+    group: "signals",
+    fault: "SIGTERM with --on-shutdown keep",
+    proves: "the schedule stays armed in the simulator, `shutdown.kept` logged, exit 0",
+    test: "behavior: --on-shutdown keep leaves the schedule armed",
+    file: "signals.test.ts",
+    mode: "process",
+  },
+  // ---------------------------------------------------------------------------------------- permanent refusals
+  {
+    id: "volume-gate",
+    group: "refusals",
+    fault: "the account has not traded the $1M the exchange requires",
+    proves: "NOT PROTECTED reported (state, log, metric, /readyz) and no retry storm (requests counted)",
+    test: "behavior: volume gate → not protected, no retry storm",
+    file: "refusals.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "unknown-signer",
+    group: "refusals",
+    fault: "the key is neither a user nor an approved agent",
+    proves: "NOT PROTECTED reported and no retry storm",
+    test: "behavior: unknown signer → not protected, no retry storm",
+    file: "refusals.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "vault-not-registered",
+    group: "refusals",
+    fault: "--vault names a vault the signer's user does not own",
+    proves: "NOT PROTECTED reported and no retry storm",
+    test: "behavior: vault not registered → not protected, no retry storm",
+    file: "refusals.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "address-budget",
+    group: "refusals",
+    fault: "the address's cumulative request budget is spent",
+    proves: "NOT PROTECTED reported and no retry storm",
+    test: "behavior: address budget exhausted → not protected, no retry storm",
+    file: "refusals.test.ts",
+    mode: "in-process",
+  },
+  // ---------------------------------------------------------------------------------------- state directory
+  {
+    id: "state-read-only",
+    group: "state",
+    fault: "state directory read-only (chmod 500)",
+    proves:
+      "the write failure is logged with the path, the daemon keeps protecting, the old ledger is intact",
+    test: "behavior: read-only state dir → logged, still protecting, old ledger intact",
+    file: "state.test.ts",
+    mode: "process",
+  },
+  {
+    id: "state-full",
+    group: "state",
+    fault: "ledger cannot be written (its path is a directory: a stand-in for ENOSPC)",
+    proves: "the write failure is logged, the daemon keeps protecting, nothing in the state dir is destroyed",
+    test: "behavior: unwritable ledger → logged, still protecting",
+    file: "state.test.ts",
+    mode: "process",
+  },
+  {
+    id: "ledger-corrupt",
+    group: "state",
+    fault: "ledger.json is not JSON",
+    proves:
+      "a clear error, the file moved aside byte for byte (not deleted), no silent reset to zero, still protecting",
+    test: "behavior: corrupt ledger → clear message, kept aside, no silent reset",
+    file: "state.test.ts",
+    mode: "process",
+  },
+  {
+    id: "ledger-truncated",
+    group: "state",
+    fault: "ledger.json cut off mid-write",
+    proves: "same as corrupt: kept aside, conservative count, still protecting",
+    test: "behavior: truncated ledger → clear message, kept aside, no silent reset",
+    file: "state.test.ts",
+    mode: "process",
+  },
+  // ---------------------------------------------------------------------------------------- malformed
+  {
+    id: "malformed-exchange",
+    group: "malformed",
+    fault: "/exchange answers bad JSON, the wrong shape, and a multi-MB body",
+    proves: "each is logged as heartbeat.failed (malformed_response), the daemon survives and re-arms",
+    test: "behavior: malformed /exchange answers are logged and survived",
+    file: "malformed.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "malformed-info",
+    group: "malformed",
+    fault: "/info answers bad JSON, the wrong shape, and a multi-MB body",
+    proves: "each is logged as exposure.failed, the heartbeat is unaffected, the next poll succeeds",
+    test: "behavior: malformed /info answers are logged and survived",
+    file: "malformed.test.ts",
+    mode: "in-process",
+  },
+  // ---------------------------------------------------------------------------------------- bad input
+  {
+    id: "bad-flags",
+    group: "bad input",
+    fault: "unknown flags, bad enum values, --private-key",
+    proves: "a message naming the flag, exit 2 (usage) or 78 (config value)",
+    test: "error: bad flags",
+    file: "input.test.ts",
+    mode: "process",
+  },
+  {
+    id: "bad-env",
+    group: "bad input",
+    fault: "bad HL_* environment values",
+    proves: "a message naming the variable and value, exit 78",
+    test: "error: bad environment values",
+    file: "input.test.ts",
+    mode: "process",
+  },
+  {
+    id: "bad-config-file",
+    group: "bad input",
+    fault: "config file missing, not JSON, unknown key, wrong types",
+    proves: "a message naming the file and the key, exit 78",
+    test: "error: bad config file",
+    file: "input.test.ts",
+    mode: "process",
+  },
+  {
+    id: "bad-address",
+    group: "bad input",
+    fault: "malformed --account / --vault addresses",
+    proves: "a message naming the address, exit 78, nothing sent",
+    test: "error: bad addresses",
+    file: "input.test.ts",
+    mode: "process",
+  },
+  {
+    id: "bad-key",
+    group: "bad input",
+    fault: "missing key, not 32-byte hex",
+    proves: "exit 78, the message says where it looked, the key text never appears in any output",
+    test: "error: bad keys",
+    file: "input.test.ts",
+    mode: "process",
+  },
+  {
+    id: "key-permissions",
+    group: "bad input",
+    fault: "key file readable by group or others",
+    proves: "refused with the file, its mode and `chmod 600` named, exit 78",
+    test: "error: key file permissions",
+    file: "input.test.ts",
+    mode: "process",
+  },
+  {
+    id: "bad-durations",
+    group: "bad input",
+    fault: "unparseable durations, deadline too short, interval too long for the deadline",
+    proves: "a message naming the key, the value and the rule, exit 78",
+    test: "error: bad durations",
+    file: "input.test.ts",
+    mode: "process",
+  },
+]);
+
+/** The row with this id (throws on a typo, so a test cannot report a row that does not exist). */
+export function caseById(id: string): ReliabilityCase {
+  const row = MATRIX.find((r) => r.id === id);
+  if (!row) throw new Error(`no reliability case "${id}"`);
+  return row;
+}
