@@ -70,7 +70,9 @@ describe("decimal", () => {
   test("behavior: ratio keeps 15+ significant digits for tiny and huge quotients", () => {
     expect(ratio(1n, 3n)).toBe(1 / 3);
     expect(ratio(parseDecimal("1"), parseDecimal("300000000000"))).toBe(1 / 300000000000);
-    expect(ratio(parseDecimal("123456789012.345678"), parseDecimal("0.000001"))).toBe(Number("123456789012345678"));
+    expect(ratio(parseDecimal("123456789012.345678"), parseDecimal("0.000001"))).toBe(
+      Number("123456789012345678"),
+    );
     expect(ratio(-2n, 4n)).toBe(-0.5);
     expect(ratio(5n, 0n)).toBeNull();
   });
