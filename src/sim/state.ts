@@ -144,6 +144,8 @@ export interface SimState {
   getMark(coin: string): number | undefined;
   addOrder(user: string, o: SimOrderInput): SimOrder;
   addPosition(user: string, p: SimPositionInput): SimPosition;
+  /** approves `agent` (an API wallet) to sign for the registered `user` */
+  addAgent(agent: string, user: string): void;
   /** fire due schedules now (also runs automatically on clock change and on a timer with the real clock) */
   tick(): void;
 }
@@ -251,7 +253,7 @@ export class SimStore implements SimState {
   /** Approves `agent` to sign for `user` (which must be registered). */
   addAgent(agent: string, user: string): void {
     const acc = this.account(normalizeAddress(user, "agent user"));
-    if (!acc?.isUser) throw new RangeError(`user ${user} is not registered`);
+    if (!acc?.isUser) throw new RangeError(`user ${user} is not registered with the simulator`);
     this.agents.set(normalizeAddress(agent, "agent"), acc.address);
   }
 
