@@ -1,6 +1,31 @@
 /** The library surface of hl-deadman (package.json "exports" ".") — snapshotted by test/index.test.ts. */
 export { BaseError, ValidationError } from "./errors/base.js";
+export {
+  classifyExchangeError,
+  classifyHttpStatus,
+  HyperliquidApiError,
+  type HyperliquidEndpoint,
+  type HyperliquidErrorKind,
+  isPermanent,
+  isRetryable,
+  type NonceDetail,
+  PERMANENT_KINDS,
+} from "./hyperliquid/errors.js";
+export {
+  ExchangeClient,
+  type ExchangeClientOptions,
+  type ScheduleCancelParameters,
+  type ScheduleCancelResult,
+} from "./hyperliquid/exchange.js";
+export {
+  type BatchClearinghouseStatesParameters,
+  type BatchClearinghouseStatesWithMeta,
+  InfoClient,
+  type InfoClientOptions,
+  type OpenOrdersParameters,
+} from "./hyperliquid/info.js";
 export { NonceSource } from "./hyperliquid/nonce.js";
+export * from "./hyperliquid/schemas.js";
 export {
   AGENT_TYPES,
   EXCHANGE_DOMAIN,
@@ -11,6 +36,12 @@ export {
   recoverL1ActionSigner,
   signL1Action,
 } from "./hyperliquid/signing.js";
+export {
+  createHttpTransport,
+  type HttpResponse,
+  type HttpTransport,
+  type HttpTransportOptions,
+} from "./hyperliquid/transport.js";
 export { type Clock, ManualClock, systemClock } from "./utils/clock.js";
 export { parseDuration } from "./utils/duration.js";
 export { VERSION } from "./version.js";
