@@ -1,0 +1,138 @@
+/**
+ * The signer's private key comes only from, in order: --key-file FILE, $HL_PRIVATE_KEY, or
+ * $CREDENTIALS_DIRECTORY/hl-private-key (systemd LoadCredential=). It is never a flag value, never logged,
+ * never in an error message (errors name the place and the rule, never the text), never written to disk.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { Wallet } from "ethers";
+import { BaseError } from "../errors/base.js";
+import { ExitCode } from "../utils/exit-codes.js";
+
+export type KeySource = "key-file" | "env" | "credentials";
+
+export const CREDENTIAL_NAME = "hl-private-key";
+
+/** The key is missing, unreadable, too open, or not a key. Exit 78. Never carries the key text. */
+export class KeyError extends BaseError {
+  override name = "KeyError";
+  readonly exitCode = ExitCode.config;
+}
+
+export type LoadSigningKeyParameters = {
+  /** --key-file (or the config's keyFile) */
+  keyFile?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** default: env.CREDENTIALS_DIRECTORY */
+  credentialsDirectory?: string | undefined;
+  cwd?: string;
+};
+
+export type SigningKey = {
+  wallet: Wallet;
+  source: KeySource;
+  /** For people: `key file /etc/hl/key`, `env HL_PRIVATE_KEY`, `credentials /run/credentials/x/hl-private-key`. */
+  where: string;
+  /** The signer's address, lower-case. */
+  address: string;
+};
+
+const KEY_RE = /^(0x)?[0-9a-fA-F]{64}$/;
+
+/** Checks the text is a 32-byte hex key and builds the wallet; the message names `where`, never the text. */
+export function walletFromKeyText(text: string, where: string): Wallet {
+  const trimmed = text.trim();
+  if (!KEY_RE.test(trimmed)) {
+    throw new KeyError(`The key in ${where} is not a private key.`, {
+      metaMessages: [
+        `A private key is 32 bytes written as 64 hexadecimal digits, with or without 0x (found ${trimmed.length} characters${/\s/.test(trimmed) ? ", with whitespace inside" : ""}).`,
+      ],
+    });
+  }
+  try {
+    return new Wallet(trimmed.startsWith("0x") ? trimmed : `0x${trimmed}`);
+  } catch {
+    // No cause: ethers' message would echo the value.
+    throw new KeyError(
+      `The key in ${where} is not a valid secp256k1 private key (zero or above the curve order).`,
+    );
+  }
+}
+
+/** Refuses a key file that group or others may read or write (mode & 0o077), as ssh does. */
+export function checkKeyFileMode(path: string, mode: number): void {
+  if ((mode & 0o077) !== 0) {
+    const octal = (mode & 0o777).toString(8).padStart(3, "0");
+    throw new KeyError(`Key file ${path} has mode ${octal}: group or others can read it.`, {
+      metaMessages: [`Run: chmod 600 ${path}`],
+    });
+  }
+}
+
+function readKeyFile(path: string, { checkMode }: { checkMode: boolean }): string {
+  let stat: ReturnType<typeof statSync>;
+  try {
+    stat = statSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new KeyError(
+      code === "ENOENT" ? `Key file ${path} does not exist.` : `Key file ${path} cannot be read (${code}).`,
+    );
+  }
+  if (!stat.isFile()) throw new KeyError(`Key file ${path} is not a regular file.`);
+  if (checkMode) checkKeyFileMode(path, Number(stat.mode));
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new KeyError(`Key file ${path} cannot be read (${(error as NodeJS.ErrnoException).code}).`);
+  }
+}
+
+/**
+ * Loads the signer's key from the first place that has one. Throws KeyError (exit 78) when none has one
+ * (saying where it looked), when the key file is group/other-readable, or when the text is not a key.
+ * The systemd credential is not mode-checked: systemd owns that directory and its permissions.
+ */
+export function loadSigningKey({
+  keyFile,
+  env = {},
+  credentialsDirectory = env.CREDENTIALS_DIRECTORY,
+  cwd = process.cwd(),
+}: LoadSigningKeyParameters = {}): SigningKey {
+  const done = (wallet: Wallet, source: KeySource, where: string): SigningKey => ({
+    wallet,
+    source,
+    where,
+    address: wallet.address.toLowerCase(),
+  });
+  if (keyFile) {
+    const path = isAbsolute(keyFile) ? keyFile : resolve(cwd, keyFile);
+    const where = `key file ${path}`;
+    return done(walletFromKeyText(readKeyFile(path, { checkMode: true }), where), "key-file", where);
+  }
+  const fromEnv = env.HL_PRIVATE_KEY;
+  if (fromEnv !== undefined && fromEnv !== "") {
+    const where = "env HL_PRIVATE_KEY";
+    return done(walletFromKeyText(fromEnv, where), "env", where);
+  }
+  if (credentialsDirectory) {
+    const path = join(credentialsDirectory, CREDENTIAL_NAME);
+    let exists = true;
+    try {
+      statSync(path);
+    } catch {
+      exists = false;
+    }
+    if (exists) {
+      const where = `credentials ${path}`;
+      return done(walletFromKeyText(readKeyFile(path, { checkMode: false }), where), "credentials", where);
+    }
+  }
+  throw new KeyError("No signing key found.", {
+    metaMessages: [
+      "Looked for, in order: --key-file FILE (or keyFile / HL_KEY_FILE), the environment variable HL_PRIVATE_KEY, " +
+        `and $CREDENTIALS_DIRECTORY/${CREDENTIAL_NAME}${credentialsDirectory ? ` (${join(credentialsDirectory, CREDENTIAL_NAME)}: absent)` : " (CREDENTIALS_DIRECTORY is not set)"}.`,
+      "The key is never accepted as a flag value.",
+    ],
+  });
+}

@@ -1,0 +1,296 @@
+/**
+ * The daemon: one switch per account, the trigger ledger and its 00:00 UTC roll-over, the engine guard, the
+ * exposure poller, the optional chain watch, and the health/metrics server. `startDaemon` resolves once
+ * everything runs; `close()` stops in order (inputs first, then the schedules, the ledger, the server last).
+ */
+import type { Wallet } from "ethers";
+import { effectiveUrls } from "../config/load.js";
+import type { Config } from "../config/schema.js";
+import { ExchangeClient } from "../hyperliquid/exchange.js";
+import { InfoClient } from "../hyperliquid/info.js";
+import { type Clock, systemClock } from "../utils/clock.js";
+import type { Logger } from "../utils/logger.js";
+import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
+import { VERSION } from "../version.js";
+import { createExposurePoller, type ExposurePoller } from "./exposure.js";
+import { createGuard, type Guard } from "./guard.js";
+import { computeReadiness, createHealthServer, type HealthServer, parseListenAddress } from "./health.js";
+import { Ledger } from "./ledger.js";
+import { systemTimers, type Timers } from "./loop.js";
+import { createMetrics, type Metrics } from "./metrics.js";
+import { createSwitch, type ScheduleCancelClient, type ShutdownOutcome, type Switch } from "./switch.js";
+import type { ChainWatchStatus, ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "./types.js";
+
+/** What the daemon needs from the chain watch (src/daemon/chain-watch.ts). */
+export type DaemonChainWatch = { start(): void; stop(): void | Promise<void>; status(): ChainWatchStatus };
+
+export type StartDaemonParameters = {
+  config: Config;
+  wallet: Wallet;
+  stateDir: string;
+  logger: Logger;
+  clock?: Clock;
+  timers?: Timers;
+  scheduler?: Scheduler;
+  metrics?: Metrics;
+  /** default: config.apiUrl, else the network's */
+  apiUrl?: string;
+  /** replaces the ExchangeClient (tests) */
+  client?: ScheduleCancelClient & { close?(): void };
+  /** builds the chain watch when watchAddresses are configured (wired by the run command) */
+  createChainWatch?:
+    | ((deps: { clock: Clock; logger: Logger; metrics: Metrics }) => DaemonChainWatch)
+    | undefined;
+};
+
+export type DaemonCloseResult = { ok: boolean; results: ShutdownOutcome[] };
+
+export type Daemon = {
+  readonly accounts: string[];
+  readonly signer: string;
+  readonly ledger: Ledger;
+  readonly metrics: Metrics;
+  readonly switches: Switch[];
+  /** http://HOST:PORT of the health server, or null when `health` is off */
+  readonly healthUrl: string | null;
+  status(): SwitchStatus[];
+  readiness(): Readiness;
+  guardStatus(): GuardStatus;
+  /** Graceful stop (idempotent): `mode` defaults to config.onShutdown. */
+  close(params?: { reason?: string; mode?: "remove" | "keep" }): Promise<DaemonCloseResult>;
+  /** Resolves when no push is in flight and the ledger is written (tests). */
+  settle(): Promise<void>;
+  /** Runs the 00:00 UTC roll-over now (what the cron job does). */
+  rollover(): void;
+};
+
+/** Accounts to protect and the vaultAddress each push carries (docs/daemon.md "Accounts"). */
+export function planAccounts(
+  config: Config,
+  signer: string,
+): { account: string; vaultAddress: string | undefined }[] {
+  if (config.vault) return [{ account: config.vault, vaultAddress: config.vault }];
+  const accounts = config.accounts.length > 0 ? [...new Set(config.accounts)] : [signer];
+  if (accounts.length === 1) return [{ account: accounts[0]!, vaultAddress: undefined }];
+  // Several accounts: the signer's own address acts directly, every other one is a subaccount or vault of it.
+  return accounts.map((account) => ({ account, vaultAddress: account === signer ? undefined : account }));
+}
+
+export async function startDaemon(params: StartDaemonParameters): Promise<Daemon> {
+  const { config, wallet, stateDir, logger } = params;
+  const clock = params.clock ?? systemClock;
+  const timers = params.timers ?? systemTimers(clock);
+  const scheduler = params.scheduler ?? cronScheduler;
+  const metrics = params.metrics ?? createMetrics();
+  const log = logger.child({ module: "daemon" });
+  const signer = wallet.address.toLowerCase();
+  const apiUrl = params.apiUrl ?? effectiveUrls(config).apiUrl;
+  metrics.build.set({ version: VERSION, node: process.version }, 1);
+
+  const ledger = await Ledger.open({
+    stateDir,
+    clock,
+    logger: logger.child({ module: "ledger" }),
+    triggerLimit: config.triggerLimit,
+  });
+
+  const client =
+    params.client ??
+    new ExchangeClient({
+      apiUrl,
+      signer: wallet,
+      isMainnet: config.network === "mainnet",
+      clock,
+      expiresAfterMs: config.requestTimeout,
+      timeoutMs: config.requestTimeout,
+    });
+
+  const plan = planAccounts(config, signer);
+  const accounts = plan.map((p) => p.account);
+
+  // Exposure poller (E): accounts plus extra users; a trigger polls at once.
+  let exposure: ExposurePoller | null = null;
+  if (config.exposureInterval > 0) {
+    exposure = createExposurePoller({
+      info: new InfoClient({
+        apiUrl,
+        clock,
+        timeoutMs: config.requestTimeout,
+        chunkSize: config.exposureChunkSize,
+        concurrency: config.exposureConcurrency,
+      }),
+      users: [...accounts, ...config.exposureUsers],
+      dexes: config.dexes,
+      clock,
+      logger,
+      metrics,
+      intervalMs: config.exposureInterval,
+      thresholds: config.thresholds,
+      clockSkewWarnMs: config.clockSkewWarn,
+      timer: {
+        setTimeout: (fn, ms) => timers.after(ms, fn),
+        clearTimeout: (handle) => (handle as { cancel(): void } | undefined)?.cancel(),
+      },
+    });
+  }
+
+  const switches = plan.map(({ account, vaultAddress }) =>
+    createSwitch({
+      account,
+      vaultAddress,
+      client,
+      ledger,
+      clock,
+      timers,
+      logger,
+      metrics,
+      intervalMs: config.interval,
+      deadlineMs: config.deadline,
+      requestTimeoutMs: config.requestTimeout,
+      permanentRecheckMs: config.permanentRecheckInterval,
+      triggerWarnRemaining: config.triggerWarnRemaining,
+      onEngineDown: config.onEngineDown,
+      onTrigger: () => {
+        void exposure?.pollNow("trigger");
+      },
+    }),
+  );
+
+  const guard: Guard | null = createGuard({
+    file: config.guardFile,
+    maxAgeMs: config.guardMaxAge,
+    url: config.guardUrl,
+    intervalMs: config.guardInterval,
+    clock,
+    timers,
+    logger,
+    metrics,
+    onChange: (up, detail) => {
+      for (const s of switches) s.setEngineUp(up, detail);
+    },
+  });
+
+  const chain =
+    config.watchAddresses.length > 0 && params.createChainWatch
+      ? params.createChainWatch({ clock, logger, metrics })
+      : null;
+
+  log.info(
+    {
+      event: "daemon.start",
+      version: VERSION,
+      signer,
+      accounts: plan,
+      network: config.network,
+      intervalMs: config.interval,
+      deadlineMs: config.deadline,
+      requestTimeoutMs: config.requestTimeout,
+      ledger: ledger.path,
+      onShutdown: config.onShutdown,
+      guard: guard ? (config.guardFile ? "file" : "url") : null,
+    },
+    `hl-deadman ${VERSION}: keeping the scheduled cancel armed for ${accounts.join(", ")}`,
+  );
+
+  // The guard's first answer comes before the first push, so a dead engine is never re-armed.
+  if (guard) {
+    const up = await guard.start();
+    if (!up) for (const s of switches) s.setEngineUp(false, guard.status().detail);
+  }
+  for (const s of switches) s.start();
+  exposure?.start();
+  chain?.start();
+
+  const rolloverJob: ScheduledJob = scheduler.schedule("0 0 * * *", () => rollover(), {
+    timezone: "UTC",
+    name: "ledger-rollover",
+  });
+  function rollover() {
+    ledger.rollover();
+    for (const s of switches) s.onDayRollover();
+  }
+
+  const exposureStatus = (): ExposureStatus =>
+    exposure?.status() ?? {
+      enabled: false,
+      intervalMs: 0,
+      lastSuccessAt: null,
+      lastAttemptAt: null,
+      lastError: null,
+      clockSkewMs: null,
+    };
+  const guardStatus = (): GuardStatus =>
+    guard?.status() ?? { configured: false, up: true, kind: null, lastCheckAt: null, detail: null };
+  const status = () => switches.map((s) => s.status());
+  const readiness = () =>
+    computeReadiness({
+      now: clock.now(),
+      accounts: status(),
+      exposure: exposureStatus(),
+      guard: guardStatus(),
+      intervalMs: config.interval,
+      deadlineMs: config.deadline,
+    });
+
+  let closing = false;
+  let health: HealthServer | null = null;
+  const listen = parseListenAddress(config.health);
+  if (listen) {
+    health = await createHealthServer({
+      host: listen.host,
+      port: listen.port,
+      metrics,
+      readiness,
+      liveness: () =>
+        closing
+          ? { ok: false, detail: "shutting down" }
+          : { ok: true, detail: `${switches.length} switch(es) running` },
+      logger,
+    });
+    log.info({ event: "health.listening", url: health.url }, `health and metrics on ${health.url}`);
+  }
+
+  let closed: Promise<DaemonCloseResult> | null = null;
+  const close = ({
+    reason = "close",
+    mode = config.onShutdown,
+  }: {
+    reason?: string;
+    mode?: "remove" | "keep";
+  } = {}) => {
+    closed ??= (async () => {
+      closing = true;
+      log.info({ event: "daemon.stopping", reason, onShutdown: mode }, "stopping");
+      rolloverJob.stop();
+      guard?.stop();
+      await Promise.all([exposure?.stop(), chain?.stop()]);
+      const results = await Promise.all(switches.map((s) => s.shutdown({ mode })));
+      await ledger.flush();
+      client.close?.();
+      await health?.close();
+      const ok = results.every((r) => r.outcome !== "failed");
+      return { ok, results };
+    })();
+    return closed;
+  };
+
+  return {
+    accounts,
+    signer,
+    ledger,
+    metrics,
+    switches,
+    healthUrl: health?.url ?? null,
+    status,
+    readiness,
+    guardStatus,
+    close,
+    async settle() {
+      for (let i = 0; i < 5; i++) {
+        await Promise.all(switches.map((s) => s.settle()));
+        await ledger.flush();
+      }
+    },
+    rollover,
+  };
+}

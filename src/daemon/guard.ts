@@ -1,0 +1,138 @@
+/**
+ * The engine guard: pushes continue only while the trading engine is alive. Two kinds:
+ * - file: the engine touches a file; it is alive while the file's mtime is at most `maxAgeMs` old;
+ * - url: the engine's health URL answers 2xx within the time-out. One failed request is not enough to
+ *   call the engine down (a single slow answer would otherwise expedite the cancel): it takes
+ *   URL_FAILURES_FOR_DOWN consecutive failures; one success brings it back up.
+ * Checked every `intervalMs` on a drift-free loop; `onChange(up, detail)` is called on every change (the
+ * daemon tells the switches, which log `engine.down` / `engine.up` per account).
+ */
+import { stat } from "node:fs/promises";
+import type { Clock } from "../utils/clock.js";
+import type { Logger } from "../utils/logger.js";
+import { redactUrl } from "../utils/redact.js";
+import { createLoop, type Loop, type Timers } from "./loop.js";
+import type { Metrics } from "./metrics.js";
+import type { GuardStatus } from "./types.js";
+
+export const URL_FAILURES_FOR_DOWN = 2;
+/** Time-out of one guard URL request: short, and below the check interval. */
+export const GUARD_URL_TIMEOUT_MS = 2_000;
+
+export type CreateGuardParameters = {
+  file?: string | undefined;
+  maxAgeMs?: number;
+  url?: string | undefined;
+  intervalMs: number;
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+  metrics: Metrics;
+  onChange: (up: boolean, detail: string | null) => void;
+  /** injectable for tests; default global fetch */
+  fetch?: typeof fetch;
+};
+
+export type Guard = {
+  /** Runs the first check and resolves with the engine's state, then checks every interval. */
+  start(): Promise<boolean>;
+  stop(): void;
+  /** One check now; resolves with the state after it. */
+  check(): Promise<boolean>;
+  status(): GuardStatus;
+};
+
+/** Returns null when no guard is configured. */
+export function createGuard(params: CreateGuardParameters): Guard | null {
+  const { file, url, intervalMs, clock, timers, metrics, onChange, maxAgeMs = 10_000 } = params;
+  if (!file && !url) return null;
+  const doFetch = params.fetch ?? fetch;
+  const kind: "file" | "url" = file ? "file" : "url";
+  const log = params.logger.child({ module: "guard" });
+  let up = true;
+  let lastCheckAt: number | null = null;
+  let detail: string | null = null;
+  let failures = 0;
+  let checking: Promise<boolean> | null = null;
+  let loop: Loop | undefined;
+  const shown = file ?? redactUrl(url!);
+  metrics.engineUp.set({ guard: kind }, 1);
+
+  const probe = async (): Promise<{ ok: boolean; detail: string }> => {
+    if (file) {
+      try {
+        const s = await stat(file);
+        const age = clock.now() - s.mtimeMs;
+        if (age > maxAgeMs)
+          return { ok: false, detail: `${file} last touched ${Math.round(age)} ms ago (max ${maxAgeMs} ms)` };
+        return { ok: true, detail: `${file} touched ${Math.max(0, Math.round(age))} ms ago` };
+      } catch (error) {
+        return { ok: false, detail: `${file}: ${(error as NodeJS.ErrnoException).code ?? "cannot stat"}` };
+      }
+    }
+    try {
+      const res = await doFetch(url!, {
+        signal: AbortSignal.timeout(Math.min(GUARD_URL_TIMEOUT_MS, Math.max(100, intervalMs))),
+        redirect: "manual",
+      });
+      await res.body?.cancel().catch(() => undefined);
+      if (res.status >= 200 && res.status < 300)
+        return { ok: true, detail: `${shown} answered ${res.status}` };
+      return { ok: false, detail: `${shown} answered ${res.status}` };
+    } catch (error) {
+      const e = error as Error & { cause?: { code?: string } };
+      return { ok: false, detail: `${shown}: ${e.cause?.code ?? e.name}` };
+    }
+  };
+
+  const check = (): Promise<boolean> => {
+    checking ??= (async () => {
+      try {
+        const result = await probe();
+        lastCheckAt = clock.now();
+        detail = result.detail;
+        failures = result.ok ? 0 : failures + 1;
+        const next = result.ok
+          ? true
+          : kind === "url"
+            ? failures >= URL_FAILURES_FOR_DOWN
+              ? false
+              : up
+            : false;
+        log.debug({ event: "guard.check", ok: result.ok, detail: result.detail }, "guard checked");
+        if (next !== up) {
+          up = next;
+          metrics.engineUp.set({ guard: kind }, up ? 1 : 0);
+          onChange(up, result.detail);
+        }
+        return up;
+      } finally {
+        checking = null;
+      }
+    })();
+    return checking;
+  };
+
+  return {
+    async start() {
+      const state = await check();
+      loop = createLoop({
+        intervalMs,
+        clock,
+        timers,
+        logger: log,
+        name: "guard",
+        onTick: ({ k }) => {
+          if (k > 0) void check();
+        },
+      });
+      loop.start();
+      return state;
+    },
+    stop() {
+      loop?.stop();
+    },
+    check,
+    status: () => ({ configured: true, up, kind, lastCheckAt, detail }),
+  };
+}
