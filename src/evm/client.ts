@@ -1,0 +1,350 @@
+/**
+ * A JSON-RPC 2.0 client for HyperEVM over got, with the `ots_` block-explorer methods (spec §2.5, §2.6, §4.3).
+ *
+ * - ids are correlated (a response with another id is malformed); batches are answered in any order and restored
+ *   to call order (api-facts §C5); errors map to JsonRpcError (code, message, data), non-2xx to EvmHttpError, no
+ *   answer to EvmTransportError, bad bodies to EvmMalformedResponseError.
+ * - The RPC URL may hold an endpoint key as a path segment; only its redacted form (`redactUrl`) is ever put in an
+ *   error, and got's own errors (whose options hold the URL) are never attached as a cause.
+ * - No retries here: callers (the CLI, the chain watch) decide; the chain watch simply tries again next tick.
+ */
+import http from "node:http";
+import https from "node:https";
+import got, { type Response } from "got";
+import { ValidationError } from "../errors/base.js";
+import { parse } from "../errors/parse.js";
+import { redactUrl, scrub } from "../utils/redact.js";
+import { VERSION } from "../version.js";
+import {
+  EvmArgumentError,
+  EvmHttpError,
+  EvmMalformedResponseError,
+  EvmNotFoundError,
+  EvmTransportError,
+  JsonRpcError,
+} from "./errors.js";
+import { fetchAllBlockTransactions } from "./otterscan.js";
+import {
+  BlockNumberResult,
+  type OtsBlockAllTransactions,
+  type OtsBlockTransactions,
+  OtsBlockTransactionsResult,
+  type OtsFullblockHeader,
+  OtsHeader,
+} from "./schemas.js";
+
+/** Largest page size the client sends. The spec gives no maximum (§8); Erigon caps at 255 (uint8), reth has none. */
+export const MAX_PAGE_SIZE = 1000;
+
+export type BlockTag = number | bigint | "latest";
+
+export type EvmClientOptions = {
+  /** The JSON-RPC endpoint, used as given (may contain a key path segment; never shown). */
+  rpcUrl: string;
+  /** Time-out of one HTTP exchange (ms). Default 10 000. */
+  timeoutMs?: number;
+  userAgent?: string;
+  /** Largest number of calls in one batch request; longer batches are split. Default 20. */
+  batchMaxSize?: number;
+};
+
+export type RequestOptions = { signal?: AbortSignal | undefined };
+
+export type BlockTransactionsOptions = RequestOptions & {
+  /** Transactions per page. Default 100. */
+  pageSize?: number;
+  /** Pages in flight at once. Default 4. */
+  concurrency?: number;
+  /** Called after each page arrives (for progress). */
+  onPage?: (progress: { page: number; pages: number; received: number; total: number }) => void;
+};
+
+type RpcResponse = { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: unknown };
+
+export class EvmClient {
+  readonly url: string;
+  readonly #rpcUrl: string;
+  readonly #timeoutMs: number;
+  readonly #userAgent: string;
+  readonly #batchMaxSize: number;
+  readonly #secrets: string[];
+  readonly #agents = {
+    http: new http.Agent({ keepAlive: true }),
+    https: new https.Agent({ keepAlive: true }),
+  };
+  #nextId = 1;
+
+  constructor({ rpcUrl, timeoutMs = 10_000, userAgent, batchMaxSize = 20 }: EvmClientOptions) {
+    let parsed: URL;
+    try {
+      parsed = new URL(rpcUrl);
+    } catch {
+      throw new EvmArgumentError(`Invalid RPC URL ${redactUrl(rpcUrl)}: not an absolute URL.`);
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      throw new EvmArgumentError(`Invalid RPC URL ${redactUrl(rpcUrl)}: the scheme must be http or https.`);
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
+      throw new EvmArgumentError(`timeoutMs must be a positive integer, got ${timeoutMs}.`);
+    if (!Number.isInteger(batchMaxSize) || batchMaxSize < 1)
+      throw new EvmArgumentError(`batchMaxSize must be a positive integer, got ${batchMaxSize}.`);
+    this.#rpcUrl = rpcUrl;
+    this.url = redactUrl(rpcUrl);
+    this.#timeoutMs = timeoutMs;
+    this.#userAgent = userAgent ?? `hl-deadman/${VERSION}`;
+    this.#batchMaxSize = batchMaxSize;
+    // Everything that could identify the key: the URL, its path segments, user info, query.
+    this.#secrets = [
+      rpcUrl,
+      ...parsed.pathname.split("/").filter((s) => s.length >= 6),
+      parsed.username,
+      parsed.password,
+      parsed.search.slice(1),
+    ].filter((s) => s.length >= 6);
+  }
+
+  /** One call; resolves to `result` (not validated: the typed methods below validate). */
+  async request<T = unknown>(method: string, params: unknown[], { signal }: RequestOptions = {}): Promise<T> {
+    const id = this.#nextId++;
+    const body = await this.#post(JSON.stringify({ jsonrpc: "2.0", id, method, params }), method, signal);
+    if (Array.isArray(body) || body === null || typeof body !== "object")
+      throw this.#malformed(method, "expected one JSON-RPC response object");
+    return this.#unwrap(body as RpcResponse, id, method) as T;
+  }
+
+  /** Several calls in batch requests of at most `batchMaxSize`; results in call order. Throws the first error in call order. */
+  async batch(
+    calls: Array<{ method: string; params: unknown[] }>,
+    { signal }: RequestOptions = {},
+  ): Promise<unknown[]> {
+    const results: unknown[] = [];
+    for (let start = 0; start < calls.length; start += this.#batchMaxSize) {
+      const chunk = calls.slice(start, start + this.#batchMaxSize);
+      const ids = chunk.map(() => this.#nextId++);
+      const label = `batch(${[...new Set(chunk.map((c) => c.method))].join(",")})`;
+      const payload = chunk.map((c, i) => ({
+        jsonrpc: "2.0",
+        id: ids[i],
+        method: c.method,
+        params: c.params,
+      }));
+      const body = await this.#post(JSON.stringify(payload), label, signal);
+      if (!Array.isArray(body)) {
+        // A whole-batch failure is one error object (-32700/-32600, api-facts §C5).
+        if (body && typeof body === "object" && "error" in body)
+          this.#unwrap(body as RpcResponse, null, label);
+        throw this.#malformed(label, "expected an array of responses to a batch");
+      }
+      const byId = new Map<unknown, RpcResponse>();
+      for (const item of body) {
+        if (item && typeof item === "object" && "id" in item)
+          byId.set((item as RpcResponse).id, item as RpcResponse);
+      }
+      chunk.forEach((c, i) => {
+        const response = byId.get(ids[i]);
+        if (!response) throw this.#malformed(c.method, `no response with id ${ids[i]} in the batch`);
+        results.push(this.#unwrap(response, ids[i] as number, c.method));
+      });
+    }
+    return results;
+  }
+
+  /** eth_blockNumber. */
+  async blockNumber(opts: RequestOptions = {}): Promise<bigint> {
+    const raw = await this.request("eth_blockNumber", [], opts);
+    return BigInt(this.#validate(BlockNumberResult, raw, "eth_blockNumber"));
+  }
+
+  /** ots_getHeaderByNumber; `null` (unknown block) becomes EvmNotFoundError. */
+  async getHeaderByNumber(block: BlockTag, opts: RequestOptions = {}): Promise<OtsHeader> {
+    const param = blockParam(block);
+    const raw = await this.request("ots_getHeaderByNumber", [param], opts);
+    if (raw === null)
+      throw new EvmNotFoundError({ block: blockLabel(block), method: "ots_getHeaderByNumber" });
+    return this.#validate(OtsHeader, raw, "ots_getHeaderByNumber");
+  }
+
+  /** One page of ots_getBlockTransactions, normalised to `{ fullblock, txs, receipts }`. Size must be 1..MAX_PAGE_SIZE. */
+  async getBlockTransactions(
+    block: BlockTag,
+    page: number,
+    size: number,
+    opts: RequestOptions = {},
+  ): Promise<OtsBlockTransactions> {
+    const param = blockParam(block);
+    if (!Number.isSafeInteger(page) || page < 0)
+      throw new EvmArgumentError(`Invalid page ${page}: must be an integer >= 0.`);
+    if (!Number.isSafeInteger(size) || size < 1 || size > MAX_PAGE_SIZE)
+      throw new EvmArgumentError(`Invalid page size ${size}: must be an integer from 1 to ${MAX_PAGE_SIZE}.`);
+    const method = "ots_getBlockTransactions";
+    let raw: unknown;
+    try {
+      raw = await this.request(method, [param, page, size], opts);
+    } catch (error) {
+      // reth: -32001 "block not found: 0x…" (api-facts §C2)
+      if (error instanceof JsonRpcError && error.code === -32001 && /not found/i.test(error.shortMessage))
+        throw new EvmNotFoundError({ block: blockLabel(block), method });
+      throw error;
+    }
+    if (raw === null) throw new EvmNotFoundError({ block: blockLabel(block), method });
+    const result = this.#validate(OtsBlockTransactionsResult, raw, method);
+    const { transactions, ...fullblock } = result.fullblock;
+    const txs = result.txs ?? transactions;
+    if (txs === undefined) {
+      if (result.receipts.length > 0)
+        throw this.#malformed(
+          method,
+          "receipts without transactions (neither fullblock.transactions nor txs)",
+        );
+      return { fullblock: fullblock as OtsFullblockHeader, txs: [], receipts: [] };
+    }
+    if (txs.length !== result.receipts.length)
+      throw this.#malformed(
+        method,
+        `${txs.length} transactions but ${result.receipts.length} receipts in one page`,
+      );
+    return { fullblock: fullblock as OtsFullblockHeader, txs, receipts: result.receipts };
+  }
+
+  /** Every transaction of a block in block order, joined with its receipt; robust to both page orders (see otterscan.ts). */
+  async blockTransactions(
+    block: BlockTag,
+    opts: BlockTransactionsOptions = {},
+  ): Promise<OtsBlockAllTransactions> {
+    return fetchAllBlockTransactions(this, block, opts);
+  }
+
+  /**
+   * Whether the node serves the ots_ namespace: probes ots_getHeaderByNumber("latest") (any answer, even null or an
+   * invalid-params error, means the method exists), then ots_getApiLevel when present. "Method not found" means no;
+   * transport and HTTP errors are thrown, not taken for a no.
+   */
+  async supportsOtterscan(
+    opts: RequestOptions = {},
+  ): Promise<{ supported: boolean; apiLevel: number | null }> {
+    try {
+      await this.request("ots_getHeaderByNumber", ["latest"], opts);
+    } catch (error) {
+      if (isMethodNotFound(error)) return { supported: false, apiLevel: null };
+      if (!(error instanceof JsonRpcError)) throw error;
+    }
+    try {
+      const level = await this.request("ots_getApiLevel", [], opts);
+      return { supported: true, apiLevel: typeof level === "number" ? level : null };
+    } catch (error) {
+      if (error instanceof JsonRpcError) return { supported: true, apiLevel: null };
+      throw error;
+    }
+  }
+
+  /** Ends keep-alive connections. */
+  close(): void {
+    this.#agents.http.destroy();
+    this.#agents.https.destroy();
+  }
+
+  async #post(body: string, method: string, signal: AbortSignal | undefined): Promise<unknown> {
+    let response: Response<string>;
+    try {
+      response = await got.post(this.#rpcUrl, {
+        body,
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json",
+          "user-agent": this.#userAgent,
+        },
+        timeout: { request: this.#timeoutMs },
+        retry: { limit: 0 },
+        throwHttpErrors: false,
+        followRedirect: false,
+        agent: this.#agents,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      const e = error as { code?: unknown; message?: unknown; name?: unknown };
+      const code = typeof e.code === "string" ? e.code : e.name === "AbortError" ? "ERR_ABORTED" : undefined;
+      const reason = scrub(typeof e.message === "string" ? e.message : String(error), this.#secrets);
+      throw new EvmTransportError({ code, reason, method, url: this.url });
+    }
+    const text = response.body ?? "";
+    if (response.statusCode < 200 || response.statusCode > 299)
+      throw new EvmHttpError({
+        status: response.statusCode,
+        body: scrub(text, this.#secrets),
+        method,
+        url: this.url,
+      });
+    if (text.trim() === "") throw this.#malformed(method, `empty body (HTTP ${response.statusCode})`);
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw this.#malformed(
+        method,
+        `body is not JSON: ${JSON.stringify(scrub(text.slice(0, 80), this.#secrets))}`,
+      );
+    }
+  }
+
+  #unwrap(response: RpcResponse, id: number | null, method: string): unknown {
+    if (response.error !== undefined && response.error !== null) {
+      const err = response.error as { code?: unknown; message?: unknown; data?: unknown };
+      if (typeof err !== "object" || typeof err.code !== "number")
+        throw this.#malformed(method, "error member without a numeric code");
+      throw new JsonRpcError({
+        code: err.code,
+        message: scrub(typeof err.message === "string" ? err.message : "", this.#secrets),
+        data: err.data,
+        method,
+        url: this.url,
+      });
+    }
+    if (id !== null && response.id !== id)
+      throw this.#malformed(
+        method,
+        `response id ${JSON.stringify(response.id)} does not match request id ${id}`,
+      );
+    if (!("result" in response)) throw this.#malformed(method, "neither result nor error");
+    return response.result;
+  }
+
+  #validate<T extends Parameters<typeof parse>[0]>(schema: T, raw: unknown, method: string) {
+    try {
+      return parse(schema, raw, `${method} result`) as ReturnType<typeof parse<T>>;
+    } catch (error) {
+      if (error instanceof ValidationError)
+        throw new EvmMalformedResponseError({
+          reason: "the result does not match the method's schema",
+          method,
+          url: this.url,
+          issues: error.issues,
+        });
+      throw error;
+    }
+  }
+
+  #malformed(method: string, reason: string): EvmMalformedResponseError {
+    return new EvmMalformedResponseError({ reason, method, url: this.url });
+  }
+}
+
+/** -32601, or a gateway's "method … not supported/whitelisted" under another code. */
+export function isMethodNotFound(error: unknown): boolean {
+  if (!(error instanceof JsonRpcError)) return false;
+  if (error.code === -32601) return true;
+  return /(method|namespace).*(not found|not supported|unsupported|does not exist|not available|not whitelisted|not allowed)/i.test(
+    error.shortMessage,
+  );
+}
+
+function blockParam(block: BlockTag): number | string {
+  if (block === "latest") return "latest";
+  if (typeof block === "bigint") {
+    if (block < 0n) throw new EvmArgumentError(`Invalid block ${block}: must be >= 0.`);
+    return block <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(block) : `0x${block.toString(16)}`;
+  }
+  if (typeof block === "number" && Number.isSafeInteger(block) && block >= 0) return block;
+  throw new EvmArgumentError(`Invalid block ${String(block)}: must be an integer >= 0 or "latest".`);
+}
+
+function blockLabel(block: BlockTag): string {
+  return typeof block === "string" ? block : block.toString();
+}
