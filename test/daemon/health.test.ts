@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, test } from "vitest";
+import { createExposurePoller } from "../../src/daemon/exposure.js";
 import {
   computeReadiness,
   createHealthServer,
@@ -11,6 +12,10 @@ import {
 } from "../../src/daemon/health.js";
 import { createMetrics } from "../../src/daemon/metrics.js";
 import type { ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "../../src/daemon/types.js";
+import { InfoClient } from "../../src/hyperliquid/info.js";
+import type { ClearinghouseState } from "../../src/hyperliquid/schemas.js";
+import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { ManualClock, systemClock } from "../../src/utils/clock.js";
 import { createLogger } from "../../src/utils/logger.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -307,5 +312,180 @@ describe("createHealthServer", () => {
         logger: quietLogger().logger,
       }),
     ).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+// ------------------------------------------------------------------------------ against the simulator
+
+/** A tiny Prometheus text-format (0.0.4) parser: every line must be a comment, HELP/TYPE, or a sample. */
+function parsePrometheus(text: string) {
+  const samples: Array<{ name: string; labels: Record<string, string>; value: number }> = [];
+  const types = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const meta = /^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line);
+    if (meta) {
+      if (meta[1] === "TYPE") {
+        expect(["counter", "gauge", "histogram", "summary", "untyped"]).toContain(meta[3]);
+        types.set(meta[2]!, meta[3]!);
+      }
+      continue;
+    }
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)(?: \d+)?$/.exec(line);
+    if (!m) throw new Error(`not Prometheus text: ${JSON.stringify(line)}`);
+    const labels: Record<string, string> = {};
+    for (const pair of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[pair[1]!] = pair[2]!;
+    }
+    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
+  }
+  return { samples, types };
+}
+
+describe("health server against the simulator", () => {
+  let sim: SimulatorHandle | undefined;
+  let info: InfoClient | undefined;
+  afterEach(async () => {
+    info?.close();
+    await server?.close();
+    await sim?.close();
+    server = undefined;
+    sim = undefined;
+  });
+  let server: HealthServer | undefined;
+
+  test("behavior: /metrics parses as Prometheus text and carries the simulator's account value", async () => {
+    sim = await startSimulator({
+      ipWeightPerMinute: null,
+      users: [{ address: ACCOUNT, positions: [{ coin: "BTC", szi: 0.25, entryPx: 60000, leverage: 5 }] }],
+    });
+    sim.state.setMark("BTC", 64_000);
+    const metrics = createMetrics(); // with the default process metrics
+    info = new InfoClient({ apiUrl: sim.apiUrl, retryLimit: 0 });
+    const poller = createExposurePoller({
+      info,
+      users: [ACCOUNT],
+      clock: systemClock,
+      logger: quietLogger().logger,
+      metrics,
+      intervalMs: 30_000,
+      clockSkewWarnMs: 2_000,
+    });
+    await poller.pollNow("start");
+    server = await createHealthServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics,
+      readiness: () =>
+        computeReadiness({ ...base, now: Date.now(), accounts: [account()], exposure: poller.status() }),
+      liveness: () => ({ ok: true }),
+      logger: quietLogger().logger,
+    });
+    const res = await get(`${server.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^text\/plain; version=0\.0\.4/);
+    const { samples, types } = parsePrometheus(res.body);
+    const body = await fetch(`${sim.apiUrl}/info`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ type: "batchClearinghouseStates", users: [ACCOUNT] }),
+    });
+    const [state] = (await body.json()) as ClearinghouseState[];
+    const find = (name: string, labels: Record<string, string>) =>
+      samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+    expect(res.body).toContain(
+      `hl_deadman_account_value_usd{account="${ACCOUNT}",dex=""} ${Number(state!.marginSummary.accountValue)}`,
+    );
+    expect(find("hl_deadman_account_value_usd", { account: ACCOUNT, dex: "" })!.value).toBe(
+      Number(state!.marginSummary.accountValue),
+    );
+    expect(find("hl_deadman_total_notional_usd", { account: ACCOUNT, dex: "" })!.value).toBe(16_000);
+    expect(find("hl_deadman_position_size", { account: ACCOUNT, coin: "BTC" })!.value).toBe(0.25);
+    const liq = Number(state!.assetPositions[0]!.position.liquidationPx);
+    expect(
+      find("hl_deadman_liquidation_distance_ratio", { account: ACCOUNT, coin: "BTC" })!.value,
+    ).toBeCloseTo((64_000 - liq) / 64_000, 9);
+    expect(types.get("hl_deadman_exposure_poll_failures_total")).toBe("counter");
+    expect(types.get("hl_deadman_exposure_poll_duration_seconds")).toBe("histogram");
+    expect(find("hl_deadman_exposure_poll_duration_seconds_count", {})!.value).toBe(1);
+    expect(find("hl_deadman_process_cpu_user_seconds_total", {})).toBeDefined();
+    expect(find("hl_deadman_exposure_last_success_timestamp_seconds", {})!.value).toBeGreaterThan(1e9);
+  });
+
+  test("behavior: /readyz flips to 503 when the exchange is blackholed past the deadline margin, and back", async () => {
+    const clock = new ManualClock(NOW);
+    sim = await startSimulator({ clock, ipWeightPerMinute: null, users: [{ address: ACCOUNT }] });
+    info = new InfoClient({ apiUrl: sim.apiUrl, clock, timeoutMs: 300, retryLimit: 0 });
+    const poller = createExposurePoller({
+      info,
+      users: [ACCOUNT],
+      clock,
+      logger: quietLogger().logger,
+      metrics: createMetrics({ defaultMetrics: false }),
+      intervalMs: 15_000,
+      clockSkewWarnMs: 2_000,
+    });
+    // A synthetic switch (the daemon wires the real one): it re-arms 60 s ahead whenever the exchange answers.
+    const sw = account({ armedUntil: null, state: "starting", lastPushAt: null });
+    const cycle = async () => {
+      await poller.pollNow("interval");
+      if (poller.status().lastSuccessAt === clock.now()) {
+        Object.assign(sw, {
+          state: "armed",
+          armedUntil: clock.now() + 60_000,
+          lastPushAt: clock.now(),
+          consecutiveFailures: 0,
+          lastError: null,
+        });
+      } else {
+        Object.assign(sw, {
+          state: "retrying",
+          consecutiveFailures: sw.consecutiveFailures + 1,
+          lastError: { kind: "transport", message: poller.status().lastError },
+        });
+      }
+    };
+    server = await createHealthServer({
+      host: "127.0.0.1",
+      port: 0,
+      metrics: createMetrics({ defaultMetrics: false }),
+      readiness: () =>
+        computeReadiness({
+          now: clock.now(),
+          accounts: [sw],
+          exposure: poller.status(),
+          guard: noGuard,
+          intervalMs: 15_000,
+          deadlineMs: 60_000,
+        }),
+      liveness: () => ({ ok: true }),
+      logger: quietLogger().logger,
+    });
+    const readyz = async () => {
+      const r = await get(`${server!.url}/readyz`);
+      return { status: r.status, reasons: (JSON.parse(r.body) as Readiness).reasons };
+    };
+
+    expect((await readyz()).status).toBe(503); // nothing armed yet
+    await cycle();
+    expect(await readyz()).toEqual({ status: 200, reasons: [] });
+
+    sim.faults.set("all", { blackhole: true });
+    clock.advance(15_000);
+    await cycle(); // one missed push: 45 s left, still ready
+    expect(await readyz()).toEqual({ status: 200, reasons: [] });
+    clock.advance(16_000);
+    await cycle(); // 29 s left: below the 30 s margin
+    const down = await readyz();
+    expect(down.status).toBe(503);
+    expect(down.reasons).toHaveLength(1);
+    expect(down.reasons[0]).toMatch(
+      /only 29\.0 s of protection left \(needs 30\.0 s\), 2 consecutive push failure\(s\); last error transport: transport: /,
+    );
+
+    sim.faults.clear("all");
+    clock.advance(5_000);
+    await cycle();
+    expect(await readyz()).toEqual({ status: 200, reasons: [] });
   });
 });
