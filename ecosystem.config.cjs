@@ -1,8 +1,9 @@
 // pm2 process file for hl-deadman: `npm ci && npm run build && pm2 start ecosystem.config.cjs`.
 //
-// The key is NOT in this file. Either export HL_PRIVATE_KEY in the shell that runs `pm2 start` (pm2 passes the
-// environment through; the daemon's own API/agent wallet key, never the engine's), or point HL_KEY_FILE /
-// `--key-file` at a file with mode 0600. The config file holds everything else (no secret).
+// The key is NOT in this file: it is the daemon's own API (agent) wallet key, never the engine's. Prefer a key file
+// with mode 0600, named by HL_KEY_FILE (or "keyFile" in the config file, or `--key-file`) in the shell that runs
+// `pm2 start`. HL_PRIVATE_KEY exported in that shell works too, but `pm2 save` then writes it, with the rest of the
+// process environment, to ~/.pm2/dump.pm2. The config file holds everything else (no secret).
 //
 // pm2 stops a process with SIGINT, then SIGKILL after kill_timeout (pm2's default is 1.6 s, too short for a signed
 // "remove the schedule" request plus a log flush). hl-deadman exits within shutdownTimeout (default 5 s), so

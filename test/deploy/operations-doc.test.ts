@@ -1,0 +1,174 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, test } from "vitest";
+import { CONFIG_DOCS, CONFIG_KEYS, type KeySpec } from "../../src/config/load.js";
+import { ConfigSchema, DEFAULTS } from "../../src/config/schema.js";
+import { formatDuration } from "../../src/utils/duration.js";
+
+const root = resolve(import.meta.dirname, "../..");
+const docPath = join(root, "docs/operations.md");
+const schemaSource = readFileSync(join(root, "src/config/schema.ts"), "utf8");
+const START = /<!-- options-table:start[^>]*-->\n/;
+const END = "<!-- options-table:end -->";
+
+/** The comment above each key in src/config/schema.ts, keyed by dotted path (thresholds.* nested). */
+function schemaComments(): Map<string, string> {
+  const nested = new Set(["maxLeverage", "minLiquidationDistancePct", "maxNotionalUsd"]);
+  const out = new Map<string, string>();
+  for (const m of schemaSource.matchAll(/\/\*\*\s*((?:(?!\*\/)[\s\S])*?)\s*\*\/\s*\n\s*(\w+):/g)) {
+    const text = (m[1] as string).replace(/\s*\n\s*\*\s*/g, " ");
+    const key = m[2] as string;
+    out.set(nested.has(key) ? `thresholds.${key}` : key, text);
+  }
+  return out;
+}
+
+const defaults = ConfigSchema.parse({}) as Record<string, unknown>;
+
+function defaultOf(spec: KeySpec): string {
+  const [head, tail] = spec.key.split(".") as [string, string | undefined];
+  const value = tail ? (defaults[head] as Record<string, unknown>)[tail] : defaults[head];
+  if (value === undefined) return "—";
+  if (spec.kind === "duration" && typeof value === "number") return `\`${formatDuration(value)}\``;
+  if (Array.isArray(value)) return value.length === 0 ? "—" : `\`${JSON.stringify(value)}\``;
+  return `\`${String(value)}\``;
+}
+
+const METAVAR: Record<string, string> = {
+  apiUrl: "URL",
+  rpcUrl: "URL",
+  guardUrl: "URL",
+  accounts: "ADDR",
+  vault: "ADDR",
+  exposureUsers: "ADDR",
+  watchAddresses: "ADDR",
+  dexes: "NAME",
+  stateDir: "DIR",
+  guardFile: "FILE",
+  keyFile: "FILE",
+  health: "HOST:PORT|off",
+};
+
+function flagOf(spec: KeySpec): string {
+  let meta: string;
+  if (spec.kind === "duration") meta = "DURATION";
+  else if (spec.kind === "int") meta = "N";
+  else if (spec.kind === "number") meta = "NUMBER";
+  else if (spec.kind === "enum") {
+    const field = ConfigSchema.shape[spec.key as keyof typeof ConfigSchema.shape] as unknown as {
+      unwrap(): { options: string[] };
+    };
+    meta = field.unwrap().options.join("\\|");
+  } else meta = METAVAR[spec.key] ?? "VALUE";
+  return `\`--${spec.flag} ${meta.replace(/(?<!\\)\|/g, "\\|")}\`${spec.kind === "list" ? " (repeatable)" : ""}`;
+}
+
+/** The option table: one row per configuration key, in the words of the schema. */
+function optionsTable(): string {
+  const rows = CONFIG_KEYS.map((spec) => {
+    const doc = CONFIG_DOCS[spec.key] ?? "";
+    const env =
+      spec.env.map((e) => `\`${e}\``).join(", then ") + (spec.kind === "list" ? " (comma-separated)" : "");
+    return `| \`${spec.key}\` | ${flagOf(spec)} | ${env} | ${defaultOf(spec)} | ${doc.replaceAll("|", "\\|")} |`;
+  });
+  return ["| key | flag | environment | default | meaning |", "|---|---|---|---|---|", ...rows].join("\n");
+}
+
+function currentTable(doc: string): string {
+  const start = START.exec(doc);
+  const end = doc.indexOf(END);
+  if (!start || end < 0) throw new Error("docs/operations.md lost its options-table markers");
+  return doc.slice(start.index + start[0].length, end).trim();
+}
+
+if (process.env.UPDATE_OPTIONS_TABLE === "1") {
+  const doc = readFileSync(docPath, "utf8");
+  const start = START.exec(doc);
+  if (start) {
+    const end = doc.indexOf(END);
+    writeFileSync(
+      docPath,
+      `${doc.slice(0, start.index + start[0].length)}${optionsTable()}\n${doc.slice(end)}`,
+    );
+  }
+}
+
+describe("docs/operations.md", () => {
+  const doc = readFileSync(docPath, "utf8");
+
+  test("default: the option table is the one generated from the schema (UPDATE_OPTIONS_TABLE=1 to refresh)", () => {
+    expect(currentTable(doc)).toBe(optionsTable());
+  });
+
+  test("behavior: every ConfigSchema key has a row, whose meaning is the schema comment word for word", () => {
+    const table = currentTable(doc);
+    const comments = schemaComments();
+    const keys = [
+      ...Object.keys(ConfigSchema.shape).filter((k) => k !== "thresholds"),
+      "thresholds.maxLeverage",
+      "thresholds.minLiquidationDistancePct",
+      "thresholds.maxNotionalUsd",
+    ];
+    for (const key of keys) {
+      const row = table.split("\n").find((l) => l.startsWith(`| \`${key}\` |`));
+      expect(row, key).toBeDefined();
+      const comment = comments.get(key);
+      expect(comment, `schema comment for ${key}`).toBeDefined();
+      expect(row, key).toContain((comment as string).replaceAll("|", "\\|"));
+    }
+  });
+
+  test("behavior: the defaults shown are DEFAULTS", () => {
+    const table = currentTable(doc);
+    const row = (key: string) => table.split("\n").find((l) => l.startsWith(`| \`${key}\` |`)) ?? "";
+    expect(row("interval")).toContain(`\`${formatDuration(DEFAULTS.interval)}\``);
+    expect(row("deadline")).toContain(`\`${formatDuration(DEFAULTS.deadline)}\``);
+    expect(row("shutdownTimeout")).toContain(`\`${formatDuration(DEFAULTS.shutdownTimeout)}\``);
+    expect(row("health")).toContain(`\`${DEFAULTS.health}\``);
+    expect(row("onShutdown")).toContain(`\`${DEFAULTS.onShutdown}\``);
+    expect(row("triggerLimit")).toContain(`\`${DEFAULTS.triggerLimit}\``);
+  });
+
+  test("behavior: the guide covers each deployment and each topic the issue names", () => {
+    const sections = [...doc.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    for (const title of [
+      "Running under systemd",
+      "Vaults and subaccounts",
+      "Running under pm2",
+      "Running in a container and on Kubernetes",
+      "Choosing --interval and --deadline",
+      "Keys: a dedicated API wallet for the daemon",
+      "High availability",
+      "When the trigger budget runs out",
+      "Options",
+      "Logs and metrics",
+      "Upgrading",
+    ]) {
+      expect(sections).toContain(title);
+    }
+    expect(doc).not.toMatch(/^# /m);
+    expect(doc).toContain("docs/observability.md");
+  });
+
+  test("behavior: the budget table's figures are 86,400 / interval and 1.01M / that", () => {
+    for (const m of doc.matchAll(/^\| (\d+) s[^|]*\| ([\d,]+) \| ~(\d+) \|/gm)) {
+      const interval = Number(m[1]);
+      const perDay = 86_400 / interval;
+      expect(Number((m[2] as string).replaceAll(",", ""))).toBe(perDay);
+      expect(Math.abs(Number(m[3]) - 1_010_000 / perDay)).toBeLessThanOrEqual(1.5);
+    }
+    expect([...doc.matchAll(/^\| (\d+) s[^|]*\| ([\d,]+) \| ~(\d+) \|/gm)].length).toBe(4);
+  });
+
+  test("behavior: the numbers quoted for the deployment files are the files' own", () => {
+    const unit = readFileSync(join(root, "systemd/hl-deadman.service"), "utf8");
+    const stop = /^TimeoutStopSec=(\S+)$/m.exec(unit)?.[1];
+    expect(doc).toContain(`\`TimeoutStopSec=${stop}\``);
+    const pm2 = readFileSync(join(root, "ecosystem.config.cjs"), "utf8");
+    const kill = /kill_timeout: (\d+)/.exec(pm2)?.[1];
+    expect(doc).toContain(`kill_timeout: ${kill}`);
+    const k8s = readFileSync(join(root, "deploy/kubernetes/sidecar.yaml"), "utf8");
+    const grace = /terminationGracePeriodSeconds: (\d+)/.exec(k8s)?.[1];
+    expect(doc).toContain(`terminationGracePeriodSeconds: ${grace}`);
+  });
+});
