@@ -36,13 +36,14 @@ export type DaemonProcess = {
 export function spawnCli(
   args: string[],
   env: Record<string, string | undefined> = {},
-  cwd = ROOT,
+  { cwd = ROOT, user }: { cwd?: string; user?: { uid: number; gid: number } | undefined } = {},
 ): DaemonProcess {
   const baseEnv: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir() };
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd,
     env: { ...baseEnv, ...env } as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
+    ...(user ?? {}),
   });
   let out = "";
   let err = "";
@@ -197,6 +198,27 @@ export async function getJson(url: string): Promise<{ status: number; body: unkn
     body = text;
   }
   return { status: res.status, body };
+}
+
+/**
+ * File permissions do not stop root. When the suite runs as root, processes that must feel a chmod run as
+ * `nobody` (65534) instead; otherwise as the current user (undefined).
+ */
+export function unprivilegedUser(): { uid: number; gid: number } | undefined {
+  return process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : undefined;
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1 (never 9464). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,0 +1,199 @@
+/**
+ * The real daemon (`startDaemon`) in the test process against the simulator over real HTTP on 127.0.0.1,
+ * sharing the simulator's ManualClock: timers fire when the test moves the clock, so deadlines, outages and
+ * 00:00 UTC are crossed in milliseconds. Only the clock is controlled; requests, time-outs and faults are real.
+ * The exchange client is wrapped (not replaced) to count calls in flight, which proves pushes never overlap.
+ */
+import { Writable } from "node:stream";
+import { id, Wallet } from "ethers";
+import { type Config, type ConfigInput, ConfigSchema } from "../../src/config/schema.js";
+import { type Daemon, startDaemon } from "../../src/daemon/daemon.js";
+import { ManualTimers } from "../../src/daemon/loop.js";
+import { ExchangeClient } from "../../src/hyperliquid/exchange.js";
+import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
+import { type Clock, ManualClock } from "../../src/utils/clock.js";
+import { createLogger } from "../../src/utils/logger.js";
+import { ManualScheduler } from "../../src/utils/scheduler.js";
+import type { LogLine } from "./harness.js";
+import { tempDir } from "./harness.js";
+
+export type InProcess = {
+  sim: SimulatorHandle;
+  daemon: Daemon;
+  clock: ManualClock;
+  /** the daemon's clock (the simulator's, or an offset of it) */
+  localClock: Clock;
+  scheduler: ManualScheduler;
+  user: string;
+  wallet: Wallet;
+  config: Config;
+  stateDir: string;
+  logs: LogLine[];
+  events(name: string): LogLine[];
+  /** the most calls to the exchange client that were ever in flight at once */
+  maxInFlight(): number;
+  /** Moves the clock `totalMs` forward in steps of `stepMs`, letting pushes finish after each step. */
+  run(totalMs: number, stepMs?: number, onStep?: () => void | Promise<void>): Promise<void>;
+  close(): Promise<void>;
+};
+
+export type StartInProcessParameters = {
+  label: string;
+  /** simulator options; `users` defaults to the signer with two open orders */
+  sim?: Partial<SimulatorOptions>;
+  /** config overrides (ConfigSchema input, ms durations) */
+  config?: Partial<ConfigInput>;
+  /** start of the clock (default 2026-01-01 12:00 UTC) */
+  startAt?: number;
+  /** local clock = simulator clock + this (ms) */
+  localOffsetMs?: number;
+  /** register the signer as a user in the simulator (default true) */
+  register?: boolean;
+};
+
+export async function startInProcess({
+  label,
+  sim: simOptions = {},
+  config: overrides = {},
+  startAt = Date.UTC(2026, 0, 1, 12, 0, 0),
+  localOffsetMs = 0,
+  register = true,
+}: StartInProcessParameters): Promise<InProcess> {
+  const wallet = new Wallet(id(`hl-deadman reliability in-process: ${label}`));
+  const user = wallet.address.toLowerCase();
+  const clock = new ManualClock(startAt);
+  const localClock: Clock = localOffsetMs === 0 ? clock : { now: () => clock.now() + localOffsetMs };
+  const sim = await startSimulator({
+    clock,
+    users: register
+      ? [
+          {
+            address: user,
+            orders: [
+              { coin: "BTC", side: "B", limitPx: "50000", sz: "0.01" },
+              { coin: "ETH", side: "A", limitPx: "5000", sz: "0.5" },
+            ],
+          },
+        ]
+      : [],
+    ...simOptions,
+  });
+  const state = tempDir();
+  const config = ConfigSchema.parse({
+    apiUrl: sim.apiUrl,
+    interval: 15_000,
+    deadline: 60_000,
+    requestTimeout: 250, // real ms for the client's time-out (blackholes); manual ms for expiresAfter
+    exposureInterval: 0,
+    health: "127.0.0.1:0",
+    stateDir: state.dir,
+    ...overrides,
+  });
+
+  const logs: LogLine[] = [];
+  let partial = "";
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      partial += chunk.toString();
+      let nl = partial.indexOf("\n");
+      while (nl >= 0) {
+        const text = partial.slice(0, nl);
+        partial = partial.slice(nl + 1);
+        nl = partial.indexOf("\n");
+        try {
+          logs.push(JSON.parse(text) as LogLine);
+        } catch {
+          // not JSON: ignored
+        }
+      }
+      cb();
+    },
+  });
+  const logger = createLogger({
+    level: "debug",
+    destination: sink,
+    pretty: false,
+    now: () => localClock.now(),
+  });
+
+  // The real client, wrapped to count concurrent calls.
+  const real = new ExchangeClient({
+    apiUrl: sim.apiUrl,
+    signer: wallet,
+    isMainnet: true,
+    clock: localClock,
+    expiresAfterMs: config.requestTimeout,
+    timeoutMs: config.requestTimeout,
+  });
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const client = {
+    async scheduleCancel(params: Parameters<ExchangeClient["scheduleCancel"]>[0]) {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      try {
+        return await real.scheduleCancel(params);
+      } finally {
+        inFlight--;
+      }
+    },
+    close: () => real.close(),
+  };
+
+  const timers = new ManualTimers(clock);
+  const scheduler = new ManualScheduler();
+  const daemon = await startDaemon({
+    config,
+    wallet,
+    stateDir: state.dir,
+    logger,
+    clock: localClock,
+    timers,
+    scheduler,
+    apiUrl: sim.apiUrl,
+    client,
+  });
+  // Let the immediate first push go out and land.
+  await new Promise((r) => setImmediate(r));
+  await daemon.settle();
+
+  let closed = false;
+  return {
+    sim,
+    daemon,
+    clock,
+    localClock,
+    scheduler,
+    user,
+    wallet,
+    config,
+    stateDir: state.dir,
+    logs,
+    events: (name) => logs.filter((l) => l.event === name),
+    maxInFlight: () => maxInFlight,
+    async run(totalMs, stepMs = 1_000, onStep) {
+      const end = clock.now() + totalMs;
+      while (clock.now() < end) {
+        clock.advance(Math.min(stepMs, end - clock.now()));
+        await new Promise((r) => setImmediate(r));
+        await daemon.settle();
+        await onStep?.();
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      sim.faults.clear();
+      await daemon.close({ reason: "test end" });
+      timers.dispose();
+      await sim.close();
+      state.cleanup();
+    },
+  };
+}
+
+/** The simulator's schedule is in the future at this moment (the exchange would not fire now). */
+export function simArmed(t: InProcess): boolean {
+  const s = t.sim.state.getSchedule(t.user);
+  return s !== null && s > t.clock.now();
+}
