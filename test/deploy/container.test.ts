@@ -1,12 +1,13 @@
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import { join, posix, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
 import { ConfigSchema, DEFAULTS } from "../../src/config/schema.js";
-import { parseDuration } from "../../src/utils/duration.js";
 import {
   type DockerStage,
   dockerEnv,
@@ -309,22 +310,17 @@ describe("deploy/kubernetes/sidecar.yaml", () => {
   });
 });
 
+/** The ConfigMap's config.json exactly as `hl-deadman run --config` reads it (written to a temp file). */
 function configMapConfig() {
   const configMap = docs.find((d) => d.kind === "ConfigMap") as Obj;
-  const raw = JSON.parse(obj(configMap.data)["config.json"] as string) as Record<string, unknown>;
-  const durations = new Set([
-    "interval",
-    "deadline",
-    "requestTimeout",
-    "exposureInterval",
-    "shutdownTimeout",
-  ]);
-  return ConfigSchema.parse(
-    Object.fromEntries(
-      Object.entries(raw).map(([k, v]) => [
-        k,
-        durations.has(k) && typeof v === "string" ? parseDuration(v) : v,
-      ]),
-    ),
-  );
+  const dir = mkdtempSync(join(tmpdir(), "hl-deadman-k8s-"));
+  try {
+    const file = join(dir, "config.json");
+    writeFileSync(file, obj(configMap.data)["config.json"] as string);
+    const loaded = loadConfig({ options: { config: file }, env: {}, cwd: dir });
+    expect(loaded.warnings).toEqual([]);
+    return loaded.config;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -123,7 +123,11 @@ describe.skipIf(!runBuilt)("pm2 stop: SIGINT to the real CLI", () => {
     const configFile = join(dir, "config.json");
     writeFileSync(
       configFile,
-      JSON.stringify({ interval: "1s", deadline: "10s", health: "off", exposureInterval: 0 }, null, 2),
+      JSON.stringify(
+        { interval: "1s", deadline: "10s", requestTimeout: "1s", health: "off", exposureInterval: 0 },
+        null,
+        2,
+      ),
     );
     // The ecosystem file's own script, args, cwd and env; only the config path points at the test's file.
     const args = app.args.split(/\s+/);

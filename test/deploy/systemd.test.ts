@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
 import { ConfigSchema, DEFAULTS } from "../../src/config/schema.js";
-import { parseDuration } from "../../src/utils/duration.js";
 import { parseTimespan, parseUnit, type UnitFile, unitValue } from "./parsers.js";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -33,27 +33,11 @@ const HARDENING: Record<string, string> = {
   CapabilityBoundingSet: "",
 };
 
-const durationKeys = new Set(
-  Object.entries(DEFAULTS)
-    .filter(
-      ([key, value]) =>
-        typeof value === "number" &&
-        key !== "triggerLimit" &&
-        !/Size|Concurrency|Blocks|Remaining|Limit/.test(key),
-    )
-    .map(([key]) => key),
-);
-
-/** What the config loader does with a JSON file: duration strings become milliseconds, then the one schema. */
-function parseConfigFile(text: string) {
-  const raw = JSON.parse(text) as Record<string, unknown>;
-  const input = Object.fromEntries(
-    Object.entries(raw).map(([k, v]) => [
-      k,
-      durationKeys.has(k) && typeof v === "string" ? parseDuration(v) : v,
-    ]),
-  );
-  return ConfigSchema.parse(input);
+/** The config file exactly as `hl-deadman run --config FILE` reads it: layering, schema, cross-field rules. */
+function loadExample(path: string) {
+  const loaded = loadConfig({ options: { config: join(root, path) }, env: {}, cwd: root });
+  expect(loaded.warnings, path).toEqual([]);
+  return loaded.config;
 }
 
 function serviceSection(unit: UnitFile): Map<string, string[]> {
@@ -161,8 +145,8 @@ describe("hl-deadman@.service", () => {
 });
 
 describe("configuration examples", () => {
-  test("default: config.example.json parses through the config schema", () => {
-    const config = parseConfigFile(read("systemd/config.example.json"));
+  test("default: config.example.json loads through the config loader without a warning", () => {
+    const config = loadExample("systemd/config.example.json");
     expect(config.health).toBe(DEFAULTS.health);
     expect(config.interval).toBe(15_000);
     expect(config.deadline).toBe(60_000);
@@ -170,8 +154,8 @@ describe("configuration examples", () => {
   });
 
   test("behavior: an instance config has its own health port and a vault", () => {
-    const single = parseConfigFile(read("systemd/config.example.json"));
-    const instance = parseConfigFile(read("systemd/instance.example.json"));
+    const single = loadExample("systemd/config.example.json");
+    const instance = loadExample("systemd/instance.example.json");
     expect(instance.vault).toMatch(/^0x[0-9a-f]{40}$/);
     expect(instance.health.split(":").at(-1)).not.toBe(single.health.split(":").at(-1));
   });
