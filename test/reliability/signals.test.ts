@@ -89,7 +89,10 @@ async function gracefulStop(signal: NodeJS.Signals, row: string) {
   expect(removed?.account).toBe(user);
   // The last accepted action is the removal (no time), and nothing before it moved the deadline earlier.
   const mine = sim.state.actions.filter((a) => a.user === user && a.accepted);
-  expect((mine.at(-1)?.action as { time?: number }).time).toBeUndefined();
+  const last = mine.at(-1);
+  expect(last).toBeDefined();
+  expect((last!.action as { type: string; time?: number }).type).toBe("scheduleCancel");
+  expect((last!.action as { time?: number }).time).toBeUndefined();
   assertDeadlinesNeverMoveEarlier(sim.state.actions, user);
   // Orders are untouched: a graceful stop removes the switch, it does not cancel.
   expect(sim.state.getOpenOrders(user)).toHaveLength(2);
