@@ -1,9 +1,18 @@
 import { execFile, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join, posix, resolve } from "node:path";
+import { dirname, join, posix, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
@@ -175,6 +184,41 @@ describe("Dockerfile: the commands really run", () => {
     const { stdout } = await run(process.execPath, [cli, "--help"], { cwd: root, timeout: 15_000 });
     expect(stdout).toMatch(/^\s+run\b/m);
     expect(stdout).toContain("hl-deadman");
+  });
+
+  test("behavior: dist/ with the production dependencies only (what the runtime stage holds) runs", async () => {
+    // The runtime stage = dist/ + package*.json + `npm prune --omit=dev`'d node_modules. Rebuild that tree in a temp
+    // dir (production packages linked from the lockfile) so an import of a devDependency from dist/ fails here.
+    const app = mkdtempSync(join(tmpdir(), "hl-deadman-image-"));
+    try {
+      cpSync(join(root, "dist"), join(app, "dist"), { recursive: true });
+      cpSync(join(root, "package.json"), join(app, "package.json"));
+      const lock = JSON.parse(read("package-lock.json")) as {
+        packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
+      };
+      const production = Object.entries(lock.packages)
+        .filter(
+          ([path, meta]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) && !meta.dev && !meta.devOptional,
+        )
+        .map(([path]) => path);
+      expect(production).toContain("node_modules/ethers");
+      expect(production).not.toContain("node_modules/typescript");
+      for (const path of production) {
+        mkdirSync(dirname(join(app, path)), { recursive: true });
+        symlinkSync(join(root, path), join(app, path), "dir");
+      }
+      const help = await run(process.execPath, ["dist/bin/hl-deadman.js", "--help"], {
+        cwd: app,
+        timeout: 15_000,
+      });
+      expect(help.stdout).toMatch(/^\s+run\b/m);
+      await run(process.execPath, ["--input-type=module", "-e", "await import('./dist/index.js')"], {
+        cwd: app,
+        timeout: 15_000,
+      });
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
   });
 
   describe("HEALTHCHECK", () => {
