@@ -192,7 +192,10 @@ export async function createHealthServer({
     const head = req.method === "HEAD";
     if (path === "/healthz") {
       const live = liveness();
-      const body = { status: live.ok ? "ok" : "failing", ...(live.detail ? { detail: live.detail } : {}) };
+      // exactly {"status":"ok"} while alive (probes compare bodies); the detail only says why it is failing
+      const body = live.ok
+        ? { status: "ok" }
+        : { status: "failing", ...(live.detail ? { detail: live.detail } : {}) };
       return send(res, live.ok ? 200 : 503, `${JSON.stringify(body)}\n`, JSON_TYPE, head);
     }
     if (path === "/readyz") {

@@ -207,7 +207,7 @@ describe("createHealthServer", () => {
       port: 0,
       metrics,
       readiness: () => readiness,
-      liveness: () => ({ ok: live, ...(live ? {} : { detail: "push loop stalled" }) }),
+      liveness: () => ({ ok: live, detail: live ? "2 switch(es) running" : "push loop stalled" }),
       logger,
     });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
