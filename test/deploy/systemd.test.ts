@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { loadConfig } from "../../src/config/load.js";
-import { ConfigSchema, DEFAULTS } from "../../src/config/schema.js";
+import { CONFIG_KEYS, loadConfig } from "../../src/config/load.js";
+import { DEFAULTS } from "../../src/config/schema.js";
 import { parseTimespan, parseUnit, type UnitFile, unitValue } from "./parsers.js";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -164,9 +164,7 @@ describe("configuration examples", () => {
     const text = read("systemd/hl-deadman.env.example");
     expect(text).not.toMatch(/^#?\s*HL_PRIVATE_KEY=/m);
     expect(text).not.toMatch(/0x[0-9a-fA-F]{64}/);
-    const known = new Set(
-      Object.keys(ConfigSchema.shape).map((k) => `HL_${k.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`),
-    );
+    const known = new Set(CONFIG_KEYS.flatMap((k) => k.env));
     const named = [...text.matchAll(/^#?(HL_[A-Z_]+)=/gm)].map((m) => m[1] as string);
     expect(named.length).toBeGreaterThan(3);
     for (const name of named) expect(known, name).toContain(name);
