@@ -59,7 +59,7 @@ export async function startInProcess({
   localOffsetMs = 0,
   register = true,
 }: StartInProcessParameters): Promise<InProcess> {
-  const wallet = new Wallet(id(`hl-deadman reliability in-process: ${label}`));
+  const wallet = walletFor(label);
   const user = wallet.address.toLowerCase();
   const clock = new ManualClock(startAt);
   const localClock: Clock = localOffsetMs === 0 ? clock : { now: () => clock.now() + localOffsetMs };
@@ -190,6 +190,11 @@ export async function startInProcess({
       state.cleanup();
     },
   };
+}
+
+/** The signer startInProcess uses for `label` (deterministic, so a test can register it beforehand). */
+export function walletFor(label: string): Wallet {
+  return new Wallet(id(`hl-deadman reliability in-process: ${label}`));
 }
 
 /** The simulator's schedule is in the future at this moment (the exchange would not fire now). */
