@@ -60,7 +60,8 @@ export function parseIntFlag(flag: string, value: string, min: number, max: numb
 function clientFor(opts: EvmOptions, deps: CliDeps): EvmClient {
   const { config } = loadConfig({ options: { ...opts }, env: deps.env, cwd: deps.cwd });
   const { rpcUrl } = effectiveUrls(config);
-  return new EvmClient({ rpcUrl, timeoutMs: Math.max(config.requestTimeout, 1_000) });
+  // requestTimeout is sized for one small exchange request; a page of up to 1,000 transactions gets at least 10 s.
+  return new EvmClient({ rpcUrl, timeoutMs: Math.max(config.requestTimeout, 10_000) });
 }
 
 /** Maps client errors to the contract's exit codes with a one-line message (never the raw URL). */
