@@ -1,4 +1,27 @@
 /** The library surface of hl-deadman (package.json "exports" ".") — snapshotted by test/index.test.ts. */
+
+export { createExposurePoller, type ExposurePoller, type ExposureThresholds } from "./daemon/exposure.js";
+export {
+  type AccountFigures,
+  deriveFigures,
+  derivePosition,
+  type PositionFigures,
+} from "./daemon/figures.js";
+export {
+  computeReadiness,
+  createHealthServer,
+  type HealthServer,
+  parseListenAddress,
+} from "./daemon/health.js";
+export { createMetrics, type Metrics } from "./daemon/metrics.js";
+export type {
+  ChainWatchStatus,
+  ExposureStatus,
+  GuardStatus,
+  Readiness,
+  SwitchState,
+  SwitchStatus,
+} from "./daemon/types.js";
 export { BaseError, ValidationError } from "./errors/base.js";
 export {
   classifyExchangeError,
@@ -43,5 +66,6 @@ export {
   type HttpTransportOptions,
 } from "./hyperliquid/transport.js";
 export { type Clock, ManualClock, systemClock } from "./utils/clock.js";
+export { DecimalError, parseDecimal, ratio } from "./utils/decimal.js";
 export { parseDuration } from "./utils/duration.js";
 export { VERSION } from "./version.js";
