@@ -3,7 +3,6 @@
  * with the real strings of api-facts §A4.
  */
 import { z } from "zod";
-import { recoverL1ActionSignerSync } from "../hyperliquid/signing.js";
 import { utcDay } from "../utils/clock.js";
 import { volumeText } from "./format.js";
 import type { SimStore } from "./state.js";
@@ -104,14 +103,17 @@ export function handleExchange(
   // 4. Recover the signer; it must be a registered user or an agent approved for one.
   let signer: string;
   try {
-    signer = recoverL1ActionSignerSync({
-      action: sentAction,
-      nonce: req.nonce,
-      vaultAddress: req.vaultAddress ?? null,
-      expiresAfter: req.expiresAfter ?? null,
-      isMainnet: rules.isMainnet,
-      signature: req.signature,
-    }).toLowerCase();
+    signer = store.recovery.recover(
+      {
+        action: sentAction,
+        nonce: req.nonce,
+        vaultAddress: req.vaultAddress ?? null,
+        expiresAfter: req.expiresAfter ?? null,
+        isMainnet: rules.isMainnet,
+        signature: req.signature,
+      },
+      (address) => store.userForSigner(address) !== null,
+    );
   } catch {
     return err("Unable to recover signer.");
   }

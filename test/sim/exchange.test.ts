@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, test } from "vitest";
+import { recoverL1ActionSignerSync } from "../../src/hyperliquid/signing.js";
+import { SignerRecovery } from "../../src/sim/recover.js";
 import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
 import { ManualClock } from "../../src/utils/clock.js";
 import { post, signedScheduleCancel, testWallet } from "./helpers.js";
@@ -427,5 +429,33 @@ describe("triggers", () => {
     expect(sim.state.getOpenOrders(user.address)).toHaveLength(0);
     expect(elapsed).toBeGreaterThanOrEqual(100);
     expect(elapsed).toBeLessThan(1_000);
+  });
+});
+
+describe("signer recovery cache", () => {
+  test("behavior: the cached fast path always agrees with full recovery", async () => {
+    const recovery = new SignerRecovery();
+    const known = [user, agent, testWallet("exchange-third")];
+    const knownSet = new Set(known.map((w) => w.address.toLowerCase()));
+    const remember = (a: string) => knownSet.has(a);
+    let checked = 0;
+    for (let i = 0; i < 24; i++) {
+      const signer = i % 4 === 3 ? stranger : (known[i % 3] as typeof user);
+      const body = await signedScheduleCancel({
+        privateKey: signer.privateKey,
+        nonce: T0 + i,
+        time: T0 + 60_000 + i,
+      });
+      const variants = [body.signature, { ...body.signature, v: body.signature.v === 27 ? 28 : 27 }];
+      for (const signature of variants) {
+        const params = { action: body.action, nonce: body.nonce, isMainnet: true, signature };
+        const expected = recoverL1ActionSignerSync(params).toLowerCase();
+        expect(recovery.recover(params, remember)).toBe(expected);
+        checked++;
+      }
+    }
+    expect(checked).toBe(48);
+    expect(recovery.hits).toBeGreaterThanOrEqual(12);
+    expect(recovery.misses).toBeGreaterThanOrEqual(3);
   });
 });
