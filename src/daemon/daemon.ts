@@ -287,6 +287,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     close,
     async settle() {
       for (let i = 0; i < 5; i++) {
+        await guard?.idle();
         await Promise.all(switches.map((s) => s.settle()));
         await ledger.flush();
       }

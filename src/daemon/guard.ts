@@ -39,6 +39,8 @@ export type Guard = {
   stop(): void;
   /** One check now; resolves with the state after it. */
   check(): Promise<boolean>;
+  /** Resolves when no check is running (tests). */
+  idle(): Promise<void>;
   status(): GuardStatus;
 };
 
@@ -133,6 +135,9 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       loop?.stop();
     },
     check,
+    async idle() {
+      if (checking) await checking.catch(() => undefined);
+    },
     status: () => ({ configured: true, up, kind, lastCheckAt, detail }),
   };
 }
