@@ -47,7 +47,7 @@ export type CreateChainWatchParameters = {
 export type ChainWatch = {
   /** Probes the namespace and starts the loop; resolves once the first tick is done (never rejects). */
   start(): Promise<void>;
-  /** Stops the loop, aborts requests in flight and waits for the current tick. Idempotent. */
+  /** Stops the loop, aborts requests in flight, waits for the current tick and closes the client. Idempotent. */
   stop(): Promise<void>;
   status(): ChainWatchStatus;
   /** One iteration (for tests); a tick already running is awaited instead of starting another. */
@@ -248,6 +248,8 @@ export function createChainWatch({
       timer = null;
       controller.abort();
       if (running) await running;
+      // The daemon hands the watch a client of its own; end its keep-alive sockets (close() is idempotent).
+      client.close();
     },
     status(): ChainWatchStatus {
       return { enabled: enabled && !stopped, supported, headBlock, headLagMs, lastError };

@@ -161,7 +161,7 @@ describe("createChainWatch", () => {
   test("error: a node without the ots_ namespace → reported clearly, watch disabled, no crash", async () => {
     const fake = await startFakeRpc(noOtsAnswer);
     cleanups.push(() => fake.close());
-    const { watch, events } = await setup({ rpcUrl: fake.url, addresses: ["0x" + "ab".repeat(20)] });
+    const { watch, events } = await setup({ rpcUrl: fake.url, addresses: [`0x${"ab".repeat(20)}`] });
     await watch.start();
     expect(watch.status()).toMatchObject({ enabled: false, supported: false });
     const [line] = events("chain.unsupported");
