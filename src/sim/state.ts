@@ -157,6 +157,7 @@ export type SimStoreOptions = {
   countEmptyTriggers: boolean;
 };
 
+const MAX_ACTIONS = 100_000;
 const DEFAULT_MAX_LEVERAGE: Record<string, number> = { BTC: 40, ETH: 25, SOL: 20 };
 const SIZE_DECIMALS: Record<string, number> = { BTC: 5, ETH: 4, SOL: 2 };
 
@@ -195,6 +196,9 @@ export class SimStore implements SimState {
 
   recordAction(a: ReceivedAction): void {
     this.#actions.push(a);
+    // A long `hl-deadman sim` run keeps the newest 100,000 (a daemon pushing every 15 s makes 5,760 a day).
+    if (this.#actions.length > MAX_ACTIONS + 10_000)
+      this.#actions.splice(0, this.#actions.length - MAX_ACTIONS);
   }
 
   countRequest(endpoint: SimEndpoint): void {
