@@ -1,5 +1,6 @@
 /** The library surface of hl-deadman (package.json "exports" ".") — snapshotted by test/index.test.ts. */
 
+export { type ChainWatch, createChainWatch } from "./daemon/chain-watch.js";
 export { createExposurePoller, type ExposurePoller, type ExposureThresholds } from "./daemon/exposure.js";
 export {
   type AccountFigures,
@@ -23,6 +24,30 @@ export type {
   SwitchStatus,
 } from "./daemon/types.js";
 export { BaseError, ValidationError } from "./errors/base.js";
+export {
+  type BlockTag,
+  EvmClient,
+  type EvmClientOptions,
+  isMethodNotFound,
+  MAX_PAGE_SIZE,
+} from "./evm/client.js";
+export {
+  EvmArgumentError,
+  EvmHttpError,
+  EvmInconsistentBlockError,
+  EvmMalformedResponseError,
+  EvmNotFoundError,
+  EvmTransportError,
+  JsonRpcError,
+} from "./evm/errors.js";
+export {
+  type OtsBlockAllTransactions,
+  type OtsBlockTransactions,
+  OtsFullblock,
+  OtsHeader,
+  OtsReceipt,
+  OtsTransaction,
+} from "./evm/schemas.js";
 export {
   classifyExchangeError,
   classifyHttpStatus,
@@ -65,6 +90,7 @@ export {
   type HttpTransport,
   type HttpTransportOptions,
 } from "./hyperliquid/transport.js";
+export { SimChain, type SimChainOptions } from "./sim/chain.js";
 export { type Clock, ManualClock, systemClock } from "./utils/clock.js";
 export { DecimalError, parseDecimal, ratio } from "./utils/decimal.js";
 export { parseDuration } from "./utils/duration.js";
