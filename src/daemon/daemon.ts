@@ -6,12 +6,14 @@
 import type { Wallet } from "ethers";
 import { effectiveUrls } from "../config/load.js";
 import type { Config } from "../config/schema.js";
+import { EvmClient } from "../evm/client.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { InfoClient } from "../hyperliquid/info.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
 import { VERSION } from "../version.js";
+import { createChainWatch } from "./chain-watch.js";
 import { createExposurePoller, type ExposurePoller } from "./exposure.js";
 import { createGuard, type Guard } from "./guard.js";
 import { computeReadiness, createHealthServer, type HealthServer, parseListenAddress } from "./health.js";
@@ -22,7 +24,11 @@ import { createSwitch, type ScheduleCancelClient, type ShutdownOutcome, type Swi
 import type { ChainWatchStatus, ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "./types.js";
 
 /** What the daemon needs from the chain watch (src/daemon/chain-watch.ts). */
-export type DaemonChainWatch = { start(): void; stop(): void | Promise<void>; status(): ChainWatchStatus };
+export type DaemonChainWatch = {
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+  status(): ChainWatchStatus;
+};
 
 export type StartDaemonParameters = {
   config: Config;
@@ -37,7 +43,7 @@ export type StartDaemonParameters = {
   apiUrl?: string;
   /** replaces the ExchangeClient (tests) */
   client?: ScheduleCancelClient & { close?(): void };
-  /** builds the chain watch when watchAddresses are configured (wired by the run command) */
+  /** builds the chain watch when watchAddresses are configured (default: C's chain watch on config.rpcUrl) */
   createChainWatch?:
     | ((deps: { clock: Clock; logger: Logger; metrics: Metrics }) => DaemonChainWatch)
     | undefined;
@@ -170,10 +176,22 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     },
   });
 
+  const makeChainWatch =
+    params.createChainWatch ??
+    (config.rpcUrl
+      ? (deps: { clock: Clock; logger: Logger; metrics: Metrics }) =>
+          createChainWatch({
+            client: new EvmClient({ rpcUrl: config.rpcUrl!, timeoutMs: config.requestTimeout }),
+            addresses: config.watchAddresses,
+            ...deps,
+            pollIntervalMs: config.chainPollInterval,
+            stallThresholdMs: config.chainStallThreshold,
+            maxLagBlocks: config.chainMaxLagBlocks,
+            pageSize: config.chainPageSize,
+          })
+      : undefined);
   const chain =
-    config.watchAddresses.length > 0 && params.createChainWatch
-      ? params.createChainWatch({ clock, logger, metrics })
-      : null;
+    config.watchAddresses.length > 0 && makeChainWatch ? makeChainWatch({ clock, logger, metrics }) : null;
 
   log.info(
     {
@@ -199,7 +217,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   }
   for (const s of switches) s.start();
   exposure?.start();
-  chain?.start();
+  void chain?.start();
 
   const rolloverJob: ScheduledJob = scheduler.schedule("0 0 * * *", () => rollover(), {
     timezone: "UTC",
@@ -247,7 +265,6 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
           : { ok: true, detail: `${switches.length} switch(es) running` },
       logger,
     });
-    log.info({ event: "health.listening", url: health.url }, `health and metrics on ${health.url}`);
   }
 
   let closed: Promise<DaemonCloseResult> | null = null;

@@ -1,11 +1,80 @@
 import type { Command } from "commander";
+import { loadSigningKey } from "../../config/keys.js";
+import {
+  CONFIG_KEYS,
+  configJsonSchema,
+  effectiveStateDir,
+  effectiveUrls,
+  loadConfig,
+} from "../../config/load.js";
+import { planAccounts } from "../../daemon/daemon.js";
+import { formatDuration } from "../../utils/duration.js";
+import { redactUrl } from "../../utils/redact.js";
 import type { CliDeps } from "../deps.js";
-import { notBuilt } from "../not-built.js";
+import { addRunOptions } from "./run.js";
 
-export function registerConfig(program: Command, _deps: CliDeps): void {
+const DURATION_KEYS = new Set(CONFIG_KEYS.filter((s) => s.kind === "duration").map((s) => s.key));
+
+export function registerConfig(program: Command, deps: CliDeps): void {
   const config = program.command("config").description("configuration tools");
+  addRunOptions(
+    config.command("check").description("validate the effective configuration, print it with secrets masked"),
+  ).action((opts: Record<string, unknown>) => {
+    configCheck(opts, deps);
+  });
   config
-    .command("check")
-    .description("validate the effective configuration, print it with secrets masked")
-    .action(notBuilt("config check"));
+    .command("schema")
+    .description("print the JSON schema of the config file (config/schema.json)")
+    .action(() => {
+      deps.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
+    });
+}
+
+function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
+  const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
+  const { config, sources, warnings } = loaded;
+  const urls = effectiveUrls(config);
+  // The key is loaded to prove it is usable; only where it came from and the address are shown.
+  const key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+  const effective: Record<string, unknown> = {
+    ...config,
+    apiUrl: urls.apiUrl,
+    rpcUrl: redactUrl(urls.rpcUrl),
+    stateDir: effectiveStateDir(config, deps.cwd),
+  };
+  const accounts = planAccounts(config, key.address);
+  if (opts.json) {
+    deps.stdout.write(
+      `${JSON.stringify(
+        {
+          ok: true,
+          config: effective,
+          sources,
+          key: { source: key.where, signer: key.address },
+          accounts,
+          actionsPerDay: loaded.actionsPerDay,
+          warnings,
+          file: loaded.file ?? null,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    return;
+  }
+  const out = (s: string) => deps.stdout.write(`${s}\n`);
+  out(`configuration OK${loaded.file ? ` (file ${loaded.file})` : ""}`);
+  out(`key        ${key.where} -> signer ${key.address} (the key itself is never shown)`);
+  for (const a of accounts) out(`account    ${a.account}${a.vaultAddress ? ` (sent as vaultAddress)` : ""}`);
+  out(
+    `budget     ${loaded.actionsPerDay.toLocaleString("en-US")} scheduleCancel actions per day per account`,
+  );
+  for (const s of CONFIG_KEYS) {
+    const value = s.key.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], effective);
+    if (value === undefined) continue;
+    const shown =
+      DURATION_KEYS.has(s.key) && typeof value === "number" ? formatDuration(value) : JSON.stringify(value);
+    out(`  ${s.key.padEnd(34)} ${shown.padEnd(30)} ${sources[s.key] ?? "default"}`);
+  }
+  for (const w of warnings) out(`WARNING: ${w}`);
 }

@@ -1,13 +1,110 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
+import { loadSigningKey } from "../../config/keys.js";
+import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/load.js";
+import { planAccounts } from "../../daemon/daemon.js";
+import { HyperliquidApiError } from "../../hyperliquid/errors.js";
+import { ExchangeClient } from "../../hyperliquid/exchange.js";
+import { formatDuration, parseDuration } from "../../utils/duration.js";
+import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
-import { notBuilt } from "../not-built.js";
-import { addServiceOptions } from "../options.js";
+import { CliError, usageError } from "../errors.js";
+import { addServiceOptions, collect } from "../options.js";
 
-export function registerSchedule(program: Command, _deps: CliDeps): void {
-  addServiceOptions(program.command("schedule").description("one push of the scheduled cancel")).action(
-    notBuilt("schedule"),
-  );
-  addServiceOptions(program.command("unschedule").description("remove the scheduled cancel")).action(
-    notBuilt("unschedule"),
+/** Kinds where the exchange could not be reached or did not answer usefully: exit 69 (unavailable). */
+const UNAVAILABLE = new Set(["transport", "server_error", "rate_limited", "malformed_response"]);
+
+function addOneShotOptions(cmd: Command): Command {
+  return addServiceOptions(cmd)
+    .addOption(new Option("--account <addr>", "the account (default: the signer's own)").argParser(collect))
+    .addOption(new Option("--vault <addr>", "act for a vault or subaccount (vaultAddress)"))
+    .addOption(new Option("--key-file <file>", "the signer's private key file (mode 0600)"))
+    .addOption(new Option("--request-timeout <duration>", "time-out and expiresAfter window (default 5s)"));
+}
+
+/** `--at` accepts ISO-8601 or milliseconds since the epoch. */
+export function parseAt(value: string): number {
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms))
+    throw usageError(
+      `--at ${JSON.stringify(value)} is not an ISO-8601 time (2026-01-01T12:00:00Z) or milliseconds since the epoch.`,
+    );
+  return ms;
+}
+
+async function send(opts: Record<string, unknown>, deps: CliDeps, time: number | undefined): Promise<void> {
+  const { config } = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
+  const key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+  const plan = planAccounts(config, key.address);
+  if (plan.length !== 1)
+    throw usageError("schedule/unschedule act on one account at a time: give one --account.");
+  const { account, vaultAddress } = plan[0]!;
+  const client = new ExchangeClient({
+    apiUrl: effectiveUrls(config).apiUrl,
+    signer: key.wallet,
+    isMainnet: config.network === "mainnet",
+    clock: deps.clock,
+    expiresAfterMs: config.requestTimeout,
+    timeoutMs: config.requestTimeout,
+  });
+  try {
+    const result = await client.scheduleCancel({ time, vaultAddress });
+    const now = deps.clock.now();
+    if (opts.json) {
+      deps.stdout.write(
+        `${JSON.stringify({ ok: true, account, vaultAddress: vaultAddress ?? null, time: time ?? null, nonce: result.nonce, latencyMs: result.latencyMs })}\n`,
+      );
+    } else if (time === undefined) {
+      deps.stdout.write(`Removed the scheduled cancel of ${account}.\n`);
+    } else {
+      deps.stdout.write(
+        `Scheduled cancel of ${account} at ${new Date(time).toISOString()} (in ${formatDuration(time - now)}).\n`,
+      );
+    }
+  } catch (error) {
+    if (error instanceof HyperliquidApiError) {
+      const code = UNAVAILABLE.has(error.kind) ? ExitCode.unavailable : ExitCode.runtime;
+      throw new CliError(
+        error.serverMessage && !UNAVAILABLE.has(error.kind)
+          ? `The exchange refused (${error.kind}): ${error.serverMessage}`
+          : error.shortMessage,
+        code,
+        { metaMessages: error.metaMessages },
+      );
+    }
+    throw error;
+  } finally {
+    client.close();
+  }
+}
+
+export function registerSchedule(program: Command, deps: CliDeps): void {
+  addOneShotOptions(program.command("schedule").description("one push of the scheduled cancel"))
+    .addOption(new Option("--in <duration>", "cancel this far from now (e.g. 60s)"))
+    .addOption(new Option("--at <time>", "cancel at this ISO-8601 time or ms since the epoch"))
+    .action(async (opts: Record<string, unknown>) => {
+      const given = [opts.in, opts.at].filter((v) => v !== undefined).length;
+      if (given !== 1) throw usageError("schedule needs exactly one of --in DURATION or --at ISO-8601|ms.");
+      const now = deps.clock.now();
+      let time: number;
+      if (opts.in !== undefined) {
+        try {
+          time = now + parseDuration(String(opts.in));
+        } catch (error) {
+          throw usageError(`--in: ${(error as Error).message}`);
+        }
+      } else {
+        time = parseAt(String(opts.at));
+      }
+      if (time - now < EXCHANGE_MIN_LEAD_MS)
+        throw usageError(
+          `The cancel time ${new Date(time).toISOString()} is ${formatDuration(time - now)} from now; the exchange needs at least 5s.`,
+        );
+      await send(opts, deps, time);
+    });
+  addOneShotOptions(program.command("unschedule").description("remove the scheduled cancel")).action(
+    async (opts: Record<string, unknown>) => {
+      await send(opts, deps, undefined);
+    },
   );
 }
