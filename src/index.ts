@@ -91,6 +91,24 @@ export {
   type HttpTransportOptions,
 } from "./hyperliquid/transport.js";
 export { SimChain, type SimChainOptions } from "./sim/chain.js";
+export {
+  type DemoAccount,
+  type FaultSpec,
+  type Faults,
+  type ReceivedAction,
+  SIMULATOR_DEFAULTS,
+  type SimOrder,
+  type SimOrderInput,
+  type SimPosition,
+  type SimPositionInput,
+  type SimState,
+  type SimTrigger,
+  SimulatorError,
+  type SimulatorHandle,
+  type SimulatorOptions,
+  type SimulatorUser,
+  startSimulator,
+} from "./sim/server.js";
 export { type Clock, ManualClock, systemClock } from "./utils/clock.js";
 export { DecimalError, parseDecimal, ratio } from "./utils/decimal.js";
 export { parseDuration } from "./utils/duration.js";
