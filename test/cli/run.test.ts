@@ -147,7 +147,7 @@ describe("hl-deadman run (process)", () => {
 });
 
 describe("hl-deadman configuration and key errors (process)", () => {
-  const key = "0x" + "ab".repeat(32);
+  const key = `0x${"ab".repeat(32)}`;
   test("error: a bad config value exits 78 naming the key, the value and the rule", async () => {
     const p = spawnCli(["config", "check", "--interval", "40s", "--deadline", "zz"], { HL_PRIVATE_KEY: key });
     const { code } = await p.exit;
@@ -180,7 +180,7 @@ describe("hl-deadman configuration and key errors (process)", () => {
   });
 
   test("error: a bad key exits 78 without echoing it", async () => {
-    const bad = "0x" + "zz".repeat(32);
+    const bad = `0x${"zz".repeat(32)}`;
     const p = spawnCli(["config", "check"], { HL_PRIVATE_KEY: bad });
     expect((await p.exit).code).toBe(78);
     expect(p.err()).toContain("The key in env HL_PRIVATE_KEY is not a private key");
