@@ -134,8 +134,9 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 function getPath(obj: Record<string, unknown>, path: string): unknown {
   let cur: unknown = obj;
   for (const part of path.split(".")) {
-    if (!isPlainObject(cur)) return undefined;
-    cur = cur[part];
+    // Arrays too: a schema issue at `accounts.1` must show the bad element, not `undefined`.
+    if (typeof cur !== "object" || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[part];
   }
   return cur;
 }
