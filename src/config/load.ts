@@ -495,8 +495,10 @@ export function configJsonSchema(docs: Record<string, string> = CONFIG_DOCS): Re
           ],
         };
       }
-      if (isPlainObject(prop.properties))
+      if (isPlainObject(prop.properties)) {
         annotate(prop.properties as Record<string, Record<string, unknown>>, `${key}.`);
+        prop.patternProperties = { "^(//|\\$)": {} };
+      }
     }
   };
   annotate(schema.properties as Record<string, Record<string, unknown>>, "");
