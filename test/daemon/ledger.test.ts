@@ -1,0 +1,101 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { Ledger, readLedgerFile } from "../../src/daemon/ledger.js";
+import { ManualClock } from "../../src/utils/clock.js";
+import { captureLogger } from "./helpers.js";
+
+const A = "0x1111111111111111111111111111111111111111";
+const open = (stateDir: string, clock: ManualClock, log = captureLogger()) =>
+  Ledger.open({ stateDir, clock, logger: log.logger, triggerLimit: 10 });
+
+describe("Ledger", () => {
+  test("default: changes are written atomically and read back at start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const l = await open(dir, clock);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    const r = l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 61_000 });
+    expect(r).toMatchObject({ counted: true, reachedLimit: false });
+    // Once per deadline.
+    expect(l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 62_000 }).counted).toBe(
+      false,
+    );
+    await l.flush();
+    expect(readdirSync(dir)).toEqual(["ledger.json"]);
+    const again = await open(dir, clock);
+    expect(again.get(A)).toMatchObject({ triggersToday: 1, armedUntil: null, day: "2026-01-01" });
+    expect(again.get(A).history.map((e) => e.type)).toEqual(["trigger"]);
+  });
+
+  test("behavior: a corrupt ledger is moved aside and the limit is assumed, never reset to zero", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    writeFileSync(join(dir, "ledger.json"), '{"version":1,"accounts":{"0x11');
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const log = captureLogger();
+    const l = await open(dir, clock, log);
+    expect(l.get(A)).toMatchObject({ triggersToday: 10, assumed: true });
+    expect(log.events("ledger.corrupt")[0]).toMatchObject({ level: 50 });
+    await l.flush();
+    const files = readdirSync(dir).sort();
+    expect(files[0]).toBe("ledger.json");
+    expect(files[1]).toMatch(/^ledger\.json\.corrupt-\d+$/);
+    expect(readFileSync(join(dir, files[1]!), "utf8")).toBe('{"version":1,"accounts":{"0x11');
+    // The assumption ends with the UTC day.
+    clock.set(Date.UTC(2026, 0, 2, 0, 0, 1));
+    l.rollover();
+    expect(l.get(A)).toMatchObject({ triggersToday: 0, assumed: false, day: "2026-01-02" });
+  });
+
+  test("behavior: a failed write is logged with the path and reason; memory stays authoritative; the old file is intact", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const log = captureLogger();
+    const l = await open(join(dir, "state"), clock, log);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    await l.flush();
+    const before = readFileSync(join(dir, "state", "ledger.json"), "utf8");
+    // Replace the directory by a file: every write now fails (ENOTDIR), even as root.
+    rmSync(join(dir, "state"), { recursive: true });
+    writeFileSync(join(dir, "state"), "not a directory");
+    l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 61_000 });
+    await l.flush();
+    expect(l.get(A).triggersToday).toBe(1);
+    const failed = log.events("ledger.write_failed");
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({
+      level: 50,
+      path: join(dir, "state", "ledger.json"),
+      reason: "ENOTDIR",
+    });
+    expect(before).toContain('"armedUntil"');
+  });
+
+  test("behavior: the day rolls over lazily and by rollover(); the daily-limit error sets the count", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 59));
+    const l = await open(dir, clock);
+    l.markLimitReached(A, { at: clock.now(), message: "Too many scheduled cancel triggers today" });
+    expect(l.get(A).triggersToday).toBe(10);
+    clock.advance(120_000);
+    expect(l.get(A)).toMatchObject({ day: "2026-01-02", triggersToday: 0 });
+    expect(l.rollover()).toEqual([]);
+    const types = l.get(A).history.map((e) => e.type);
+    expect(types).toEqual(["limit_error", "rollover"]);
+    const file = await (async () => {
+      await l.flush();
+      return readLedgerFile(join(dir, "ledger.json"));
+    })();
+    expect(file.ok && file.file?.accounts[A]?.day).toBe("2026-01-02");
+  });
+
+  test("behavior: a deadline from an earlier UTC day is history, not today's count", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 2, 0, 5));
+    const l = await open(dir, clock);
+    const r = l.countTrigger(A, { deadline: Date.UTC(2026, 0, 1, 23, 59), at: clock.now() });
+    expect(r.counted).toBe(false);
+    expect(l.get(A).triggersToday).toBe(0);
+  });
+});

@@ -1,0 +1,50 @@
+import { describe, expect, test } from "vitest";
+import { createLoop, ManualTimers } from "../../src/daemon/loop.js";
+import { createMetrics } from "../../src/daemon/metrics.js";
+import { ManualClock } from "../../src/utils/clock.js";
+import { captureLogger, tick } from "./helpers.js";
+
+describe("createLoop", () => {
+  test("default: ticks at start + k x interval, however late each callback runs", async () => {
+    const clock = new ManualClock(1_000_000);
+    const timers = new ManualTimers(clock);
+    const at: number[] = [];
+    const loop = createLoop({
+      intervalMs: 15_000,
+      clock,
+      timers,
+      onTick: ({ scheduledAt }) => void at.push(scheduledAt),
+    });
+    loop.start();
+    await tick();
+    for (let i = 0; i < 10; i++) clock.advance(15_000 + (i % 3) * 100);
+    expect(at.slice(0, 4)).toEqual([1_000_000, 1_015_000, 1_030_000, 1_045_000]);
+    expect(at.every((t) => (t - 1_000_000) % 15_000 === 0)).toBe(true);
+    loop.stop();
+  });
+
+  test("behavior: a stall is logged with the gap, counted, and missed ticks are skipped (no burst)", async () => {
+    const clock = new ManualClock(0);
+    const timers = new ManualTimers(clock);
+    const log = captureLogger();
+    const metrics = createMetrics({ defaultMetrics: false });
+    let ticks = 0;
+    const loop = createLoop({
+      intervalMs: 1_000,
+      clock,
+      timers,
+      logger: log.logger,
+      metrics,
+      onTick: () => void ticks++,
+    });
+    loop.start();
+    await tick();
+    clock.advance(60_000);
+    expect(ticks).toBe(2);
+    expect(log.events("loop.stalled")[0]).toMatchObject({ gapMs: 59_000 });
+    expect((await metrics.eventLoopStalls.get()).values[0]!.value).toBe(1);
+    clock.advance(1_000);
+    expect(ticks).toBe(3);
+    loop.stop();
+  });
+});
