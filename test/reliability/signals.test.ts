@@ -105,6 +105,20 @@ describe.concurrent("reliability: signals", () => {
     const { sim, user, state, start } = await setup("sigkill");
     const first = start();
     const hb = await armed(first, sim, user);
+    // Armed, and the ledger on disk knows it. (A kill within the few ms between the first confirmed push and
+    // its ledger write would leave armedUntil null on disk and the restart could not count the trigger: see
+    // docs/reliability.md, "Known gaps".)
+    const ledgerPath = path.join(state.dir, "ledger.json");
+    await eventually(
+      () => {
+        try {
+          return JSON.parse(readFileSync(ledgerPath, "utf8")).accounts[user]?.armedUntil != null;
+        } catch {
+          return false;
+        }
+      },
+      { what: "the armed deadline in the ledger file" },
+    );
     const lastDeadline = () => {
       const times = assertDeadlinesNeverMoveEarlier(sim.state.actions, user);
       return times.at(-1)!;
@@ -128,6 +142,8 @@ describe.concurrent("reliability: signals", () => {
     expect(sim.state.getSchedule(user)).toBeNull();
 
     // The daemon side: a restart finds the passed deadline in its ledger, counts it, and arms again.
+    const onDisk = JSON.parse(readFileSync(path.join(state.dir, "ledger.json"), "utf8"));
+    expect(onDisk.accounts[user].armedUntil).toBeLessThanOrEqual(deadline);
     const second = start();
     const counted = await second.waitForEvent("trigger.counted", 10_000);
     expect(counted.account).toBe(user);
