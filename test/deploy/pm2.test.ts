@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -7,6 +7,7 @@ import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DEFAULTS } from "../../src/config/schema.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { capture, exitCode, jsonLines, waitFor } from "./process.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const require = createRequire(import.meta.url);
@@ -146,19 +147,12 @@ describe.skipIf(!runBuilt)("pm2 stop: SIGINT to the real CLI", () => {
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr?.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
+    const out = capture(child);
     try {
       await waitFor(
-        () => sim.state.getSchedule(user) !== null && /"event":"heartbeat.ok"/.test(stdout),
+        () => sim.state.getSchedule(user) !== null && /"event":"heartbeat.ok"/.test(out.stdout()),
         10_000,
-        () => `no heartbeat.ok; stdout:\n${stdout}\nstderr:\n${stderr}`,
+        () => `no heartbeat.ok; stdout:\n${out.stdout()}\nstderr:\n${out.stderr()}`,
       );
       const armed = sim.state.getSchedule(user);
       expect(armed).toBeGreaterThan(Date.now());
@@ -168,37 +162,18 @@ describe.skipIf(!runBuilt)("pm2 stop: SIGINT to the real CLI", () => {
       const code = await exitCode(child, app.kill_timeout);
       const elapsed = Date.now() - stoppedAt;
 
-      expect(code, `stderr:\n${stderr}`).toBe(0);
+      expect(code, `stderr:\n${out.stderr()}`).toBe(0);
       expect(elapsed).toBeLessThan(app.kill_timeout);
       expect(elapsed).toBeLessThanOrEqual(DEFAULTS.shutdownTimeout + 1000);
       expect(sim.state.getSchedule(user)).toBeNull();
-      const lines = stdout.split("\n").filter((l) => l.trim() !== "");
+      // A removal cancels nothing: the engine's order is still there.
+      expect(sim.state.getOpenOrders(user)).toHaveLength(1);
       // Every stdout line is one of pino's JSON objects: what pm2 (time: false) writes to its log file as is.
-      const events = lines.map((l) => JSON.parse(l) as { event?: string; account?: string });
-      const removed = events.find((e) => e.event === "shutdown.removed");
-      expect(removed?.account?.toLowerCase()).toBe(user);
-      expect(stdout + stderr).not.toContain(wallet.privateKey.slice(2));
+      const removed = jsonLines(out.stdout()).find((e) => e.event === "shutdown.removed");
+      expect(String(removed?.account).toLowerCase()).toBe(user);
+      expect(out.stdout() + out.stderr()).not.toContain(wallet.privateKey.slice(2));
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
     }
   });
 });
-
-async function waitFor(check: () => boolean, timeoutMs: number, message: () => string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(message());
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function exitCode(child: ChildProcess, timeoutMs: number): Promise<number | null> {
-  return new Promise((ok, fail) => {
-    if (child.exitCode !== null) return ok(child.exitCode);
-    const timer = setTimeout(() => fail(new Error(`no exit within ${timeoutMs} ms`)), timeoutMs);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      ok(code);
-    });
-  });
-}
