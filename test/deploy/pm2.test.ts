@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -88,17 +88,7 @@ describe("ecosystem.config.cjs", () => {
 // ---------------------------------------------------------------- the real CLI, stopped the way pm2 stops it
 
 const cli = join(root, app.script);
-const runSource = existsSync(join(root, "src/cli/commands/run.ts"))
-  ? readFileSync(join(root, "src/cli/commands/run.ts"), "utf8")
-  : "";
-const runBuilt = existsSync(cli) && !runSource.includes("notBuilt(");
-if (!runBuilt) {
-  console.warn(
-    "test/deploy/pm2.test.ts: `hl-deadman run` is not built yet; the SIGINT process test is SKIPPED.",
-  );
-}
-
-describe.skipIf(!runBuilt)("pm2 stop: SIGINT to the real CLI", () => {
+describe("pm2 stop: SIGINT to the real CLI", () => {
   let sim: SimulatorHandle;
   let dir: string;
   const wallet = Wallet.createRandom();
