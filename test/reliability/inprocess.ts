@@ -7,8 +7,10 @@
 import { Writable } from "node:stream";
 import { id, Wallet } from "ethers";
 import { type Config, type ConfigInput, ConfigSchema } from "../../src/config/schema.js";
+import { type ChainWatch, createChainWatch } from "../../src/daemon/chain-watch.js";
 import { type Daemon, startDaemon } from "../../src/daemon/daemon.js";
 import { ManualTimers } from "../../src/daemon/loop.js";
+import { EvmClient } from "../../src/evm/client.js";
 import { ExchangeClient } from "../../src/hyperliquid/exchange.js";
 import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
 import { type Clock, ManualClock } from "../../src/utils/clock.js";
@@ -30,6 +32,8 @@ export type InProcess = {
   stateDir: string;
   logs: LogLine[];
   events(name: string): LogLine[];
+  /** the chain watch, when started with `chainWatch: true` (ticks driven by `run`) */
+  chain: ChainWatch | null;
   /** the most calls to the exchange client that were ever in flight at once */
   maxInFlight(): number;
   /** Moves the clock `totalMs` forward in steps of `stepMs`, letting pushes finish after each step. */
@@ -49,6 +53,8 @@ export type StartInProcessParameters = {
   localOffsetMs?: number;
   /** register the signer as a user in the simulator (default true) */
   register?: boolean;
+  /** wire the chain watch (HyperEVM) to the simulator's /evm; `run` ticks it after every step */
+  chainWatch?: boolean;
 };
 
 export async function startInProcess({
@@ -58,6 +64,7 @@ export async function startInProcess({
   startAt = Date.UTC(2026, 0, 1, 12, 0, 0),
   localOffsetMs = 0,
   register = true,
+  chainWatch = false,
 }: StartInProcessParameters): Promise<InProcess> {
   const wallet = walletFor(label);
   const user = wallet.address.toLowerCase();
@@ -87,6 +94,7 @@ export async function startInProcess({
     exposureInterval: 0,
     health: "127.0.0.1:0",
     stateDir: state.dir,
+    ...(chainWatch ? { rpcUrl: sim.rpcUrl, watchAddresses: [user] } : {}),
     ...overrides,
   });
 
@@ -142,6 +150,7 @@ export async function startInProcess({
 
   const timers = new ManualTimers(clock);
   const scheduler = new ManualScheduler();
+  let chain: ChainWatch | null = null;
   const daemon = await startDaemon({
     config,
     wallet,
@@ -152,10 +161,25 @@ export async function startInProcess({
     scheduler,
     apiUrl: sim.apiUrl,
     client,
+    createChainWatch: chainWatch
+      ? (deps) => {
+          chain = createChainWatch({
+            client: new EvmClient({ rpcUrl: sim.rpcUrl, timeoutMs: 2_000 }),
+            addresses: config.watchAddresses,
+            ...deps,
+            pollIntervalMs: 3_600_000, // real timer never due in a test: `run` ticks it
+            stallThresholdMs: config.chainStallThreshold,
+            maxLagBlocks: config.chainMaxLagBlocks,
+            pageSize: config.chainPageSize,
+          });
+          return chain;
+        }
+      : undefined,
   });
-  // Let the immediate first push go out and land.
+  // Let the immediate first push go out and land (and the chain watch's first probe).
   await new Promise((r) => setImmediate(r));
   await daemon.settle();
+  await (chain as ChainWatch | null)?.tick();
 
   let closed = false;
   return {
@@ -170,6 +194,9 @@ export async function startInProcess({
     stateDir: state.dir,
     logs,
     events: (name) => logs.filter((l) => l.event === name),
+    get chain() {
+      return chain;
+    },
     maxInFlight: () => maxInFlight,
     async run(totalMs, stepMs = 1_000, onStep) {
       const end = clock.now() + totalMs;
@@ -177,6 +204,7 @@ export async function startInProcess({
         clock.advance(Math.min(stepMs, end - clock.now()));
         await new Promise((r) => setImmediate(r));
         await daemon.settle();
+        await (chain as ChainWatch | null)?.tick();
         await onStep?.();
       }
     },

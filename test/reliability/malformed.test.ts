@@ -76,4 +76,34 @@ describe("reliability: malformed answers", () => {
     expect(sim.state.getTriggers(user)).toHaveLength(0);
     proven("malformed-info");
   });
+
+  test("behavior: malformed /evm answers are logged and survived", async () => {
+    t = await startInProcess({ label: "malformed-evm", chainWatch: true });
+    const { sim, daemon, user } = t;
+    expect(t.chain).not.toBeNull();
+    await t.run(5_000, 1_000);
+    expect(t.events("chain.watch.started")).toHaveLength(1);
+    const headBefore = t.chain!.status().headBlock!;
+    expect(headBefore).toBeGreaterThan(0);
+    for (const fault of FAULTS) {
+      const errorsBefore = t.events("chain.error").length;
+      sim.faults.set("evm", fault);
+      await t.run(5_000, 1_000);
+      const errors = t.events("chain.error").slice(errorsBefore);
+      expect(errors.length, JSON.stringify(fault)).toBeGreaterThan(0);
+      expect(t.chain!.status().lastError).not.toBeNull();
+      sim.faults.clear("evm");
+      await t.run(3_000, 1_000);
+      expect(t.chain!.status().lastError, "the next tick succeeds").toBeNull();
+    }
+    // The watch caught up with the chain (blocks keep coming with the clock) and never took the daemon down.
+    expect(t.chain!.status().headBlock!).toBeGreaterThan(headBefore + 20);
+    expect(t.chain!.status().enabled).toBe(true);
+    expect(t.events("daemon.crash")).toHaveLength(0);
+    expect(t.events("heartbeat.failed")).toHaveLength(0);
+    expect(daemon.status()[0]!.state).toBe("armed");
+    expect(simArmed(t)).toBe(true);
+    expect(sim.state.getTriggers(user)).toHaveLength(0);
+    proven("malformed-evm");
+  });
 });

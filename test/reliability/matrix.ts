@@ -267,6 +267,15 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     file: "malformed.test.ts",
     mode: "in-process",
   },
+  {
+    id: "malformed-evm",
+    group: "malformed",
+    fault: "/evm (the chain watch's JSON-RPC) answers bad JSON, the wrong shape, and a multi-MB body",
+    proves: "each is logged as chain.error, the heartbeat is unaffected, the watch catches up after",
+    test: "behavior: malformed /evm answers are logged and survived",
+    file: "malformed.test.ts",
+    mode: "in-process",
+  },
   // ---------------------------------------------------------------------------------------- bad input
   {
     id: "bad-flags",
