@@ -77,9 +77,13 @@ export function planAccounts(
 ): { account: string; vaultAddress: string | undefined }[] {
   if (config.vault) return [{ account: config.vault, vaultAddress: config.vault }];
   const accounts = config.accounts.length > 0 ? [...new Set(config.accounts)] : [signer];
-  if (accounts.length === 1) return [{ account: accounts[0]!, vaultAddress: undefined }];
-  // Several accounts: the signer's own address acts directly, every other one is a subaccount or vault of it.
-  return accounts.map((account) => ({ account, vaultAddress: account === signer ? undefined : account }));
+  // One account acts directly, without vaultAddress: the signer's own address when it is listed, else the first
+  // account listed. A push without vaultAddress protects the signer's user, which is the signer itself or, when
+  // the signer is an API (agent) wallet, the master it was approved for (api-facts §A6) -- the recommended set-up
+  // is a dedicated agent key with `--account MASTER`. Every other account is a subaccount or vault of that user
+  // and is sent as vaultAddress. The daemon logs this plan at start (`daemon.start`, `accounts.agent`).
+  const direct = accounts.includes(signer) ? signer : accounts[0]!;
+  return accounts.map((account) => ({ account, vaultAddress: account === direct ? undefined : account }));
 }
 
 export async function startDaemon(params: StartDaemonParameters): Promise<Daemon> {
@@ -209,6 +213,14 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     },
     `hl-deadman ${VERSION}: keeping the scheduled cancel armed for ${accounts.join(", ")}`,
   );
+  for (const { account, vaultAddress } of plan) {
+    if (vaultAddress === undefined && account !== signer) {
+      log.info(
+        { event: "accounts.agent", account, signer },
+        `signer ${signer} acts as an API wallet for ${account} (no vaultAddress); for a subaccount or vault use --vault`,
+      );
+    }
+  }
 
   // The guard's first answer comes before the first push, so a dead engine is never re-armed.
   if (guard) {
