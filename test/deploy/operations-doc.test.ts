@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -116,6 +117,16 @@ describe("docs/operations.md", () => {
       expect(comment, `schema comment for ${key}`).toBeDefined();
       expect(row, key).toContain((comment as string).replaceAll("|", "\\|"));
     }
+  });
+
+  test("behavior: every flag in the table is one `hl-deadman run` accepts", () => {
+    const help = execFileSync(process.execPath, [join(root, "dist/bin/hl-deadman.js"), "run", "--help"], {
+      encoding: "utf8",
+      timeout: 15_000,
+    });
+    const flags = [...currentTable(doc).matchAll(/\| `(--[a-z-]+) /g)].map((m) => m[1] as string);
+    expect(flags.length).toBe(CONFIG_KEYS.length);
+    for (const flag of flags) expect(help, flag).toMatch(new RegExp(`^\\s+${flag}\\b`, "m"));
   });
 
   test("behavior: the defaults shown are DEFAULTS", () => {
