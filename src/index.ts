@@ -1,6 +1,19 @@
 /** The library surface of hl-deadman (package.json "exports" ".") — snapshotted by test/index.test.ts. */
 
+export { KeyError, type KeySource, loadSigningKey } from "./config/keys.js";
+export {
+  CONFIG_KEYS,
+  ConfigError,
+  checkConfigRules,
+  configJsonSchema,
+  effectiveStateDir,
+  effectiveUrls,
+  type LoadedConfig,
+  loadConfig,
+} from "./config/load.js";
+export { type Config, type ConfigInput, ConfigSchema, DEFAULTS, NETWORK_URLS } from "./config/schema.js";
 export { type ChainWatch, createChainWatch } from "./daemon/chain-watch.js";
+export { type Daemon, planAccounts, type StartDaemonParameters, startDaemon } from "./daemon/daemon.js";
 export { createExposurePoller, type ExposurePoller, type ExposureThresholds } from "./daemon/exposure.js";
 export {
   type AccountFigures,
@@ -8,13 +21,18 @@ export {
   derivePosition,
   type PositionFigures,
 } from "./daemon/figures.js";
+export { createGuard, type Guard } from "./daemon/guard.js";
 export {
   computeReadiness,
   createHealthServer,
   type HealthServer,
   parseListenAddress,
 } from "./daemon/health.js";
+export { Ledger, LedgerEntry, LedgerFile, readLedgerFile } from "./daemon/ledger.js";
+export { createLoop, ManualTimers, systemTimers, type Timers } from "./daemon/loop.js";
 export { createMetrics, type Metrics } from "./daemon/metrics.js";
+export { installShutdownHandlers } from "./daemon/shutdown.js";
+export { createSwitch, EXPEDITE_LEAD_MS, type Switch } from "./daemon/switch.js";
 export type {
   ChainWatchStatus,
   ExposureStatus,
@@ -112,4 +130,5 @@ export {
 export { type Clock, ManualClock, systemClock } from "./utils/clock.js";
 export { DecimalError, parseDecimal, ratio } from "./utils/decimal.js";
 export { parseDuration } from "./utils/duration.js";
+export { cronScheduler, ManualScheduler, type Scheduler } from "./utils/scheduler.js";
 export { VERSION } from "./version.js";
