@@ -141,7 +141,7 @@ describe("Dockerfile", () => {
     expect(env.get("CREDENTIALS_DIRECTORY")).toBe("/run/secrets");
   });
 
-  test(".dockerignore keeps build output, dependencies, git and key material out of the context", () => {
+  test("behavior: .dockerignore keeps build output, dependencies, git and key material out of the context", () => {
     const ignored = read(".dockerignore")
       .split("\n")
       .map((l) => l.trim())

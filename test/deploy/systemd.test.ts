@@ -240,6 +240,12 @@ describe.skipIf(!hasAnalyze)("systemd-analyze", () => {
         cwd: dir,
         timeout: 15_000,
       });
+      if (/unrecognized option|unknown option/i.test(result.stderr)) {
+        console.warn(
+          `systemd-analyze security --offline is not supported here (systemd < 250): ${result.stderr}`,
+        );
+        return;
+      }
       const level = /Overall exposure level for \S+: (\d+\.\d+)/.exec(result.stdout);
       expect(level, result.stdout + result.stderr).not.toBeNull();
       expect(Number(level?.[1])).toBeLessThanOrEqual(2.0);
