@@ -23,7 +23,9 @@ describe("package root", () => {
   });
 
   test("behavior: VERSION matches package.json", () => {
-    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
     expect(VERSION).toBe(pkg.version);
   });
 });
