@@ -261,6 +261,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       }
     });
   });
+  // Keep idle connections open well beyond any push interval, as the load balancers in front of real APIs do
+  // (typically 60 s or more). Node's default of 5 s races a client that reuses a socket every 5 s and turns
+  // into spurious ECONNRESETs on the heartbeat.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
