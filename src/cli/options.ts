@@ -1,5 +1,15 @@
 import { type Command, Option } from "commander";
 
+/** The parsed values of addServiceOptions, as commander hands them to an action. */
+export type ServiceOptions = {
+  config?: string;
+  network?: string;
+  apiUrl?: string;
+  rpcUrl?: string;
+  json?: boolean;
+  logLevel?: string;
+};
+
 /** Options shared by every command that talks to the service (cli-contract.md, "Options shared ..."). */
 export function addServiceOptions(cmd: Command): Command {
   return cmd

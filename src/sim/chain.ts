@@ -26,6 +26,7 @@ import {
   zeroPadValue,
 } from "ethers";
 import type { Clock } from "../utils/clock.js";
+import { createRng } from "./prng.js";
 
 export type SimChainOptions = {
   clock: Clock;
@@ -184,18 +185,6 @@ function mix(a: number, b: number): number {
   h = Math.imul(h, 0x846ca68b) >>> 0;
   h ^= h >>> 16;
   return h >>> 0;
-}
-
-/** mulberry32: a small deterministic PRNG in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export class SimChain {
@@ -456,7 +445,7 @@ export class SimChain {
     const cached = this.#plans.get(n);
     if (cached) return cached;
     const { seed } = this.options;
-    const rnd = prng(mix(seed, n));
+    const rnd = createRng(mix(seed, n));
     const timeMs = this.#times[n] as number;
     const baseFee = 100_000_000n + BigInt(Math.floor(rnd() * 50_000_000));
     const isBig = n === this.bigBlock;

@@ -23,16 +23,9 @@ import { formatHeader, formatTransactions } from "../../evm/format.js";
 import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, unavailableError, usageError } from "../errors.js";
-import { addServiceOptions } from "../options.js";
+import { addServiceOptions, type ServiceOptions } from "../options.js";
 
-type EvmOptions = {
-  json?: boolean;
-  config?: string;
-  network?: string;
-  apiUrl?: string;
-  rpcUrl?: string;
-  logLevel?: string;
-};
+type EvmOptions = ServiceOptions;
 type TxsOptions = EvmOptions & { page?: string; size?: string; all?: boolean };
 
 /** Default page size of `evm txs` for one page (Otterscan's PAGE_SIZE). */

@@ -17,7 +17,7 @@ import { isAddress } from "../../utils/address.js";
 import { redactUrl } from "../../utils/redact.js";
 import type { CliDeps } from "../deps.js";
 import { unavailableError, usageError } from "../errors.js";
-import { addServiceOptions, collect } from "../options.js";
+import { addServiceOptions, collect, type ServiceOptions } from "../options.js";
 
 export type ExposureEntry = {
   address: string;
@@ -28,15 +28,7 @@ export type ExposureEntry = {
   derived: AccountFigures;
 };
 
-type ExposureOptions = {
-  dex?: string[];
-  json?: boolean;
-  config?: string;
-  network?: string;
-  apiUrl?: string;
-  rpcUrl?: string;
-  logLevel?: string;
-};
+type ExposureOptions = ServiceOptions & { dex?: string[] };
 
 /** Every invalid address, named with its position; throws a usage error (exit 2) before anything is sent. */
 export function checkAddresses(addresses: string[]): string[] {
