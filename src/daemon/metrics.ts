@@ -7,8 +7,21 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 
 export const METRIC_PREFIX = "hl_deadman_";
 
+/**
+ * Sampling period (ms) of prom-client's event-loop-lag histogram. Its default, 10 ms, wakes the process 100
+ * times a second, which alone costs ~20 CPU-seconds per hour — more than everything else the daemon does at
+ * the default cadence (BENCHMARKS.md). Each sample still measures lag to the millisecond; the daemon's own
+ * loop detects stalls (`loop.stalled`) independently.
+ */
+export const EVENT_LOOP_SAMPLE_MS = 1_000;
+
 export function createMetrics({ registry = new Registry(), defaultMetrics = true } = {}) {
-  if (defaultMetrics) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+  if (defaultMetrics)
+    collectDefaultMetrics({
+      register: registry,
+      prefix: METRIC_PREFIX,
+      eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
+    });
   const r = [registry];
   const p = METRIC_PREFIX;
   return {
