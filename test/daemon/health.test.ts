@@ -331,7 +331,9 @@ function parsePrometheus(text: string) {
       }
       continue;
     }
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|\+Inf|-Inf)(?: \d+)?$/.exec(line);
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|Nan|\+Inf|-Inf)(?: \d+)?$/.exec(
+      line,
+    ); // prom-client writes NaN as "Nan"; Prometheus parses either
     if (!m) throw new Error(`not Prometheus text: ${JSON.stringify(line)}`);
     const labels: Record<string, string> = {};
     for (const pair of (m[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
