@@ -55,6 +55,8 @@ export type StartInProcessParameters = {
   register?: boolean;
   /** wire the chain watch (HyperEVM) to the simulator's /evm; `run` ticks it after every step */
   chainWatch?: boolean;
+  /** called synchronously with each log line as the daemon writes it */
+  onLog?: (line: LogLine) => void;
 };
 
 export async function startInProcess({
@@ -65,6 +67,7 @@ export async function startInProcess({
   localOffsetMs = 0,
   register = true,
   chainWatch = false,
+  onLog,
 }: StartInProcessParameters): Promise<InProcess> {
   const wallet = walletFor(label);
   const user = wallet.address.toLowerCase();
@@ -108,10 +111,15 @@ export async function startInProcess({
         const text = partial.slice(0, nl);
         partial = partial.slice(nl + 1);
         nl = partial.indexOf("\n");
+        let line: LogLine | undefined;
         try {
-          logs.push(JSON.parse(text) as LogLine);
+          line = JSON.parse(text) as LogLine;
         } catch {
-          // not JSON: ignored
+          line = undefined; // not JSON: ignored
+        }
+        if (line) {
+          logs.push(line);
+          onLog?.(line);
         }
       }
       cb();
