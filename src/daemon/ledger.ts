@@ -54,6 +54,12 @@ export const LedgerEntry = z.object({
   armedUntil: ms.nullable(),
   /** when the last push was confirmed (clock ms) */
   lastPushAt: ms.nullable(),
+  /**
+   * Write-ahead record: the cancel time of a push that was sent but whose confirmation is not recorded (the
+   * exchange may have accepted it). Written durably before the request leaves, so a crash between the
+   * exchange's acceptance and the ledger write cannot hide an armed deadline from the next start.
+   */
+  pendingUntil: ms.nullable().default(null),
   /** the last deadline a trigger was counted for (a deadline is never counted twice) */
   lastCountedDeadline: ms.nullable().default(null),
   history: z.array(LedgerEvent).default([]),
@@ -252,6 +258,7 @@ export class Ledger {
         assumed,
         armedUntil: null,
         lastPushAt: null,
+        pendingUntil: null,
         lastCountedDeadline: null,
         history: [],
       };
@@ -305,11 +312,44 @@ export class Ledger {
     return rolled;
   }
 
+  /**
+   * A push with cancel time `deadline` is about to be sent: record it durably first (write-ahead). Resolves
+   * once written, or after `maxWaitMs` (a slow or failing disk must not hold the heartbeat back; a failed write
+   * is logged and the in-memory ledger stays authoritative).
+   */
+  async recordIntent(
+    account: string,
+    { deadline, maxWaitMs = 1_000 }: { deadline: number; maxWaitMs?: number },
+  ): Promise<void> {
+    const entry = this.#entry(account);
+    if (entry.pendingUntil === null || deadline > entry.pendingUntil) entry.pendingUntil = deadline;
+    this.#markDirty();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.flush(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, maxWaitMs);
+        timer.unref?.();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** The exchange refused the push with cancel time `deadline`: it cannot have armed anything. */
+  clearIntent(account: string, { deadline }: { deadline: number }): void {
+    const entry = this.#entry(account);
+    if (entry.pendingUntil === deadline) {
+      entry.pendingUntil = null;
+      this.#markDirty();
+    }
+  }
+
   /** A push was confirmed: the schedule is armed until `deadline`. */
   recordPush(account: string, { deadline, at }: { deadline: number; at: number }): LedgerEntry {
     const entry = this.#entry(account);
     entry.armedUntil = deadline;
     entry.lastPushAt = at;
+    if (entry.pendingUntil !== null && entry.pendingUntil <= deadline) entry.pendingUntil = null;
     this.#markDirty();
     return structuredClone(entry);
   }
@@ -333,6 +373,7 @@ export class Ledger {
     if (sameDay && !entry.assumed) entry.triggersToday++;
     entry.lastCountedDeadline = deadline;
     if (entry.armedUntil !== null && entry.armedUntil <= deadline) entry.armedUntil = null;
+    if (entry.pendingUntil !== null && entry.pendingUntil <= deadline) entry.pendingUntil = null;
     this.#push(entry, {
       at,
       type: "trigger",
@@ -364,6 +405,7 @@ export class Ledger {
     const entry = this.#entry(account);
     const was = entry.armedUntil;
     entry.armedUntil = null;
+    entry.pendingUntil = null;
     this.#push(entry, { at, type: "removed", deadline: was });
     this.#markDirty();
     return structuredClone(entry);

@@ -296,6 +296,8 @@ export function createSwitch(params: CreateSwitchParameters): Switch {
     const time = sentAt + (mode === "arm" ? deadlineMs : EXPEDITE_LEAD_MS);
     const controller = new AbortController();
     // The request cannot land after its expiresAfter: stop waiting for it then (on the daemon's clock).
+    // Write-ahead: the ledger knows this cancel time before the exchange can accept it (see Ledger.recordIntent).
+    await ledger.recordIntent(account, { deadline: time });
     const abortTimer = timers.after(requestTimeoutMs, () => controller.abort());
     try {
       const result = await client.scheduleCancel({
@@ -306,7 +308,10 @@ export function createSwitch(params: CreateSwitchParameters): Switch {
       });
       onOk(result, mode, time);
     } catch (error) {
-      onFail(describeFailure(error), sentAt, mode);
+      const failure = describeFailure(error);
+      // An explicit refusal armed nothing; an unknown outcome (time-out, reset) stays pending in the ledger.
+      if (!failure.unknownOutcome) ledger.clearIntent(account, { deadline: time });
+      onFail(failure, sentAt, mode);
     } finally {
       abortTimer.cancel();
     }
@@ -473,6 +478,27 @@ export function createSwitch(params: CreateSwitchParameters): Switch {
       const entry = ledger.get(account);
       armedUntil = entry.armedUntil;
       lastPushAt = entry.lastPushAt;
+      // A push sent just before the last stop may have been accepted without its confirmation reaching the
+      // ledger (write-ahead pendingUntil). At most one of the two deadlines can fire (a newer schedule replaces
+      // the older), so: if the pending one has passed, count it; if only the confirmed one has passed, count
+      // that (it fired unless the pending push was accepted: counting errs toward fewer triggers left), then
+      // treat the pending one as possibly armed.
+      const pending = entry.pendingUntil;
+      if (pending !== null && (armedUntil === null || pending > armedUntil)) {
+        const startNow = clock.now();
+        if (pending <= startNow) {
+          armedUntil = pending;
+        } else if (armedUntil !== null && armedUntil <= startNow) {
+          checkLapse("the deadline passed while the daemon was down");
+          armedUntil = pending;
+        } else {
+          armedUntil = pending;
+        }
+        log.info(
+          { event: "ledger.pending", pendingUntil: pending, confirmedUntil: entry.armedUntil },
+          "a push sent before the last stop has no recorded confirmation; assuming the exchange accepted it",
+        );
+      }
       if (entry.assumed) {
         log.error(
           {

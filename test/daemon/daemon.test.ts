@@ -1,7 +1,8 @@
-import { utimesSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
-import { readLedgerFile } from "../../src/daemon/ledger.js";
+import { type LedgerFile, readLedgerFile } from "../../src/daemon/ledger.js";
 import { EXPEDITE_LEAD_MS } from "../../src/daemon/switch.js";
 import { utcDay } from "../../src/utils/clock.js";
 import { type Harness, harness } from "./helpers.js";
@@ -243,6 +244,64 @@ describe("daemon against the simulator (ManualClock)", () => {
     } finally {
       await again.close();
     }
+  });
+
+  test("behavior: a crash right after the first confirmed push still counts the trigger (write-ahead ledger)", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-test-"));
+    let onDiskAtAck: string | null = null;
+    let ackedDeadline = 0;
+    h = await harness({
+      stateDir,
+      onLine: (line) => {
+        if (line.event !== "heartbeat.ok" || onDiskAtAck !== null) return;
+        // What a SIGKILL at the instant the push is acknowledged would leave on disk.
+        onDiskAtAck = readFileSync(join(stateDir, "ledger.json"), "utf8");
+        ackedDeadline = line.deadline as number;
+      },
+    });
+    expect(onDiskAtAck).not.toBeNull();
+    const entry = JSON.parse(onDiskAtAck!).accounts[h.account];
+    expect(Math.max(entry.armedUntil ?? 0, entry.pendingUntil ?? 0)).toBe(ackedDeadline);
+
+    // Crash: stop pushing without removing anything; the exchange fires at the deadline.
+    await Promise.all(h.daemon.switches.map((s) => s.stop()));
+    await h.daemon.settle();
+    await h.advance(70_000, 10_000);
+    expect(h.sim.state.getTriggers(h.account)).toHaveLength(1);
+
+    // Restart from exactly those bytes.
+    const crashDir = mkdtempSync(join(tmpdir(), "hl-deadman-test-"));
+    writeFileSync(join(crashDir, "ledger.json"), onDiskAtAck!);
+    const again = await harness({ start: h.clock.now(), stateDir: crashDir, wallet: h.wallet });
+    try {
+      const counted = again.events("trigger.counted");
+      expect(counted).toHaveLength(1);
+      expect(counted[0]).toMatchObject({ deadline: ackedDeadline, triggersToday: 1 });
+      expect(again.daemon.status()[0]).toMatchObject({ triggersToday: 1, state: "armed" });
+    } finally {
+      await again.close();
+    }
+  });
+
+  test("behavior: an explicit refusal clears the write-ahead record", async () => {
+    h = await harness({ user: { volumeUsd: 10 } });
+    await h.daemon.ledger.flush();
+    expect(h.events("switch.not_protected")).toHaveLength(1);
+    const entry = (await readLedgerFile(join(h.stateDir, "ledger.json"))) as { ok: true; file: LedgerFile };
+    expect(entry.file.accounts[h.account]).toMatchObject({ armedUntil: null, pendingUntil: null });
+  });
+
+  test("behavior: a push with an unknown outcome stays pending in the ledger", async () => {
+    h = await harness({ config: { requestTimeout: 250 } });
+    const armed = h.daemon.status()[0]!.armedUntil!;
+    h.sim.faults.set("exchange", { blackhole: true });
+    const sentAt = h.clock.now() + 15_000;
+    await h.advance(15_000, 15_000, { bounded: true });
+    await new Promise((r) => setTimeout(r, 400)); // the client's real 250 ms time-out
+    await h.settle({ bounded: true });
+    await h.daemon.ledger.flush();
+    const read = (await readLedgerFile(join(h.stateDir, "ledger.json"))) as { ok: true; file: LedgerFile };
+    expect(read.file.accounts[h.account]).toMatchObject({ armedUntil: armed, pendingUntil: sentAt + 60_000 });
   });
 
   test("behavior: close() removes the schedule (remove) or leaves it (keep)", async () => {

@@ -18,11 +18,17 @@ import { ManualScheduler } from "../../src/utils/scheduler.js";
 
 export type LogLine = Record<string, unknown> & { event?: string; account?: string; level: number };
 
-export function captureLogger() {
+export function captureLogger(onLine?: (line: LogLine) => void) {
   const lines: LogLine[] = [];
   const logger = createLogger({
     level: "debug",
-    destination: { write: (s: string) => void lines.push(JSON.parse(s) as LogLine) },
+    destination: {
+      write: (s: string) => {
+        const line = JSON.parse(s) as LogLine;
+        lines.push(line);
+        onLine?.(line);
+      },
+    },
   });
   return { logger, lines, events: (name: string) => lines.filter((l) => l.event === name) };
 }
@@ -40,6 +46,7 @@ export async function harness({
   stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-test-")),
   wallet = Wallet.createRandom() as unknown as Wallet,
   startDaemonNow = true,
+  onLine,
 }: {
   start?: number;
   config?: ConfigInput;
@@ -48,6 +55,8 @@ export async function harness({
   stateDir?: string;
   wallet?: Wallet;
   startDaemonNow?: boolean;
+  /** called synchronously with each log line as the daemon writes it */
+  onLine?: (line: LogLine) => void;
 } = {}) {
   const clock = new ManualClock(start);
   const account = wallet.address.toLowerCase();
@@ -65,7 +74,7 @@ export async function harness({
   });
   const timers = new ManualTimers(clock);
   const scheduler = new ManualScheduler();
-  const log = captureLogger();
+  const log = captureLogger(onLine);
   const cfg = ConfigSchema.parse({ health: "off", exposureInterval: 0, ...config });
   let daemon: Daemon | undefined;
   const boot = async () => {
