@@ -1,7 +1,7 @@
 /**
  * The fault matrix of issue 8: one row per case, what it proves, and the test that proves it. The reliability
  * suite (test/reliability/*.test.ts) names its tests exactly `row.test`, records each proven row, and prints the
- * counts at the end; docs/reliability.md carries the same table (test/reliability/matrix.test.ts checks both).
+ * counts at the end; README.md ("Reliability") carries the same table (test/reliability/matrix.test.ts checks both).
  */
 
 export type ReliabilityCase = {
