@@ -330,7 +330,7 @@ export function createExposurePoller({
                 : {}),
             })),
           },
-          "exposure",
+          exposureSummary(account, f),
         );
         setMetrics(account, dex, f);
         checkThresholds(account, dex, f);
@@ -446,4 +446,24 @@ export function createExposurePoller({
       };
     },
   };
+}
+
+/**
+ * One line for people (the structured fields carry the exact figures): value, leverage, margin usage and each
+ * position with its side, size, unrealised PnL and distance to liquidation.
+ */
+export function exposureSummary(account: string, f: AccountFigures): string {
+  const pct = (x: number | null) => (x === null ? "n/a" : `${(x * 100).toFixed(1)}%`);
+  const lev = f.leverage === null ? "n/a" : `${f.leverage.toFixed(2)}x`;
+  const positions = f.positions.map((p) => {
+    const liq =
+      p.liquidationDistancePct === undefined
+        ? "no liq. price"
+        : `liq. ${p.liquidationDistancePct.toFixed(1)}% away`;
+    return `${p.coin} ${p.side} ${p.szi.replace(/^-/, "")} (PnL ${p.unrealizedPnl}, ${liq})`;
+  });
+  return (
+    `${account.slice(0, 6)}…${account.slice(-4)}: value $${f.accountValue}, leverage ${lev}, margin used ${pct(f.marginUsage)}` +
+    (positions.length > 0 ? `; ${positions.join("; ")}` : "; no positions")
+  );
 }

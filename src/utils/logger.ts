@@ -61,7 +61,14 @@ export function createLogger({
       ...options,
       transport: {
         target: "pino-pretty",
-        options: { colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname", sync: true },
+        // One line per event for people: the message first, then the fields inline.
+        options: {
+          colorize: true,
+          translateTime: "SYS:HH:MM:ss.l",
+          ignore: "pid,hostname,module",
+          singleLine: true,
+          sync: true,
+        },
       },
     });
   }
