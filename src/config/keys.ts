@@ -5,8 +5,8 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { Wallet } from "ethers";
 import { BaseError } from "../errors/base.js";
+import { type LocalSigner, localSigner } from "../hyperliquid/signing.js";
 import { ExitCode } from "../utils/exit-codes.js";
 
 export type KeySource = "key-file" | "env" | "credentials";
@@ -29,7 +29,7 @@ export type LoadSigningKeyParameters = {
 };
 
 export type SigningKey = {
-  wallet: Wallet;
+  wallet: LocalSigner;
   source: KeySource;
   /** For people: `key file /etc/hl/key`, `env HL_PRIVATE_KEY`, `credentials /run/credentials/x/hl-private-key`. */
   where: string;
@@ -40,7 +40,7 @@ export type SigningKey = {
 const KEY_RE = /^(0x)?[0-9a-fA-F]{64}$/;
 
 /** Checks the text is a 32-byte hex key and builds the wallet; the message names `where`, never the text. */
-export function walletFromKeyText(text: string, where: string): Wallet {
+export function walletFromKeyText(text: string, where: string): LocalSigner {
   const trimmed = text.trim();
   if (!KEY_RE.test(trimmed)) {
     throw new KeyError(`The key in ${where} is not a private key.`, {
@@ -50,7 +50,7 @@ export function walletFromKeyText(text: string, where: string): Wallet {
     });
   }
   try {
-    return new Wallet(trimmed.startsWith("0x") ? trimmed : `0x${trimmed}`);
+    return localSigner(trimmed.startsWith("0x") ? trimmed : `0x${trimmed}`);
   } catch {
     // No cause: ethers' message would echo the value.
     throw new KeyError(
@@ -99,7 +99,7 @@ export function loadSigningKey({
   credentialsDirectory = env.CREDENTIALS_DIRECTORY,
   cwd = process.cwd(),
 }: LoadSigningKeyParameters = {}): SigningKey {
-  const done = (wallet: Wallet, source: KeySource, where: string): SigningKey => ({
+  const done = (wallet: LocalSigner, source: KeySource, where: string): SigningKey => ({
     wallet,
     source,
     where,

@@ -3,17 +3,15 @@
  * exposure poller, the optional chain watch, and the health/metrics server. `startDaemon` resolves once
  * everything runs; `close()` stops in order (inputs first, then the schedules, the ledger, the server last).
  */
-import type { Wallet } from "ethers";
 import { effectiveUrls } from "../config/load.js";
 import type { Config } from "../config/schema.js";
-import { EvmClient } from "../evm/client.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { InfoClient } from "../hyperliquid/info.js";
+import type { LocalSigner } from "../hyperliquid/signing.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
 import { VERSION } from "../version.js";
-import { createChainWatch } from "./chain-watch.js";
 import { createExposurePoller, type ExposurePoller } from "./exposure.js";
 import { createGuard, type Guard } from "./guard.js";
 import { computeReadiness, createHealthServer, type HealthServer, parseListenAddress } from "./health.js";
@@ -32,7 +30,7 @@ export type DaemonChainWatch = {
 
 export type StartDaemonParameters = {
   config: Config;
-  wallet: Wallet;
+  wallet: LocalSigner;
   stateDir: string;
   logger: Logger;
   clock?: Clock;
@@ -180,22 +178,29 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     },
   });
 
-  const makeChainWatch =
-    params.createChainWatch ??
-    (config.rpcUrl
-      ? (deps: { clock: Clock; logger: Logger; metrics: Metrics }) =>
-          createChainWatch({
-            client: new EvmClient({ rpcUrl: config.rpcUrl!, timeoutMs: config.requestTimeout }),
-            addresses: config.watchAddresses,
-            ...deps,
-            pollIntervalMs: config.chainPollInterval,
-            stallThresholdMs: config.chainStallThreshold,
-            maxLagBlocks: config.chainMaxLagBlocks,
-            pageSize: config.chainPageSize,
-          })
-      : undefined);
-  const chain =
-    config.watchAddresses.length > 0 && makeChainWatch ? makeChainWatch({ clock, logger, metrics }) : null;
+  // The chain watch and its EVM client are loaded only when addresses are watched.
+  let chain: DaemonChainWatch | null = null;
+  if (config.watchAddresses.length > 0) {
+    if (params.createChainWatch) {
+      chain = params.createChainWatch({ clock, logger, metrics });
+    } else if (config.rpcUrl) {
+      const [{ createChainWatch }, { EvmClient }] = await Promise.all([
+        import("./chain-watch.js"),
+        import("../evm/client.js"),
+      ]);
+      chain = createChainWatch({
+        client: new EvmClient({ rpcUrl: config.rpcUrl, timeoutMs: config.requestTimeout }),
+        addresses: config.watchAddresses,
+        clock,
+        logger,
+        metrics,
+        pollIntervalMs: config.chainPollInterval,
+        stallThresholdMs: config.chainStallThreshold,
+        maxLagBlocks: config.chainMaxLagBlocks,
+        pageSize: config.chainPageSize,
+      });
+    }
+  }
 
   log.info(
     {

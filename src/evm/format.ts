@@ -2,7 +2,7 @@
  * Readable views of `ots_` results for people (the CLI): decimal numbers, ISO times, gas, base fee in gwei, values in
  * HYPE (18 decimals, ethers formatEther), receipt status ok/failed, created contracts. Scripts use `--json` instead.
  */
-import { formatEther, formatUnits } from "ethers";
+import { formatEther, formatUnits } from "ethers/utils";
 import type { OtsFullblockHeader, OtsHeader, OtsReceipt, OtsTransaction } from "./schemas.js";
 
 /** A 0x-hex quantity as a bigint (null and undefined stay null). */

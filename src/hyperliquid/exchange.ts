@@ -3,7 +3,8 @@
  * HyperliquidApiError. No automatic retry: a signed action is never re-sent blindly, and the caller (the switch)
  * decides, with `isRetryable`, whether to send a new one with a fresh nonce.
  */
-import { computeAddress, SigningKey } from "ethers";
+import { SigningKey } from "ethers/crypto";
+import { computeAddress } from "ethers/transaction";
 import { ValidationError } from "../errors/base.js";
 import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";

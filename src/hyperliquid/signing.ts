@@ -10,19 +10,27 @@
  * scheduleCancel cases).
  */
 import { Encoder } from "@msgpack/msgpack";
-import {
-  concat,
-  getBytes,
-  keccak256,
-  recoverAddress,
-  Signature,
-  SigningKey,
-  TypedDataEncoder,
-  toUtf8Bytes,
-} from "ethers";
+// ethers' subpath entry points: the root "ethers" also loads providers, contracts and wordlists (~10 MiB of
+// resident memory the daemon never uses; BENCHMARKS.md, import cost).
+import { keccak256, Signature, SigningKey } from "ethers/crypto";
+import { TypedDataEncoder } from "ethers/hash";
+import { computeAddress, recoverAddress } from "ethers/transaction";
+import { concat, getBytes, toUtf8Bytes } from "ethers/utils";
 import { BaseError } from "../errors/base.js";
 
 export type Hex = `0x${string}`;
+
+/**
+ * A private key and its address: all the daemon needs to sign (an ethers Wallet fits this shape too, but
+ * loading the wallet module costs memory for features we do not use).
+ */
+export type LocalSigner = { readonly address: string; readonly signingKey: SigningKey };
+
+/** Builds a LocalSigner from a 0x-prefixed 32-byte hex key (throws ethers' error on an invalid key). */
+export function localSigner(privateKey: string): LocalSigner {
+  const signingKey = new SigningKey(privateKey);
+  return Object.freeze({ address: computeAddress(signingKey.publicKey), signingKey });
+}
 
 /** `{ r, s, v }` as the exchange expects it: r and s as 0x + 64 lower-case hex digits, v 27 or 28. */
 export type L1Signature = { r: Hex; s: Hex; v: 27 | 28 };

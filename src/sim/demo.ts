@@ -3,7 +3,9 @@
  * volume gate, with open orders and positions on BTC, ETH and SOL whose marks random-walk once per second
  * of the simulator clock (seeded, so a ManualClock run is reproducible).
  */
-import { computeAddress, keccak256, toUtf8Bytes } from "ethers";
+import { keccak256 } from "ethers/crypto";
+import { computeAddress } from "ethers/transaction";
+import { toUtf8Bytes } from "ethers/utils";
 import { createRng, deriveSeed, type Rng } from "./prng.js";
 import type { SimStore, SimUserInput } from "./state.js";
 

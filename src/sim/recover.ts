@@ -10,7 +10,7 @@
  * full recovery. Pulled in through @noble/curves 1.2.0, the exact version ethers 6.17 depends on.
  */
 import { secp256k1 } from "@noble/curves/secp256k1";
-import { SigningKey } from "ethers";
+import { SigningKey } from "ethers/crypto";
 import {
   l1ActionDigest,
   type RecoverL1ActionSignerParameters,

@@ -1,4 +1,4 @@
-import { getAddress } from "ethers";
+import { getAddress } from "ethers/address";
 import { BaseError } from "../errors/base.js";
 
 export class InvalidAddressError extends BaseError {

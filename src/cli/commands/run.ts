@@ -2,12 +2,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
-import { Wallet } from "ethers";
 import { loadSigningKey } from "../../config/keys.js";
 import { ConfigError, effectiveStateDir, type LoadedConfig, loadConfig } from "../../config/load.js";
 import { startDaemon } from "../../daemon/daemon.js";
 import { installShutdownHandlers, setProcessTitle } from "../../daemon/shutdown.js";
-import { startSimulator } from "../../sim/server.js";
+import { type LocalSigner, localSigner } from "../../hyperliquid/signing.js";
 import { createLogger } from "../../utils/logger.js";
 import type { CliDeps } from "../deps.js";
 import { unavailableError } from "../errors.js";
@@ -142,14 +141,16 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
     `${loaded.actionsPerDay.toLocaleString("en-US")} scheduleCancel actions per day per account at this interval`,
   );
 
-  let wallet: Wallet;
+  let wallet: LocalSigner;
   let apiUrl: string | undefined;
   let closeSim: (() => Promise<void>) | undefined;
   if (sim) {
+    // The simulator is loaded only for --sim.
+    const { startSimulator } = await import("../../sim/server.js");
     const simulator = await startSimulator({ demo: true, network: config.network });
     closeSim = () => simulator.close();
     apiUrl = simulator.apiUrl;
-    wallet = new Wallet(simulator.demo!.privateKey);
+    wallet = localSigner(simulator.demo!.privateKey);
     if (config.accounts.length > 0 || config.vault)
       throw new ConfigError(["--sim runs the demo account only; drop accounts / vault"]);
     log.warn(

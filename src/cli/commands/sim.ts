@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import { type SimulatorHandle, type SimulatorUser, startSimulator } from "../../sim/server.js";
+import type { SimulatorHandle, SimulatorUser } from "../../sim/server.js";
 import { isAddress } from "../../utils/address.js";
 import { utcDay } from "../../utils/clock.js";
 import type { CliDeps } from "../deps.js";
@@ -87,6 +87,8 @@ export function simInit(opts: SimCommandOptions): SimInit {
 export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown>): Promise<void> {
   const out = (line: string) => deps.stdout.write(`${line}\n`);
   let sim: SimulatorHandle | undefined;
+  // Loaded on use: every other command (and the daemon) starts without the simulator's code.
+  const { startSimulator } = await import("../../sim/server.js");
   sim = await startSimulator({
     host: init.host,
     port: init.port,
