@@ -99,6 +99,8 @@ export {
   type L1Signer,
   l1ActionDigest,
   l1ActionHash,
+  type LocalSigner,
+  localSigner,
   recoverL1ActionSigner,
   signL1Action,
 } from "./hyperliquid/signing.js";
