@@ -335,11 +335,17 @@ export class Ledger {
     clearTimeout(timer);
   }
 
-  /** The exchange refused the push with cancel time `deadline`: it cannot have armed anything. */
-  clearIntent(account: string, { deadline }: { deadline: number }): void {
+  /**
+   * The exchange refused the push with cancel time `deadline`: it armed nothing. The record goes back to what
+   * it was before that push (an earlier push whose outcome is still unknown stays pending).
+   */
+  clearIntent(
+    account: string,
+    { deadline, restoreTo = null }: { deadline: number; restoreTo?: number | null },
+  ): void {
     const entry = this.#entry(account);
     if (entry.pendingUntil === deadline) {
-      entry.pendingUntil = null;
+      entry.pendingUntil = restoreTo;
       this.#markDirty();
     }
   }
@@ -349,7 +355,9 @@ export class Ledger {
     const entry = this.#entry(account);
     entry.armedUntil = deadline;
     entry.lastPushAt = at;
-    if (entry.pendingUntil !== null && entry.pendingUntil <= deadline) entry.pendingUntil = null;
+    // Pushes never overlap and an unknown-outcome push gates the next one until it can no longer land, so a
+    // confirmation supersedes every push sent before it (including after a deliberate, earlier expedite).
+    entry.pendingUntil = null;
     this.#markDirty();
     return structuredClone(entry);
   }

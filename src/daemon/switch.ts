@@ -292,12 +292,13 @@ export function createSwitch(params: CreateSwitchParameters): Switch {
   };
 
   const attempt = async (mode: "arm" | "expedite"): Promise<void> => {
+    const time = clock.now() + (mode === "arm" ? deadlineMs : EXPEDITE_LEAD_MS);
+    // Write-ahead: the ledger knows this cancel time before the exchange can accept it (see Ledger.recordIntent).
+    const previousPending = ledger.get(account).pendingUntil;
+    await ledger.recordIntent(account, { deadline: time });
     const sentAt = clock.now();
-    const time = sentAt + (mode === "arm" ? deadlineMs : EXPEDITE_LEAD_MS);
     const controller = new AbortController();
     // The request cannot land after its expiresAfter: stop waiting for it then (on the daemon's clock).
-    // Write-ahead: the ledger knows this cancel time before the exchange can accept it (see Ledger.recordIntent).
-    await ledger.recordIntent(account, { deadline: time });
     const abortTimer = timers.after(requestTimeoutMs, () => controller.abort());
     try {
       const result = await client.scheduleCancel({
@@ -310,7 +311,8 @@ export function createSwitch(params: CreateSwitchParameters): Switch {
     } catch (error) {
       const failure = describeFailure(error);
       // An explicit refusal armed nothing; an unknown outcome (time-out, reset) stays pending in the ledger.
-      if (!failure.unknownOutcome) ledger.clearIntent(account, { deadline: time });
+      if (!failure.unknownOutcome)
+        ledger.clearIntent(account, { deadline: time, restoreTo: previousPending });
       onFail(failure, sentAt, mode);
     } finally {
       abortTimer.cancel();

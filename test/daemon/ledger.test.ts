@@ -29,6 +29,60 @@ describe("Ledger", () => {
     expect(again.get(A).history.map((e) => e.type)).toEqual(["trigger"]);
   });
 
+  test("behavior: the write-ahead record is on disk before recordIntent resolves, and follows each outcome", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const l = await open(dir, clock);
+    const onDisk = () => JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).accounts[A];
+    const t0 = clock.now();
+
+    await l.recordIntent(A, { deadline: t0 + 60_000 });
+    expect(onDisk()).toMatchObject({ pendingUntil: t0 + 60_000, armedUntil: null });
+
+    // Confirmed: promoted to armedUntil, nothing pending.
+    l.recordPush(A, { deadline: t0 + 60_000, at: t0 });
+    await l.flush();
+    expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: t0 + 60_000 });
+
+    // Unknown outcome (no call): stays pending; a refused later push restores it rather than erasing it.
+    await l.recordIntent(A, { deadline: t0 + 75_000 });
+    await l.recordIntent(A, { deadline: t0 + 90_000 });
+    l.clearIntent(A, { deadline: t0 + 90_000, restoreTo: t0 + 75_000 });
+    await l.flush();
+    expect(onDisk()).toMatchObject({ pendingUntil: t0 + 75_000, armedUntil: t0 + 60_000 });
+
+    // A trigger at (or after) the pending deadline clears it; so does a removal.
+    l.countTrigger(A, { deadline: t0 + 75_000, at: t0 + 76_000 });
+    await l.flush();
+    expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: null, triggersToday: 1 });
+    await l.recordIntent(A, { deadline: t0 + 200_000 });
+    l.recordRemoval(A, { at: t0 + 100_000 });
+    await l.flush();
+    expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: null });
+  });
+
+  test("behavior: a ledger written before pendingUntil existed still reads (the field defaults to null)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const old = {
+      version: 1,
+      updatedAt: clock.now(),
+      accounts: {
+        [A]: {
+          account: A,
+          day: "2026-01-01",
+          triggersToday: 2,
+          limit: 10,
+          armedUntil: null,
+          lastPushAt: null,
+        },
+      },
+    };
+    writeFileSync(join(dir, "ledger.json"), JSON.stringify(old));
+    const l = await open(dir, clock);
+    expect(l.get(A)).toMatchObject({ triggersToday: 2, pendingUntil: null, assumed: false });
+  });
+
   test("behavior: a corrupt ledger is moved aside and the limit is assumed, never reset to zero", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     writeFileSync(join(dir, "ledger.json"), '{"version":1,"accounts":{"0x11');
