@@ -1,0 +1,104 @@
+/**
+ * Interoperability with an independent Hyperliquid SDK, @nktkas/hyperliquid (a dev dependency, used only in
+ * tests and benchmarks): it signs exactly as we do, and its client arms and removes a schedule on our
+ * simulator, whichever success type the simulator answers with (spec `scheduleCancel`, real API `default`).
+ */
+import { HttpTransport, ExchangeClient as NkExchangeClient } from "@nktkas/hyperliquid";
+import { signL1Action as nkSignL1Action } from "@nktkas/hyperliquid/signing";
+import { Wallet } from "ethers";
+import { afterEach, describe, expect, test } from "vitest";
+import { ExchangeClient } from "../../src/hyperliquid/exchange.js";
+import { recoverL1ActionSigner, signL1Action } from "../../src/hyperliquid/signing.js";
+import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { systemClock } from "../../src/utils/clock.js";
+
+let sim: SimulatorHandle | undefined;
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+});
+
+describe("interop: @nktkas/hyperliquid", () => {
+  test("behavior: both SDKs produce the same scheduleCancel signature for every shape of request", async () => {
+    const vault: `0x${string}` = "0x1719884eb866cb12b2287399b15f7db5e7d775ea";
+    let cases = 0;
+    for (let i = 0; i < 4; i++) {
+      const wallet = Wallet.createRandom();
+      for (const isMainnet of [true, false])
+        for (const time of [undefined, 1_735_689_630_000 + i])
+          for (const vaultAddress of [undefined, vault])
+            for (const expiresAfter of [undefined, 1_735_689_660_000 + i]) {
+              const action =
+                time === undefined ? { type: "scheduleCancel" } : { type: "scheduleCancel", time };
+              const nonce = 1_735_689_600_000 + i;
+              const ours = await signL1Action({
+                wallet,
+                action,
+                nonce,
+                vaultAddress,
+                expiresAfter,
+                isMainnet,
+              });
+              const theirs = await nkSignL1Action({
+                wallet,
+                action,
+                nonce,
+                isTestnet: !isMainnet,
+                ...(vaultAddress ? { vaultAddress } : {}),
+                ...(expiresAfter ? { expiresAfter } : {}),
+              });
+              expect(ours).toEqual(theirs);
+              expect(
+                await recoverL1ActionSigner({
+                  action,
+                  nonce,
+                  vaultAddress,
+                  expiresAfter,
+                  isMainnet,
+                  signature: theirs,
+                }),
+              ).toBe(wallet.address);
+              cases++;
+            }
+    }
+    expect(cases).toBe(64);
+  });
+
+  test.each(["scheduleCancel", "default"] as const)(
+    "behavior: its client arms and removes a schedule on our simulator (success type %s)",
+    async (successType) => {
+      const wallet = Wallet.createRandom();
+      const user = wallet.address.toLowerCase();
+      sim = await startSimulator({ successType, users: [{ address: user }] });
+      const client = new NkExchangeClient({
+        transport: new HttpTransport({ apiUrl: sim.apiUrl, timeout: 5_000 }),
+        wallet,
+      });
+      const time = Date.now() + 60_000;
+      const armed = await client.scheduleCancel({ time });
+      expect(armed.status).toBe("ok");
+      expect(sim.state.getSchedule(user)).toBe(time);
+      await client.scheduleCancel();
+      expect(sim.state.getSchedule(user)).toBeNull();
+      // Our client sees the same simulator state after theirs, and vice versa.
+      const ours = new ExchangeClient({
+        apiUrl: sim.apiUrl,
+        signer: wallet,
+        isMainnet: true,
+        clock: systemClock,
+      });
+      await ours.scheduleCancel({ time: time + 1_000 });
+      expect(sim.state.getSchedule(user)).toBe(time + 1_000);
+      ours.close();
+    },
+  );
+
+  test("error: its client surfaces our simulator's refusal text verbatim", async () => {
+    const wallet = Wallet.createRandom();
+    sim = await startSimulator({ users: [{ address: wallet.address.toLowerCase(), volumeUsd: 373.47205 }] });
+    const client = new NkExchangeClient({ transport: new HttpTransport({ apiUrl: sim.apiUrl }), wallet });
+    await expect(client.scheduleCancel({ time: Date.now() + 60_000 })).rejects.toThrow(
+      "Cannot set scheduled cancel time until enough volume traded. Required: $1000000. Traded: $373.47205.",
+    );
+  });
+});
