@@ -18,6 +18,27 @@ const acceptedTimes = (x: Harness) =>
     .filter((a) => a.accepted && typeof (a.action as { time?: unknown }).time === "number")
     .map((a) => (a.action as { time: number }).time);
 
+/** Crash: stop pushing without removing anything; the exchange fires at the deadline while the daemon is down. */
+async function crashPastDeadline(h: Harness, downMs: number): Promise<void> {
+  await Promise.all(h.daemon.switches.map((s) => s.stop()));
+  await h.daemon.settle();
+  await h.advance(downMs, 10_000);
+  expect(h.sim.state.getTriggers(h.account)).toHaveLength(1);
+}
+
+/** A restart on `stateDir` counts exactly one trigger, for `deadline`, and arms again. */
+async function expectRestartCounts(h: Harness, stateDir: string, deadline: number): Promise<void> {
+  const again = await harness({ start: h.clock.now(), stateDir, wallet: h.wallet });
+  try {
+    const counted = again.events("trigger.counted");
+    expect(counted).toHaveLength(1);
+    expect(counted[0]).toMatchObject({ deadline, triggersToday: 1 });
+    expect(again.daemon.status()[0]).toMatchObject({ triggersToday: 1, state: "armed" });
+  } finally {
+    await again.close();
+  }
+}
+
 describe("daemon against the simulator (ManualClock)", () => {
   test("default: pushes keep the schedule alive across many intervals with no trigger", async () => {
     h = await harness();
@@ -230,20 +251,8 @@ describe("daemon against the simulator (ManualClock)", () => {
     h = await harness();
     await h.advance(15_000);
     const armed = h.daemon.status()[0]!.armedUntil!;
-    // Crash: stop pushing without removing anything.
-    await Promise.all(h.daemon.switches.map((s) => s.stop()));
-    await h.daemon.settle();
-    await h.advance(80_000, 10_000);
-    expect(h.sim.state.getTriggers(h.account)).toHaveLength(1);
-    const again = await harness({ start: h.clock.now(), stateDir: h.stateDir, wallet: h.wallet });
-    try {
-      const counted = again.events("trigger.counted");
-      expect(counted).toHaveLength(1);
-      expect(counted[0]).toMatchObject({ deadline: armed, triggersToday: 1 });
-      expect(again.daemon.status()[0]).toMatchObject({ triggersToday: 1, state: "armed" });
-    } finally {
-      await again.close();
-    }
+    await crashPastDeadline(h, 80_000);
+    await expectRestartCounts(h, h.stateDir, armed);
   });
 
   test("behavior: a crash right after the first confirmed push still counts the trigger (write-ahead ledger)", async () => {
@@ -263,24 +272,11 @@ describe("daemon against the simulator (ManualClock)", () => {
     const entry = JSON.parse(onDiskAtAck!).accounts[h.account];
     expect(Math.max(entry.armedUntil ?? 0, entry.pendingUntil ?? 0)).toBe(ackedDeadline);
 
-    // Crash: stop pushing without removing anything; the exchange fires at the deadline.
-    await Promise.all(h.daemon.switches.map((s) => s.stop()));
-    await h.daemon.settle();
-    await h.advance(70_000, 10_000);
-    expect(h.sim.state.getTriggers(h.account)).toHaveLength(1);
-
+    await crashPastDeadline(h, 70_000);
     // Restart from exactly those bytes.
     const crashDir = mkdtempSync(join(tmpdir(), "hl-deadman-test-"));
     writeFileSync(join(crashDir, "ledger.json"), onDiskAtAck!);
-    const again = await harness({ start: h.clock.now(), stateDir: crashDir, wallet: h.wallet });
-    try {
-      const counted = again.events("trigger.counted");
-      expect(counted).toHaveLength(1);
-      expect(counted[0]).toMatchObject({ deadline: ackedDeadline, triggersToday: 1 });
-      expect(again.daemon.status()[0]).toMatchObject({ triggersToday: 1, state: "armed" });
-    } finally {
-      await again.close();
-    }
+    await expectRestartCounts(h, crashDir, ackedDeadline);
   });
 
   test("behavior: an explicit refusal clears the write-ahead record", async () => {
