@@ -29,8 +29,8 @@ function spawnCli(args: string[], env: Record<string, string> = {}, cwd?: string
   let err = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: string | null }>((r) =>
-    child.on("exit", (code, signal) => r({ code, signal })),
+  const exit = new Promise<{ code: number | null; signal: string | null }>(
+    (r) => child.on("close", (code, signal) => r({ code, signal })), // close: stdout drained, unlike exit
   );
   return { child, out: () => out, err: () => err, exit };
 }

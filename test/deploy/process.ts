@@ -12,9 +12,10 @@ export async function waitFor(check: () => boolean, timeoutMs: number, message: 
 /** Resolves to the child's exit code; rejects if it has not exited within `timeoutMs`. */
 export function exitCode(child: ChildProcess, timeoutMs: number): Promise<number | null> {
   return new Promise((ok, fail) => {
-    if (child.exitCode !== null) return ok(child.exitCode);
+    // 'close', not 'exit': 'exit' can fire before the child's stdout is drained into capture().
+    if (child.exitCode !== null && (child.stdout?.destroyed ?? true)) return ok(child.exitCode);
     const timer = setTimeout(() => fail(new Error(`no exit within ${timeoutMs} ms`)), timeoutMs);
-    child.once("exit", (code) => {
+    child.once("close", (code) => {
       clearTimeout(timer);
       ok(code);
     });

@@ -82,7 +82,13 @@ export function spawnCli(
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>(
     (resolve) => {
-      child.once("exit", (code, signal) => resolve({ code, signal, at: Date.now() }));
+      // 'exit' can fire before the child's stdout is drained; resolve on 'close' (every line read) but keep
+      // the exit time for time-to-exit figures.
+      let at = 0;
+      child.once("exit", () => {
+        at = Date.now();
+      });
+      child.once("close", (code, signal) => resolve({ code, signal, at: at || Date.now() }));
     },
   );
   const waitFor = (match: (l: LogLine) => boolean, timeoutMs = 10_000, what = "a matching log line") =>

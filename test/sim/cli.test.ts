@@ -31,7 +31,7 @@ function startCli(args: string[]): Promise<Started> {
     env: { PATH: process.env.PATH },
   });
   children.push(child);
-  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exit = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     let out = "";
     let err = "";
@@ -64,7 +64,8 @@ function runToEnd(args: string[]): Promise<{ code: number | null; stdout: string
   child.stderr.on("data", (d: Buffer) => {
     stderr += d.toString();
   });
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, stdout, stderr })));
+  // 'close' (stdio drained), not 'exit'.
+  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
 }
 
 describe("hl-deadman sim", () => {
