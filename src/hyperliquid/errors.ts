@@ -78,7 +78,8 @@ const HINTS: Record<HyperliquidErrorKind, string> = {
   volume_gate:
     "The exchange refuses scheduleCancel until the account has traded $1,000,000 of volume; the switch cannot work on this account.",
   nonce: "The nonce was refused.",
-  expired: "The request's expiresAfter passed before the exchange processed it; a new request can succeed.",
+  expired:
+    "The request's expiresAfter passed before the exchange processed it; a new request can succeed. If every request expires, the local clock is behind the exchange's by more than the request window: check the clock (NTP).",
   unknown_signer:
     "The exchange recovered a signer it does not know: check the key, the network (mainnet/testnet), that the API wallet is approved, and that the account has a deposit.",
   vault_not_registered: "The vaultAddress is not a registered vault or subaccount of the signer.",
