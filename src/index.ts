@@ -12,6 +12,7 @@ export {
   loadConfig,
 } from "./config/load.js";
 export { type Config, type ConfigInput, ConfigSchema, DEFAULTS, NETWORK_URLS } from "./config/schema.js";
+export { type BudgetMonitor, type BudgetStatus, createBudgetMonitor } from "./daemon/budget.js";
 export { type ChainWatch, createChainWatch } from "./daemon/chain-watch.js";
 export { type Daemon, planAccounts, type StartDaemonParameters, startDaemon } from "./daemon/daemon.js";
 export { createExposurePoller, type ExposurePoller, type ExposureThresholds } from "./daemon/exposure.js";

@@ -98,6 +98,8 @@ export const CONFIG_KEYS: readonly KeySpec[] = Object.freeze([
   spec("guardInterval", "HL_GUARD_INTERVAL", "guard-interval", "duration"),
   spec("onEngineDown", "HL_ON_ENGINE_DOWN", "on-engine-down", "enum"),
   spec("permanentRecheckInterval", "HL_PERMANENT_RECHECK_INTERVAL", "permanent-recheck-interval", "duration"),
+  spec("budgetInterval", "HL_BUDGET_INTERVAL", "budget-interval", "duration"),
+  spec("budgetWarnDays", "HL_BUDGET_WARN_DAYS", "budget-warn-days", "number"),
   spec("triggerLimit", "HL_TRIGGER_LIMIT", "trigger-limit", "int"),
   spec("triggerWarnRemaining", "HL_TRIGGER_WARN_REMAINING", "trigger-warn-remaining", "int"),
   spec("watchAddresses", "HL_WATCH_ADDRESSES", "watch-address", "list"),
@@ -545,6 +547,9 @@ export const CONFIG_DOCS: Readonly<Record<string, string>> = Object.freeze({
     "When the guard fails: `expedite` (cancel at the 5 s minimum, once) or `lapse` (stop pushing).",
   permanentRecheckInterval:
     "Re-check cadence for an account refused permanently (volume gate, unknown signer...) (ms).",
+  budgetInterval:
+    "How often the address's lifetime action budget (userRateLimit) is read (ms); 0 turns it off.",
+  budgetWarnDays: "Warn when the action budget would run out within this many days at the push rate.",
   triggerLimit: "Triggers per UTC day the exchange allows.",
   triggerWarnRemaining: "Warn when this many triggers or fewer remain today.",
   watchAddresses:

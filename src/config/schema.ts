@@ -31,6 +31,8 @@ export const DEFAULTS = Object.freeze({
   guardMaxAge: 10_000,
   guardInterval: 2_000,
   permanentRecheckInterval: 300_000,
+  budgetInterval: 600_000,
+  budgetWarnDays: 14,
   triggerLimit: 10,
   triggerWarnRemaining: 3,
   clockSkewWarn: 2_000,
@@ -116,6 +118,10 @@ export const ConfigSchema = z
     onEngineDown: z.enum(["expedite", "lapse"]).default(DEFAULTS.onEngineDown),
     /** Re-check cadence for an account refused permanently (volume gate, unknown signer...) (ms). */
     permanentRecheckInterval: durationMs.default(DEFAULTS.permanentRecheckInterval),
+    /** How often the address's lifetime action budget (userRateLimit) is read (ms); 0 turns it off. */
+    budgetInterval: durationMs.default(DEFAULTS.budgetInterval),
+    /** Warn when the action budget would run out within this many days at the push rate. */
+    budgetWarnDays: z.number().nonnegative().default(DEFAULTS.budgetWarnDays),
     /** Triggers per UTC day the exchange allows. */
     triggerLimit: z.number().int().min(1).default(DEFAULTS.triggerLimit),
     /** Warn when this many triggers or fewer remain today. */

@@ -3,7 +3,7 @@
  * exposure poller, the optional chain watch, and the health/metrics server. `startDaemon` resolves once
  * everything runs; `close()` stops in order (inputs first, then the schedules, the ledger, the server last).
  */
-import { effectiveUrls } from "../config/load.js";
+import { actionsPerDay, effectiveUrls } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { InfoClient } from "../hyperliquid/info.js";
@@ -12,6 +12,7 @@ import { type Clock, systemClock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
 import { VERSION } from "../version.js";
+import { createBudgetMonitor } from "./budget.js";
 import { createExposurePoller, type ExposurePoller } from "./exposure.js";
 import { createGuard, type Guard } from "./guard.js";
 import { computeReadiness, createHealthServer, type HealthServer, parseListenAddress } from "./health.js";
@@ -116,17 +117,20 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const plan = planAccounts(config, signer);
   const accounts = plan.map((p) => p.account);
 
+  // One info client for the exposure poller and the budget monitor (read-only queries, safe to retry).
+  const info = new InfoClient({
+    apiUrl,
+    clock,
+    timeoutMs: config.requestTimeout,
+    chunkSize: config.exposureChunkSize,
+    concurrency: config.exposureConcurrency,
+  });
+
   // Exposure poller (E): accounts plus extra users; a trigger polls at once.
   let exposure: ExposurePoller | null = null;
   if (config.exposureInterval > 0) {
     exposure = createExposurePoller({
-      info: new InfoClient({
-        apiUrl,
-        clock,
-        timeoutMs: config.requestTimeout,
-        chunkSize: config.exposureChunkSize,
-        concurrency: config.exposureConcurrency,
-      }),
+      info,
       users: [...accounts, ...config.exposureUsers],
       dexes: config.dexes,
       clock,
@@ -141,6 +145,19 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       },
     });
   }
+
+  // The address's lifetime action budget, which every push spends (api-facts §A9).
+  const budget = createBudgetMonitor({
+    info,
+    accounts,
+    clock,
+    timers,
+    logger,
+    metrics,
+    intervalMs: config.budgetInterval,
+    actionsPerDay: actionsPerDay(config.interval),
+    warnDays: config.budgetWarnDays,
+  });
 
   const switches = plan.map(({ account, vaultAddress }) =>
     createSwitch({
@@ -234,6 +251,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   }
   for (const s of switches) s.start();
   exposure?.start();
+  budget.start();
   void chain?.start();
 
   const rolloverJob: ScheduledJob = scheduler.schedule("0 0 * * *", () => rollover(), {
@@ -297,10 +315,12 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       log.info({ event: "daemon.stopping", reason, onShutdown: mode }, "stopping");
       rolloverJob.stop();
       guard?.stop();
+      budget.stop();
       await Promise.all([exposure?.stop(), chain?.stop()]);
       const results = await Promise.all(switches.map((s) => s.shutdown({ mode })));
       await ledger.flush();
       client.close?.();
+      info.close();
       await health?.close();
       const ok = results.every((r) => r.outcome !== "failed");
       return { ok, results };

@@ -93,6 +93,31 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
       help: "Times the push loop woke up much later than planned (host suspended, loop blocked).",
       registers: r,
     }),
+    // --- the address's lifetime action budget (userRateLimit)
+    addressRequestsUsed: new Gauge({
+      name: `${p}address_requests_used`,
+      help: "Actions the address has used of its lifetime budget (userRateLimit.nRequestsUsed).",
+      labelNames: ["account"],
+      registers: r,
+    }),
+    addressRequestsCap: new Gauge({
+      name: `${p}address_requests_cap`,
+      help: "The address's lifetime action budget (nRequestsCap + nRequestsSurplus).",
+      labelNames: ["account"],
+      registers: r,
+    }),
+    addressRequestsLeft: new Gauge({
+      name: `${p}address_requests_left`,
+      help: "Actions left before the address is throttled to one request per 10 s.",
+      labelNames: ["account"],
+      registers: r,
+    }),
+    addressBudgetDaysLeft: new Gauge({
+      name: `${p}address_budget_days_left`,
+      help: "Days until the action budget runs out at this daemon's push rate alone (-1: no pushes).",
+      labelNames: ["account"],
+      registers: r,
+    }),
     // --- exposure
     accountValue: new Gauge({
       name: `${p}account_value_usd`,

@@ -8,11 +8,12 @@ import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import { classifyHttpStatus, HyperliquidApiError } from "./errors.js";
-import type { OpenOrder } from "./schemas.js";
 import {
   type ClearinghouseState,
   ClearinghouseState as ClearinghouseStateSchema,
+  type OpenOrder,
   OpenOrdersResponse,
+  UserRateLimit,
 } from "./schemas.js";
 import { createHttpTransport, type HttpResponse, type HttpTransport } from "./transport.js";
 
@@ -204,6 +205,24 @@ export class InfoClient {
     this.#checkStatus(response);
     if (response.json === undefined) throw this.#malformed(response, "the body is not JSON");
     return this.#parseItem(OpenOrdersResponse, response.json, response, "open orders");
+  }
+
+  /** The address's lifetime action budget (`userRateLimit`); query the account, not an agent address. */
+  async userRateLimit({
+    user,
+    signal,
+  }: {
+    user: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<UserRateLimit> {
+    const address = normalizeAddress(user, "user");
+    const response = await this.#transport.postJson(
+      "/info",
+      { type: "userRateLimit", user: address },
+      { signal },
+    );
+    this.#checkStatus(response);
+    return this.#parseItem(UserRateLimit, response.json, response, "userRateLimit");
   }
 
   /** Ends the keep-alive sockets. Idempotent. */

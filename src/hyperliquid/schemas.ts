@@ -122,6 +122,19 @@ export type OpenOrder = z.infer<typeof OpenOrder>;
 export const OpenOrdersResponse = z.array(OpenOrder);
 export type OpenOrdersResponse = z.infer<typeof OpenOrdersResponse>;
 
+/**
+ * `userRateLimit`: the address's lifetime action budget (api-facts §A9): 10,000 requests plus one per USDC
+ * traded; every scheduleCancel push spends one. When used reaches cap, the address gets one request per 10 s.
+ */
+export const UserRateLimit = z.looseObject({
+  cumVlm: DecimalString,
+  nRequestsUsed: z.number().int().nonnegative(),
+  nRequestsCap: z.number().int().nonnegative(),
+  /** newer schema (nktkas): requests bought with reserveRequestWeight */
+  nRequestsSurplus: z.number().int().nonnegative().optional(),
+});
+export type UserRateLimit = z.infer<typeof UserRateLimit>;
+
 export const OpenOrdersRequest = z.strictObject({
   type: z.literal("openOrders"),
   user: AddressString,

@@ -1,5 +1,5 @@
 /**
- * POST /info: batchClearinghouseStates (plus clearinghouseState, openOrders, frontendOpenOrders), computed
+ * POST /info: batchClearinghouseStates (plus clearinghouseState, openOrders, frontendOpenOrders, userRateLimit), computed
  * from the simulated positions and marks in the shape of api-facts §B1.
  */
 import { z } from "zod";
@@ -15,6 +15,7 @@ const InfoRequest = z.discriminatedUnion("type", [
   z.object({ type: z.literal("clearinghouseState"), user: Address, dex: Dex }),
   z.object({ type: z.literal("openOrders"), user: Address, dex: Dex }),
   z.object({ type: z.literal("frontendOpenOrders"), user: Address, dex: Dex }),
+  z.object({ type: z.literal("userRateLimit"), user: Address }),
 ]);
 export type InfoRequest = z.infer<typeof InfoRequest>;
 
@@ -25,7 +26,8 @@ export function infoWeight(req: unknown): number {
   if (r && r.type === "batchClearinghouseStates" && Array.isArray(r.users)) {
     return 2 + Math.floor(r.users.length / 10);
   }
-  if (r && (r.type === "openOrders" || r.type === "frontendOpenOrders")) return 20;
+  if (r && (r.type === "openOrders" || r.type === "frontendOpenOrders" || r.type === "userRateLimit"))
+    return 20;
   return 2;
 }
 
@@ -39,7 +41,7 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
   const parsed = InfoRequest.safeParse(raw);
   if (!parsed.success) return unprocessable();
   const req = parsed.data;
-  const dex = req.dex ?? "";
+  const dex = "dex" in req ? (req.dex ?? "") : "";
   const now = store.clock.now();
   switch (req.type) {
     case "batchClearinghouseStates":
@@ -51,6 +53,18 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
       return ok(ordersOf(store.account(req.user), dex).map(openOrderJson));
     case "frontendOpenOrders":
       return ok(ordersOf(store.account(req.user), dex).map(frontendOrderJson));
+    case "userRateLimit": {
+      // api-facts §A9: 10,000 requests plus 1 per USDC traded, over the address's lifetime (a user's
+      // `addressBudget` option replaces the cap). An unknown address reads as a fresh one.
+      const acc = store.account(req.user);
+      const volume = acc?.volumeUsd ?? 0;
+      return ok({
+        cumVlm: decimal(volume),
+        nRequestsUsed: acc?.requestsUsed ?? 0,
+        nRequestsCap: acc?.addressBudget ?? 10_000 + Math.floor(volume),
+        nRequestsSurplus: 0,
+      });
+    }
   }
 }
 

@@ -50,6 +50,15 @@ export function addRunOptions(cmd: Command): Command {
     .addOption(new Option("--dex <name>", "perp dex to poll (repeatable; env HL_DEXES)").argParser(collect))
     .addOption(new Option("--exposure-chunk-size <n>", "users per batchClearinghouseStates request"))
     .addOption(new Option("--exposure-concurrency <n>", "exposure chunks in flight at once"))
+    .addOption(
+      new Option(
+        "--budget-interval <duration>",
+        "how often the address's action budget is read, 0 = off (default 10m)",
+      ),
+    )
+    .addOption(
+      new Option("--budget-warn-days <n>", "warn when the action budget lasts fewer days (default 14)"),
+    )
     .addOption(new Option("--max-leverage <x>", "alert above this leverage"))
     .addOption(new Option("--min-liquidation-distance-pct <pct>", "alert below this distance to liquidation"))
     .addOption(new Option("--max-notional-usd <usd>", "alert above this total notional"))
