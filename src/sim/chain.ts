@@ -174,6 +174,9 @@ const INIT_CODE =
   "0x6080604052348015600f57600080fd5b50603f80601d6000396000f3fe6080604052600080fdfea164736f6c6343000814000a";
 const BODY_CACHE = 64;
 
+/** What building one block's transactions needs. */
+type BodyContext = { plan: BlockPlan; blockHash: string; blockNumber: string; chainId: bigint };
+
 const hex = (n: number | bigint): string => `0x${n.toString(16)}`;
 
 /** splitmix32-style integer hash, so each block's PRNG is independent of every other block's. */
@@ -524,74 +527,111 @@ export class SimChain {
   }
 
   #buildBody(n: number): SimTransaction[] {
-    const plan = this.#plan(n);
-    const blockHash = this.#hash(n);
-    const blockNumber = hex(n);
-    const chainId = BigInt(this.options.chainId);
+    const ctx = this.#bodyContext(n);
     let cumulative = 0n;
-    return plan.txs.map((p, i) => {
-      const maxPriorityFeePerGas = p.priorityFee;
-      const maxFeePerGas = plan.baseFee * 2n + p.priorityFee;
-      const tx = Transaction.from({
-        type: 2,
-        chainId,
-        nonce: p.nonce,
-        to: p.to,
-        value: p.value,
-        gasLimit: p.gasLimit,
-        maxFeePerGas,
-        maxPriorityFeePerGas,
-        data: p.data,
-        accessList: [],
-      });
-      const key = this.#keys[p.sender] as SigningKey;
-      tx.signature = key.sign(tx.unsignedHash);
-      const raw = tx.serialized;
-      const hash = tx.hash as string;
-      const from = this.#wallets[p.sender] as string;
-      const sig = tx.signature;
-      const effectiveGasPrice = plan.baseFee + p.priorityFee;
+    return ctx.plan.txs.map((p, i) => {
       cumulative += p.gasUsed;
-      const txJson: TransactionJson = {
-        blockHash,
-        blockNumber,
-        from,
-        gas: hex(p.gasLimit),
-        gasPrice: hex(effectiveGasPrice),
-        maxFeePerGas: hex(maxFeePerGas),
-        maxPriorityFeePerGas: hex(maxPriorityFeePerGas),
-        hash,
-        input: p.data,
-        nonce: hex(p.nonce),
-        to: p.to,
-        transactionIndex: hex(i),
-        value: hex(p.value),
-        type: "0x2",
-        accessList: [],
-        chainId: hex(chainId),
-        v: hex(sig.yParity),
-        r: sig.r,
-        s: sig.s,
-        yParity: hex(sig.yParity),
-      };
-      const receipt: ReceiptJson = {
-        transactionHash: hash,
-        transactionIndex: hex(i),
-        blockHash,
-        blockNumber,
-        from,
-        to: p.to,
-        status: p.ok ? "0x1" : "0x0",
-        gasUsed: hex(p.gasUsed),
-        cumulativeGasUsed: hex(cumulative),
-        effectiveGasPrice: hex(effectiveGasPrice),
-        contractAddress:
-          p.kind === "create" ? getCreateAddress({ from, nonce: p.nonce }).toLowerCase() : null,
-        type: "0x2",
-        logs: null,
-        logsBloom: null,
-      };
-      return { tx: txJson, receipt, raw };
+      return this.#buildTx(ctx, i, cumulative);
     });
+  }
+
+  #bodyContext(n: number) {
+    return {
+      plan: this.#plan(n),
+      blockHash: this.#hash(n),
+      blockNumber: hex(n),
+      chainId: BigInt(this.options.chainId),
+    };
+  }
+
+  /** One signed transaction and its receipt; `cumulative` is the gas used up to and including it. */
+  #buildTx(
+    { plan, blockHash, blockNumber, chainId }: BodyContext,
+    i: number,
+    cumulative: bigint,
+  ): SimTransaction {
+    const p = plan.txs[i]!;
+    const maxPriorityFeePerGas = p.priorityFee;
+    const maxFeePerGas = plan.baseFee * 2n + p.priorityFee;
+    const tx = Transaction.from({
+      type: 2,
+      chainId,
+      nonce: p.nonce,
+      to: p.to,
+      value: p.value,
+      gasLimit: p.gasLimit,
+      maxFeePerGas,
+      maxPriorityFeePerGas,
+      data: p.data,
+      accessList: [],
+    });
+    const key = this.#keys[p.sender] as SigningKey;
+    tx.signature = key.sign(tx.unsignedHash);
+    const raw = tx.serialized;
+    const hash = tx.hash as string;
+    const from = this.#wallets[p.sender] as string;
+    const sig = tx.signature;
+    const effectiveGasPrice = plan.baseFee + p.priorityFee;
+    const txJson: TransactionJson = {
+      blockHash,
+      blockNumber,
+      from,
+      gas: hex(p.gasLimit),
+      gasPrice: hex(effectiveGasPrice),
+      maxFeePerGas: hex(maxFeePerGas),
+      maxPriorityFeePerGas: hex(maxPriorityFeePerGas),
+      hash,
+      input: p.data,
+      nonce: hex(p.nonce),
+      to: p.to,
+      transactionIndex: hex(i),
+      value: hex(p.value),
+      type: "0x2",
+      accessList: [],
+      chainId: hex(chainId),
+      v: hex(sig.yParity),
+      r: sig.r,
+      s: sig.s,
+      yParity: hex(sig.yParity),
+    };
+    const receipt: ReceiptJson = {
+      transactionHash: hash,
+      transactionIndex: hex(i),
+      blockHash,
+      blockNumber,
+      from,
+      to: p.to,
+      status: p.ok ? "0x1" : "0x0",
+      gasUsed: hex(p.gasUsed),
+      cumulativeGasUsed: hex(cumulative),
+      effectiveGasPrice: hex(effectiveGasPrice),
+      contractAddress: p.kind === "create" ? getCreateAddress({ from, nonce: p.nonce }).toLowerCase() : null,
+      type: "0x2",
+      logs: null,
+      logsBloom: null,
+    };
+    return { tx: txJson, receipt, raw };
+  }
+
+  /**
+   * Builds and caches the big block in slices, yielding to the event loop between them, so a long-running
+   * simulator (`hl-deadman sim`) answers its other requests while the 5,000 transactions are signed (2–3 s of
+   * CPU in one go otherwise, on first use). Resolves at once when it is already built.
+   */
+  async warmBigBlock({ sliceSize = 100 }: { sliceSize?: number } = {}): Promise<void> {
+    const n = this.bigBlock;
+    if (this.#bigBody || this.header(n) === null) return;
+    const ctx = this.#bodyContext(n);
+    const body: SimTransaction[] = [];
+    let cumulative = 0n;
+    for (let i = 0; i < ctx.plan.txs.length; i++) {
+      cumulative += ctx.plan.txs[i]!.gasUsed;
+      body.push(this.#buildTx(ctx, i, cumulative));
+      if ((i + 1) % sliceSize === 0) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.#bigBody) return; // built synchronously meanwhile (a request came first)
+      }
+    }
+    this.#bigBody ??= body;
   }
 }

@@ -140,4 +140,23 @@ describe("SimChain", () => {
     const both = chain({ txsPlacement: "both" }).chain.blockTransactions(30, 0, 5)!;
     expect(both.txs).toEqual(both.fullblock.transactions);
   });
+
+  test("behavior: warmBigBlock builds the big block in slices, identical to the synchronous build", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const warm = new SimChain({ clock, seed: 7, bigBlockTxs: 600 });
+    const cold = new SimChain({ clock, seed: 7, bigBlockTxs: 600 });
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    await warm.warmBigBlock({ sliceSize: 50 });
+    clearInterval(ticker);
+    expect(turns).toBeGreaterThan(0); // the event loop ran while it was building
+    const a = warm.transactions(warm.bigBlock);
+    const b = cold.transactions(cold.bigBlock);
+    expect(a).toHaveLength(600);
+    expect(a.map((t) => t.tx.hash)).toEqual(b.map((t) => t.tx.hash));
+    expect(a.at(-1)!.receipt.cumulativeGasUsed).toBe(b.at(-1)!.receipt.cumulativeGasUsed);
+    // Already built: returns at once and keeps the same objects.
+    await warm.warmBigBlock();
+    expect(warm.transactions(warm.bigBlock)).toBe(a);
+  });
 });

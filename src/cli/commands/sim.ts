@@ -104,6 +104,9 @@ export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown
         `TRIGGER ${user} at ${new Date(t.time).toISOString()}: cancelled ${t.cancelledOrders} open order(s)${t.counted ? "" : " (not counted)"}; ${sim?.state.triggersOn(user, t.day) ?? "?"} trigger(s) on ${t.day}`,
       ),
   });
+  // Sign the 5,000-tx block in the background, in slices, so the first `evm txs` on it does not stall the
+  // exchange endpoint for seconds in the middle of a rehearsal.
+  void sim.chain.warmBigBlock();
   try {
     const registered = new Set([
       ...init.users.map((u) => u.address.toLowerCase()),
