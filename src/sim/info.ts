@@ -80,14 +80,14 @@ function ordersOf(acc: SimAccount | undefined, dex: string): SimOrder[] {
   return (acc?.orders ?? []).filter((o) => o.dex === dex);
 }
 
+/** The fields both order lists start with (api-facts §B4). */
+function orderBase(o: SimOrder): Record<string, unknown> {
+  return { coin: o.coin, side: o.side, limitPx: o.limitPx, sz: o.sz, oid: o.oid, timestamp: o.timestamp };
+}
+
 function openOrderJson(o: SimOrder): Record<string, unknown> {
   return {
-    coin: o.coin,
-    side: o.side,
-    limitPx: o.limitPx,
-    sz: o.sz,
-    oid: o.oid,
-    timestamp: o.timestamp,
+    ...orderBase(o),
     origSz: o.origSz,
     ...(o.cloid ? { cloid: o.cloid } : {}),
     ...(o.reduceOnly ? { reduceOnly: true } : {}),
@@ -96,12 +96,7 @@ function openOrderJson(o: SimOrder): Record<string, unknown> {
 
 function frontendOrderJson(o: SimOrder): Record<string, unknown> {
   return {
-    coin: o.coin,
-    side: o.side,
-    limitPx: o.limitPx,
-    sz: o.sz,
-    oid: o.oid,
-    timestamp: o.timestamp,
+    ...orderBase(o),
     triggerCondition: o.triggerCondition,
     isTrigger: o.isTrigger,
     triggerPx: o.triggerPx,
