@@ -25,6 +25,33 @@ const gauge = async (metrics: ReturnType<typeof createMetrics>, name: string, ac
   return m?.value;
 };
 
+/** The monitor as the daemon runs it at the default cadence (15 s pushes: 5,760 a day; warn below 14 days). */
+function monitorFor({
+  info,
+  user,
+  clock,
+  log,
+  metrics = createMetrics({ defaultMetrics: false }),
+}: {
+  info: InfoClient;
+  user: string;
+  clock: ManualClock;
+  log: ReturnType<typeof captureLogger>;
+  metrics?: ReturnType<typeof createMetrics>;
+}) {
+  return createBudgetMonitor({
+    info,
+    accounts: [user],
+    clock,
+    timers: new ManualTimers(clock),
+    logger: log.logger,
+    metrics,
+    intervalMs: 600_000,
+    actionsPerDay: 5_760,
+    warnDays: 14,
+  });
+}
+
 describe("address budget monitor", () => {
   test("default: reads userRateLimit from the simulator: 10,000 + volume, used grows with each push", async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
@@ -39,17 +66,7 @@ describe("address budget monitor", () => {
 
     const metrics = createMetrics({ defaultMetrics: false });
     const log = captureLogger();
-    const monitor = createBudgetMonitor({
-      info,
-      accounts: [user],
-      clock,
-      timers: new ManualTimers(clock),
-      logger: log.logger,
-      metrics,
-      intervalMs: 600_000,
-      actionsPerDay: 5_760,
-      warnDays: 14,
-    });
+    const monitor = monitorFor({ info, user, clock, log, metrics });
     await monitor.checkNow();
     const left = 10_000 + 1_234_567 - 3;
     expect(monitor.status()[0]).toMatchObject({ used: 3, cap: 1_244_567, left });
@@ -70,17 +87,7 @@ describe("address budget monitor", () => {
     const exchange = new ExchangeClient({ apiUrl: sim.apiUrl, signer: wallet, isMainnet: true, clock });
     const log = captureLogger();
     const metrics = createMetrics({ defaultMetrics: false });
-    const monitor = createBudgetMonitor({
-      info,
-      accounts: [user],
-      clock,
-      timers: new ManualTimers(clock),
-      logger: log.logger,
-      metrics,
-      intervalMs: 600_000,
-      actionsPerDay: 5_760, // 10 actions last far less than 14 days
-      warnDays: 14,
-    });
+    const monitor = monitorFor({ info, user, clock, log, metrics });
     await monitor.checkNow();
     await monitor.checkNow();
     expect(log.events("budget.low")).toHaveLength(1);
@@ -105,17 +112,7 @@ describe("address budget monitor", () => {
     sim.faults.set("info", { errorRate: 1, errorStatus: 503 });
     const info = new InfoClient({ apiUrl: sim.apiUrl, clock, retryLimit: 0 });
     const log = captureLogger();
-    const monitor = createBudgetMonitor({
-      info,
-      accounts: [user],
-      clock,
-      timers: new ManualTimers(clock),
-      logger: log.logger,
-      metrics: createMetrics({ defaultMetrics: false }),
-      intervalMs: 600_000,
-      actionsPerDay: 5_760,
-      warnDays: 14,
-    });
+    const monitor = monitorFor({ info, user, clock, log });
     await monitor.checkNow();
     await monitor.checkNow();
     expect(log.events("budget.failed")).toHaveLength(1);

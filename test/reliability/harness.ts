@@ -18,6 +18,26 @@ export function assertBuilt(): void {
 
 export type LogLine = Record<string, unknown> & { event?: string; level?: number; msg?: string };
 
+/** Splits a stream of text into lines and hands each JSON-object line to `onLine` (other lines are ignored). */
+export function jsonLineSplitter(onLine: (line: LogLine) => void): (chunk: string) => void {
+  let partial = "";
+  return (chunk) => {
+    partial += chunk;
+    let nl = partial.indexOf("\n");
+    while (nl >= 0) {
+      const text = partial.slice(0, nl);
+      partial = partial.slice(nl + 1);
+      nl = partial.indexOf("\n");
+      try {
+        const parsed: unknown = JSON.parse(text);
+        if (parsed && typeof parsed === "object") onLine(parsed as LogLine);
+      } catch {
+        // not JSON: ignored
+      }
+    }
+  };
+}
+
 export type DaemonProcess = {
   child: ChildProcess;
   /** every stdout line parsed as JSON (non-JSON lines are kept in `raw` only) */
@@ -47,35 +67,22 @@ export function spawnCli(
   });
   let out = "";
   let err = "";
-  let partial = "";
   const lines: LogLine[] = [];
   const waiters: Array<{ match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }> = [];
   child.stdout?.setEncoding("utf8");
   child.stderr?.setEncoding("utf8");
-  child.stdout?.on("data", (chunk: string) => {
-    out += chunk;
-    partial += chunk;
-    let nl = partial.indexOf("\n");
-    while (nl >= 0) {
-      const text = partial.slice(0, nl);
-      partial = partial.slice(nl + 1);
-      nl = partial.indexOf("\n");
-      let line: LogLine | undefined;
-      try {
-        const parsed: unknown = JSON.parse(text);
-        if (parsed && typeof parsed === "object") line = parsed as LogLine;
-      } catch {
-        line = undefined;
-      }
-      if (!line) continue;
-      lines.push(line);
-      for (const w of [...waiters]) {
-        if (w.match(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
+  const feed = jsonLineSplitter((line) => {
+    lines.push(line);
+    for (const w of [...waiters]) {
+      if (w.match(line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
       }
     }
+  });
+  child.stdout?.on("data", (chunk: string) => {
+    out += chunk;
+    feed(chunk);
   });
   child.stderr?.on("data", (chunk: string) => {
     err += chunk;

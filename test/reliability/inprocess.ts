@@ -17,7 +17,7 @@ import { type Clock, ManualClock } from "../../src/utils/clock.js";
 import { createLogger } from "../../src/utils/logger.js";
 import { ManualScheduler } from "../../src/utils/scheduler.js";
 import type { LogLine } from "./harness.js";
-import { tempDir } from "./harness.js";
+import { jsonLineSplitter, tempDir } from "./harness.js";
 
 export type InProcess = {
   sim: SimulatorHandle;
@@ -102,26 +102,13 @@ export async function startInProcess({
   });
 
   const logs: LogLine[] = [];
-  let partial = "";
+  const feed = jsonLineSplitter((line) => {
+    logs.push(line);
+    onLog?.(line);
+  });
   const sink = new Writable({
     write(chunk, _enc, cb) {
-      partial += chunk.toString();
-      let nl = partial.indexOf("\n");
-      while (nl >= 0) {
-        const text = partial.slice(0, nl);
-        partial = partial.slice(nl + 1);
-        nl = partial.indexOf("\n");
-        let line: LogLine | undefined;
-        try {
-          line = JSON.parse(text) as LogLine;
-        } catch {
-          line = undefined; // not JSON: ignored
-        }
-        if (line) {
-          logs.push(line);
-          onLog?.(line);
-        }
-      }
+      feed(chunk.toString());
       cb();
     },
   });
