@@ -11,7 +11,12 @@ import { normalizeAddress } from "../utils/address.js";
 import type { Clock } from "../utils/clock.js";
 import { classifyExchangeError, classifyHttpStatus, HyperliquidApiError } from "./errors.js";
 import { NonceSource } from "./nonce.js";
-import { ExchangeResponse, type ScheduleCancelAction, type ScheduleCancelRequest } from "./schemas.js";
+import {
+  type CancelAction,
+  CancelOkResponse,
+  ExchangeResponse,
+  type ScheduleCancelAction,
+} from "./schemas.js";
 import { type L1Signer, signL1Action } from "./signing.js";
 import { createHttpTransport, type HttpTransport } from "./transport.js";
 
@@ -42,6 +47,21 @@ export type ScheduleCancelParameters = {
   /** Overrides the client's window for this request; null omits expiresAfter. */
   expiresAfterMs?: number | null | undefined;
   signal?: AbortSignal | undefined;
+};
+
+export type CancelParameters = {
+  vaultAddress?: string | undefined;
+  expiresAfterMs?: number | null | undefined;
+  signal?: AbortSignal | undefined;
+};
+
+export type CancelOrderStatus = { asset: number; oid: number; ok: boolean; error?: string };
+
+export type CancelResult = {
+  nonce: number;
+  /** one per order, in the order asked */
+  statuses: CancelOrderStatus[];
+  latencyMs: number;
 };
 
 export type ScheduleCancelResult = {
@@ -139,9 +159,79 @@ export class ExchangeClient {
     // Key order matters to the hash (msgpack): type, then time; `time` omitted, never null, on removal.
     const action: ScheduleCancelAction =
       time === undefined ? { type: "scheduleCancel" } : { type: "scheduleCancel", time };
+    const { nonce, expiresAfter, answer, response, base } = await this.#send(action, vault, window, signal);
+    if (!OK_TYPES.has(answer.type)) {
+      throw new HyperliquidApiError({
+        ...base,
+        kind: "malformed_response",
+        serverMessage: response.bodyText,
+        reason: `unexpected response type ${JSON.stringify(answer.type)}`,
+      });
+    }
+    return {
+      nonce,
+      expiresAfter,
+      time,
+      responseType: answer.type,
+      latencyMs: response.elapsedMs,
+      serverDate: response.date,
+    };
+  }
+
+  /**
+   * Cancels resting orders by asset index and oid (`{"type":"cancel","cancels":[{"a","o"}]}`, key order as
+   * the official SDKs sign it). A top-level refusal throws; otherwise one status per order, in order:
+   * `"success"` or `{ error }` (e.g. "Order was never placed, already canceled, or filled. asset=1").
+   */
+  async cancel(
+    orders: ReadonlyArray<{ asset: number; oid: number }>,
+    { vaultAddress, expiresAfterMs, signal }: CancelParameters = {},
+  ): Promise<CancelResult> {
+    if (orders.length === 0) throw new ValidationError("cancel orders", ["at least one order is needed"]);
+    for (const [i, o] of orders.entries()) {
+      if (!Number.isSafeInteger(o.asset) || o.asset < 0 || !Number.isSafeInteger(o.oid) || o.oid < 0) {
+        throw new ValidationError(`cancel orders[${i}]`, [
+          `asset and oid must be non-negative integers, got ${JSON.stringify(o)}`,
+        ]);
+      }
+    }
+    const vault = vaultAddress === undefined ? undefined : normalizeAddress(vaultAddress, "vaultAddress");
+    const window =
+      expiresAfterMs === undefined ? this.#expiresAfterMs : checkWindow(expiresAfterMs, "expiresAfterMs");
+    const action: CancelAction = { type: "cancel", cancels: orders.map((o) => ({ a: o.asset, o: o.oid })) };
+    const { nonce, answer, response, base } = await this.#send(action, vault, window, signal);
+    const parsed = CancelOkResponse.safeParse(answer);
+    if (!parsed.success || parsed.data.data.statuses.length !== orders.length) {
+      throw new HyperliquidApiError({
+        ...base,
+        kind: "malformed_response",
+        serverMessage: response.bodyText,
+        reason: parsed.success
+          ? `asked to cancel ${orders.length} orders, got ${parsed.data.data.statuses.length} statuses`
+          : `unexpected cancel response (${formatIssues(parsed.error).join("; ")})`,
+      });
+    }
+    return {
+      nonce,
+      statuses: parsed.data.data.statuses.map((st, i) => ({
+        asset: orders[i]!.asset,
+        oid: orders[i]!.oid,
+        ok: st === "success",
+        ...(st === "success" ? {} : { error: st.error }),
+      })),
+      latencyMs: response.elapsedMs,
+    };
+  }
+
+  /** Signs and sends one L1 action; returns the `response` object of a `status:"ok"` answer, throws otherwise. */
+  async #send(
+    action: Record<string, unknown>,
+    vault: string | undefined,
+    window: number | null,
+    signal: AbortSignal | undefined,
+  ) {
     const nonce = this.#nonces.next();
     const expiresAfter = window === null ? undefined : Math.floor(this.#clock.now()) + window;
-
     const signature = await signL1Action({
       wallet: this.#signer,
       action,
@@ -150,14 +240,13 @@ export class ExchangeClient {
       expiresAfter: expiresAfter ?? null,
       isMainnet: this.#isMainnet,
     });
-    const body: ScheduleCancelRequest = {
+    const body = {
       action,
       nonce,
       signature,
       ...(vault !== undefined ? { vaultAddress: vault } : {}),
       ...(expiresAfter !== undefined ? { expiresAfter } : {}),
     };
-
     const response = await this.#transport.postJson("/exchange", body, { signal });
     const base = { endpoint: "exchange" as const, status: response.status, url: this.#url };
     const statusKind = classifyHttpStatus(response.status);
@@ -181,27 +270,12 @@ export class ExchangeClient {
         reason: `unexpected response shape (${formatIssues(envelope.error).join("; ")})`,
       });
     }
-    const answer = envelope.data;
-    if (answer.status === "err") {
-      const { kind, nonceDetail } = classifyExchangeError(answer.response);
-      throw new HyperliquidApiError({ ...base, kind, nonceDetail, serverMessage: answer.response });
+    const envelopeData = envelope.data;
+    if (envelopeData.status === "err") {
+      const { kind, nonceDetail } = classifyExchangeError(envelopeData.response);
+      throw new HyperliquidApiError({ ...base, kind, nonceDetail, serverMessage: envelopeData.response });
     }
-    if (!OK_TYPES.has(answer.response.type)) {
-      throw new HyperliquidApiError({
-        ...base,
-        kind: "malformed_response",
-        serverMessage: response.bodyText,
-        reason: `unexpected response type ${JSON.stringify(answer.response.type)}`,
-      });
-    }
-    return {
-      nonce,
-      expiresAfter,
-      time,
-      responseType: answer.response.type,
-      latencyMs: response.elapsedMs,
-      serverDate: response.date,
-    };
+    return { nonce, expiresAfter, answer: envelopeData.response, response, base };
   }
 
   /** Ends the keep-alive sockets. Idempotent. */

@@ -11,8 +11,15 @@ import { classifyHttpStatus, HyperliquidApiError } from "./errors.js";
 import {
   type ClearinghouseState,
   ClearinghouseState as ClearinghouseStateSchema,
+  type ExtraAgent,
+  ExtraAgentsResponse,
+  type FrontendOpenOrder,
+  FrontendOpenOrdersResponse,
+  type HistoricalOrder,
+  HistoricalOrdersResponse,
   type OpenOrder,
   OpenOrdersResponse,
+  PerpMeta,
   UserRateLimit,
 } from "./schemas.js";
 import { createHttpTransport, type HttpResponse, type HttpTransport } from "./transport.js";
@@ -223,6 +230,74 @@ export class InfoClient {
     );
     this.#checkStatus(response);
     return this.#parseItem(UserRateLimit, response.json, response, "userRateLimit");
+  }
+
+  /** Open orders with their kind (`isTrigger`, `reduceOnly`, `orderType`); the cancel executor reads these. */
+  async frontendOpenOrders({ user, dex, signal }: OpenOrdersParameters): Promise<FrontendOpenOrder[]> {
+    const address = normalizeAddress(user, "user");
+    return this.#query(
+      { type: "frontendOpenOrders", user: address, ...(dex !== undefined ? { dex } : {}) },
+      FrontendOpenOrdersResponse,
+      "frontendOpenOrders",
+      signal,
+    );
+  }
+
+  /**
+   * The user's latest orders with their final status (`historicalOrders`). Orders removed by a fired
+   * scheduled cancel have status `scheduledCancel` (docs/exchange-record.md).
+   */
+  async historicalOrders({
+    user,
+    signal,
+  }: {
+    user: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<HistoricalOrder[]> {
+    const address = normalizeAddress(user, "user");
+    return this.#query(
+      { type: "historicalOrders", user: address },
+      HistoricalOrdersResponse,
+      "historicalOrders",
+      signal,
+    );
+  }
+
+  /** The master's named API wallets with `validUntil` (`extraAgents`); ask with the master's address. */
+  async extraAgents({
+    user,
+    signal,
+  }: {
+    user: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<ExtraAgent[]> {
+    const address = normalizeAddress(user, "user");
+    return this.#query({ type: "extraAgents", user: address }, ExtraAgentsResponse, "extraAgents", signal);
+  }
+
+  /** The first perp dex's universe; an asset's index is its position in `universe`. */
+  async meta({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<PerpMeta> {
+    return this.#query({ type: "meta" }, PerpMeta, "meta", signal);
+  }
+
+  /**
+   * Cumulative traded volume in USD (`userRateLimit.cumVlm`), as a number: for the volume gate on removal
+   * (below $1M a removal is refused, and nothing could have been armed; docs/exchange-record.md).
+   */
+  async cumulativeVolume(user: string, signal?: AbortSignal): Promise<number> {
+    const limit = await this.userRateLimit({ user, signal });
+    return Number(limit.cumVlm);
+  }
+
+  async #query<T extends z.ZodType>(
+    body: Record<string, unknown>,
+    schema: T,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<z.output<T>> {
+    const response = await this.#transport.postJson("/info", body, { signal });
+    this.#checkStatus(response);
+    return this.#parseItem(schema, response.json, response, what);
   }
 
   /** Ends the keep-alive sockets. Idempotent. */

@@ -186,3 +186,101 @@ export type ExchangeErrResponse = z.infer<typeof ExchangeErrResponse>;
 /** The /exchange envelope. */
 export const ExchangeResponse = z.discriminatedUnion("status", [ExchangeOkResponse, ExchangeErrResponse]);
 export type ExchangeResponse = z.infer<typeof ExchangeResponse>;
+
+// --- the exchange's record, the agent list, and the `cancel` action (docs/exchange-record.md) ---
+
+/**
+ * `frontendOpenOrders`: the open orders plus the fields that say what each one is (trigger, reduce-only,
+ * order type). Loose, as the real API adds fields; only what the cancel executor reads is required.
+ */
+export const FrontendOpenOrder = z.looseObject({
+  coin: z.string(),
+  side: z.enum(["A", "B"]),
+  limitPx: DecimalString,
+  sz: DecimalString,
+  oid: z.number().int().nonnegative(),
+  timestamp: TimestampMs,
+  isTrigger: z.boolean().optional(),
+  reduceOnly: z.boolean().optional(),
+  orderType: z.string().optional(),
+  isPositionTpsl: z.boolean().optional(),
+  triggerCondition: z.string().optional(),
+  triggerPx: DecimalString.optional(),
+  origSz: DecimalString.optional(),
+  tif: z.string().nullable().optional(),
+  cloid: z.string().nullable().optional(),
+});
+export type FrontendOpenOrder = z.infer<typeof FrontendOpenOrder>;
+export const FrontendOpenOrdersResponse = z.array(FrontendOpenOrder);
+
+/**
+ * `historicalOrders`: the latest orders with their final status. An order the scheduled cancel removed ends
+ * with status `scheduledCancel`, which does NOT end in `Canceled` (docs/exchange-record.md, "Fired").
+ */
+export const HistoricalOrder = z.looseObject({
+  order: z.looseObject({
+    coin: z.string(),
+    oid: z.number().int().nonnegative(),
+    timestamp: TimestampMs,
+  }),
+  status: z.string(),
+  statusTimestamp: TimestampMs,
+});
+export type HistoricalOrder = z.infer<typeof HistoricalOrder>;
+export const HistoricalOrdersResponse = z.array(HistoricalOrder);
+
+/** `extraAgents`: the master's named API wallets; `validUntil` in ms (null tolerated: never seen, but cheap). */
+export const ExtraAgent = z.looseObject({
+  address: AddressString,
+  name: z.string(),
+  validUntil: TimestampMs.nullable(),
+});
+export type ExtraAgent = z.infer<typeof ExtraAgent>;
+export const ExtraAgentsResponse = z.array(ExtraAgent);
+
+/** `meta`: the perp universe of the first perp dex; an asset's index is its position in `universe`. */
+export const PerpMeta = z.looseObject({
+  universe: z.array(z.looseObject({ name: z.string(), isDelisted: z.boolean().optional() })),
+});
+export type PerpMeta = z.infer<typeof PerpMeta>;
+
+/** One L1 transaction as the explorer lists it (`userDetails`); `error` is null when the action was accepted. */
+export const ExplorerTx = z.looseObject({
+  action: z.looseObject({ type: z.string() }),
+  block: z.number().int().nonnegative(),
+  error: z.string().nullable(),
+  hash: z.string(),
+  time: TimestampMs,
+  user: AddressString,
+});
+export type ExplorerTx = z.infer<typeof ExplorerTx>;
+
+export const UserDetailsResponse = z.looseObject({
+  type: z.literal("userDetails"),
+  txs: z.array(ExplorerTx),
+});
+export type UserDetailsResponse = z.infer<typeof UserDetailsResponse>;
+
+/** `{"type":"cancel","cancels":[{"a":asset,"o":oid}]}`: key order is part of the signed hash (msgpack). */
+export const CancelAction = z.strictObject({
+  type: z.literal("cancel"),
+  cancels: z
+    .array(
+      z.strictObject({
+        a: z.number().int().nonnegative(),
+        o: z.number().int().nonnegative(),
+      }),
+    )
+    .min(1),
+});
+export type CancelAction = z.infer<typeof CancelAction>;
+
+/** Per-order outcome of a cancel: `"success"` or `{"error":"…"}` (docs/exchange-record.md, "Cancel"). */
+export const CancelStatus = z.union([z.literal("success"), z.looseObject({ error: z.string() })]);
+export type CancelStatus = z.infer<typeof CancelStatus>;
+
+export const CancelOkResponse = z.looseObject({
+  type: z.literal("cancel"),
+  data: z.looseObject({ statuses: z.array(CancelStatus) }),
+});
+export type CancelOkResponse = z.infer<typeof CancelOkResponse>;
