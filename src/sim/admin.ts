@@ -1,6 +1,7 @@
 /**
  * The admin route, answered only to loopback peers: GET /admin/state, POST /admin/faults, POST /admin/clock
- * (manual clock only), POST /admin/users, POST /admin/marks, POST /admin/tick.
+ * (manual clock only), POST /admin/users, POST /admin/marks, POST /admin/tick, POST /admin/agents (approve,
+ * same-name deregistration), POST /admin/agents/remove.
  */
 import { z } from "zod";
 import { BaseError } from "../errors/base.js";
@@ -11,7 +12,7 @@ import { ENDPOINTS, type FaultController, FaultSpec } from "./faults.js";
 import type { SimStore, SimUserInput } from "./state.js";
 
 const FaultsBody = z.strictObject({
-  endpoint: z.enum(["exchange", "info", "evm", "all"]),
+  endpoint: z.enum(["exchange", "info", "evm", "explorer", "all"]),
   /** null or absent clears the endpoint's faults */
   fault: FaultSpec.nullable().optional(),
 });
@@ -19,6 +20,16 @@ const ClockBody = z.union([
   z.strictObject({ advanceMs: z.number().int().min(0) }),
   z.strictObject({ setMs: z.number().int().min(0) }),
 ]);
+const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be 0x followed by 40 hex digits" });
+/** approveAgent as the exchange applies it: the same name deregisters the previous agent of that name. */
+const AgentBody = z.strictObject({
+  user: Address,
+  agent: Address,
+  name: z.string().default(""),
+  /** ms; default now + 180 days */
+  validUntil: z.number().int().min(0).optional(),
+});
+const RemoveAgentBody = z.strictObject({ agent: Address });
 const MarkBody = z.strictObject({ coin: z.string().min(1), px: z.union([z.number(), z.string()]) });
 
 export type AdminContext = {
@@ -65,6 +76,20 @@ export function handleAdmin(ctx: AdminContext, method: string, path: string, raw
         const b = parse(MarkBody, body, "admin marks body");
         ctx.store.setMark(b.coin, b.px);
         return ok({ ok: true });
+      }
+      case "/admin/agents": {
+        const b = parse(AgentBody, body, "admin agents body");
+        const agent = ctx.store.approveAgent({
+          user: b.user,
+          agent: b.agent,
+          name: b.name,
+          ...(b.validUntil !== undefined ? { validUntil: b.validUntil } : {}),
+        });
+        return ok({ ok: true, agent });
+      }
+      case "/admin/agents/remove": {
+        const b = parse(RemoveAgentBody, body, "admin agents/remove body");
+        return ok({ ok: true, removed: ctx.store.removeAgent(b.agent) });
       }
       case "/admin/tick":
         ctx.store.tick();

@@ -47,6 +47,16 @@ export function demoUser(address: string): SimUserInput {
         orderType: "Stop Market",
         triggerPx: 92_000,
       },
+      // A native take-profit on the ETH short: a reduce-only trigger order, kept by `cancel` mode by default.
+      {
+        coin: "ETH",
+        side: "B",
+        limitPx: 3_000,
+        sz: 3,
+        reduceOnly: true,
+        orderType: "Take Profit Market",
+        triggerPx: 3_050,
+      },
     ],
   };
 }

@@ -35,8 +35,20 @@ const Hex32 = z.string().regex(/^0x[0-9a-fA-F]{1,64}$/);
  * server hashes the action as sent, so a null changes the recovered signer (api-facts §A2 "Gotcha").
  * Unknown keys inside the action are refused (a renamed key gives 422, api-facts §0.8).
  */
+const ScheduleCancelActionIn = z.strictObject({ type: z.literal("scheduleCancel"), time: U64.nullable().optional() });
+/** `{"type":"cancel","cancels":[{"a":asset,"o":oid}]}` (docs/exchange-record.md, "Cancel"). */
+const CancelActionIn = z.strictObject({
+  type: z.literal("cancel"),
+  cancels: z.array(z.strictObject({ a: z.number().int().min(0), o: U64 })).min(1),
+});
+
+/** The per-order refusal the real exchange answers for an unknown, cancelled or filled order. */
+export function neverPlacedError(asset: number): string {
+  return `Order was never placed, already canceled, or filled. asset=${asset}`;
+}
+
 const ExchangeRequest = z.object({
-  action: z.strictObject({ type: z.literal("scheduleCancel"), time: U64.nullable().optional() }),
+  action: z.discriminatedUnion("type", [ScheduleCancelActionIn, CancelActionIn]),
   nonce: U64,
   signature: z.object({ r: Hex32, s: Hex32, v: z.number().int() }),
   vaultAddress: z
@@ -84,9 +96,20 @@ export function handleExchange(
   record.expiresAfter = req.expiresAfter ?? null;
   record.vaultAddress = req.vaultAddress ? req.vaultAddress.toLowerCase() : null;
 
+  // Set once the action reaches the L1 (its nonce is spent): from then on it is a transaction the explorer
+  // lists, with error null when accepted or the refusal text (docs/exchange-record.md, "The record").
+  let onChain: { user: string; signer: string; target: string | null } | null = null;
   const finish = (accepted: boolean, response: unknown) => {
     const body = accepted ? { status: "ok", response } : { status: "err", response };
     store.recordAction({ ...record, httpStatus: 200, accepted, response: body });
+    if (onChain) {
+      store.recordTx([onChain.user, onChain.signer, onChain.target], {
+        action: sentAction,
+        error: accepted ? null : String(response),
+        user: onChain.user,
+        nonce: req.nonce,
+      });
+    }
     return { ...json(body), response: body };
   };
   const err = (message: string) => finish(false, message);
@@ -132,6 +155,7 @@ export function handleExchange(
   // (choice: the docs say a processed `noop` marks a nonce used; pre-execution refusals above do not).
   insertNonce(set, req.nonce);
   store.nonces.set(signer, set);
+  onChain = { user, signer, target: null };
 
   // 6. vaultAddress: a vault or sub-account registered to the signer's user; it becomes the target.
   let target = store.account(user);
@@ -143,12 +167,24 @@ export function handleExchange(
   }
   if (!target) return err(`L1 error: User or API Wallet ${signer} does not exist.`);
   record.user = target.address;
+  onChain.target = target.address;
   // 7. Address-based budget (api-facts §A9), counted per target account (sub-accounts are separate users).
   target.requestsUsed++;
   if (target.addressBudget !== undefined && target.requestsUsed > target.addressBudget) {
     return err(
       `Too many cumulative requests sent (${target.requestsUsed} > ${target.addressBudget}) for cumulative volume traded $${volumeText(target.volumeUsd)}. Place taker orders to free up 1 request per USDC traded.`,
     );
+  }
+  if (req.action.type === "cancel") {
+    // Cancels spend no trigger and pass no volume gate; one status per order, in order.
+    const acc = target;
+    const statuses = req.action.cancels.map(({ a, o }) => {
+      const order = acc.orders.find((x) => x.oid === o);
+      if (!order || store.assetIndex(order.coin) !== a) return { error: neverPlacedError(a) };
+      store.endOrder(acc, o, "canceled", now);
+      return "success" as const;
+    });
+    return finish(true, { type: "cancel", data: { statuses } });
   }
   const time = typeof req.action.time === "number" ? req.action.time : null;
   // 8. Minimum lead time, checked before the volume gate (api-facts §A5).

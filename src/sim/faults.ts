@@ -27,11 +27,16 @@ export const FaultSpec = z.strictObject({
   wrongShape: z.boolean().optional(),
   /** Answer 200 with a valid JSON body of several MB. */
   hugeBody: z.boolean().optional(),
+  /**
+   * Only requests of these types are faulted (the info/explorer `type`, or the exchange action's `type`,
+   * e.g. ["historicalOrders"], ["extraAgents"], ["cancel"]); every other request passes. Default: all.
+   */
+  types: z.array(z.string().min(1)).min(1).optional(),
 });
 export type FaultSpec = z.infer<typeof FaultSpec>;
 
 export type FaultTarget = SimEndpoint | "all";
-export const ENDPOINTS: readonly SimEndpoint[] = ["exchange", "info", "evm"];
+export const ENDPOINTS: readonly SimEndpoint[] = ["exchange", "info", "evm", "explorer"];
 
 export interface Faults {
   set(endpoint: FaultTarget, fault: FaultSpec): void;
@@ -70,9 +75,17 @@ export class FaultController implements Faults {
   }
 
   /** Order: blackhole, reset, 429, 5xx, malformed, wrong shape, huge body; latency delays whatever comes. */
-  decide(endpoint: SimEndpoint): FaultDecision {
+  /** True when the endpoint's fault applies only to some request types (the body must be read first). */
+  needsType(endpoint: SimEndpoint): boolean {
+    return this.#specs.get(endpoint)?.types !== undefined;
+  }
+
+  decide(endpoint: SimEndpoint, requestType?: string): FaultDecision {
     const f = this.#specs.get(endpoint);
     if (!f) return { kind: "pass", latencyMs: 0 };
+    if (f.types && (requestType === undefined || !f.types.includes(requestType))) {
+      return { kind: "pass", latencyMs: 0 };
+    }
     const latencyMs = f.latencyMs ?? 0;
     if (f.blackhole) return { kind: "blackhole" };
     if (f.resetRate && this.#rng() < f.resetRate) return { kind: "reset", latencyMs };
@@ -119,7 +132,7 @@ function targets(endpoint: FaultTarget): readonly SimEndpoint[] {
   if (endpoint === "all") return ENDPOINTS;
   if (!ENDPOINTS.includes(endpoint)) {
     throw new RangeError(
-      `fault endpoint must be exchange, info, evm or all, got ${JSON.stringify(endpoint)}`,
+      `fault endpoint must be exchange, info, evm, explorer or all, got ${JSON.stringify(endpoint)}`,
     );
   }
   return [endpoint];

@@ -16,6 +16,9 @@ const InfoRequest = z.discriminatedUnion("type", [
   z.object({ type: z.literal("openOrders"), user: Address, dex: Dex }),
   z.object({ type: z.literal("frontendOpenOrders"), user: Address, dex: Dex }),
   z.object({ type: z.literal("userRateLimit"), user: Address }),
+  z.object({ type: z.literal("historicalOrders"), user: Address }),
+  z.object({ type: z.literal("extraAgents"), user: Address }),
+  z.object({ type: z.literal("meta"), dex: Dex }),
 ]);
 export type InfoRequest = z.infer<typeof InfoRequest>;
 
@@ -26,7 +29,15 @@ export function infoWeight(req: unknown): number {
   if (r && r.type === "batchClearinghouseStates" && Array.isArray(r.users)) {
     return 2 + Math.floor(r.users.length / 10);
   }
-  if (r && (r.type === "openOrders" || r.type === "frontendOpenOrders" || r.type === "userRateLimit"))
+  if (
+    r &&
+    (r.type === "openOrders" ||
+      r.type === "frontendOpenOrders" ||
+      r.type === "userRateLimit" ||
+      r.type === "historicalOrders" ||
+      r.type === "extraAgents" ||
+      r.type === "meta")
+  )
     return 20;
   return 2;
 }
@@ -53,6 +64,28 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
       return ok(ordersOf(store.account(req.user), dex).map(openOrderJson));
     case "frontendOpenOrders":
       return ok(ordersOf(store.account(req.user), dex).map(frontendOrderJson));
+    case "historicalOrders":
+      // Newest first, each with its final status and when it got it (the docs' historicalOrders shape).
+      return ok(
+        [...store.getHistoricalOrders(req.user)].reverse().map((h) => ({
+          order: frontendOrderJson(h.order),
+          status: h.status,
+          statusTimestamp: h.statusTimestamp,
+        })),
+      );
+    case "extraAgents":
+      // Named agents of the master; an expired agent is pruned, so it is no longer listed.
+      return ok(
+        store
+          .getAgents(req.user)
+          .filter((a) => a.name !== "" && a.validUntil > now)
+          .map((a) => ({ address: a.address, name: a.name, validUntil: a.validUntil })),
+      );
+    case "meta":
+      return ok({
+        universe: store.universe.map((name) => ({ name, szDecimals: 4, maxLeverage: 20, marginTableId: 20 })),
+        marginTables: [],
+      });
     case "userRateLimit": {
       // api-facts §A9: 10,000 requests plus 1 per USDC traded, over the address's lifetime (a user's
       // `addressBudget` option replaces the cap). An unknown address reads as a fresh one.

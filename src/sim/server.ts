@@ -11,6 +11,7 @@ import { SimChain, type SimChainOptions } from "./chain.js";
 import { type DemoAccount, DemoMarket, demoAccount, demoUser } from "./demo.js";
 import { type HandlerResult, handleExchange } from "./exchange.js";
 import { FaultController, type Faults, tooManyRequests } from "./faults.js";
+import { EXPLORER_WEIGHT, handleExplorer } from "./explorer.js";
 import { handleInfo, infoWeight } from "./info.js";
 import { createRpcHandler, type RpcHandlerResult } from "./rpc.js";
 import {
@@ -72,10 +73,14 @@ export type SimulatorOptions = {
   chain?: Partial<SimChainOptions>;
   /** Called after every trigger (e.g. to log it). */
   onTrigger?: (user: string, trigger: SimTrigger) => void;
+  /** The newest transactions the explorer lists per address (default 2000). */
+  explorerTxLimit?: number;
 };
 
 export type SimulatorHandle = {
   apiUrl: string;
+  /** `<apiUrl>/explorer`: the explorer API on its own path, as on the real host */
+  explorerUrl: string;
   rpcUrl: string;
   adminUrl: string;
   clock: Clock;
@@ -124,6 +129,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     clock,
     dailyTriggerLimit: o.dailyTriggerLimit,
     countEmptyTriggers: o.countEmptyTriggers,
+    ...(options.explorerTxLimit !== undefined ? { explorerTxLimit: options.explorerTxLimit } : {}),
   });
   if (options.onTrigger) store.onTrigger = options.onTrigger;
   const faults = new FaultController(o.seed);
@@ -213,7 +219,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const endpoint = routeOf(path);
     if (!endpoint) return send(res, text(404, "Not Found"));
     store.countRequest(endpoint);
-    const decision = faults.decide(endpoint);
+    // A fault limited to some request types needs the body's type before it can decide.
+    let early: string | null | undefined;
+    let requestType: string | undefined;
+    if (faults.needsType(endpoint) && method === "POST") {
+      early = await readBody(req, o.maxBodyBytes);
+      requestType = typeOf(endpoint, early);
+    }
+    const decision = faults.decide(endpoint, requestType);
     if (decision.kind === "blackhole") return; // accepted, never answered; close() destroys the socket
     if (decision.latencyMs > 0) await delay(decision.latencyMs);
     if (closed) return;
@@ -223,7 +236,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
     if (decision.kind === "status") return send(res, decision);
     if (method !== "POST") return send(res, text(405, "Method Not Allowed"));
-    const body = await readBody(req, o.maxBodyBytes);
+    const body = early !== undefined ? early : await readBody(req, o.maxBodyBytes);
     if (body === null) return send(res, text(413, "Payload Too Large"));
     const ip = req.socket.remoteAddress ?? "unknown";
     if (endpoint === "evm") {
@@ -243,6 +256,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (endpoint === "exchange") {
       if (!spend(ip, 1)) return send(res, tooManyRequests());
       return send(res, handleExchange(store, rules, body));
+    }
+    if (endpoint === "explorer") {
+      if (!spend(ip, EXPLORER_WEIGHT)) return send(res, tooManyRequests());
+      return send(res, handleExplorer(store, body));
     }
     let weight = 2;
     try {
@@ -300,6 +317,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
   return {
     apiUrl,
+    explorerUrl: `${apiUrl}/explorer`,
     rpcUrl: `${apiUrl}/evm`,
     adminUrl: `${apiUrl}/admin`,
     clock,
@@ -312,8 +330,21 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   };
 }
 
+/** The request's type for type-limited faults: the body's `type`, or the exchange action's `type`. */
+function typeOf(endpoint: SimEndpoint, body: string | null): string | undefined {
+  if (body === null) return undefined;
+  try {
+    const j = JSON.parse(body) as { type?: unknown; action?: { type?: unknown } };
+    const t = endpoint === "exchange" ? j.action?.type : j.type;
+    return typeof t === "string" ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function routeOf(path: string): SimEndpoint | null {
   if (path === "/exchange") return "exchange";
+  if (path === "/explorer") return "explorer";
   if (path === "/info") return "info";
   if (path === "/evm" || /^\/[^/]+\/evm$/.test(path)) return "evm";
   return null;

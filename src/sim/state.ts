@@ -3,6 +3,8 @@
  * orders, positions, marks, per-signer nonce sets and a log of every request. Everything reads time from
  * the injected Clock, so a ManualClock drives triggers and the 00:00 UTC reset.
  */
+import { keccak256 } from "ethers/crypto";
+import { toUtf8Bytes } from "ethers/utils";
 import { z } from "zod";
 import { parse } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
@@ -10,7 +12,7 @@ import { type Clock, utcDay } from "../utils/clock.js";
 import { decimal } from "./format.js";
 import { SignerRecovery } from "./recover.js";
 
-export type SimEndpoint = "exchange" | "info" | "evm";
+export type SimEndpoint = "exchange" | "info" | "evm" | "explorer";
 
 const Decimalish = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/)]).transform(Number);
 
@@ -100,6 +102,27 @@ export type SimUserInput = z.input<typeof SimUserInput>;
 
 export type SimTrigger = { time: number; day: string; cancelledOrders: number; counted: boolean };
 
+/** An order that left the book, as `historicalOrders` lists it (status strings of the docs' table). */
+export type SimHistoricalOrder = { order: SimOrder; status: string; statusTimestamp: number };
+
+/** One L1 transaction as the explorer's `userDetails` lists it; error null when accepted. */
+export type SimExplorerTx = {
+  action: Record<string, unknown>;
+  block: number;
+  error: string | null;
+  hash: string;
+  time: number;
+  user: string;
+};
+
+/** An approved API wallet: who it signs for, its name ("" unnamed) and when it expires (ms). */
+export type SimAgent = { address: string; user: string; name: string; validUntil: number };
+
+/** Default agent lifetime when none is given: 180 days (agents that never expire are not possible). */
+export const DEFAULT_AGENT_LIFETIME_MS = 180 * 86_400_000;
+/** The newest orders `historicalOrders` returns (the docs' cap). */
+export const HISTORICAL_ORDERS_LIMIT = 2000;
+
 export type ReceivedAction = {
   receivedAt: number;
   signer: string | null;
@@ -128,6 +151,8 @@ export type SimAccount = {
   positions: SimPosition[];
   schedule: number | null;
   triggers: SimTrigger[];
+  /** orders that left the book, oldest first */
+  history: SimHistoricalOrder[];
 };
 
 export interface SimState {
@@ -149,13 +174,31 @@ export interface SimState {
   addAgent(agent: string, user: string): void;
   /** fire due schedules now (also runs automatically on clock change and on a timer with the real clock) */
   tick(): void;
+  /**
+   * approveAgent as the exchange does it: a named agent replaces (deregisters) the user's agent of the same
+   * name; validUntil defaults to now + 180 days.
+   */
+  approveAgent(args: { user: string; agent: string; name?: string; validUntil?: number }): SimAgent;
+  /** deregisters an agent (as an operator removing it in the UI would) */
+  removeAgent(agent: string): boolean;
+  getAgents(user: string): ReadonlyArray<SimAgent>;
+  getHistoricalOrders(user: string): ReadonlyArray<SimHistoricalOrder>;
+  /** the explorer's list for an address (as the user, the signer or the target), newest first */
+  explorerTxs(address: string): ReadonlyArray<SimExplorerTx>;
+  /** the perp universe (asset index = position) */
+  readonly universe: ReadonlyArray<string>;
 }
 
 export type SimStoreOptions = {
   clock: Clock;
   dailyTriggerLimit: number;
   countEmptyTriggers: boolean;
+  /** the newest transactions the explorer keeps per address (older ones drop off the list). Default 2000. */
+  explorerTxLimit?: number;
 };
+
+/** The first assets of the real perp universe, in order (asset index = position); others are appended. */
+export const SIM_UNIVERSE = Object.freeze(["BTC", "ETH", "ATOM", "MATIC", "DYDX", "SOL"]);
 
 const MAX_ACTIONS = 100_000;
 const DEFAULT_MAX_LEVERAGE: Record<string, number> = { BTC: 40, ETH: 25, SOL: 20 };
@@ -172,13 +215,19 @@ export class SimStore implements SimState {
   readonly accounts = new Map<string, SimAccount>();
   /** agent address → user address */
   readonly agents = new Map<string, string>();
+  /** agent address → name and expiry (every entry of `agents` has one) */
+  readonly agentInfo = new Map<string, SimAgent>();
+  readonly #universe: string[] = [...SIM_UNIVERSE];
+  /** address (user, signer or target) → its L1 transactions, oldest first */
+  readonly #explorer = new Map<string, SimExplorerTx[]>();
+  #block = 1_000_000;
   readonly marks = new Map<string, number>();
   /** per-signer nonce set, ascending, at most 100 (api-facts §A7) */
   readonly nonces = new Map<string, number[]>();
   /** signer recovery with a cache of recent signers' keys (src/sim/recover.ts) */
   readonly recovery = new SignerRecovery();
   readonly #actions: ReceivedAction[] = [];
-  readonly #counts: Record<SimEndpoint, number> = { exchange: 0, info: 0, evm: 0 };
+  readonly #counts: Record<SimEndpoint, number> = { exchange: 0, info: 0, evm: 0, explorer: 0 };
   #nextOid = 1_000_001;
   /** Called whenever a schedule is set, replaced, removed or fired (the server re-arms its timer). */
   onScheduleChange: () => void = () => {};
@@ -207,7 +256,7 @@ export class SimStore implements SimState {
 
   requestCount(endpoint?: SimEndpoint): number {
     if (endpoint) return this.#counts[endpoint];
-    return this.#counts.exchange + this.#counts.info + this.#counts.evm;
+    return this.#counts.exchange + this.#counts.info + this.#counts.evm + this.#counts.explorer;
   }
 
   account(address: string): SimAccount | undefined {
@@ -231,6 +280,7 @@ export class SimStore implements SimState {
         positions: [],
         schedule: null,
         triggers: [],
+        history: [],
       };
       this.accounts.set(key, acc);
     }
@@ -246,7 +296,9 @@ export class SimStore implements SimState {
     acc.volumeGate = u.volumeGate;
     acc.balanceUsd = u.balanceUsd;
     acc.addressBudget = u.addressBudget;
-    for (const agent of u.agents) this.agents.set(agent.toLowerCase(), acc.address);
+    u.agents.forEach((agent, i) => {
+      this.approveAgent({ user: acc.address, agent, name: `agent-${i + 1}` });
+    });
     for (const vault of u.vaults) {
       const v = this.#ensureAccount(vault, false);
       v.master = acc.address;
@@ -261,13 +313,109 @@ export class SimStore implements SimState {
   addAgent(agent: string, user: string): void {
     const acc = this.account(normalizeAddress(user, "agent user"));
     if (!acc?.isUser) throw new RangeError(`user ${user} is not registered with the simulator`);
-    this.agents.set(normalizeAddress(agent, "agent"), acc.address);
+    this.approveAgent({ user: acc.address, agent, name: `agent-${this.getAgents(acc.address).length + 1}` });
+  }
+
+  approveAgent({
+    user,
+    agent,
+    name = "",
+    validUntil,
+  }: {
+    user: string;
+    agent: string;
+    name?: string;
+    validUntil?: number;
+  }): SimAgent {
+    const acc = this.account(normalizeAddress(user, "agent user"));
+    if (!acc?.isUser) throw new RangeError(`user ${user} is not registered with the simulator`);
+    const address = normalizeAddress(agent, "agent");
+    // One agent per name per user: approving a name again deregisters the agent that had it (the docs'
+    // nonces and API wallets page); the unnamed agent ("") is replaced the same way.
+    for (const other of this.getAgents(acc.address)) {
+      if (other.name === name) this.removeAgent(other.address);
+    }
+    const info: SimAgent = {
+      address,
+      user: acc.address,
+      name,
+      validUntil: validUntil ?? this.clock.now() + DEFAULT_AGENT_LIFETIME_MS,
+    };
+    this.agents.set(address, acc.address);
+    this.agentInfo.set(address, info);
+    return info;
+  }
+
+  removeAgent(agent: string): boolean {
+    const key = agent.toLowerCase();
+    this.agentInfo.delete(key);
+    return this.agents.delete(key);
+  }
+
+  getAgents(user: string): ReadonlyArray<SimAgent> {
+    const key = user.toLowerCase();
+    return [...this.agentInfo.values()].filter((a) => a.user === key);
+  }
+
+  getHistoricalOrders(user: string): ReadonlyArray<SimHistoricalOrder> {
+    return this.account(user)?.history ?? [];
+  }
+
+  get universe(): ReadonlyArray<string> {
+    return this.#universe;
+  }
+
+  /** The asset index of a perp coin (appended to the universe when new). */
+  assetIndex(coin: string): number {
+    let i = this.#universe.indexOf(coin);
+    if (i < 0) i = this.#universe.push(coin) - 1;
+    return i;
+  }
+
+  /** Records an L1 transaction under each address that should list it (deduplicated). */
+  recordTx(
+    addresses: ReadonlyArray<string | null>,
+    tx: { action: Record<string, unknown>; error: string | null; user: string; nonce: number },
+  ): SimExplorerTx {
+    const time = this.clock.now();
+    const block = ++this.#block;
+    const hash = keccak256(toUtf8Bytes(`${block}:${tx.user}:${tx.nonce}`));
+    const entry: SimExplorerTx = { action: tx.action, block, error: tx.error, hash, time, user: tx.user };
+    const limit = this.options.explorerTxLimit ?? 2000;
+    for (const a of new Set(addresses.filter((x): x is string => x !== null).map((x) => x.toLowerCase()))) {
+      const list = this.#explorer.get(a) ?? [];
+      list.push(entry);
+      if (list.length > limit) list.splice(0, list.length - limit);
+      this.#explorer.set(a, list);
+    }
+    return entry;
+  }
+
+  explorerTxs(address: string): ReadonlyArray<SimExplorerTx> {
+    return [...(this.#explorer.get(address.toLowerCase()) ?? [])].reverse();
+  }
+
+  /** Moves an order off the book into the history with `status` (the docs' status strings). */
+  endOrder(acc: SimAccount, oid: number, status: string, at: number): SimOrder | null {
+    const i = acc.orders.findIndex((o) => o.oid === oid);
+    if (i < 0) return null;
+    const [order] = acc.orders.splice(i, 1);
+    this.#remember(acc, order!, status, at);
+    return order!;
+  }
+
+  #remember(acc: SimAccount, order: SimOrder, status: string, at: number): void {
+    acc.history.push({ order, status, statusTimestamp: at });
+    if (acc.history.length > HISTORICAL_ORDERS_LIMIT) acc.history.splice(0, acc.history.length - HISTORICAL_ORDERS_LIMIT);
   }
 
   /** The user a signer acts as: itself when registered, else the user that approved it as an agent. */
   userForSigner(signer: string): string | null {
     const key = signer.toLowerCase();
     if (this.accounts.get(key)?.isUser) return key;
+    const info = this.agentInfo.get(key);
+    // An expired agent is pruned: it signs for no one (the docs' nonces and API wallets page).
+    if (info && info.validUntil <= this.clock.now()) return null;
     return this.agents.get(key) ?? null;
   }
 
@@ -386,6 +534,8 @@ export class SimStore implements SimState {
     for (const acc of due) {
       const time = acc.schedule as number;
       const cancelled = acc.orders.length;
+      // Every order the fire removes ends with status `scheduledCancel` (not "...Canceled").
+      for (const o of acc.orders) this.#remember(acc, o, "scheduledCancel", time);
       acc.orders = [];
       const trigger: SimTrigger = {
         time,
@@ -410,6 +560,7 @@ export class SimStore implements SimState {
       actions: this.#actions.length,
       marks: Object.fromEntries(this.marks),
       agents: Object.fromEntries(this.agents),
+      agentInfo: [...this.agentInfo.values()],
       accounts: [...this.accounts.values()].map((a) => ({
         address: a.address,
         isUser: a.isUser,

@@ -146,6 +146,6 @@ describe("faults", () => {
     const f = new FaultController();
     expect(() => f.set("info", { errorRate: 2 })).toThrow(/errorRate/);
     expect(() => f.set("info", { errorStatus: 404 } as never)).toThrow(/errorStatus/);
-    expect(() => f.set("nope" as never, {})).toThrow(/exchange, info, evm or all/);
+    expect(() => f.set("nope" as never, {})).toThrow(/exchange, info, evm, explorer or all/);
   });
 });
