@@ -35,7 +35,10 @@ const Hex32 = z.string().regex(/^0x[0-9a-fA-F]{1,64}$/);
  * server hashes the action as sent, so a null changes the recovered signer (api-facts §A2 "Gotcha").
  * Unknown keys inside the action are refused (a renamed key gives 422, api-facts §0.8).
  */
-const ScheduleCancelActionIn = z.strictObject({ type: z.literal("scheduleCancel"), time: U64.nullable().optional() });
+const ScheduleCancelActionIn = z.strictObject({
+  type: z.literal("scheduleCancel"),
+  time: U64.nullable().optional(),
+});
 /** `{"type":"cancel","cancels":[{"a":asset,"o":oid}]}` (docs/exchange-record.md, "Cancel"). */
 const CancelActionIn = z.strictObject({
   type: z.literal("cancel"),

@@ -10,8 +10,8 @@ import { handleAdmin, isLoopback } from "./admin.js";
 import { SimChain, type SimChainOptions } from "./chain.js";
 import { type DemoAccount, DemoMarket, demoAccount, demoUser } from "./demo.js";
 import { type HandlerResult, handleExchange } from "./exchange.js";
-import { FaultController, type Faults, tooManyRequests } from "./faults.js";
 import { EXPLORER_WEIGHT, handleExplorer } from "./explorer.js";
+import { FaultController, type Faults, tooManyRequests } from "./faults.js";
 import { handleInfo, infoWeight } from "./info.js";
 import { createRpcHandler, type RpcHandlerResult } from "./rpc.js";
 import {

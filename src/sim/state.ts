@@ -406,7 +406,8 @@ export class SimStore implements SimState {
 
   #remember(acc: SimAccount, order: SimOrder, status: string, at: number): void {
     acc.history.push({ order, status, statusTimestamp: at });
-    if (acc.history.length > HISTORICAL_ORDERS_LIMIT) acc.history.splice(0, acc.history.length - HISTORICAL_ORDERS_LIMIT);
+    if (acc.history.length > HISTORICAL_ORDERS_LIMIT)
+      acc.history.splice(0, acc.history.length - HISTORICAL_ORDERS_LIMIT);
   }
 
   /** The user a signer acts as: itself when registered, else the user that approved it as an agent. */
