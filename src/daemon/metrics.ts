@@ -118,6 +118,25 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
       labelNames: ["account"],
       registers: r,
     }),
+    // --- the agent watch and the cancel mode (docs/exchange-record.md)
+    agentValidUntil: new Gauge({
+      name: `${p}agent_valid_until_timestamp_seconds`,
+      help: "When the signing API wallet expires (extraAgents validUntil, Unix seconds); 0 when unknown or missing.",
+      labelNames: ["account", "agent"],
+      registers: r,
+    }),
+    ordersCancelled: new Counter({
+      name: `${p}orders_cancelled_total`,
+      help: "Open orders the daemon cancelled itself (engine-down policy cancel); spends no trigger.",
+      labelNames: ["account"],
+      registers: r,
+    }),
+    ordersKept: new Counter({
+      name: `${p}orders_kept_total`,
+      help: "Reduce-only TP/SL orders the cancel mode left in place.",
+      labelNames: ["account"],
+      registers: r,
+    }),
     // --- exposure
     accountValue: new Gauge({
       name: `${p}account_value_usd`,

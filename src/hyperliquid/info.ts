@@ -21,6 +21,7 @@ import {
   OpenOrdersResponse,
   PerpMeta,
   UserRateLimit,
+  UserRole,
 } from "./schemas.js";
 import { createHttpTransport, type HttpResponse, type HttpTransport } from "./transport.js";
 
@@ -273,6 +274,12 @@ export class InfoClient {
   }): Promise<ExtraAgent[]> {
     const address = normalizeAddress(user, "user");
     return this.#query({ type: "extraAgents", user: address }, ExtraAgentsResponse, "extraAgents", signal);
+  }
+
+  /** The address's role (`agent` with its master, `user`, `vault`, `missing`…); costs 60 IP weight. */
+  async userRole({ user, signal }: { user: string; signal?: AbortSignal | undefined }): Promise<UserRole> {
+    const address = normalizeAddress(user, "user");
+    return this.#query({ type: "userRole", user: address }, UserRole, "userRole", signal);
   }
 
   /** The first perp dex's universe; an asset's index is its position in `universe`. */

@@ -284,3 +284,14 @@ export const CancelOkResponse = z.looseObject({
   data: z.looseObject({ statuses: z.array(CancelStatus) }),
 });
 export type CancelOkResponse = z.infer<typeof CancelOkResponse>;
+
+/**
+ * `userRole`: `{"role":"agent","data":{"user":"0x…"}}` for an API wallet (its master), `user`, `vault`,
+ * `subAccount` or `missing` otherwise. The agent watch asks it when the signer is not among `extraAgents`
+ * (which lists named agents), to tell an unnamed agent from a missing one.
+ */
+export const UserRole = z.looseObject({
+  role: z.string(),
+  data: z.looseObject({ user: AddressString.optional() }).optional(),
+});
+export type UserRole = z.infer<typeof UserRole>;

@@ -19,6 +19,7 @@ const InfoRequest = z.discriminatedUnion("type", [
   z.object({ type: z.literal("historicalOrders"), user: Address }),
   z.object({ type: z.literal("extraAgents"), user: Address }),
   z.object({ type: z.literal("meta"), dex: Dex }),
+  z.object({ type: z.literal("userRole"), user: Address }),
 ]);
 export type InfoRequest = z.infer<typeof InfoRequest>;
 
@@ -26,6 +27,7 @@ export type InfoRequest = z.infer<typeof InfoRequest>;
  *  2 + 1 per 10 users (our choice: one clearinghouseState plus a surcharge that grows with the batch). */
 export function infoWeight(req: unknown): number {
   const r = req as { type?: unknown; users?: unknown } | null;
+  if (r && r.type === "userRole") return 60;
   if (r && r.type === "batchClearinghouseStates" && Array.isArray(r.users)) {
     return 2 + Math.floor(r.users.length / 10);
   }
@@ -81,6 +83,15 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
           .filter((a) => a.name !== "" && a.validUntil > now)
           .map((a) => ({ address: a.address, name: a.name, validUntil: a.validUntil })),
       );
+    case "userRole": {
+      const key = req.user.toLowerCase();
+      const acc = store.account(key);
+      if (acc?.isUser) return ok({ role: "user" });
+      if (acc?.master) return ok({ role: "subAccount", data: { master: acc.master } });
+      const master = store.userForSigner(key);
+      if (master) return ok({ role: "agent", data: { user: master } });
+      return ok({ role: "missing" });
+    }
     case "meta":
       return ok({
         universe: store.universe.map((name) => ({ name, szDecimals: 4, maxLeverage: 20, marginTableId: 20 })),

@@ -10,7 +10,12 @@ import { InfoClient } from "../../src/hyperliquid/info.js";
 import { localSigner } from "../../src/hyperliquid/signing.js";
 import { createUnavailableGate, readRecord } from "../../src/reconcile/read.js";
 import { type LedgerView, reconcileLedger } from "../../src/reconcile/record.js";
-import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
+import {
+  type FaultSpec,
+  type SimulatorHandle,
+  type SimulatorOptions,
+  startSimulator,
+} from "../../src/sim/server.js";
 import { ManualClock, utcDay } from "../../src/utils/clock.js";
 import { testWallet } from "../sim/helpers.js";
 
@@ -113,29 +118,26 @@ describe("reconcile against the simulator", () => {
     expect(reconcileLedger(assumed, record).ledger).toEqual(assumed);
   });
 
-  test.each([
+  test.each<[string, "explorer" | "info", FaultSpec, string]>([
     ["explorer down", "explorer", { errorRate: 1 }, "error"],
     ["explorer rate-limited", "explorer", { rateLimit: true }, "rate_limited"],
     ["historicalOrders fails", "info", { errorRate: 1, types: ["historicalOrders"] }, "error"],
-  ] as const)(
-    "error: %s → unavailable, said once, nothing changed",
-    async (_name, endpoint, fault, reason) => {
-      const s = await setup();
-      await fireOnce(s);
-      s.sim.faults.set(endpoint, fault);
-      const gate = createUnavailableGate();
-      const first = await s.read();
-      const second = await s.read();
-      expect(first).toMatchObject({ available: false, reason });
-      expect([gate(first), gate(second)]).toEqual([true, false]);
-      const view = { ...deleted, triggersToday: 10, assumed: true };
-      const out = reconcileLedger(view, first);
-      expect(out.ledger).toEqual(view);
-      expect(out.changes).toEqual([]);
-      s.sim.faults.clear();
-      expect(gate(await s.read())).toBe(false);
-    },
-  );
+  ])("error: %s → unavailable, said once, nothing changed", async (_name, endpoint, fault, reason) => {
+    const s = await setup();
+    await fireOnce(s);
+    s.sim.faults.set(endpoint, fault);
+    const gate = createUnavailableGate();
+    const first = await s.read();
+    const second = await s.read();
+    expect(first).toMatchObject({ available: false, reason });
+    expect([gate(first), gate(second)]).toEqual([true, false]);
+    const view = { ...deleted, triggersToday: 10, assumed: true };
+    const out = reconcileLedger(view, first);
+    expect(out.ledger).toEqual(view);
+    expect(out.changes).toEqual([]);
+    s.sim.faults.clear();
+    expect(gate(await s.read())).toBe(false);
+  });
 
   test("no explorer configured → unavailable (not_configured)", async () => {
     const s = await setup();
