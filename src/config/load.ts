@@ -9,7 +9,7 @@ import { z } from "zod";
 import { BaseError } from "../errors/base.js";
 import { formatDuration, parseDuration } from "../utils/duration.js";
 import { ExitCode } from "../utils/exit-codes.js";
-import { type Config, ConfigSchema, NETWORK_URLS } from "./schema.js";
+import { type Config, ConfigSchema, EXPLORER_URLS, NETWORK_URLS } from "./schema.js";
 
 /** The exchange refuses a scheduleCancel time less than 5 s ahead (api-facts §A3). */
 export const EXCHANGE_MIN_LEAD_MS = 5_000;
@@ -68,6 +68,7 @@ export const CONFIG_KEYS: readonly KeySpec[] = Object.freeze([
   spec("network", "HL_NETWORK", "network", "enum"),
   spec("apiUrl", "HL_API_URL", "api-url", "string"),
   spec("rpcUrl", "HL_RPC_URL", "rpc-url", "string"),
+  spec("explorerUrl", "HL_EXPLORER_URL", "explorer-url", "string"),
   spec("logLevel", "HL_LOG_LEVEL", "log-level", "enum"),
   spec("accounts", "HL_ACCOUNTS", "account", "list"),
   spec("vault", "HL_VAULT", "vault", "string"),
@@ -102,6 +103,8 @@ export const CONFIG_KEYS: readonly KeySpec[] = Object.freeze([
   spec("budgetWarnDays", "HL_BUDGET_WARN_DAYS", "budget-warn-days", "number"),
   spec("triggerLimit", "HL_TRIGGER_LIMIT", "trigger-limit", "int"),
   spec("triggerWarnRemaining", "HL_TRIGGER_WARN_REMAINING", "trigger-warn-remaining", "int"),
+  spec("agentWarnDays", "HL_AGENT_WARN_DAYS", "agent-warn-days", "number"),
+  spec("agentCheckInterval", "HL_AGENT_CHECK_INTERVAL", "agent-check-interval", "duration"),
   spec("watchAddresses", "HL_WATCH_ADDRESSES", "watch-address", "list"),
   spec("chainPollInterval", "HL_CHAIN_POLL_INTERVAL", "chain-poll-interval", "duration"),
   spec("chainStallThreshold", "HL_CHAIN_STALL_THRESHOLD", "chain-stall-threshold", "duration"),
@@ -458,6 +461,17 @@ export function checkConfigRules(
   return { errors, warnings };
 }
 
+/**
+ * The effective explorer URL: explicit, else the network's official one when the API is the official one;
+ * with a third-party API host and no explicit explorer URL there is no record (null).
+ */
+export function effectiveExplorerUrl(config: Config): string | null {
+  if (config.explorerUrl) return config.explorerUrl;
+  const official = NETWORK_URLS[config.network].apiUrl;
+  if (config.apiUrl && config.apiUrl.replace(/\/+$/, "") !== official) return null;
+  return EXPLORER_URLS[config.network];
+}
+
 /** The effective API and RPC URLs (explicit, else the network's). */
 export function effectiveUrls(config: Config): { apiUrl: string; rpcUrl: string } {
   return {
@@ -518,6 +532,8 @@ export const CONFIG_DOCS: Readonly<Record<string, string>> = Object.freeze({
   network: "`mainnet` or `testnet`: default URLs and the signing source (`a` mainnet, `b` testnet).",
   apiUrl: "Trading API base URL; `/exchange` and `/info` are appended. Default: the network's official API.",
   rpcUrl: "HyperEVM JSON-RPC endpoint, used as given. May contain a key path segment; never logged.",
+  explorerUrl:
+    "The explorer endpoint (`userDetails`), path included. Default: the network's official explorer.",
   logLevel: "pino level.",
   accounts: "Accounts whose schedule is kept. Default: the signer's own address.",
   vault: "Act for a vault or subaccount (`vaultAddress`).",
@@ -552,6 +568,9 @@ export const CONFIG_DOCS: Readonly<Record<string, string>> = Object.freeze({
   budgetWarnDays: "Warn when the action budget would run out within this many days at the push rate.",
   triggerLimit: "Triggers per UTC day the exchange allows.",
   triggerWarnRemaining: "Warn when this many triggers or fewer remain today.",
+  agentWarnDays: "Warn daily when the signing API wallet expires within this many days.",
+  agentCheckInterval:
+    "How often the signing API wallet is checked in `extraAgents` (ms); 0 checks only at start-up.",
   watchAddresses:
     "Follow new HyperEVM blocks and log transactions from or to these addresses (needs rpcUrl).",
   chainPollInterval: "Chain watch: how often to ask for the head (ms).",

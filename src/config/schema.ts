@@ -40,6 +40,8 @@ export const DEFAULTS = Object.freeze({
   chainStallThreshold: 60_000,
   chainMaxLagBlocks: 200,
   chainPageSize: 100,
+  agentWarnDays: 7,
+  agentCheckInterval: 3_600_000,
 });
 
 export const NETWORK_URLS = Object.freeze({
@@ -50,6 +52,12 @@ export const NETWORK_URLS = Object.freeze({
   },
 });
 
+/** The explorer endpoints (docs/exchange-record.md, "The record"): their own host and path. */
+export const EXPLORER_URLS = Object.freeze({
+  mainnet: "https://rpc.hyperliquid.xyz/explorer",
+  testnet: "https://rpc.hyperliquid-testnet.xyz/explorer",
+});
+
 export const ConfigSchema = z
   .object({
     /** `mainnet` or `testnet`: default URLs and the signing source (`a` mainnet, `b` testnet). */
@@ -58,6 +66,8 @@ export const ConfigSchema = z
     apiUrl: z.url({ protocol: /^https?$/ }).optional(),
     /** HyperEVM JSON-RPC endpoint, used as given. May contain a key path segment; never logged. */
     rpcUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /** The explorer endpoint (`userDetails`), path included. Default: the network's official explorer. */
+    explorerUrl: z.url({ protocol: /^https?$/ }).optional(),
     /** pino level. */
     logLevel: z
       .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
@@ -126,6 +136,10 @@ export const ConfigSchema = z
     triggerLimit: z.number().int().min(1).default(DEFAULTS.triggerLimit),
     /** Warn when this many triggers or fewer remain today. */
     triggerWarnRemaining: z.number().int().min(0).default(DEFAULTS.triggerWarnRemaining),
+    /** Warn daily when the signing API wallet expires within this many days. */
+    agentWarnDays: z.number().nonnegative().default(DEFAULTS.agentWarnDays),
+    /** How often the signing API wallet is checked in `extraAgents` (ms); 0 checks only at start-up. */
+    agentCheckInterval: durationMs.default(DEFAULTS.agentCheckInterval),
     /** Follow new HyperEVM blocks and log transactions from or to these addresses (needs rpcUrl). */
     watchAddresses: z.array(address).default([]),
     /** Chain watch: how often to ask for the head (ms). */

@@ -3,23 +3,14 @@
  * `error: null` when the exchange accepted it (docs/exchange-record.md, "The record"). The explorer lives on
  * its own host and path (`https://rpc.hyperliquid.xyz/explorer` on mainnet), not under the trading API.
  * Read-only, so the transport retries it like /info. Requests cost 40 IP weight each: read it at start-up,
- * after a lapse and on demand, never on a tight loop.
+ * after a lapse and on demand, never on a tight loop. The default URLs per network are EXPLORER_URLS in
+ * src/config/schema.ts.
  */
 import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import { classifyHttpStatus, HyperliquidApiError } from "./errors.js";
 import { type ExplorerTx, UserDetailsResponse } from "./schemas.js";
 import { createHttpTransport, type HttpTransport } from "./transport.js";
-
-export const EXPLORER_URLS = Object.freeze({
-  mainnet: "https://rpc.hyperliquid.xyz/explorer",
-  testnet: "https://rpc.hyperliquid-testnet.xyz/explorer",
-});
-
-/** The explorer URL for a network: the official host's `/explorer` path. */
-export function explorerUrlFor(network: "mainnet" | "testnet"): string {
-  return EXPLORER_URLS[network];
-}
 
 export type ExplorerClientOptions = {
   /** Full URL of the explorer endpoint, path included (e.g. `https://rpc.hyperliquid.xyz/explorer`). */

@@ -59,6 +59,21 @@ export function addRunOptions(cmd: Command): Command {
     .addOption(
       new Option("--budget-warn-days <n>", "warn when the action budget lasts fewer days (default 14)"),
     )
+    .addOption(
+      new Option(
+        "--explorer-url <url>",
+        "explorer endpoint for the exchange's record (env HL_EXPLORER_URL; default: the network's)",
+      ),
+    )
+    .addOption(
+      new Option("--agent-warn-days <n>", "warn daily when the API wallet expires within n days (default 7)"),
+    )
+    .addOption(
+      new Option(
+        "--agent-check-interval <duration>",
+        "how often the API wallet is checked in extraAgents, 0 = start-up only (default 1h)",
+      ),
+    )
     .addOption(new Option("--max-leverage <x>", "alert above this leverage"))
     .addOption(new Option("--min-liquidation-distance-pct <pct>", "alert below this distance to liquidation"))
     .addOption(new Option("--max-notional-usd <usd>", "alert above this total notional"))
