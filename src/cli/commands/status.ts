@@ -1,7 +1,12 @@
 import { join } from "node:path";
 import { type Command, Option } from "commander";
-import { effectiveStateDir, loadConfig } from "../../config/load.js";
-import { entryOnDay, LEDGER_FILE, readLedgerFile } from "../../daemon/ledger.js";
+import { effectiveExplorerUrl, effectiveStateDir, effectiveUrls, loadConfig } from "../../config/load.js";
+import type { Config } from "../../config/schema.js";
+import { entryOnDay, LEDGER_FILE, type LedgerEntry, readLedgerFile } from "../../daemon/ledger.js";
+import { ExplorerClient } from "../../hyperliquid/explorer.js";
+import { InfoClient } from "../../hyperliquid/info.js";
+import { readRecord } from "../../reconcile/read.js";
+import { type ReconcileOutcome, type RecordResult, reconcileLedger } from "../../reconcile/record.js";
 import { utcDay } from "../../utils/clock.js";
 import { formatDuration } from "../../utils/duration.js";
 import { ExitCode } from "../../utils/exit-codes.js";
@@ -15,7 +20,78 @@ export type StatusAccount = {
   triggerLimit: number;
   armedUntil: number | null;
   exhausted: boolean;
+  /** with --reconcile: what the exchange's record says, and what a reconcile would change (nothing is written) */
+  record?: RecordResult;
+  reconcile?: Pick<ReconcileOutcome, "changes" | "notes">;
 };
+
+/**
+ * `status --reconcile`: reads the exchange's record for each account (explorer userDetails + historicalOrders)
+ * and shows it beside the ledger, with the changes a reconcile would make. Read-only: the daemon applies them
+ * (docs/exchange-record.md).
+ */
+async function reconcileAccounts(
+  config: Config,
+  now: number,
+  accounts: StatusAccount[],
+  stored: Record<string, LedgerEntry>,
+): Promise<void> {
+  const { apiUrl } = effectiveUrls(config);
+  const explorerUrl = effectiveExplorerUrl(config);
+  const timeoutMs = Math.max(config.requestTimeout, 10_000);
+  const info = new InfoClient({ apiUrl, timeoutMs });
+  const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs }) : null;
+  try {
+    for (const a of accounts) {
+      const record = await readRecord({ explorer, info, account: a.account, now: () => now });
+      const entry = stored[a.account];
+      const outcome = reconcileLedger(
+        {
+          day: a.day,
+          triggersToday: a.triggersToday,
+          assumed: entry?.assumed === true && entry.day === a.day,
+          armedUntil: a.armedUntil,
+          pendingUntil: entry?.pendingUntil ?? null,
+        },
+        record,
+      );
+      a.record = record;
+      a.reconcile = { changes: outcome.changes, notes: outcome.notes };
+    }
+  } finally {
+    info.close();
+    explorer?.close();
+  }
+}
+
+function recordLines(a: StatusAccount, now: number): string[] {
+  const r = a.record;
+  if (!r) return [];
+  if (!r.available) return [`  record: unavailable (${r.reason}): ${r.detail}; the ledger stands as it is`];
+  const last = r.lastAccepted;
+  const lines = [
+    `  record: ${r.firesToday} fire(s) today${r.coversDay ? "" : " (the record does not reach back to 00:00 UTC)"}; ` +
+      (r.armedUntil !== null
+        ? `armed until ${new Date(r.armedUntil).toISOString()} (in ${formatDuration(r.armedUntil - now)})`
+        : "nothing armed") +
+      (last
+        ? `; last accepted scheduleCancel at ${new Date(last.txTime).toISOString()} ${last.deadline === null ? "(removal)" : `for ${new Date(last.deadline).toISOString()}`}`
+        : "; no accepted scheduleCancel listed"),
+  ];
+  for (const f of r.fires.filter((x) => x.day === r.day)) {
+    lines.push(
+      `    fired ${new Date(f.deadline).toISOString()}: ${f.cancelledOrders} order(s) scheduledCancel (${f.proof})`,
+    );
+  }
+  if (r.refusedToday > 0)
+    lines.push(`    ${r.refusedToday} scheduleCancel refused today; last: ${r.lastRefusal}`);
+  for (const c of a.reconcile?.changes ?? []) {
+    lines.push(`  reconcile would set ${c.field} ${String(c.from)} → ${String(c.to)}: ${c.reason}`);
+  }
+  for (const n of a.reconcile?.notes ?? []) lines.push(`  note: ${n}`);
+  if ((a.reconcile?.changes.length ?? 0) === 0) lines.push("  the ledger agrees with the record");
+  return lines;
+}
 
 export function registerStatus(program: Command, deps: CliDeps): void {
   program
@@ -29,9 +105,34 @@ export function registerStatus(program: Command, deps: CliDeps): void {
     )
     .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))
     .addOption(new Option("--json", "one JSON document on stdout"))
+    .addOption(
+      new Option(
+        "--reconcile",
+        "also read the exchange's record (explorer userDetails, historicalOrders) and show it beside the ledger; writes nothing",
+      ),
+    )
+    .addOption(
+      new Option("--network <name>", "mainnet or testnet (env HL_NETWORK)").choices(["mainnet", "testnet"]),
+    )
+    .addOption(new Option("--api-url <url>", "trading API base URL (env HL_API_URL)"))
+    .addOption(
+      new Option("--explorer-url <url>", "explorer endpoint (env HL_EXPLORER_URL; default: the network's)"),
+    )
+    .addOption(
+      new Option("--account <addr>", "an account to reconcile besides the ledger's (repeatable)").argParser(
+        (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+      ),
+    )
     .action(async (opts: Record<string, unknown>) => {
       const { config } = loadConfig({
-        options: { stateDir: opts.stateDir, config: opts.config },
+        options: {
+          stateDir: opts.stateDir,
+          config: opts.config,
+          network: opts.network,
+          apiUrl: opts.apiUrl,
+          explorerUrl: opts.explorerUrl,
+          account: opts.account,
+        },
         env: deps.env,
         cwd: deps.cwd,
       });
@@ -55,6 +156,21 @@ export function registerStatus(program: Command, deps: CliDeps): void {
           exhausted: e.triggersToday >= e.limit,
         };
       });
+      if (opts.reconcile) {
+        for (const extra of config.accounts) {
+          if (!accounts.some((a) => a.account === extra)) {
+            accounts.push({
+              account: extra,
+              day: today,
+              triggersToday: 0,
+              triggerLimit: config.triggerLimit,
+              armedUntil: null,
+              exhausted: false,
+            });
+          }
+        }
+        await reconcileAccounts(config, now, accounts, read.file?.accounts ?? {});
+      }
       if (opts.json) {
         deps.stdout.write(`${JSON.stringify({ accounts })}\n`);
         return;
@@ -62,6 +178,10 @@ export function registerStatus(program: Command, deps: CliDeps): void {
       const out = (s: string) => deps.stdout.write(`${s}\n`);
       if (!read.file) {
         out(`No trigger ledger at ${path} (the daemon has not run with this state directory).`);
+        for (const a of accounts) {
+          out(`${a.account}  (not in the ledger)`);
+          for (const line of recordLines(a, now)) out(line);
+        }
         return;
       }
       out(`ledger ${path} (UTC day ${today})`);
@@ -78,6 +198,7 @@ export function registerStatus(program: Command, deps: CliDeps): void {
         out(
           `${a.account}  triggers ${a.triggersToday}/${a.triggerLimit} used, ${left} left${a.exhausted ? " EXHAUSTED until 00:00 UTC" : ""}${stored?.assumed ? " (assumed: the ledger was unreadable)" : ""}  ${armed}`,
         );
+        for (const line of recordLines(a, now)) out(line);
       }
     });
 }
