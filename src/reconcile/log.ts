@@ -1,0 +1,93 @@
+/**
+ * The log lines of the reconcile and of the cancel mode, in one place so the switch's wiring stays small:
+ * `ledger.reconciled` (info: what changed and why), `record.unavailable` (warn, once per outage),
+ * `record.available` (info, when it comes back), and `orders.cancelled` (info or error) with the counters.
+ */
+import type { Metrics } from "../daemon/metrics.js";
+import type { CancelReport } from "../orders/cancel.js";
+import type { Logger } from "../utils/logger.js";
+import { createUnavailableGate } from "./read.js";
+import { type LedgerView, type ReconcileOutcome, type RecordResult, reconcileLedger } from "./record.js";
+
+export type ReconcileLogger = (account: string, view: LedgerView, result: RecordResult) => ReconcileOutcome;
+
+/** Reconciles and logs; the unavailable message is said once per outage (per account). */
+export function createReconcileLogger(logger: Logger): ReconcileLogger {
+  const log = logger.child({ module: "reconcile" });
+  const gates = new Map<string, ReturnType<typeof createUnavailableGate>>();
+  const down = new Set<string>();
+  return (account, view, result) => {
+    let gate = gates.get(account);
+    if (!gate) {
+      gate = createUnavailableGate();
+      gates.set(account, gate);
+    }
+    const outcome = reconcileLedger(view, result);
+    if (!result.available) {
+      if (gate(result)) {
+        down.add(account);
+        log.warn(
+          { event: "record.unavailable", account, reason: result.reason, detail: result.detail },
+          "the exchange's record cannot be read; the ledger keeps its own count (a lapse counts as a trigger)",
+        );
+      }
+      return outcome;
+    }
+    gate(result);
+    if (down.delete(account)) {
+      log.info({ event: "record.available", account }, "the exchange's record can be read again");
+    }
+    if (outcome.changes.length > 0) {
+      log.info(
+        {
+          event: "ledger.reconciled",
+          account,
+          changes: outcome.changes,
+          notes: outcome.notes,
+          firesToday: result.firesToday,
+          coversDay: result.coversDay,
+        },
+        outcome.changes.map((c) => `${c.field} ${String(c.from)} → ${String(c.to)}: ${c.reason}`).join("; "),
+      );
+    } else {
+      log.debug(
+        {
+          event: "record.checked",
+          account,
+          firesToday: result.firesToday,
+          coversDay: result.coversDay,
+          notes: outcome.notes,
+        },
+        "the ledger agrees with the exchange's record",
+      );
+    }
+    return outcome;
+  };
+}
+
+/** An `onReport` for createCancelExecutor: logs `orders.cancelled` and counts cancelled and kept orders. */
+export function cancelReportLogger(
+  logger: Logger,
+  metrics?: Pick<Metrics, "ordersCancelled" | "ordersKept">,
+): (report: CancelReport) => void {
+  const log = logger.child({ module: "cancel" });
+  return (report) => {
+    const cancelled = report.statuses.filter((s) => s.ok).length;
+    metrics?.ordersCancelled.inc({ account: report.account }, cancelled);
+    metrics?.ordersKept.inc({ account: report.account }, report.kept.length);
+    const fields = {
+      event: "orders.cancelled",
+      account: report.account,
+      confirmed: report.confirmed,
+      cancelled,
+      kept: report.kept.length,
+      keptOrders: report.kept,
+      refused: report.statuses.filter((s) => !s.ok),
+      stillOpen: report.stillOpen,
+      ...(report.detail !== undefined ? { detail: report.detail } : {}),
+    };
+    const message = `cancelled ${cancelled} order(s), kept ${report.kept.length} reduce-only stop(s); no trigger spent${report.confirmed ? "" : ` — NOT confirmed: ${report.detail ?? "unknown"}`}`;
+    if (report.confirmed) log.info(fields, message);
+    else log.error(fields, message);
+  };
+}
