@@ -126,6 +126,7 @@ export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown
   }
   out(`API    ${sim.apiUrl}`);
   out(`RPC    ${sim.rpcUrl}`);
+  out(`EXPLORER ${sim.explorerUrl}  (userDetails; pass it as --explorer-url)`);
   out(`ADMIN  ${sim.adminUrl}  (loopback only)`);
   out(
     `NETWORK ${init.network} (signatures with source "${init.network === "mainnet" ? "a" : "b"}"), seed ${init.seed}, day ${utcDay(deps.clock.now())} UTC`,
