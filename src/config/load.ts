@@ -107,6 +107,7 @@ export const CONFIG_KEYS: readonly KeySpec[] = Object.freeze([
   spec("chainStallThreshold", "HL_CHAIN_STALL_THRESHOLD", "chain-stall-threshold", "duration"),
   spec("chainMaxLagBlocks", "HL_CHAIN_MAX_LAG_BLOCKS", "chain-max-lag-blocks", "int"),
   spec("chainPageSize", "HL_CHAIN_PAGE_SIZE", "chain-page-size", "int"),
+  spec("notifyUrls", "HL_NOTIFY_URLS", "notify-url", "list"),
   spec("keyFile", "HL_KEY_FILE", "key-file", "string"),
 ]);
 
@@ -558,5 +559,7 @@ export const CONFIG_DOCS: Readonly<Record<string, string>> = Object.freeze({
   chainStallThreshold: "Chain watch: warn when the head is older than this (ms).",
   chainMaxLagBlocks: "Chain watch: skip ahead when more than this many blocks behind.",
   chainPageSize: "Chain watch: page size for ots_getBlockTransactions.",
+  notifyUrls:
+    "Webhook URLs that get a JSON document for each event that matters (trigger, not protected, engine down...). May hold a token or user:pass; never logged.",
   keyFile: "File holding the signer's private key (mode 0600 or stricter). Never the key itself.",
 });
