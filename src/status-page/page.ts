@@ -19,13 +19,13 @@ main{padding:16px 24px;display:grid;gap:16px}
 .addr{font-family:"DejaVu Sans Mono",monospace;font-size:13px}
 .state{color:#fff;font-weight:700;padding:4px 12px;border-radius:6px;letter-spacing:.03em}
 .ok{background:var(--ok)}.warn{background:var(--warn)}.bad{background:var(--bad)}.idle{background:var(--idle)}
-.countdown{margin-left:auto;font:700 28px/1 "DejaVu Sans Mono",monospace}.countdown small{font-size:12px;font-weight:400;opacity:.7;display:block;text-align:right}
+.countdown{margin-left:auto;font:700 28px/1 "DejaVu Sans Mono",monospace}.countdown small{font:400 12px "DejaVu Sans",system-ui,sans-serif;opacity:.7;display:block;text-align:right;margin-top:4px}
 .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(210px,1fr));gap:10px 24px;margin-top:14px}
 .k{font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--idle)}.v{font-weight:600}
 table{border-collapse:collapse;width:100%;margin-top:12px;font-size:13px}th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:right}
 th:first-child,td:first-child{text-align:left}th{font-size:11px;text-transform:uppercase;color:var(--idle);font-weight:600}
 td.near{color:var(--bad);font-weight:700}td.mid{color:var(--warn);font-weight:600}
-#reasons{margin:0;padding-left:18px;color:var(--bad)}#reasons:empty{display:none}
+#reasons{margin:0 0 12px;padding-left:18px;color:var(--bad)}#reasons:empty{display:none}
 .err{color:var(--bad)}footer{padding:0 24px 16px;font-size:12px;color:var(--idle)}
 `;
 
