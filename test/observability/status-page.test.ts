@@ -14,6 +14,12 @@ import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { launchChromium } from "../helpers/chromium.js";
 import { assertBuilt, type DaemonProcess, ROOT, spawnCli } from "../reliability/harness.js";
 
+/** The browser globals the page callbacks use (this project compiles without the DOM library). */
+type BrowserWindow = {
+  getComputedStyle(el: unknown): { backgroundColor: string };
+  document: { querySelector(selector: string): { textContent: string | null } | null };
+};
+
 const wallet = Wallet.createRandom();
 const account = wallet.address.toLowerCase();
 let sim: SimulatorHandle;
@@ -88,7 +94,11 @@ describe("status page (headless Chromium)", () => {
     expect(await card.getAttribute("data-state")).toBe("armed");
     const state = card.locator('[data-field="state"]');
     expect(await state.textContent()).toBe("PROTECTED");
-    expect(await state.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe("rgb(26, 127, 55)");
+    expect(
+      await state.evaluate(
+        (el) => (globalThis as unknown as BrowserWindow).getComputedStyle(el).backgroundColor,
+      ),
+    ).toBe("rgb(26, 127, 55)");
 
     // the countdown is a number of seconds below the 10 s deadline, and it moves
     const countdown = card.locator('[data-field="countdown"]');
@@ -97,7 +107,9 @@ describe("status page (headless Chromium)", () => {
     expect(first).toBeGreaterThan(0);
     expect(first).toBeLessThanOrEqual(10);
     await page.waitForFunction(
-      (before) => document.querySelector('[data-field="countdown"]')?.textContent !== before,
+      (before) =>
+        (globalThis as unknown as BrowserWindow).document.querySelector('[data-field="countdown"]')
+          ?.textContent !== before,
       await countdown.textContent(),
       { timeout: 5_000 },
     );
@@ -133,7 +145,11 @@ describe("status page (headless Chromium)", () => {
     });
     const refused = page.locator(`[data-account="${account}"] [data-field="state"]`);
     expect(await refused.textContent()).toBe("NOT PROTECTED (volume_gate)");
-    expect(await refused.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe("rgb(207, 34, 46)");
+    expect(
+      await refused.evaluate(
+        (el) => (globalThis as unknown as BrowserWindow).getComputedStyle(el).backgroundColor,
+      ),
+    ).toBe("rgb(207, 34, 46)");
     expect(await page.locator("#ready").textContent()).toBe("NOT READY");
     expect(await page.locator("#reasons li").first().textContent()).toContain("volume_gate");
     const faultShot = join(tmpdir(), `hl-deadman-status-page-fault-${process.pid}.png`);
