@@ -31,7 +31,7 @@ let promLog = "";
 let guardTimer: NodeJS.Timeout;
 
 /** The shipped rules with their windows scaled for a 1 s scrape (see the file comment). */
-export function scaleRules(text: string, { marginSeconds }: { marginSeconds: number }): string {
+function scaleRules(text: string, { marginSeconds }: { marginSeconds: number }): string {
   const minutes = (m: string) => Number(m.replace("m", ""));
   return text
     .replace(/for: (\d+)m\b/g, (_all, m: string) => `for: ${minutes(m)}s`)
