@@ -9,6 +9,7 @@ import { z } from "zod";
 import { BaseError } from "../errors/base.js";
 import { formatDuration, parseDuration } from "../utils/duration.js";
 import { ExitCode } from "../utils/exit-codes.js";
+import { redactUrl } from "../utils/redact.js";
 import { type Config, ConfigSchema, NETWORK_URLS } from "./schema.js";
 
 /** The exchange refuses a scheduleCancel time less than 5 s ahead (api-facts §A3). */
@@ -335,7 +336,9 @@ export function loadConfig({
         continue;
       }
       const value = getPath(merged, path);
-      issues.push(`${key} = ${show(value)} (${origin}): ${issue.message}`);
+      // URLs that may carry a token or user:pass are shown redacted, even when invalid
+      const shown = /^(notifyUrls|rpcUrl)(\.|$)/.test(path) ? show(redactUrl(String(value))) : show(value);
+      issues.push(`${key} = ${shown} (${origin}): ${issue.message}`);
     }
     throw new ConfigError(issues, { file });
   }

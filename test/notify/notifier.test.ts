@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
+import { loadConfig } from "../../src/config/load.js";
 import { ManualTimers } from "../../src/daemon/loop.js";
 import type { SwitchStatus } from "../../src/daemon/types.js";
 import { toNotification } from "../../src/notify/events.js";
@@ -138,6 +139,28 @@ describe("notification documents", () => {
     expect(texts.size).toBe(events.length);
     for (const event of ["heartbeat.ok", "exposure", "health.listening"])
       expect(toNotification({ ...base, event }, { now: 0, host: "h", version: "v" })).toBeNull();
+  });
+});
+
+describe("configuration: --notify-url, notifyUrls, HL_NOTIFY_URLS", () => {
+  test("the flag is repeatable, the env comma-separated, the file a list", () => {
+    const a = "https://hooks.example.com/services/T0/B0/X";
+    const b = "http://127.0.0.1:8080/hook";
+    expect(loadConfig({ options: { notifyUrl: [a, b] }, env: {} }).config.notifyUrls).toEqual([a, b]);
+    expect(loadConfig({ env: { HL_NOTIFY_URLS: `${a}, ${b}` } }).config.notifyUrls).toEqual([a, b]);
+    expect(loadConfig({ env: {} }).config.notifyUrls).toEqual([]);
+  });
+
+  test("a bad URL is refused without echoing its credentials", () => {
+    let message = "";
+    try {
+      loadConfig({ options: { notifyUrl: ["ftp://user:pw-s3cret@hooks.example.com/T0KEN-xyz"] }, env: {} });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain("notifyUrls.0");
+    expect(message).toContain("flag --notify-url");
+    expect(message).not.toMatch(/pw-s3cret|T0KEN|user/);
   });
 });
 
