@@ -9,6 +9,7 @@ import { z } from "zod";
 import { BaseError } from "../errors/base.js";
 import { formatDuration, parseDuration } from "../utils/duration.js";
 import { ExitCode } from "../utils/exit-codes.js";
+import { redactUrl } from "../utils/redact.js";
 import { type Config, ConfigSchema, EXPLORER_URLS, NETWORK_URLS } from "./schema.js";
 
 /** The exchange refuses a scheduleCancel time less than 5 s ahead (api-facts §A3). */
@@ -110,6 +111,7 @@ export const CONFIG_KEYS: readonly KeySpec[] = Object.freeze([
   spec("chainStallThreshold", "HL_CHAIN_STALL_THRESHOLD", "chain-stall-threshold", "duration"),
   spec("chainMaxLagBlocks", "HL_CHAIN_MAX_LAG_BLOCKS", "chain-max-lag-blocks", "int"),
   spec("chainPageSize", "HL_CHAIN_PAGE_SIZE", "chain-page-size", "int"),
+  spec("notifyUrls", "HL_NOTIFY_URLS", "notify-url", "list"),
   spec("keyFile", "HL_KEY_FILE", "key-file", "string"),
 ]);
 
@@ -337,7 +339,9 @@ export function loadConfig({
         continue;
       }
       const value = getPath(merged, path);
-      issues.push(`${key} = ${show(value)} (${origin}): ${issue.message}`);
+      // URLs that may carry a token or user:pass are shown redacted, even when invalid
+      const shown = /^(notifyUrls|rpcUrl)(\.|$)/.test(path) ? show(redactUrl(String(value))) : show(value);
+      issues.push(`${key} = ${shown} (${origin}): ${issue.message}`);
     }
     throw new ConfigError(issues, { file });
   }
@@ -577,5 +581,7 @@ export const CONFIG_DOCS: Readonly<Record<string, string>> = Object.freeze({
   chainStallThreshold: "Chain watch: warn when the head is older than this (ms).",
   chainMaxLagBlocks: "Chain watch: skip ahead when more than this many blocks behind.",
   chainPageSize: "Chain watch: page size for ots_getBlockTransactions.",
+  notifyUrls:
+    "Webhook URLs that get a JSON document for each event that matters (trigger, not protected, engine down...). May hold a token or user:pass; never logged.",
   keyFile: "File holding the signer's private key (mode 0600 or stricter). Never the key itself.",
 });

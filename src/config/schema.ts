@@ -150,6 +150,8 @@ export const ConfigSchema = z
     chainMaxLagBlocks: z.number().int().min(1).default(DEFAULTS.chainMaxLagBlocks),
     /** Chain watch: page size for ots_getBlockTransactions. */
     chainPageSize: z.number().int().min(1).max(1000).default(DEFAULTS.chainPageSize),
+    /** Webhook URLs that get a JSON document for each event that matters (trigger, not protected, engine down...). May hold a token or user:pass; never logged. */
+    notifyUrls: z.array(z.url({ protocol: /^https?$/ })).default([]),
     /** File holding the signer's private key (mode 0600 or stricter). Never the key itself. */
     keyFile: z.string().min(1).optional(),
   })

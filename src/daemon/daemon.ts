@@ -8,6 +8,8 @@ import type { Config } from "../config/schema.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { InfoClient } from "../hyperliquid/info.js";
 import type { LocalSigner } from "../hyperliquid/signing.js";
+import { createDaemonNotifications } from "../notify/index.js";
+import { createStatusModel, statusPageRoutes } from "../status-page/index.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
@@ -86,11 +88,22 @@ export function planAccounts(
 }
 
 export async function startDaemon(params: StartDaemonParameters): Promise<Daemon> {
-  const { config, wallet, stateDir, logger } = params;
+  const { config, wallet, stateDir } = params;
   const clock = params.clock ?? systemClock;
   const timers = params.timers ?? systemTimers(clock);
   const scheduler = params.scheduler ?? cronScheduler;
   const metrics = params.metrics ?? createMetrics();
+  // Notifications and the status page follow the modules' log events through a tapped logger (src/notify/).
+  const notifications = createDaemonNotifications({
+    urls: config.notifyUrls,
+    logger: params.logger,
+    registry: metrics.registry,
+    clock,
+    timers,
+  });
+  const logger = notifications.logger;
+  const statusModel = createStatusModel({ now: () => clock.now() });
+  notifications.listen(statusModel.onEvent);
   const log = logger.child({ module: "daemon" });
   const signer = wallet.address.toLowerCase();
   const apiUrl = params.apiUrl ?? effectiveUrls(config).apiUrl;
@@ -284,6 +297,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       intervalMs: config.interval,
       deadlineMs: config.deadline,
     });
+  notifications.watch({ status, intervalMs: config.interval, deadlineMs: config.deadline });
 
   let closing = false;
   let health: HealthServer | null = null;
@@ -299,6 +313,15 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
           ? { ok: false, detail: "shutting down" }
           : { ok: true, detail: `${switches.length} switch(es) running` },
       logger,
+      routes: statusPageRoutes({
+        readiness,
+        model: statusModel,
+        now: () => clock.now(),
+        intervalMs: config.interval,
+        deadlineMs: config.deadline,
+        clockSkewWarnMs: config.clockSkewWarn,
+        network: config.network,
+      }),
     });
   }
 
@@ -319,6 +342,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       await Promise.all([exposure?.stop(), chain?.stop()]);
       const results = await Promise.all(switches.map((s) => s.shutdown({ mode })));
       await ledger.flush();
+      await notifications.close();
       client.close?.();
       info.close();
       await health?.close();

@@ -151,7 +151,11 @@ export type CreateHealthServerParameters = {
   readiness: () => Readiness;
   liveness: () => Liveness;
   logger: Logger;
+  /** more GET routes by path (the status page, src/status-page/) */
+  routes?: Readonly<Record<string, ExtraRoute>> | undefined;
 };
+
+export type ExtraRoute = () => { status: number; body: string; headers: Record<string, string> };
 
 export type HealthServer = {
   /** http://HOST:PORT, with the port actually bound */
@@ -178,18 +182,29 @@ export async function createHealthServer({
   readiness,
   liveness,
   logger,
+  routes = {},
 }: CreateHealthServerParameters): Promise<HealthServer> {
   const log = logger.child({ module: "health" });
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    const path = (req.url ?? "/").split("?")[0];
-    const known = path === "/healthz" || path === "/readyz" || path === "/metrics";
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const extra = Object.hasOwn(routes, path) ? routes[path] : undefined;
+    const known = path === "/healthz" || path === "/readyz" || path === "/metrics" || extra !== undefined;
     if (!known) return send(res, 404, `${JSON.stringify({ error: "not found" })}\n`, JSON_TYPE, false);
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.setHeader("allow", "GET, HEAD");
       return send(res, 405, `${JSON.stringify({ error: "method not allowed" })}\n`, JSON_TYPE, false);
     }
     const head = req.method === "HEAD";
+    if (extra) {
+      const r = extra();
+      res.writeHead(r.status, {
+        ...r.headers,
+        "content-length": Buffer.byteLength(r.body),
+        "cache-control": "no-store",
+      });
+      return res.end(head ? undefined : r.body);
+    }
     if (path === "/healthz") {
       const live = liveness();
       // exactly {"status":"ok"} while alive (probes compare bodies); the detail only says why it is failing

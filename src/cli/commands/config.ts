@@ -40,6 +40,7 @@ function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
     ...config,
     apiUrl: urls.apiUrl,
     rpcUrl: redactUrl(urls.rpcUrl),
+    notifyUrls: config.notifyUrls.map(redactUrl),
     stateDir: effectiveStateDir(config, deps.cwd),
   };
   const accounts = planAccounts(config, key.address);

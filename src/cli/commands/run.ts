@@ -128,6 +128,12 @@ export function addRunOptions(cmd: Command): Command {
     .addOption(new Option("--chain-max-lag-blocks <n>", "chain watch: skip ahead beyond this lag"))
     .addOption(new Option("--chain-page-size <n>", "chain watch: ots_getBlockTransactions page size"))
     .addOption(
+      new Option(
+        "--notify-url <url>",
+        "POST a JSON document per event that matters to this webhook (repeatable; env HL_NOTIFY_URLS)",
+      ).argParser(collect),
+    )
+    .addOption(
       new Option("--key-file <file>", "the signer's private key file (mode 0600); never the key itself"),
     );
 }

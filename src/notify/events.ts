@@ -1,0 +1,134 @@
+/**
+ * Which logged events become notifications, and the document each one posts (docs/observability.md
+ * "Notifications"): `event`, `severity`, `account`, a one-line human `text` (a Slack or Mattermost incoming
+ * webhook shows it as is), `time` / `timeMs`, `host`, `version` and the event's `figures`.
+ */
+import type { LoggedEvent } from "./tap.js";
+
+export type Severity = "critical" | "warning" | "info";
+
+export type Notification = {
+  event: string;
+  severity: Severity;
+  /** lower-case 0x address, or null for a daemon-wide event */
+  account: string | null;
+  text: string;
+  /** when the daemon noticed, ISO-8601 UTC */
+  time: string;
+  timeMs: number;
+  host: string;
+  version: string;
+  figures: Record<string, string | number | boolean | null>;
+};
+
+/** The log events that notify, with their severity. Everything else is ignored. */
+export const NOTIFY_EVENTS: Readonly<Record<string, Severity>> = Object.freeze({
+  "trigger.counted": "critical",
+  "trigger.low": "warning",
+  "trigger.exhausted": "critical",
+  "trigger.reset": "info",
+  "switch.not_protected": "critical",
+  "switch.protected": "info",
+  "protection.low": "critical",
+  "protection.restored": "info",
+  "engine.down": "critical",
+  "engine.up": "info",
+  "shutdown.removed": "info",
+  "shutdown.kept": "warning",
+  "shutdown.remove_failed": "critical",
+});
+
+const iso = (ms: unknown) =>
+  typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? new Date(ms).toISOString() : null;
+
+/** Figures copied from the event when present (scalars only; never a URL, key or error object). */
+const FIGURE_KEYS = [
+  "triggersToday",
+  "triggerLimit",
+  "triggersLeft",
+  "reason",
+  "previousReason",
+  "message",
+  "action",
+  "detail",
+  "day",
+  "assumed",
+  "protectionLeftMs",
+  "marginMs",
+  "consecutiveFailures",
+] as const;
+/** Millisecond timestamps, sent as ISO-8601 strings. */
+const TIME_KEYS = ["deadline", "resumesAt", "armedUntil", "previousDeadline"] as const;
+
+function figuresOf(e: LoggedEvent): Notification["figures"] {
+  const out: Notification["figures"] = {};
+  for (const k of FIGURE_KEYS) {
+    const v = e[k];
+    if (typeof v === "string" || typeof v === "number" || typeof v === "boolean") out[k] = v;
+    else if (v === null) out[k] = null;
+  }
+  for (const k of TIME_KEYS) if (k in e) out[k] = iso(e[k]);
+  return out;
+}
+
+const seconds = (ms: unknown) => (typeof ms === "number" ? `${(ms / 1000).toFixed(1)} s` : "?");
+const at = (ms: unknown) => iso(ms) ?? "(unknown time)";
+
+/** The one-line text per event: what happened, to which account, what it means. */
+function textOf(e: LoggedEvent, who: string): string {
+  switch (e.event) {
+    case "trigger.counted":
+      return `TRIGGER on ${who}: the scheduled cancel fired at ${at(e.deadline)}; the exchange cancelled its open orders (positions stay open). ${e.triggersToday}/${e.triggerLimit} triggers today, ${e.triggersLeft} left.`;
+    case "trigger.low":
+      return `${who}: only ${e.triggersLeft} scheduled-cancel trigger(s) left today (${e.triggersToday}/${e.triggerLimit} used).`;
+    case "trigger.exhausted":
+      return `${who}: daily trigger limit reached (${e.triggersToday}/${e.triggerLimit}); NOT PROTECTED until ${at(e.resumesAt)}.`;
+    case "trigger.reset":
+      return `${who}: new UTC day ${e.day ?? ""}, the trigger budget is back; protecting again.`;
+    case "switch.not_protected":
+      return `NOT PROTECTED: the exchange refuses the dead man's switch for ${who} (${e.reason}): ${e.message ?? ""}`.trim();
+    case "switch.protected":
+      return `${who} is protected again (the exchange accepts the switch; was ${e.previousReason ?? "refused"}).`;
+    case "protection.low":
+      return `${who}: only ${seconds(e.protectionLeftMs)} of protection left (margin ${seconds(e.marginMs)}), ${e.consecutiveFailures ?? 0} push failure(s) in a row; the cancel fires at ${at(e.armedUntil)} unless a push lands.`;
+    case "protection.restored":
+      return `${who}: protection back above the margin (${seconds(e.protectionLeftMs)} left).`;
+    case "engine.down":
+      return `${who}: the trading engine is DOWN (${e.detail ?? "guard failed"}); ${e.action === "lapse" ? "no more pushes, the armed cancel will lapse" : "cancel moved to the 5 s minimum"}.`;
+    case "engine.up":
+      return `${who}: the trading engine is back; pushing again.`;
+    case "shutdown.removed":
+      return `${who}: hl-deadman stopped and removed the scheduled cancel (orders stay open, unprotected).`;
+    case "shutdown.kept":
+      return `${who}: hl-deadman stopped and kept the scheduled cancel armed until ${at(e.armedUntil)}; orders are cancelled then unless it is restarted.`;
+    case "shutdown.remove_failed":
+      return `${who}: hl-deadman stopped but could NOT remove the scheduled cancel (${e.reason}); it fires at ${at(e.armedUntil)}.`;
+    default:
+      return `${who}: ${e.msg ?? e.event}`;
+  }
+}
+
+const shortAccount = (a: string) => (a.length > 12 ? `${a.slice(0, 6)}…${a.slice(-4)}` : a);
+
+/** The notification for a logged event, or null when the event does not notify. */
+export function toNotification(
+  e: LoggedEvent,
+  { now, host, version }: { now: number; host: string; version: string },
+): Notification | null {
+  const severity = NOTIFY_EVENTS[e.event];
+  if (!severity) return null;
+  const account = typeof e.account === "string" ? e.account.toLowerCase() : null;
+  const who = account ? `account ${shortAccount(account)}` : "hl-deadman";
+  const text = `[hl-deadman ${severity}] ${textOf(e, who)}`.replace(/\s+/g, " ");
+  return {
+    event: e.event,
+    severity,
+    account,
+    text,
+    time: new Date(now).toISOString(),
+    timeMs: now,
+    host,
+    version,
+    figures: figuresOf(e),
+  };
+}

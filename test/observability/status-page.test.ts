@@ -1,0 +1,160 @@
+/**
+ * The live status page in a real headless Chromium (Debian's `chromium`, driven by playwright-core): the
+ * built CLI runs against the simulator, the page shows the account, its state in words and colour and a
+ * countdown that moves; a screenshot is taken (its path is printed); then the simulator refuses the account
+ * (volume gate) and the page turns to NOT PROTECTED. Nothing secret is on the page.
+ * UPDATE_SCREENSHOT=1 also writes docs/status-page.png.
+ */
+import { copyFileSync, mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Wallet } from "ethers";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { launchChromium } from "../helpers/chromium.js";
+import { assertBuilt, type DaemonProcess, ROOT, spawnCli } from "../reliability/harness.js";
+
+/** The browser globals the page callbacks use (this project compiles without the DOM library). */
+type BrowserWindow = {
+  getComputedStyle(el: unknown): { backgroundColor: string };
+  document: { querySelector(selector: string): { textContent: string | null } | null };
+};
+
+const wallet = Wallet.createRandom();
+const account = wallet.address.toLowerCase();
+let sim: SimulatorHandle;
+let daemon: DaemonProcess;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let healthUrl: string;
+
+beforeAll(async () => {
+  assertBuilt();
+  sim = await startSimulator({
+    ipWeightPerMinute: null,
+    users: [
+      {
+        address: account,
+        balanceUsd: 20_000,
+        positions: [
+          { coin: "BTC", szi: "0.5", entryPx: "95000", leverage: 10 },
+          { coin: "ETH", szi: "-4", entryPx: "3300", leverage: 5, marginMode: "isolated" },
+        ],
+        orders: [{ coin: "BTC", side: "B", limitPx: 90_000, sz: 0.1 }],
+      },
+    ],
+  });
+  const stateDir = mkdtempSync(join(tmpdir(), "hl-status-state-"));
+  daemon = spawnCli(
+    [
+      "run",
+      "--api-url",
+      sim.apiUrl,
+      "--state-dir",
+      stateDir,
+      "--interval",
+      "1s",
+      "--deadline",
+      "10s",
+      "--request-timeout",
+      "1s",
+      "--exposure-interval",
+      "1s",
+      "--permanent-recheck-interval",
+      "1s",
+      "--health",
+      "127.0.0.1:0",
+    ],
+    { HL_PRIVATE_KEY: wallet.privateKey },
+  );
+  const [listening] = await Promise.all([
+    daemon.waitForEvent("health.listening", 10_000),
+    daemon.waitForEvent("exposure", 10_000),
+  ]);
+  healthUrl = String(listening.url);
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  daemon?.kill("SIGKILL");
+  await daemon?.exited;
+  await sim?.close();
+});
+
+describe("status page (headless Chromium)", () => {
+  test("behavior: shows the account armed with a moving countdown, the exposure, then NOT PROTECTED on a fault", async () => {
+    const page = await browser.context.newPage();
+    const external: string[] = [];
+    page.on("request", (r) => {
+      if (!r.url().startsWith(healthUrl)) external.push(r.url());
+    });
+    await page.goto(`${healthUrl}/`);
+    const card = page.locator(`[data-account="${account}"]`);
+    await card.waitFor({ timeout: 10_000 });
+    expect(await card.getAttribute("data-state")).toBe("armed");
+    const state = card.locator('[data-field="state"]');
+    expect(await state.textContent()).toBe("PROTECTED");
+    expect(
+      await state.evaluate(
+        (el) => (globalThis as unknown as BrowserWindow).getComputedStyle(el).backgroundColor,
+      ),
+    ).toBe("rgb(26, 127, 55)");
+
+    // the countdown is a number of seconds below the 10 s deadline, and it moves
+    const countdown = card.locator('[data-field="countdown"]');
+    const read = async () => Number((await countdown.textContent())!.replace(" s", ""));
+    const first = await read();
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(10);
+    await page.waitForFunction(
+      (before) =>
+        (globalThis as unknown as BrowserWindow).document.querySelector('[data-field="countdown"]')
+          ?.textContent !== before,
+      await countdown.textContent(),
+      { timeout: 5_000 },
+    );
+
+    expect(await card.locator('[data-field="triggers"]').textContent()).toBe("0 used / 10 left (limit 10)");
+    await card.locator('[data-coin="BTC"]').waitFor({ timeout: 10_000 });
+    const btc = await card.locator('[data-coin="BTC"] td').allTextContents();
+    expect(btc[0]).toBe("BTC");
+    expect(btc[5]).toMatch(/^\d+\.\d\d %$/);
+    expect(await card.locator('[data-coin="ETH"] td').first().textContent()).toBe("ETH");
+    expect(await page.locator("#ready").textContent()).toBe("READY");
+
+    const shot = join(tmpdir(), `hl-deadman-status-page-${process.pid}.png`);
+    await page.screenshot({ path: shot, fullPage: true });
+    expect(statSync(shot).size).toBeGreaterThan(10_000);
+    console.log(`status page screenshot: ${shot}`);
+    if (process.env.UPDATE_SCREENSHOT === "1") copyFileSync(shot, join(ROOT, "docs/status-page.png"));
+
+    // nothing secret on the page, no request leaves the health listener
+    const html = `${await page.content()}${await (await fetch(`${healthUrl}/status.json`)).text()}`;
+    expect(html.toLowerCase()).not.toContain(wallet.privateKey.slice(2).toLowerCase());
+    expect(html).not.toContain(sim.apiUrl);
+    expect(external).toEqual([]);
+
+    // the exchange now refuses the account (under the $1M volume gate): the page says so, in red
+    const admin = await fetch(`${sim.adminUrl}/users`, {
+      method: "POST",
+      body: JSON.stringify({ address: account, volumeUsd: 500, balanceUsd: 20_000 }),
+    });
+    expect(admin.status).toBe(200);
+    await page.waitForSelector(`[data-account="${account}"][data-state="not_protected"]`, {
+      timeout: 10_000,
+    });
+    const refused = page.locator(`[data-account="${account}"] [data-field="state"]`);
+    expect(await refused.textContent()).toBe("NOT PROTECTED (volume_gate)");
+    expect(
+      await refused.evaluate(
+        (el) => (globalThis as unknown as BrowserWindow).getComputedStyle(el).backgroundColor,
+      ),
+    ).toBe("rgb(207, 34, 46)");
+    expect(await page.locator("#ready").textContent()).toBe("NOT READY");
+    expect(await page.locator("#reasons li").first().textContent()).toContain("volume_gate");
+    const faultShot = join(tmpdir(), `hl-deadman-status-page-fault-${process.pid}.png`);
+    await page.screenshot({ path: faultShot, fullPage: true });
+    console.log(`status page screenshot (not protected): ${faultShot}`);
+    await page.close();
+  }, 40_000);
+});
