@@ -10,6 +10,11 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
-    reporters: jsonReport ? ["default", ["json", { outputFile: jsonReport }]] : ["default"],
+    // matrix-reporter prints the reliability matrix's count from the run's actual results.
+    reporters: [
+      "default",
+      "./test/reliability/matrix-reporter.ts",
+      ...(jsonReport ? [["json", { outputFile: jsonReport }] as ["json", { outputFile: string }]] : []),
+    ],
   },
 });

@@ -5,7 +5,7 @@ import { VERSION } from "../src/version.js";
 
 describe("package root", () => {
   test("default: exports the contract's library surface", () => {
-    // cli-contract.md, "Package": at least these.
+    // docs/cli-contract.md, "Package": at least these.
     for (const name of [
       "signL1Action",
       "recoverL1ActionSigner",

@@ -10,7 +10,7 @@ export type ServiceOptions = {
   logLevel?: string;
 };
 
-/** Options shared by every command that talks to the service (cli-contract.md, "Options shared ..."). */
+/** Options shared by every command that talks to the service (docs/cli-contract.md, "Options shared by every command ..."). */
 export function addServiceOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))

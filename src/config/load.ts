@@ -12,7 +12,7 @@ import { ExitCode } from "../utils/exit-codes.js";
 import { redactUrl } from "../utils/redact.js";
 import { type Config, ConfigSchema, EXPLORER_URLS, NETWORK_URLS } from "./schema.js";
 
-/** The exchange refuses a scheduleCancel time less than 5 s ahead (api-facts §A3). */
+/** The exchange refuses a scheduleCancel time less than 5 s ahead (docs/exchange-behaviour.md §3). */
 export const EXCHANGE_MIN_LEAD_MS = 5_000;
 /** Extra room on top of the 5 s minimum for clock skew between us and the exchange. */
 export const SKEW_MARGIN_MS = 1_000;
@@ -355,7 +355,7 @@ export function loadConfig({
   return { config, warnings, sources, file, actionsPerDay: actionsPerDay(config.interval) };
 }
 
-/** scheduleCancel actions per day per account at `intervalMs` (landscape §2 table). */
+/** scheduleCancel actions per day per account at `intervalMs` (docs/exchange-behaviour.md §10 table). */
 export const actionsPerDay = (intervalMs: number): number =>
   intervalMs > 0 ? Math.round(86_400_000 / intervalMs) : 0;
 
@@ -365,7 +365,7 @@ const at = (sources: ConfigSources, key: string) => (sources[key] ? ` (${sources
 /**
  * The cross-field rules (errors) and the warnings. The numbers are written down in docs/daemon.md:
  * - deadline >= max(10 s, 5 s + requestTimeout + 1 s): the exchange refuses a time < 5 s ahead
- *   (api-facts §A3) and a push may take up to requestTimeout to land, plus 1 s for clock skew;
+ *   (docs/exchange-behaviour.md §3) and a push may take up to requestTimeout to land, plus 1 s for clock skew;
  * - deadline >= interval + 2 x requestTimeout + 5 s and interval <= deadline / 2: when a push fails, at least
  *   two retries (each bounded by requestTimeout) still fit before the confirmed deadline lapses.
  */

@@ -1,6 +1,6 @@
 /**
  * The address budget monitor. Every scheduleCancel push is an action, and actions spend the address's lifetime
- * budget: 10,000 requests plus one per USDC ever traded (api-facts §A9, landscape §0.3). When it is used up the
+ * budget: 10,000 requests plus one per USDC ever traded (docs/exchange-behaviour.md §10). When it is used up the
  * address is throttled to one request per 10 s and the switch can no longer be refreshed (the exchange answers
  * "Too many cumulative requests sent…", which the switch reports as NOT PROTECTED). This monitor reads
  * `userRateLimit` for each account on a slow cadence, publishes used / cap / left and the days left at the

@@ -80,7 +80,7 @@ export function planAccounts(
   const accounts = config.accounts.length > 0 ? [...new Set(config.accounts)] : [signer];
   // One account acts directly, without vaultAddress: the signer's own address when it is listed, else the first
   // account listed. A push without vaultAddress protects the signer's user, which is the signer itself or, when
-  // the signer is an API (agent) wallet, the master it was approved for (api-facts §A6) -- the recommended set-up
+  // the signer is an API (agent) wallet, the master it was approved for (docs/exchange-behaviour.md §7) -- the recommended set-up
   // is a dedicated agent key with `--account MASTER`. Every other account is a subaccount or vault of that user
   // and is sent as vaultAddress. The daemon logs this plan at start (`daemon.start`, `accounts.agent`).
   const direct = accounts.includes(signer) ? signer : accounts[0]!;
@@ -159,7 +159,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     });
   }
 
-  // The address's lifetime action budget, which every push spends (api-facts §A9).
+  // The address's lifetime action budget, which every push spends (docs/exchange-behaviour.md §10).
   const budget = createBudgetMonitor({
     info,
     accounts,

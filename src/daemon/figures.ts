@@ -9,7 +9,7 @@
 import { abs, type Fixed, fixedToNumber, parseDecimal, ratio } from "../utils/decimal.js";
 
 /**
- * The part of a clearinghouse state (api-facts §B1) the figures read. `ClearinghouseState` from
+ * The part of a clearinghouse state (docs/exchange-behaviour.md §13) the figures read. `ClearinghouseState` from
  * src/hyperliquid/schemas.ts is assignable to it; taking the structural subset keeps this module pure.
  */
 export type FiguresInput = {
@@ -17,7 +17,7 @@ export type FiguresInput = {
     position: {
       coin: string;
       szi: string;
-      /** typed non-null by one SDK, optional by another (api-facts §B1): tolerate null */
+      /** typed non-null by one SDK, optional by another (docs/exchange-behaviour.md §13): tolerate null */
       entryPx?: string | null | undefined;
       positionValue: string;
       unrealizedPnl: string;

@@ -364,7 +364,7 @@ export class Ledger {
 
   /**
    * The confirmed deadline `deadline` passed without a newer confirmed push: count one trigger (once per
-   * deadline). Clears armedUntil (the schedule is one-shot, api-facts §A3).
+   * deadline). Clears armedUntil (the schedule is one-shot, docs/exchange-behaviour.md §3).
    */
   countTrigger(
     account: string,

@@ -2,7 +2,7 @@
  * Clock-skew estimation (pure): local clock minus exchange clock, from the exchange's answers.
  *
  * Why it matters: nonces are the local time in ms and the exchange refuses them outside (T − 2 d, T + 1 d)
- * of its block time (api-facts §0.5, §A7), and every scheduleCancel deadline is computed from the local
+ * of its block time (docs/exchange-behaviour.md §8, §12), and every scheduleCancel deadline is computed from the local
  * clock: a clock that is 20 s fast arms a cancel 20 s earlier than intended (or too close to the 5 s
  * minimum), a slow one later. So the daemon warns when the estimate leaves the configured band.
  *

@@ -21,7 +21,7 @@ import { createLoop, type Loop, type TimerHandle, type Timers } from "./loop.js"
 import type { Metrics } from "./metrics.js";
 import type { SwitchState, SwitchStatus } from "./types.js";
 
-/** Expedite lead: the exchange's 5 s minimum (api-facts §A3) + 0.5 s so transit does not make it "too early". */
+/** Expedite lead: the exchange's 5 s minimum (docs/exchange-behaviour.md §3) + 0.5 s so transit does not make it "too early". */
 export const EXPEDITE_LEAD_MS = 5_500;
 /** Extra wait after an unknown-outcome attempt's expiresAfter before the next attempt (covers clock skew). */
 export const EXPIRY_MARGIN_MS = 1_000;

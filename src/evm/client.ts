@@ -1,8 +1,8 @@
 /**
- * A JSON-RPC 2.0 client for HyperEVM over got, with the `ots_` block-explorer methods (spec §2.5, §2.6, §4.3).
+ * A JSON-RPC 2.0 client for HyperEVM over got, with the `ots_` block-explorer methods (docs/exchange-behaviour.md §17, §18).
  *
  * - ids are correlated (a response with another id is malformed); batches are answered in any order and restored
- *   to call order (api-facts §C5); errors map to JsonRpcError (code, message, data), non-2xx to EvmHttpError, no
+ *   to call order (docs/exchange-behaviour.md §20); errors map to JsonRpcError (code, message, data), non-2xx to EvmHttpError, no
  *   answer to EvmTransportError, bad bodies to EvmMalformedResponseError.
  * - The RPC URL may hold an endpoint key as a path segment; only its redacted form (`redactUrl`) is ever put in an
  *   error, and got's own errors (whose options hold the URL) are never attached as a cause.
@@ -33,7 +33,7 @@ import {
   OtsHeader,
 } from "./schemas.js";
 
-/** Largest page size the client sends. The spec gives no maximum (§8); Erigon caps at 255 (uint8), reth has none. */
+/** Largest page size the client sends. No maximum is documented (docs/exchange-behaviour.md §17); Erigon caps at 255 (uint8), reth has none. */
 export const MAX_PAGE_SIZE = 1000;
 
 export type BlockTag = number | bigint | "latest";
@@ -129,7 +129,7 @@ export class EvmClient {
       }));
       const body = await this.#post(JSON.stringify(payload), label, signal);
       if (!Array.isArray(body)) {
-        // A whole-batch failure is one error object (-32700/-32600, api-facts §C5).
+        // A whole-batch failure is one error object (-32700/-32600, docs/exchange-behaviour.md §20).
         if (body && typeof body === "object" && "error" in body)
           this.#unwrap(body as RpcResponse, null, label);
         throw this.#malformed(label, "expected an array of responses to a batch");
@@ -180,7 +180,7 @@ export class EvmClient {
     try {
       raw = await this.request(method, [param, page, size], opts);
     } catch (error) {
-      // reth: -32001 "block not found: 0x…" (api-facts §C2)
+      // reth: -32001 "block not found: 0x…" (docs/exchange-behaviour.md §17)
       if (error instanceof JsonRpcError && error.code === -32001 && /not found/i.test(error.shortMessage))
         throw new EvmNotFoundError({ block: blockLabel(block), method });
       throw error;

@@ -1,7 +1,7 @@
 /**
  * Paging every transaction of one block out of ots_getBlockTransactions, robustly.
  *
- * Real nodes disagree on page order (api-facts §0.9, §C2): the service spec, anvil and reth main (PR #23442) put the
+ * Real nodes disagree on page order (docs/exchange-behaviour.md §17): the service spec, anvil and reth main (PR #23442) put the
  * FIRST s transactions on page 0; Erigon and older reth put the LAST s there. Page arithmetic alone is therefore
  * not trusted: `fullblock.transactionCount` (the whole block's count, a JSON number) fixes how many pages to ask for
  * (ceil(N/s) in either order), and each item is placed by its own `transactionIndex`. Every position must be filled
@@ -106,7 +106,7 @@ export async function fetchAllBlockTransactions(
   };
 }
 
-/** Which order the node used, judged from page 0 (api-facts §C2 recommendation). */
+/** Which order the node used, judged from page 0 (docs/exchange-behaviour.md §17). */
 export function detectOrder(
   page0: OtsBlockTransactions,
   total: number,

@@ -1,5 +1,5 @@
 /**
- * Wire schemas of the `ots_` methods (service spec §2.5, §2.6; api-facts §C2–§C4). Quantities stay 0x-hex strings as
+ * Wire schemas of the `ots_` methods (docs/exchange-behaviour.md §17–§19). Quantities stay 0x-hex strings as
  * on the wire (helpers in ./format.ts convert them to bigint); objects are loose so fields a node adds (reth's
  * receipt `timestamp`, post-Cancun header roots) survive into `--json` output untouched.
  *
@@ -24,7 +24,7 @@ export type Hash = z.infer<typeof Hash>;
 export const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte 0x-hex address");
 export type Address = z.infer<typeof Address>;
 
-/** Result of `ots_getHeaderByNumber` (spec §2.5). */
+/** Result of `ots_getHeaderByNumber` (docs/exchange-behaviour.md §18). */
 export const OtsHeader = z.looseObject({
   number: Quantity,
   hash: Hash,
@@ -51,7 +51,7 @@ export const OtsHeader = z.looseObject({
 });
 export type OtsHeader = z.infer<typeof OtsHeader>;
 
-/** One transaction of a page; `input` is cut to the 4-byte selector by the node (api-facts §C2). */
+/** One transaction of a page; `input` is cut to the 4-byte selector by the node (docs/exchange-behaviour.md §17). */
 export const OtsTransaction = z.looseObject({
   hash: Hash,
   from: Address,

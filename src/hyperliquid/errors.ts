@@ -2,12 +2,12 @@
  * Every way a call to the Hyperliquid API can fail, as one error class with a `kind`.
  *
  * The exchange answers almost every refusal with HTTP 200 and `{"status":"err","response":"<text>"}`
- * (api-facts §0.8, §A4), so the kind comes from the server's text. `classifyExchangeError` is the only place that
+ * (docs/exchange-behaviour.md §5), so the kind comes from the server's text. `classifyExchangeError` is the only place that
  * knows those strings; it is pure and unit-tested on every recorded one. HTTP-level failures (429, 422, 5xx),
  * transport failures and unreadable bodies get their own kinds.
  *
  * `retryable`: a new request (always with a fresh nonce) can help. `permanent`: nothing will work until an
- * operator acts (api-facts §A10). A message never carries a key; URLs go through `redactUrl`.
+ * operator acts (docs/exchange-behaviour.md §11). A message never carries a key; URLs go through `redactUrl`.
  */
 import { BaseError } from "../errors/base.js";
 import { redactUrl } from "../utils/redact.js";
@@ -15,7 +15,7 @@ import { redactUrl } from "../utils/redact.js";
 export type HyperliquidErrorKind =
   /** "Scheduled cancel time too early, must be at least 5 seconds from now." */
   | "too_early"
-  /** the daily trigger limit is reached (no real string is known, api-facts §A3) */
+  /** the daily trigger limit is reached (no real string is known, docs/exchange-behaviour.md §3) */
   | "daily_limit"
   /** "Cannot set scheduled cancel time until enough volume traded. Required: $1000000. Traded: $…" */
   | "volume_gate"
@@ -45,7 +45,7 @@ export type HyperliquidErrorKind =
 export type HyperliquidEndpoint = "exchange" | "info";
 export type NonceDetail = "duplicate" | "too_low" | "too_high";
 
-/** Kinds for which nothing works until an operator acts (api-facts §A10). */
+/** Kinds for which nothing works until an operator acts (docs/exchange-behaviour.md §11). */
 export const PERMANENT_KINDS: ReadonlySet<HyperliquidErrorKind> = new Set([
   "volume_gate",
   "unknown_signer",
@@ -64,7 +64,7 @@ const RETRYABLE_KINDS: ReadonlySet<HyperliquidErrorKind> = new Set([
 
 /** Whether a fresh request can help, for a kind (and, for `nonce`, its detail). */
 export function kindIsRetryable(kind: HyperliquidErrorKind, nonceDetail?: NonceDetail): boolean {
-  // A duplicate is cured by the next nonce; too low / too high mean the local clock is off (api-facts §A7),
+  // A duplicate is cured by the next nonce; too low / too high mean the local clock is off (docs/exchange-behaviour.md §8),
   // and every nonce taken from that clock will be refused the same way.
   if (kind === "nonce") return nonceDetail !== "too_low" && nonceDetail !== "too_high";
   return RETRYABLE_KINDS.has(kind);
@@ -178,7 +178,7 @@ export class HyperliquidApiError extends BaseError {
 
 export type ExchangeErrorClassification = { kind: HyperliquidErrorKind; nonceDetail?: NonceDetail };
 
-// Daily limit: no real string is known (api-facts §A3), so recognise any plausible wording. The simulator's
+// Daily limit: no real string is known (docs/exchange-behaviour.md §3), so recognise any plausible wording. The simulator's
 // default is "Too many scheduled cancel triggers today", the only wording seen in the wild (invented there).
 const DAILY_LIMIT_PATTERNS = [
   /too many scheduled cancel triggers/i,
@@ -188,7 +188,7 @@ const DAILY_LIMIT_PATTERNS = [
 
 /**
  * Maps the text of a `{"status":"err","response":"…"}` answer to a kind. Pure: the recorded strings are in
- * api-facts §A4 (the `L1 error: ` prefix is optional on every one of them).
+ * docs/exchange-behaviour.md §5 (the `L1 error: ` prefix is optional on every one of them).
  */
 export function classifyExchangeError(text: string): ExchangeErrorClassification {
   if (/invalid nonce/i.test(text)) {
@@ -215,7 +215,7 @@ export function classifyExchangeError(text: string): ExchangeErrorClassification
 
 /**
  * The kind for a non-200 HTTP status, or undefined for 200. 429 → rate_limited, 5xx → server_error, any other
- * 4xx (422 in practice, api-facts §A4/§B3) → bad_request, anything else unexpected → malformed_response.
+ * 4xx (422 in practice, docs/exchange-behaviour.md §5, §5.2) → bad_request, anything else unexpected → malformed_response.
  */
 export function classifyHttpStatus(status: number): HyperliquidErrorKind | undefined {
   if (status === 200) return undefined;

@@ -78,7 +78,7 @@ export type ScheduleCancelResult = {
   serverDate: number | undefined;
 };
 
-/** Success types we accept; anything else is not proof that the schedule was set (api-facts §0.2). */
+/** Success types we accept; anything else is not proof that the schedule was set (docs/exchange-behaviour.md §5.1). */
 const OK_TYPES = new Set(["default", "scheduleCancel"]);
 
 function checkWindow(value: number | null, what: string): number | null {

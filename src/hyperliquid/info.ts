@@ -202,7 +202,7 @@ export class InfoClient {
     };
   }
 
-  /** The user's resting orders (spot orders come with the first perp dex only, api-facts §B4). */
+  /** The user's resting orders (spot orders come with the first perp dex only, docs/exchange-behaviour.md §15). */
   async openOrders({ user, dex, signal }: OpenOrdersParameters): Promise<OpenOrder[]> {
     const address = normalizeAddress(user, "user");
     const response = await this.#transport.postJson(

@@ -1,10 +1,10 @@
 /**
- * Wire types of the Hyperliquid API: one zod schema per type and a type of the same name (style §4).
+ * Wire types of the Hyperliquid API: one zod schema per type and a type of the same name.
  *
  * Everything that comes in is parsed. Response objects are loose (`z.looseObject`): unknown fields pass
  * through, because the exchange adds fields without notice and a missing cosmetic field must not blind the
  * exposure poller. Monetary values stay decimal strings: no float arithmetic happens in the clients.
- * Sources: api-facts §A2/§A4 (exchange), §B1/§B2/§B4 (info), service-spec §2.
+ * Sources: docs/exchange-behaviour.md §2, §5 (exchange), §13–§15 (info).
  */
 import { z } from "zod";
 
@@ -33,7 +33,7 @@ export type MarginSummary = z.infer<typeof MarginSummary>;
 
 /**
  * `{"type":"cross","value":N}` (no rawUsd), `{"type":"isolated","value":N,"rawUsd":"-95.05"}`, or a type the
- * exchange may add later, passed through as long as it has a numeric value (api-facts §B1).
+ * exchange may add later, passed through as long as it has a numeric value (docs/exchange-behaviour.md §13).
  */
 export const Leverage = z.union([
   z.looseObject({ type: z.literal("cross"), value: z.number() }),
@@ -58,7 +58,7 @@ export const Position = z.looseObject({
   coin: z.string(),
   /** signed size: negative is short */
   szi: DecimalString,
-  /** typed non-null by one SDK and optional by another: tolerate null (api-facts §B1) */
+  /** typed non-null by one SDK and optional by another: tolerate null (docs/exchange-behaviour.md §13) */
   entryPx: DecimalString.nullable(),
   leverage: Leverage,
   /** null when the position cannot be liquidated (e.g. fully collateralised) */
@@ -80,7 +80,7 @@ export const AssetPosition = z.looseObject({
 });
 export type AssetPosition = z.infer<typeof AssetPosition>;
 
-/** One user's perp state (`clearinghouseState`); an unknown user gets a zeroed state, not null (api-facts §B1). */
+/** One user's perp state (`clearinghouseState`); an unknown user gets a zeroed state, not null (docs/exchange-behaviour.md §13). */
 export const ClearinghouseState = z.looseObject({
   assetPositions: z.array(AssetPosition),
   crossMaintenanceMarginUsed: DecimalString,
@@ -92,7 +92,7 @@ export const ClearinghouseState = z.looseObject({
 });
 export type ClearinghouseState = z.infer<typeof ClearinghouseState>;
 
-/** A bare JSON array in the order of `users` (api-facts §B2). */
+/** A bare JSON array in the order of `users` (docs/exchange-behaviour.md §14). */
 export const BatchClearinghouseStatesResponse = z.array(ClearinghouseState);
 export type BatchClearinghouseStatesResponse = z.infer<typeof BatchClearinghouseStatesResponse>;
 
@@ -104,7 +104,7 @@ export const BatchClearinghouseStatesRequest = z.strictObject({
 });
 export type BatchClearinghouseStatesRequest = z.infer<typeof BatchClearinghouseStatesRequest>;
 
-/** One resting order (`openOrders`, api-facts §B4). */
+/** One resting order (`openOrders`, docs/exchange-behaviour.md §15). */
 export const OpenOrder = z.looseObject({
   coin: z.string(),
   /** "B" bid, "A" ask */
@@ -123,7 +123,7 @@ export const OpenOrdersResponse = z.array(OpenOrder);
 export type OpenOrdersResponse = z.infer<typeof OpenOrdersResponse>;
 
 /**
- * `userRateLimit`: the address's lifetime action budget (api-facts §A9): 10,000 requests plus one per USDC
+ * `userRateLimit`: the address's lifetime action budget (docs/exchange-behaviour.md §10): 10,000 requests plus one per USDC
  * traded; every scheduleCancel push spends one. When used reaches cap, the address gets one request per 10 s.
  */
 export const UserRateLimit = z.looseObject({
@@ -142,7 +142,7 @@ export const OpenOrdersRequest = z.strictObject({
 });
 export type OpenOrdersRequest = z.infer<typeof OpenOrdersRequest>;
 
-/** The action. `time` ≥ now + 5 s; omit it (never `null`) to remove the schedule (api-facts §A2). */
+/** The action. `time` ≥ now + 5 s; omit it (never `null`) to remove the schedule (docs/exchange-behaviour.md §2). */
 export const ScheduleCancelAction = z.strictObject({
   type: z.literal("scheduleCancel"),
   time: z.number().int().nonnegative().optional(),
@@ -169,14 +169,14 @@ export const ScheduleCancelRequest = z.strictObject({
 });
 export type ScheduleCancelRequest = z.infer<typeof ScheduleCancelRequest>;
 
-/** `{"status":"ok","response":{"type":"default"}}`; some docs show `"type":"scheduleCancel"` (api-facts §0.2). */
+/** `{"status":"ok","response":{"type":"default"}}`; some docs show `"type":"scheduleCancel"` (docs/exchange-behaviour.md §5.1). */
 export const ExchangeOkResponse = z.object({
   status: z.literal("ok"),
   response: z.looseObject({ type: z.string() }),
 });
 export type ExchangeOkResponse = z.infer<typeof ExchangeOkResponse>;
 
-/** Refusals come back as HTTP 200 with a string (api-facts §A4). */
+/** Refusals come back as HTTP 200 with a string (docs/exchange-behaviour.md §5). */
 export const ExchangeErrResponse = z.object({
   status: z.literal("err"),
   response: z.string(),

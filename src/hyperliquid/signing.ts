@@ -1,5 +1,5 @@
 /**
- * Hyperliquid L1-action signing, exactly as ../shared/research/signing.md describes and as the official
+ * Hyperliquid L1-action signing, exactly as docs/exchange-behaviour.md §2 describes and as the official
  * Python SDK (hyperliquid/utils/signing.py, action_hash / construct_phantom_agent / l1_payload) does it:
  *
  *   connectionId = keccak256( msgpack(action) ‖ nonce:u64be ‖ (0x00 | 0x01 ‖ vault:20B) ‖ [0x00 ‖ expiresAfter:u64be] )
@@ -69,7 +69,7 @@ const SOURCE_HASH = {
   b: getBytes(keccak256(toUtf8Bytes("b"))),
 };
 
-// Default msgpack options (smallest integer encoding; no useBigInt64, see signing.md §5.3). `undefined`
+// Default msgpack options (smallest integer encoding; no useBigInt64, see docs/exchange-behaviour.md §2). `undefined`
 // values are dropped so that `{ type, time: undefined }` hashes as `{ type }`, just as JSON.stringify sends it.
 const encoder = new Encoder({ ignoreUndefined: true });
 

@@ -35,10 +35,10 @@ export type SimChainOptions = {
   /**
    * Page order of ots_getBlockTransactions. `fromStart` (default): page p holds positions p*s..p*s+s-1 as the service
    * spec says (reth main since PR #23442, anvil). `fromEnd`: page 0 holds the last s transactions (Erigon, older reth;
-   * api-facts §C2).
+   * docs/exchange-behaviour.md §17).
    */
   pageOrder?: "fromStart" | "fromEnd";
-  /** Page size 0: `error` (-32602, default) or `empty` lists (what the slice arithmetic of real nodes gives, §C2). */
+  /** Page size 0: `error` (-32602, default) or `empty` lists (what the slice arithmetic of real nodes gives, docs/exchange-behaviour.md §17). */
   sizeZero?: "error" | "empty";
   /** Unknown block in ots_getBlockTransactions: `null` (Erigon, default) or `error` (reth's -32001 "block not found"). */
   unknownBlock?: "null" | "error";
@@ -47,7 +47,7 @@ export type SimChainOptions = {
    * and reth do, default), `top` (a top-level `txs`, as the service spec's table reads) or `both`.
    */
   txsPlacement?: "fullblock" | "top" | "both";
-  /** A new block every this many ms of the clock. Default 1000 (HyperEVM small blocks, api-facts §C1). */
+  /** A new block every this many ms of the clock. Default 1000 (HyperEVM small blocks, docs/exchange-behaviour.md §16). */
   blockTimeMs?: number;
   /** Time (ms) of block 0. Default: so that block `initialBlocks - 1` is stamped with the clock's time at creation. */
   genesisTime?: number;
@@ -262,7 +262,7 @@ export class SimChain {
     return this.#times.length - 1;
   }
 
-  /** The header of block n (all fields of spec §2.5, hex strings), or null when it does not exist (yet). */
+  /** The header of block n (all fields of docs/exchange-behaviour.md §18, hex strings), or null when it does not exist (yet). */
   header(n: number): HeaderJson | null {
     if (!Number.isSafeInteger(n) || n < 0 || n > this.head()) return null;
     const plan = this.#plan(n);

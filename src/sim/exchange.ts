@@ -1,16 +1,16 @@
 /**
- * POST /exchange: the signed `scheduleCancel` action, checked in the order of api-facts §A5 and answered
- * with the real strings of api-facts §A4.
+ * POST /exchange: the signed `scheduleCancel` action, checked in the order of docs/exchange-behaviour.md §6 and answered
+ * with the real strings of docs/exchange-behaviour.md §5.
  */
 import { z } from "zod";
 import { utcDay } from "../utils/clock.js";
 import { volumeText } from "./format.js";
 import type { SimStore } from "./state.js";
 
-/** The nonce window (T − 2 d, T + 1 d) of the current docs (api-facts §A7). */
+/** The nonce window (T − 2 d, T + 1 d) of the current docs (docs/exchange-behaviour.md §8). */
 export const NONCE_WINDOW_BEFORE_MS = 2 * 86_400_000;
 export const NONCE_WINDOW_AFTER_MS = 86_400_000;
-/** The 100 highest nonces are kept per signer (api-facts §0.5). */
+/** The 100 highest nonces are kept per signer (docs/exchange-behaviour.md §8). */
 export const NONCE_SET_SIZE = 100;
 export const MIN_SCHEDULE_LEAD_MS = 5_000;
 export const VOLUME_GATE_USD = 1_000_000;
@@ -32,8 +32,8 @@ const Hex32 = z.string().regex(/^0x[0-9a-fA-F]{1,64}$/);
 
 /**
  * What deserializes. `time: null` is accepted as "absent" by the real server's Option<u64>, but the
- * server hashes the action as sent, so a null changes the recovered signer (api-facts §A2 "Gotcha").
- * Unknown keys inside the action are refused (a renamed key gives 422, api-facts §0.8).
+ * server hashes the action as sent, so a null changes the recovered signer (docs/exchange-behaviour.md §2).
+ * Unknown keys inside the action are refused (a renamed key gives 422, docs/exchange-behaviour.md §5).
  */
 const ScheduleCancelActionIn = z.strictObject({
   type: z.literal("scheduleCancel"),
@@ -117,11 +117,11 @@ export function handleExchange(
   };
   const err = (message: string) => finish(false, message);
 
-  // 2. expiresAfter: "a timestamp after which the action will be rejected" (api-facts §A8).
+  // 2. expiresAfter: "a timestamp after which the action will be rejected" (docs/exchange-behaviour.md §9).
   if (req.expiresAfter !== undefined && req.expiresAfter !== null && now > req.expiresAfter) {
     return err("Action already expired");
   }
-  // 3. Nonce window, checked before recovery: the real replies name no address (api-facts §A5).
+  // 3. Nonce window, checked before recovery: the real replies name no address (docs/exchange-behaviour.md §6).
   const min = now - NONCE_WINDOW_BEFORE_MS;
   const max = now + NONCE_WINDOW_AFTER_MS;
   if (req.nonce <= min) return err(`Invalid nonce: nonce too low ${req.nonce} < ${min}`);
@@ -171,7 +171,7 @@ export function handleExchange(
   if (!target) return err(`L1 error: User or API Wallet ${signer} does not exist.`);
   record.user = target.address;
   onChain.target = target.address;
-  // 7. Address-based budget (api-facts §A9), counted per target account (sub-accounts are separate users).
+  // 7. Address-based budget (docs/exchange-behaviour.md §10), counted per target account (sub-accounts are separate users).
   target.requestsUsed++;
   if (target.addressBudget !== undefined && target.requestsUsed > target.addressBudget) {
     return err(
@@ -190,12 +190,12 @@ export function handleExchange(
     return finish(true, { type: "cancel", data: { statuses } });
   }
   const time = typeof req.action.time === "number" ? req.action.time : null;
-  // 8. Minimum lead time, checked before the volume gate (api-facts §A5).
+  // 8. Minimum lead time, checked before the volume gate (docs/exchange-behaviour.md §6).
   if (time !== null && time < now + MIN_SCHEDULE_LEAD_MS) {
     return err("Scheduled cancel time too early, must be at least 5 seconds from now.");
   }
   // 9. Volume gate: measured on the master's volume (fee-tier volume is aggregated at the master; a vault
-  //    registered through `vaults` inherits it). Removal is gated too by default ([NK-test], api-facts §0.1).
+  //    registered through `vaults` inherits it). Removal is gated too by default (docs/exchange-behaviour.md §4).
   const gateAccount = target.master ? (store.account(target.master) ?? target) : target;
   const gateOn = gateAccount.volumeGate ?? rules.volumeGate;
   if (gateOn && (time !== null || rules.volumeGateOnRemove) && gateAccount.volumeUsd < VOLUME_GATE_USD) {

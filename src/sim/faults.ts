@@ -12,7 +12,7 @@ const Rate = z.number().min(0).max(1);
 export const FaultSpec = z.strictObject({
   /** Added delay before the answer (ms). */
   latencyMs: z.number().int().min(0).max(600_000).optional(),
-  /** Share of requests answered with `errorStatus` and body `null` (api-facts §A4 "Transient 500 null"). */
+  /** Share of requests answered with `errorStatus` and body `null` (docs/exchange-behaviour.md §5, "Transient 500 null"). */
   errorRate: Rate.optional(),
   errorStatus: z.union([z.literal(500), z.literal(502), z.literal(503)]).optional(),
   /** Answer every request with 429, as the IP limiter does. */
@@ -117,7 +117,7 @@ export class FaultController implements Faults {
 
 const JSON_TYPE = "application/json";
 
-/** The real 429 body was never captured (api-facts §A4); we send a short JSON string. */
+/** The real 429 body was never captured (docs/exchange-behaviour.md §5); we send a short JSON string. */
 export function tooManyRequests(): { status: number; body: string; contentType: string } {
   return { status: 429, body: '"Too many requests"', contentType: JSON_TYPE };
 }

@@ -1,7 +1,7 @@
 /**
  * Decimal strings as the real API writes them: plain notation, trailing zeros trimmed but at least one
  * decimal ("0.0", "13104.514502", "-0.0134"), a fixed number of significant decimals per field
- * (api-facts §B1 example: USD amounts 6 decimals, prices up to 8, returnOnEquity 7).
+ * (docs/exchange-behaviour.md §13 example: USD amounts 6 decimals, prices up to 8, returnOnEquity 7).
  */
 export function decimal(value: number, maxDecimals = 6): string {
   if (!Number.isFinite(value)) return "0.0";

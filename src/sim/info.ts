@@ -1,6 +1,6 @@
 /**
  * POST /info: batchClearinghouseStates (plus clearinghouseState, openOrders, frontendOpenOrders, userRateLimit), computed
- * from the simulated positions and marks in the shape of api-facts §B1.
+ * from the simulated positions and marks in the shape of docs/exchange-behaviour.md §13.
  */
 import { z } from "zod";
 import { DESERIALIZE_ERROR, type HandlerResult } from "./exchange.js";
@@ -23,7 +23,7 @@ const InfoRequest = z.discriminatedUnion("type", [
 ]);
 export type InfoRequest = z.infer<typeof InfoRequest>;
 
-/** IP weight per request (api-facts §A9): clearinghouseState 2, order lists 20; the undocumented batch:
+/** IP weight per request (docs/exchange-behaviour.md §10): clearinghouseState 2, order lists 20; the undocumented batch:
  *  2 + 1 per 10 users (our choice: one clearinghouseState plus a surcharge that grows with the batch). */
 export function infoWeight(req: unknown): number {
   const r = req as { type?: unknown; users?: unknown } | null;
@@ -58,7 +58,7 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
   const now = store.clock.now();
   switch (req.type) {
     case "batchClearinghouseStates":
-      // One state per user, in request order: the position is the only link (api-facts §B2).
+      // One state per user, in request order: the position is the only link (docs/exchange-behaviour.md §14).
       return ok(req.users.map((u) => clearinghouseState(store, store.account(u), dex, now)));
     case "clearinghouseState":
       return ok(clearinghouseState(store, store.account(req.user), dex, now));
@@ -98,7 +98,7 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
         marginTables: [],
       });
     case "userRateLimit": {
-      // api-facts §A9: 10,000 requests plus 1 per USDC traded, over the address's lifetime (a user's
+      // docs/exchange-behaviour.md §10: 10,000 requests plus 1 per USDC traded, over the address's lifetime (a user's
       // `addressBudget` option replaces the cap). An unknown address reads as a fresh one.
       const acc = store.account(req.user);
       const volume = acc?.volumeUsd ?? 0;
@@ -124,7 +124,7 @@ function ordersOf(acc: SimAccount | undefined, dex: string): SimOrder[] {
   return (acc?.orders ?? []).filter((o) => o.dex === dex);
 }
 
-/** The fields both order lists start with (api-facts §B4). */
+/** The fields both order lists start with (docs/exchange-behaviour.md §15). */
 function orderBase(o: SimOrder): Record<string, unknown> {
   return { coin: o.coin, side: o.side, limitPx: o.limitPx, sz: o.sz, oid: o.oid, timestamp: o.timestamp };
 }
@@ -176,7 +176,7 @@ function compute(store: SimStore, p: SimPosition): Computed {
   const unrealizedPnl = p.szi * (mark - p.entryPx);
   const initialMargin = (size * p.entryPx) / p.leverage;
   // Cross: margin follows the mark (positionValue / leverage). Isolated: the margin put in at entry plus the
-  // unrealized PnL, which is what the real isolated example shows (api-facts §B1: rawUsd = marginUsed − szi·mark).
+  // unrealized PnL, which is what the real isolated example shows (docs/exchange-behaviour.md §13: rawUsd = marginUsed − szi·mark).
   const marginUsed =
     p.marginMode === "cross" ? positionValue / p.leverage : Math.max(0, initialMargin + unrealizedPnl);
   return {

@@ -1,15 +1,15 @@
 /**
  * The simulator's HyperEVM JSON-RPC 2.0 handler (mounted by src/sim/server.ts at `POST /evm` and `POST /<key>/evm`).
  *
- * Conformance (api-facts §C5, jsonrpc.org/specification):
+ * Conformance (docs/exchange-behaviour.md §20, jsonrpc.org/specification):
  * - invalid JSON → one -32700 error with id null (also when the body looked like a batch);
  * - a request that is not a valid request object → -32600 with id null (or its id when that id is readable);
  *   an empty batch `[]` → one -32600 error (not an array); `[1,2,3]` → an array of three -32600 errors;
  * - unknown method → -32601; wrong arity or types → -32602 (message "Invalid params", detail in `data`, as reth does);
  * - `id` is echoed; a batch is answered by an array; notifications (no `id`) get no response, and a body made only
  *   of notifications gets HTTP 204 with no body.
- * Methods: eth_blockNumber, eth_chainId, ots_getApiLevel (8, §C4), ots_getHeaderByNumber (null when unknown, §C3),
- * ots_getBlockTransactions (§C2; page order, size 0 and unknown-block behaviour are SimChain options).
+ * Methods: eth_blockNumber, eth_chainId, ots_getApiLevel (8, docs/exchange-behaviour.md §19), ots_getHeaderByNumber (null when unknown, §18),
+ * ots_getBlockTransactions (§17; page order, size 0 and unknown-block behaviour are SimChain options).
  */
 import type { SimChain } from "./chain.js";
 
@@ -89,7 +89,7 @@ function call(chain: SimChain, method: string, params: unknown[]): unknown {
         throw invalidParams("invalid argument 2: page size must be greater than 0");
       const result = chain.blockTransactions(block, page, size);
       if (result === null && chain.options.unknownBlock === "error")
-        // reth: HeaderNotFound → ResourceNotFound (-32001) "block not found: 0x…" (api-facts §C2, [RETH] error mapping)
+        // reth: HeaderNotFound → ResourceNotFound (-32001) "block not found: 0x…" (docs/exchange-behaviour.md §17, reth error mapping)
         throw new RpcFailure(-32001, `block not found: 0x${block.toString(16)}`);
       return result;
     }

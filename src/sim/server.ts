@@ -184,7 +184,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     walkTimer.unref();
   }
 
-  // Per-IP weight budget per minute of the simulator clock (fixed windows; api-facts §A9: 1200/min).
+  // Per-IP weight budget per minute of the simulator clock (fixed windows; docs/exchange-behaviour.md §10: 1200/min).
   const weights = new Map<string, { window: number; used: number }>();
   const spend = (ip: string, weight: number): boolean => {
     if (weightLimit === null) return true;

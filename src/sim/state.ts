@@ -83,11 +83,11 @@ const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be 0x fol
 
 export const SimUserInput = z.strictObject({
   address: Address,
-  /** Cumulative traded volume in USD; the scheduleCancel gate needs 1,000,000 (api-facts §0.1). */
+  /** Cumulative traded volume in USD; the scheduleCancel gate needs 1,000,000 (docs/exchange-behaviour.md §4). */
   volumeUsd: z.number().min(0).default(2_000_000),
   /** Per-user switch for the volume gate (default: the simulator's `volumeGate`). */
   volumeGate: z.boolean().optional(),
-  /** API (agent) wallets approved by this user; they sign for the user and its vaults (api-facts §A6). */
+  /** API (agent) wallets approved by this user; they sign for the user and its vaults (docs/exchange-behaviour.md §7). */
   agents: z.array(Address).default([]),
   /** Vaults / sub-accounts this user may act for through `vaultAddress`. */
   vaults: z.array(Address).default([]),
@@ -95,7 +95,7 @@ export const SimUserInput = z.strictObject({
   positions: z.array(SimPositionInput).default([]),
   /** USDC collateral (account value before unrealized PnL). */
   balanceUsd: z.number().min(0).default(10_000),
-  /** Address-based request budget (api-facts §A9); unlimited when absent. */
+  /** Address-based request budget (docs/exchange-behaviour.md §10); unlimited when absent. */
   addressBudget: z.number().int().min(0).optional(),
 });
 export type SimUserInput = z.input<typeof SimUserInput>;
@@ -222,7 +222,7 @@ export class SimStore implements SimState {
   readonly #explorer = new Map<string, SimExplorerTx[]>();
   #block = 1_000_000;
   readonly marks = new Map<string, number>();
-  /** per-signer nonce set, ascending, at most 100 (api-facts §A7) */
+  /** per-signer nonce set, ascending, at most 100 (docs/exchange-behaviour.md §8) */
   readonly nonces = new Map<string, number[]>();
   /** signer recovery with a cache of recent signers' keys (src/sim/recover.ts) */
   readonly recovery = new SignerRecovery();
@@ -524,7 +524,7 @@ export class SimStore implements SimState {
    * Fires every schedule whose time has come, earliest first: cancels all open orders of the account,
    * records the trigger at its scheduled time (the exchange fires at that block time, even if our clock
    * jumped past it), counts it toward that UTC day (unless it cancelled nothing and countEmptyTriggers is
-   * off), and clears the schedule (one-shot; api-facts §A3 "I: yes, one-shot").
+   * off), and clears the schedule (one-shot; docs/exchange-behaviour.md §3, assumed).
    */
   tick(): void {
     const now = this.clock.now();

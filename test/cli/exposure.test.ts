@@ -1,16 +1,11 @@
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { formatExposure } from "../../src/cli/commands/exposure.js";
-import { runCli } from "../../src/cli/program.js";
 import { deriveFigures } from "../../src/daemon/figures.js";
 import type { ClearinghouseState } from "../../src/hyperliquid/schemas.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { systemClock } from "../../src/utils/clock.js";
+import { cli as runInProcess } from "../helpers/cli.js";
+import { assertBuilt, runCliProcess } from "../helpers/process.js";
 
-const BIN = fileURLToPath(new URL("../../dist/bin/hl-deadman.js", import.meta.url));
 const A = `0x${"a".repeat(40)}`;
 const B = `0x${"B".repeat(40)}`; // upper-case input: sent and shown lower-case
 const C = `0x${"c".repeat(40)}`;
@@ -46,43 +41,11 @@ async function rawStates(who: string[]): Promise<ClearinghouseState[]> {
   return (await res.json()) as ClearinghouseState[];
 }
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  let stdout = "";
-  let stderr = "";
-  const deps = {
-    stdout: new Writable({
-      write(c, _e, cb) {
-        stdout += c;
-        cb();
-      },
-    }),
-    stderr: new Writable({
-      write(c, _e, cb) {
-        stderr += c;
-        cb();
-      },
-    }),
-    env,
-    clock: systemClock,
-    cwd: process.cwd(),
-  };
-  const code = await runCli(["node", "hl-deadman", "exposure", ...args], deps);
-  return { code, stdout, stderr };
-}
+/** `hl-deadman exposure ...args` in-process (test/helpers/cli.ts). */
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runInProcess(["exposure", ...args], { env });
 
-function spawnCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, "exposure", ...args],
-      { env: { PATH: process.env.PATH ?? "" }, timeout: 10_000 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+/** `hl-deadman exposure ...args` as a process (the built CLI). */
+const spawnCli = (args: string[]) => runCliProcess(["exposure", ...args], {}, { timeoutMs: 10_000 });
 
 describe("hl-deadman exposure", () => {
   test("default", async () => {
@@ -183,7 +146,7 @@ describe("hl-deadman exposure", () => {
   });
 
   test("behavior: the built CLI, spawned, prints the table and the JSON", async () => {
-    expect(existsSync(BIN), `build first: ${BIN} is missing (npm test builds it)`).toBe(true);
+    assertBuilt();
     const table = await spawnCli([A, "--api-url", sim.apiUrl]);
     expect([table.code, table.stderr]).toEqual([0, ""]);
     expect(table.stdout).toMatch(/^0xa{40}\n {2}account value {3}\d+(\.\d+)? USD\n/);

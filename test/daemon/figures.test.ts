@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { deriveFigures, type FiguresInput } from "../../src/daemon/figures.js";
 import { DecimalError, formatFixed, parseDecimal, ratio } from "../../src/utils/decimal.js";
 
-/** The documented example state (api-facts §B1), plus a cross short and a position without liquidation price. */
+/** The documented example state (docs/exchange-behaviour.md §13), plus a cross short and a position without liquidation price. */
 function exampleState(): FiguresInput {
   return {
     assetPositions: [

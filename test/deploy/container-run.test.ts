@@ -4,7 +4,7 @@
  * $CREDENTIALS_DIRECTORY with Docker's default secret mode 0444, the HEALTHCHECK command run against the live
  * daemon, and STOPSIGNAL delivered the way `docker stop` does.
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -13,8 +13,10 @@ import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DEFAULTS } from "../../src/config/schema.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { eventually } from "../helpers/eventually.js";
+import { jsonLines } from "../helpers/json-lines.js";
+import { spawnNode } from "../helpers/process.js";
 import { type DockerStage, dockerEnv, execForm, instructions, parseDockerfile } from "./parsers.js";
-import { capture, exitCode, jsonLines, waitFor } from "./process.js";
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
@@ -73,16 +75,14 @@ describe("the image's entry point, run as the container would run it", () => {
       ...(execForm(last("CMD")) ?? []),
     ];
     expect(command).toBe("node");
-    const child = spawn(process.execPath, entryArgs, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
-    const out = capture(child);
+    const out = spawnNode(entryArgs, { cwd: root, env });
     try {
-      await waitFor(
+      await eventually(
         () =>
           sim.state.getSchedule(user) !== null &&
           /"event":"heartbeat.ok"/.test(out.stdout()) &&
           /"event":"health.listening"/.test(out.stdout()),
-        10_000,
-        () => `not armed; stdout:\n${out.stdout()}\nstderr:\n${out.stderr()}`,
+        { timeoutMs: 10_000, what: () => `not armed; stdout:\n${out.stdout()}\nstderr:\n${out.stderr()}` },
       );
       const events = jsonLines(out.stdout());
       expect(events.find((e) => e.event === "key.loaded")?.source).toMatch(/^credentials /);
@@ -101,8 +101,8 @@ describe("the image's entry point, run as the container would run it", () => {
       // docker stop: STOPSIGNAL, then SIGKILL after the grace period.
       const signal = last("STOPSIGNAL") as NodeJS.Signals;
       const stoppedAt = Date.now();
-      child.kill(signal);
-      const code = await exitCode(child, DOCKER_STOP_GRACE_MS);
+      out.kill(signal);
+      const { code } = await out.exitWithin(DOCKER_STOP_GRACE_MS);
       expect(code, out.stderr()).toBe(0);
       expect(Date.now() - stoppedAt).toBeLessThanOrEqual(DEFAULTS.shutdownTimeout + 1000);
       expect(sim.state.getSchedule(user)).toBeNull();
@@ -116,7 +116,7 @@ describe("the image's entry point, run as the container would run it", () => {
       expect(readFileSync(join(state, "ledger.json"), "utf8")).not.toContain(secret);
       expect(out.stdout() + out.stderr()).not.toContain(secret);
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      out.kill("SIGKILL");
     }
   });
 });

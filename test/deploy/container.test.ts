@@ -84,11 +84,10 @@ describe("Dockerfile", () => {
   });
 
   test("behavior: the runtime stage copies only dist/, package*.json and the pruned node_modules", () => {
-    const copies = instructions(runtime, "COPY").map((i) => i.args.split(/\s+/));
     const sources: string[] = [];
-    for (const parts of copies) {
-      expect(parts[0], "every runtime COPY comes from the build stage").toBe(`--from=${build.name}`);
-      sources.push(...parts.slice(1, -1));
+    for (const copy of instructions(runtime, "COPY")) {
+      expect(copy.flags.get("from"), "every runtime COPY comes from the build stage").toBe(build.name);
+      sources.push(...copy.args.split(/\s+/).slice(0, -1));
     }
     expect(sources.sort()).toEqual([
       "/app/dist",

@@ -1,16 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { CONFIG_DOCS, CONFIG_KEYS, type KeySpec } from "../../src/config/load.js";
+import { CONFIG_KEYS } from "../../src/config/load.js";
 import { ConfigSchema, DEFAULTS } from "../../src/config/schema.js";
 import { formatDuration } from "../../src/utils/duration.js";
+import { generatedSection, optionsTable } from "../docs/readme.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const docPath = join(root, "README.md");
 const schemaSource = readFileSync(join(root, "src/config/schema.ts"), "utf8");
-const START = /<!-- options-table:start[^>]*-->\n/;
-const END = "<!-- options-table:end -->";
 
 /** The comment above each key in src/config/schema.ts, keyed by dotted path (thresholds.* nested). */
 function schemaComments(): Map<string, string> {
@@ -22,71 +21,6 @@ function schemaComments(): Map<string, string> {
     out.set(nested.has(key) ? `thresholds.${key}` : key, text);
   }
   return out;
-}
-
-const defaults = ConfigSchema.parse({}) as Record<string, unknown>;
-
-function defaultOf(spec: KeySpec): string {
-  const [head, tail] = spec.key.split(".") as [string, string | undefined];
-  const value = tail ? (defaults[head] as Record<string, unknown>)[tail] : defaults[head];
-  if (value === undefined) return "—";
-  if (spec.kind === "duration" && typeof value === "number") return `\`${formatDuration(value)}\``;
-  if (Array.isArray(value)) return value.length === 0 ? "—" : `\`${JSON.stringify(value)}\``;
-  return `\`${String(value)}\``;
-}
-
-const METAVAR: Record<string, string> = {
-  apiUrl: "URL",
-  rpcUrl: "URL",
-  guardUrl: "URL",
-  accounts: "ADDR",
-  vault: "ADDR",
-  exposureUsers: "ADDR",
-  watchAddresses: "ADDR",
-  dexes: "NAME",
-  stateDir: "DIR",
-  guardFile: "FILE",
-  keyFile: "FILE",
-  health: "HOST:PORT|off",
-};
-
-function flagOf(spec: KeySpec): string {
-  let meta: string;
-  if (spec.kind === "duration") meta = "DURATION";
-  else if (spec.kind === "int") meta = "N";
-  else if (spec.kind === "number") meta = "NUMBER";
-  else if (spec.kind === "enum") {
-    const field = ConfigSchema.shape[spec.key as keyof typeof ConfigSchema.shape] as unknown as {
-      unwrap(): { options: string[] };
-    };
-    meta = field.unwrap().options.join("\\|");
-  } else meta = METAVAR[spec.key] ?? "VALUE";
-  return `\`--${spec.flag} ${meta.replace(/(?<!\\)\|/g, "\\|")}\`${spec.kind === "list" ? " (repeatable)" : ""}`;
-}
-
-/** The option table: one row per configuration key, in the words of the schema. */
-function optionsTable(): string {
-  const rows = CONFIG_KEYS.map((spec) => {
-    const doc = CONFIG_DOCS[spec.key] ?? "";
-    const env =
-      spec.env.map((e) => `\`${e}\``).join(", then ") + (spec.kind === "list" ? " (comma-separated)" : "");
-    return `| \`${spec.key}\` | ${flagOf(spec)} | ${env} | ${defaultOf(spec)} | ${doc.replaceAll("|", "\\|")} |`;
-  });
-  return ["| key | flag | environment | default | meaning |", "|---|---|---|---|---|", ...rows].join("\n");
-}
-
-/** A Markdown table with its cell padding (biome aligns the columns) and separator widths normalised. */
-function normalizeTable(table: string): string {
-  return table
-    .split("\n")
-    .map((line) =>
-      line
-        .split(/(?<!\\)\|/)
-        .map((cell) => cell.trim())
-        .map((cell) => (/^-+$/.test(cell) ? "---" : cell))
-        .join("|"),
-    )
-    .join("\n");
 }
 
 /** The option table's rows by key: [key, flag, environment, default, meaning], cells trimmed. */
@@ -102,30 +36,14 @@ function tableRows(doc: string): Map<string, string[]> {
   return rows;
 }
 
-function currentTable(doc: string): string {
-  const start = START.exec(doc);
-  const end = doc.indexOf(END);
-  if (!start || end < 0) throw new Error("README.md lost its options-table markers");
-  return doc.slice(start.index + start[0].length, end).trim();
-}
-
-if (process.env.UPDATE_OPTIONS_TABLE === "1") {
-  const doc = readFileSync(docPath, "utf8");
-  const start = START.exec(doc);
-  if (start) {
-    const end = doc.indexOf(END);
-    writeFileSync(
-      docPath,
-      `${doc.slice(0, start.index + start[0].length)}${optionsTable()}\n${doc.slice(end)}`,
-    );
-  }
-}
+/** The option table as it stands in the README (between its markers). */
+const currentTable = (doc: string): string => generatedSection(doc, "options-table");
 
 describe("README.md, operator's guide", () => {
   const doc = readFileSync(docPath, "utf8");
 
-  test("default: the option table is the one generated from the schema (UPDATE_OPTIONS_TABLE=1 to refresh)", () => {
-    expect(normalizeTable(currentTable(doc))).toBe(normalizeTable(optionsTable()));
+  test("default: the option table is the one generated from the schema (`npm run docs:readme` to refresh)", () => {
+    expect(currentTable(doc)).toBe(optionsTable());
   });
 
   test("behavior: every ConfigSchema key has a row, whose meaning is the schema comment word for word", () => {

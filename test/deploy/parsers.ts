@@ -1,8 +1,15 @@
 /**
- * Tiny readers for the deployment files, so the tests need no new dependency: systemd unit files (INI with
- * repeated keys), Dockerfiles (instructions grouped by stage) and the YAML subset deploy/ uses (block mappings and
- * sequences, `|` block scalars, flow sequences of scalars, `---` documents, comments).
+ * Readers for the deployment files the tests check.
+ * - Dockerfile: `dockerfile-ast` (the parser behind the Dockerfile language server: continuation lines, comments
+ *   inside them, flags, ENV's two forms, parser directives, heredocs), reduced to stages of instructions.
+ * - YAML (deploy/kubernetes): the `yaml` package, every `---` document, strict (duplicate keys and syntax
+ *   errors throw).
+ * - systemd unit files: no maintained npm parser keeps systemd's semantics (repeated keys that accumulate,
+ *   backslash continuation, `;` comments; INI parsers collapse repeated keys), so a small one lives here, with its
+ *   own tests (parsers.test.ts) beside `systemd-analyze verify`, which checks the same files for real.
  */
+import { DockerfileParser, type Instruction } from "dockerfile-ast";
+import { parseAllDocuments } from "yaml";
 
 // ---------------------------------------------------------------- systemd units
 
@@ -21,7 +28,7 @@ export function parseUnit(text: string): UnitFile {
     }
     const header = /^\[(.+)\]$/.exec(line);
     if (header) {
-      section = new Map();
+      section = unit.get(header[1] as string) ?? new Map();
       unit.set(header[1] as string, section);
       continue;
     }
@@ -39,68 +46,109 @@ export function unitValue(unit: UnitFile, section: string, key: string): string 
   return unit.get(section)?.get(key)?.at(-1);
 }
 
-/** A systemd time span ("20s", "1min 30s", "500ms", "2", plain seconds) in milliseconds. */
+const TIMESPAN_UNITS: Record<string, number> = {
+  us: 0.001,
+  usec: 0.001,
+  ms: 1,
+  msec: 1,
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hr: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+};
+
+/** A systemd time span ("20s", "1min 30s", "1min30s", "500ms", a plain number of seconds) in milliseconds. */
 export function parseTimespan(text: string): number {
-  const units: Record<string, number> = {
-    us: 0.001,
-    ms: 1,
-    s: 1000,
-    sec: 1000,
-    m: 60_000,
-    min: 60_000,
-    h: 3_600_000,
-    hr: 3_600_000,
-  };
+  const trimmed = text.trim();
+  if (trimmed === "") throw new Error("not a time span: empty");
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
   let total = 0;
-  const parts = text.trim().split(/\s+/);
-  for (const part of parts) {
-    const m = /^(\d+(?:\.\d+)?)([a-z]*)$/.exec(part);
+  let rest = trimmed;
+  while (rest !== "") {
+    const m = /^(\d+(?:\.\d+)?)\s*([a-z]+)\s*/.exec(rest);
     if (!m) throw new Error(`not a time span: ${text}`);
-    const factor = m[2] === "" ? 1000 : units[m[2] as string];
-    if (factor === undefined) throw new Error(`unknown time unit in ${text}`);
+    const factor = TIMESPAN_UNITS[m[2] as string];
+    if (factor === undefined) throw new Error(`unknown time unit "${m[2]}" in ${text}`);
     total += Number(m[1]) * factor;
+    rest = rest.slice(m[0].length);
   }
   return total;
 }
 
 // ---------------------------------------------------------------- Dockerfile
 
-export type DockerInstruction = { op: string; args: string; line: number };
+export type DockerInstruction = {
+  /** upper-case keyword */
+  op: string;
+  /** the arguments, one space apart; flags (`--from=…`) and comment lines inside continuations left out */
+  args: string;
+  /** the instruction's flags: `COPY --from=build` → from → build */
+  flags: Map<string, string>;
+  /** 1-based line of the keyword */
+  line: number;
+  /** ENV's (and ARG's) name/value pairs, quotes removed */
+  properties: Array<[string, string]>;
+};
 export type DockerStage = { from: string; name?: string; instructions: DockerInstruction[] };
 export type Dockerfile = { args: Map<string, string>; stages: DockerStage[] };
 
+type WithFlags = { getFlags(): Array<{ getName(): string; getValue(): string | null }> };
+type WithProperties = { getProperties(): Array<{ getName(): string; getValue(): string | null }> };
+
+function toInstruction(i: Instruction): DockerInstruction {
+  const flags = new Map<string, string>();
+  if ("getFlags" in i)
+    for (const f of (i as unknown as WithFlags).getFlags()) flags.set(f.getName(), f.getValue() ?? "");
+  const properties: Array<[string, string]> =
+    "getProperties" in i
+      ? (i as unknown as WithProperties).getProperties().map((p) => [p.getName(), p.getValue() ?? ""])
+      : [];
+  return {
+    op: i.getKeyword().toUpperCase(),
+    // The arguments as Docker splits them, one space apart: continuation lines joined, comment lines inside
+    // them dropped (getArgumentsContent would keep those).
+    args: i
+      .getArguments()
+      .map((a) => a.getValue())
+      .join(" "),
+    flags,
+    line: i.getRange().start.line + 1,
+    properties,
+  };
+}
+
 export function parseDockerfile(text: string): Dockerfile {
+  const parsed = DockerfileParser.parse(text);
   const args = new Map<string, string>();
   const stages: DockerStage[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const start = i + 1;
-    let line = (lines[i] ?? "").trim();
-    if (line === "" || line.startsWith("#")) continue;
-    while (line.endsWith("\\") && i + 1 < lines.length) {
-      const next = (lines[++i] ?? "").trim();
-      if (next.startsWith("#")) continue;
-      line = `${line.slice(0, -1).trimEnd()} ${next}`;
-    }
-    const m = /^([A-Za-z]+)\s+([\s\S]*)$/.exec(line);
-    if (!m) throw new Error(`not a Dockerfile instruction (line ${start}): ${line}`);
-    const op = (m[1] as string).toUpperCase();
-    const rest = (m[2] as string).trim();
-    if (op === "FROM") {
-      const from = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest);
-      if (!from) throw new Error(`bad FROM: ${rest}`);
-      const image = (from[1] as string).replace(/\$\{(\w+)\}/g, (_, name: string) => args.get(name) ?? "");
-      stages.push({ from: image, ...(from[2] ? { name: from[2] } : {}), instructions: [] });
-      continue;
-    }
-    if (op === "ARG" && stages.length === 0) {
-      const [name, value] = rest.split("=", 2);
-      args.set((name as string).trim(), (value ?? "").trim());
+  for (const raw of parsed.getInstructions()) {
+    const ins = toInstruction(raw);
+    if (ins.op === "FROM") {
+      const [image = "", as, name] = ins.args.split(/\s+/);
+      if (image === "" || (as !== undefined && (as.toUpperCase() !== "AS" || name === undefined)))
+        throw new Error(`bad FROM (line ${ins.line}): ${ins.args}`);
+      const from = image.replace(
+        /\$\{(\w+)\}|\$(\w+)/g,
+        (_, a?: string, b?: string) => args.get(a ?? b ?? "") ?? "",
+      );
+      stages.push({ from, ...(name ? { name } : {}), instructions: [] });
       continue;
     }
     const stage = stages.at(-1);
-    if (!stage) throw new Error(`instruction before FROM (line ${start}): ${op}`);
-    stage.instructions.push({ op, args: rest, line: start });
+    if (!stage) {
+      if (ins.op !== "ARG") throw new Error(`instruction before FROM (line ${ins.line}): ${ins.op}`);
+      for (const [k, v] of ins.properties) args.set(k, v);
+      continue;
+    }
+    stage.instructions.push(ins);
   }
   return { args, stages };
 }
@@ -110,25 +158,14 @@ export function instructions(stage: DockerStage, op: string): DockerInstruction[
   return stage.instructions.filter((i) => i.op === op);
 }
 
-/** ENV of a stage, both `ENV A=1 B=2` and the legacy `ENV A 1` form; quotes removed. */
+/** ENV of a stage (both `ENV A=1 B=2` and the legacy `ENV A 1`), later assignments winning. */
 export function dockerEnv(stage: DockerStage): Map<string, string> {
-  const env = new Map<string, string>();
-  for (const { args } of instructions(stage, "ENV")) {
-    if (!args.includes("=")) {
-      const [k, ...v] = args.split(/\s+/);
-      env.set(k as string, v.join(" "));
-      continue;
-    }
-    for (const m of args.matchAll(/(\w+)=("(?:[^"\\]|\\.)*"|\S+)/g)) {
-      env.set(m[1] as string, (m[2] as string).replace(/^"(.*)"$/, "$1"));
-    }
-  }
-  return env;
+  return new Map(instructions(stage, "ENV").flatMap((i) => i.properties));
 }
 
-/** An exec-form (JSON array) argument list, or undefined for the shell form. */
+/** An exec-form (JSON array of strings) argument list, or undefined for the shell form. */
 export function execForm(args: string): string[] | undefined {
-  if (!args.startsWith("[")) return undefined;
+  if (!args.trimStart().startsWith("[")) return undefined;
   const parsed: unknown = JSON.parse(args);
   if (!Array.isArray(parsed) || !parsed.every((a) => typeof a === "string")) {
     throw new Error(`not an exec-form array: ${args}`);
@@ -136,145 +173,15 @@ export function execForm(args: string): string[] | undefined {
   return parsed;
 }
 
-// ---------------------------------------------------------------- YAML (subset)
+// ---------------------------------------------------------------- YAML
 
 export type Yaml = string | number | boolean | null | Yaml[] | { [key: string]: Yaml };
 
-type Line = { indent: number; text: string; raw: string; no: number };
-
-/** Parses every `---`-separated document of the YAML subset used in deploy/. Throws on anything else. */
+/** Every `---` document of a YAML file as plain values; the first error of any document throws. */
 export function parseYamlDocuments(text: string): Yaml[] {
-  const docs: Line[][] = [[]];
-  text.split("\n").forEach((raw, i) => {
-    if (/^---\s*$/.test(raw)) {
-      docs.push([]);
-      return;
-    }
-    const text = stripComment(raw).trimEnd();
-    const indent = raw.length - raw.trimStart().length;
-    docs.at(-1)?.push({ indent, text: text.trim(), raw, no: i + 1 });
+  return parseAllDocuments(text).map((doc, n) => {
+    const problem = doc.errors[0];
+    if (problem) throw new Error(`YAML document ${n + 1}: ${problem.message}`);
+    return doc.toJS() as Yaml;
   });
-  return docs
-    .filter((lines) => lines.some((l) => l.text !== ""))
-    .map((lines) => {
-      const state = { lines, pos: 0 };
-      skipBlank(state);
-      const first = state.lines[state.pos] as Line;
-      const value = parseBlock(state, first.indent);
-      skipBlank(state);
-      if (state.pos < state.lines.length) {
-        const l = state.lines[state.pos] as Line;
-        throw new Error(`unexpected YAML at line ${l.no}: ${l.raw}`);
-      }
-      return value;
-    });
-}
-
-type State = { lines: Line[]; pos: number };
-
-function stripComment(line: string): string {
-  let quote: string | undefined;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quote) {
-      if (c === quote) quote = undefined;
-    } else if (c === '"' || c === "'") {
-      quote = c;
-    } else if (c === "#" && (i === 0 || /\s/.test(line[i - 1] as string))) {
-      return line.slice(0, i);
-    }
-  }
-  return line;
-}
-
-function skipBlank(state: State): void {
-  while (state.pos < state.lines.length && (state.lines[state.pos] as Line).text === "") state.pos++;
-}
-
-function parseBlock(state: State, indent: number): Yaml {
-  skipBlank(state);
-  const line = state.lines[state.pos];
-  if (!line || line.indent < indent) return null;
-  return line.text.startsWith("- ") || line.text === "-"
-    ? parseSeq(state, line.indent)
-    : parseMap(state, line.indent);
-}
-
-function parseSeq(state: State, indent: number): Yaml[] {
-  const out: Yaml[] = [];
-  for (;;) {
-    skipBlank(state);
-    const line = state.lines[state.pos];
-    if (!line || line.indent !== indent || !(line.text.startsWith("- ") || line.text === "-")) return out;
-    const rest = line.text.slice(1).trim();
-    if (rest === "") {
-      state.pos++;
-      out.push(parseBlock(state, indent + 1));
-    } else if (/^[^"'[{][^:]*:(\s|$)/.test(rest)) {
-      // "- key: value" opens a mapping whose keys sit at the column after "- ".
-      const afterDash = line.text.slice(1);
-      const column = line.indent + 1 + (afterDash.length - afterDash.trimStart().length);
-      state.lines[state.pos] = { ...line, indent: column, text: rest };
-      out.push(parseMap(state, column));
-    } else {
-      state.pos++;
-      out.push(scalar(rest, line));
-    }
-  }
-}
-
-function parseMap(state: State, indent: number): { [key: string]: Yaml } {
-  const out: { [key: string]: Yaml } = {};
-  for (;;) {
-    skipBlank(state);
-    const line = state.lines[state.pos];
-    if (!line || line.indent !== indent || line.text.startsWith("- ")) return out;
-    const m = /^("[^"]*"|'[^']*'|[^:]+?):(?:\s+(.*))?$/.exec(line.text);
-    if (!m) throw new Error(`unexpected YAML at line ${line.no}: ${line.raw}`);
-    const key = (m[1] as string).replace(/^["'](.*)["']$/, "$1");
-    const rest = (m[2] ?? "").trim();
-    state.pos++;
-    if (rest === "|" || rest === "|-" || rest === ">") {
-      out[key] = blockScalar(state, indent, rest);
-    } else if (rest === "") {
-      skipBlank(state);
-      const next = state.lines[state.pos];
-      const nested = next && (next.indent > indent || (next.indent === indent && next.text.startsWith("- ")));
-      out[key] = nested ? parseBlock(state, next.indent) : null;
-    } else {
-      out[key] = scalar(rest, line);
-    }
-  }
-}
-
-function blockScalar(state: State, parentIndent: number, style: string): string {
-  const body: string[] = [];
-  let indent: number | undefined;
-  while (state.pos < state.lines.length) {
-    const line = state.lines[state.pos] as Line;
-    if (line.raw.trim() !== "") {
-      if (line.indent <= parentIndent) break;
-      indent ??= line.indent;
-    }
-    body.push(line.raw.slice(indent ?? 0));
-    state.pos++;
-  }
-  while (body.length > 0 && (body.at(-1) as string).trim() === "") body.pop();
-  const text = style === ">" ? body.join(" ") : body.join("\n");
-  return style === "|-" ? text : `${text}\n`;
-}
-
-function scalar(text: string, line: Line): Yaml {
-  if (text.startsWith('"')) return JSON.parse(text) as string;
-  if (text.startsWith("'")) return text.slice(1, -1).replaceAll("''", "'");
-  if (text.startsWith("[")) {
-    const inner = text.slice(1, -1).trim();
-    return inner === "" ? [] : inner.split(",").map((part) => scalar(part.trim(), line));
-  }
-  if (text.startsWith("{")) throw new Error(`flow mappings are not supported (line ${line.no})`);
-  if (text === "true") return true;
-  if (text === "false") return false;
-  if (text === "null" || text === "~") return null;
-  if (/^-?\d+(\.\d+)?$/.test(text) && !/^0\d/.test(text)) return Number(text);
-  return text;
 }

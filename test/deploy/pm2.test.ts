@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -7,7 +6,9 @@ import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DEFAULTS } from "../../src/config/schema.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { capture, exitCode, jsonLines, waitFor } from "./process.js";
+import { eventually } from "../helpers/eventually.js";
+import { jsonLines } from "../helpers/json-lines.js";
+import { spawnNode } from "../helpers/process.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const require = createRequire(import.meta.url);
@@ -132,24 +133,21 @@ describe("pm2 stop: SIGINT to the real CLI", () => {
     });
     delete env.CREDENTIALS_DIRECTORY;
 
-    const child = spawn(process.execPath, [cli, ...args], {
-      cwd: app.cwd,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const out = capture(child);
+    const out = spawnNode([cli, ...args], { cwd: app.cwd, env });
     try {
-      await waitFor(
+      await eventually(
         () => sim.state.getSchedule(user) !== null && /"event":"heartbeat.ok"/.test(out.stdout()),
-        10_000,
-        () => `no heartbeat.ok; stdout:\n${out.stdout()}\nstderr:\n${out.stderr()}`,
+        {
+          timeoutMs: 10_000,
+          what: () => `no heartbeat.ok; stdout:\n${out.stdout()}\nstderr:\n${out.stderr()}`,
+        },
       );
       const armed = sim.state.getSchedule(user);
       expect(armed).toBeGreaterThan(Date.now());
 
       const stoppedAt = Date.now();
-      child.kill("SIGINT");
-      const code = await exitCode(child, app.kill_timeout);
+      out.kill("SIGINT");
+      const { code } = await out.exitWithin(app.kill_timeout);
       const elapsed = Date.now() - stoppedAt;
 
       expect(code, `stderr:\n${out.stderr()}`).toBe(0);
@@ -163,7 +161,7 @@ describe("pm2 stop: SIGINT to the real CLI", () => {
       expect(String(removed?.account).toLowerCase()).toBe(user);
       expect(out.stdout() + out.stderr()).not.toContain(wallet.privateKey.slice(2));
     } finally {
-      if (child.exitCode === null) child.kill("SIGKILL");
+      out.kill("SIGKILL");
     }
   });
 });

@@ -1,40 +1,26 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+/**
+ * `hl-deadman evm ...` against the simulator's chain. In-process (`cli()`, test/helpers/cli.ts) except one test
+ * that runs the built CLI as a process, for the exit codes as the OS sees them.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { cli } from "../helpers/cli.js";
+import { assertBuilt, runCliProcess } from "../helpers/process.js";
 import { noOtsAnswer, startFakeRpc } from "./helpers.js";
 
-const BIN = join(process.cwd(), "dist/bin/hl-deadman.js");
 const KEY = "cliSecretEndpointKey777";
 let sim: SimulatorHandle;
 let url: string;
+const cwd = mkdtempSync(join(tmpdir(), "hl-evm-cwd-"));
 
-function run(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
+/** `hl-deadman ...args` in-process, with only PATH and `env` in its environment. */
+const run = (args: string[], env: Record<string, string> = {}) =>
+  cli(args, { env: { PATH: process.env.PATH ?? "", ...env }, cwd });
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error("build first: npx tsc -p tsconfig.build.json");
   sim = await startSimulator({ ipWeightPerMinute: null });
   url = sim.rpcUrl.replace(/\/evm$/, `/${KEY}/evm`);
   // Sign the 5,000 transactions once up front (2-3 s), so no CLI request waits for it.
@@ -44,7 +30,7 @@ afterAll(async () => {
   await sim.close();
 });
 
-describe("hl-deadman evm (spawned)", () => {
+describe("hl-deadman evm (in-process)", () => {
   test("default: header for people and --json exactly as returned", async () => {
     const people = await run(["evm", "header", "7", "--rpc-url", url]);
     expect(people.code).toBe(0);
@@ -171,5 +157,29 @@ describe("hl-deadman evm (spawned)", () => {
     expect(ok.code).toBe(0);
     const bad = await run(["evm", "probe"], { HL_CONFIG: join(dir, "bad.json") });
     expect(bad.code).toBe(78);
+  });
+});
+
+describe("hl-deadman evm (process)", () => {
+  beforeAll(assertBuilt);
+
+  test("behavior: the built CLI exits 0 with the header, 69 when the node does not serve ots_, 2 on a bad BLOCK", async () => {
+    const fake = await startFakeRpc(noOtsAnswer);
+    try {
+      const [ok, no, usage] = await Promise.all([
+        runCliProcess(["evm", "header", "7", "--json", "--rpc-url", url], {}, { cwd }),
+        runCliProcess(["evm", "probe", "--rpc-url", fake.url], {}, { cwd }),
+        runCliProcess(["evm", "header", "12abc", "--rpc-url", url], {}, { cwd }),
+      ]);
+      expect([ok.code, ok.stderr]).toEqual([0, ""]);
+      expect(JSON.parse(ok.stdout)).toEqual(sim.chain.header(7));
+      expect(no.code).toBe(69);
+      expect(no.stderr).toContain("does not serve the ots_ namespace");
+      expect(usage.code).toBe(2);
+      expect(usage.stderr).toMatch(/invalid BLOCK "12abc"/);
+      for (const r of [ok, no, usage]) expect(r.stdout + r.stderr).not.toContain(KEY);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -9,7 +9,7 @@ import {
   isRetryable,
 } from "../../src/hyperliquid/errors.js";
 
-// Every string recorded in api-facts §A4, copied exactly, with the kind, retryable and permanent we expect.
+// Every string recorded in docs/exchange-behaviour.md §5, copied exactly, with the kind, retryable and permanent we expect.
 const RECORDED: [text: string, kind: HyperliquidErrorKind, retryable: boolean, permanent: boolean][] = [
   ["Scheduled cancel time too early, must be at least 5 seconds from now.", "too_early", false, false],
   [
@@ -54,7 +54,7 @@ const RECORDED: [text: string, kind: HyperliquidErrorKind, retryable: boolean, p
     false,
     true,
   ],
-  // No real daily-limit string is known (api-facts §A3): the simulator's wording and plausible variants.
+  // No real daily-limit string is known (docs/exchange-behaviour.md §3): the simulator's wording and plausible variants.
   ["Too many scheduled cancel triggers today", "daily_limit", false, false],
   ["Scheduled cancel trigger limit reached", "daily_limit", false, false],
   ["Maximum number of triggers per day reached", "daily_limit", false, false],

@@ -9,7 +9,7 @@ import {
   ScheduleCancelAction,
 } from "../../src/hyperliquid/schemas.js";
 
-// The documented example, api-facts §B1, verbatim.
+// The documented example, docs/exchange-behaviour.md §13, verbatim.
 const DOCUMENTED = {
   assetPositions: [
     {

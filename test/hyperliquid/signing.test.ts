@@ -33,7 +33,7 @@ const vectors: Vector[] = JSON.parse(
   readFileSync(new URL("../fixtures/signing-vectors.json", import.meta.url), "utf8"),
 );
 
-describe("signing vectors (../shared/research/signing-vectors.json)", () => {
+describe("signing vectors (test/fixtures/signing-vectors.json)", () => {
   test("default: the fixture holds all 27 vectors", () => {
     expect(vectors).toHaveLength(27);
   });

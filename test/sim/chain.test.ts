@@ -34,7 +34,7 @@ function chain(opts: Partial<ConstructorParameters<typeof SimChain>[0]> = {}) {
 }
 
 describe("SimChain", () => {
-  test("default: headers carry every spec §2.5 field as hex and chain by parentHash", () => {
+  test("default: headers carry every docs/exchange-behaviour.md §18 field as hex and chain by parentHash", () => {
     const { chain: c, clock } = chain();
     expect(c.head()).toBe(39);
     const h = c.header(39)!;

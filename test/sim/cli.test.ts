@@ -1,71 +1,44 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+/**
+ * `hl-deadman sim`: the server runs as a real process (it stops on SIGINT/SIGTERM); flag errors are checked
+ * in-process (`cli()`), except one that is found only after the simulator started.
+ */
 import { afterEach, beforeAll, describe, expect, test } from "vitest";
 import { parseAgentSpec, parseUserSpec } from "../../src/cli/commands/sim.js";
+import { cli } from "../helpers/cli.js";
+import { eventually } from "../helpers/eventually.js";
+import { assertBuilt, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
 import { post, signedScheduleCancel, testWallet } from "./helpers.js";
 
-const BIN = fileURLToPath(new URL("../../dist/bin/hl-deadman.js", import.meta.url));
 const user = testWallet("cli-user");
 const agent = testWallet("cli-agent");
-const children: ChildProcessWithoutNullStreams[] = [];
+const children: SpawnedProcess[] = [];
 
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run npm run build first`);
-});
+beforeAll(assertBuilt);
 afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+  for (const c of children.splice(0)) c.kill("SIGKILL");
 });
 
-type Started = {
-  child: ChildProcessWithoutNullStreams;
-  lines: string[];
-  api: string;
-  rpc: string;
-  exit: Promise<number | null>;
-};
+type Started = { proc: SpawnedProcess; lines: string[]; api: string; rpc: string };
 
 /** Spawns `hl-deadman sim ...` and resolves once it printed its "Running" line. */
-function startCli(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, [BIN, "sim", "--port", "0", ...args], {
-    env: { PATH: process.env.PATH },
+async function startCli(args: string[]): Promise<Started> {
+  const proc = spawnCli(["sim", "--port", "0", ...args]);
+  children.push(proc);
+  let exited = false;
+  void proc.exited.then(() => {
+    exited = true;
   });
-  children.push(child);
-  const exit = new Promise<number | null>((resolve) => child.once("close", (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => reject(new Error(`no "Running" line in 10 s: ${out}${err}`)), 10_000);
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-    });
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (out.includes("Running;")) {
-        clearTimeout(timer);
-        const lines = out.split("\n");
-        const api = lines.find((l) => l.startsWith("API "))?.split(/\s+/)[1] ?? "";
-        const rpc = lines.find((l) => l.startsWith("RPC "))?.split(/\s+/)[1] ?? "";
-        resolve({ child, lines, api, rpc, exit });
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`exited ${code} early: ${out}${err}`)));
-  });
-}
-
-function runToEnd(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, "sim", ...args], { env: { PATH: process.env.PATH } });
-  children.push(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  // 'close' (stdio drained), not 'exit'.
-  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+  await eventually(
+    () => {
+      if (exited) throw new Error(`exited early: ${proc.stdout()}${proc.stderr()}`);
+      return proc.stdout().includes("Running;");
+    },
+    { what: () => `the "Running" line: ${proc.stdout()}${proc.stderr()}` },
+  );
+  const lines = proc.stdout().split("\n");
+  const api = lines.find((l) => l.startsWith("API "))?.split(/\s+/)[1] ?? "";
+  const rpc = lines.find((l) => l.startsWith("RPC "))?.split(/\s+/)[1] ?? "";
+  return { proc, lines, api, rpc };
 }
 
 describe("hl-deadman sim", () => {
@@ -86,8 +59,8 @@ describe("hl-deadman sim", () => {
     expect((await post(`${s.api}/exchange`, body)).json).toMatchObject({ status: "ok" });
     const rpc = await post(s.rpc, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
     expect(rpc.json).toEqual({ jsonrpc: "2.0", id: 1, result: "0x3e7" });
-    s.child.kill("SIGTERM");
-    expect(await s.exit).toBe(0);
+    s.proc.kill("SIGTERM");
+    expect((await s.proc.exitWithin(10_000)).code).toBe(0);
   });
 
   test("behavior: --user, --agent, --no-demo, --success-type; SIGINT exits 0", async () => {
@@ -108,17 +81,26 @@ describe("hl-deadman sim", () => {
       status: "ok",
       response: { type: "default" },
     });
-    s.child.kill("SIGINT");
-    expect(await s.exit).toBe(0);
+    s.proc.kill("SIGINT");
+    expect((await s.proc.exitWithin(10_000)).code).toBe(0);
   });
 
   test("error: invalid --user and --agent exit 2 naming the value", async () => {
-    const [badUser, badVolume, badAgent, orphan, badPort] = await Promise.all([
-      runToEnd(["--user", "0x1234:5"]),
-      runToEnd(["--user", `${user.address}:lots`]),
-      runToEnd(["--agent", "nope"]),
-      runToEnd(["--no-demo", "--agent", `${agent.address}=${user.address}`]),
-      runToEnd(["--port", "70000"]),
+    const sim = (args: string[]) => cli(["sim", ...args]);
+    const [badUser, badVolume, badAgent, badPort] = await Promise.all([
+      sim(["--user", "0x1234:5"]),
+      sim(["--user", `${user.address}:lots`]),
+      sim(["--agent", "nope"]),
+      sim(["--port", "70000"]),
+    ]);
+    // Found only once the simulator runs (which users exist), so this one is a real process.
+    const orphan = await runCliProcess([
+      "sim",
+      "--port",
+      "0",
+      "--no-demo",
+      "--agent",
+      `${agent.address}=${user.address}`,
     ]);
     expect(badUser.code).toBe(2);
     expect(badUser.stderr).toContain('--user "0x1234:5" is invalid');

@@ -59,7 +59,7 @@ describe("createRpcHandler", () => {
     expect(empty.receipts).toEqual([]);
   });
 
-  // The JSON-RPC 2.0 conformance table (api-facts §C5).
+  // The JSON-RPC 2.0 conformance table (docs/exchange-behaviour.md §20).
   const table: Array<{ name: string; body: unknown; status: number; expected: unknown }> = [
     {
       name: "error: invalid JSON → -32700, id null",

@@ -1,0 +1,50 @@
+/**
+ * Runs the CLI in this process: `runCli(argv, deps)` with captured stdout/stderr, the given environment and
+ * working directory, and an injectable clock. For every check that needs no real process (argument and config
+ * errors, output formats, exit codes as returned values); ./process.ts is for signals and the built artefact.
+ */
+import { Writable } from "node:stream";
+import type { CliDeps } from "../../src/cli/deps.js";
+import { runCli } from "../../src/cli/program.js";
+import { type Clock, systemClock } from "../../src/utils/clock.js";
+import { ROOT } from "./process.js";
+
+export type CliResult = { code: number; stdout: string; stderr: string };
+
+function sink(onData: (s: string) => void): Writable {
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      onData(chunk.toString());
+      done();
+    },
+  });
+}
+
+/** `hl-deadman ...args` in-process. `env` is the whole environment the command sees (nothing inherited). */
+export async function cli(
+  args: string[],
+  {
+    env = {},
+    cwd = ROOT,
+    clock = systemClock,
+  }: { env?: NodeJS.ProcessEnv; cwd?: string; clock?: Clock } = {},
+): Promise<CliResult> {
+  let stdout = "";
+  let stderr = "";
+  const deps: CliDeps = {
+    stdout: sink((s) => (stdout += s)),
+    stderr: sink((s) => (stderr += s)),
+    env,
+    clock,
+    cwd,
+  };
+  // runCli reads process.exitCode, which a command may set; keep the test process's own untouched.
+  const saved = process.exitCode;
+  process.exitCode = undefined;
+  try {
+    const code = await runCli(["node", "hl-deadman", ...args], deps);
+    return { code, stdout, stderr };
+  } finally {
+    process.exitCode = saved;
+  }
+}
