@@ -5,10 +5,10 @@ import { describe, expect, test } from "vitest";
 import { CONFIG_KEYS } from "../../src/config/load.js";
 import { ConfigSchema, DEFAULTS } from "../../src/config/schema.js";
 import { formatDuration } from "../../src/utils/duration.js";
-import { generatedSection, optionsTable } from "../docs/readme.js";
+import { generatedSection, optionsTable } from "../docs/generated.js";
 
 const root = resolve(import.meta.dirname, "../..");
-const docPath = join(root, "README.md");
+const docPath = join(root, "docs/operations.md");
 const schemaSource = readFileSync(join(root, "src/config/schema.ts"), "utf8");
 
 /** The comment above each key in src/config/schema.ts, keyed by dotted path (thresholds.* nested). */
@@ -36,13 +36,13 @@ function tableRows(doc: string): Map<string, string[]> {
   return rows;
 }
 
-/** The option table as it stands in the README (between its markers). */
+/** The option table as it stands in docs/operations.md (between its markers). */
 const currentTable = (doc: string): string => generatedSection(doc, "options-table");
 
-describe("README.md, operator's guide", () => {
+describe("docs/operations.md, operator's guide", () => {
   const doc = readFileSync(docPath, "utf8");
 
-  test("default: the option table is the one generated from the schema (`npm run docs:readme` to refresh)", () => {
+  test("default: the option table is the one generated from the schema (`npm run docs:generate` to refresh)", () => {
     expect(currentTable(doc)).toBe(optionsTable());
   });
 

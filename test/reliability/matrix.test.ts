@@ -1,13 +1,13 @@
 /**
- * The fault matrix, the README's Reliability table and the test files agree: every row has a unique id and test name, its
- * test exists under exactly that name in its file and reports the row proven, and the README table is the one
+ * The fault matrix, docs/reliability.md's table and the test files agree: every row has a unique id and test name, its
+ * test exists under exactly that name in its file and reports the row proven, and docs/reliability.md's table is the one
  * generated from the matrix. The count printed at the end of a run is computed from the tests' actual results
  * (matrix-results.ts, used by matrix-reporter.ts), pinned here on made-up outcomes.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { generatedSection, matrixTable } from "../docs/readme.js";
+import { generatedSection, matrixTable } from "../docs/generated.js";
 import { ROOT } from "./harness.js";
 import { MATRIX } from "./matrix.js";
 import { formatMatrixSummary, summarizeMatrix, type TestOutcome } from "./matrix-results.js";
@@ -44,10 +44,10 @@ describe("reliability matrix", () => {
     }
   });
 
-  test("behavior: the README's Reliability table is the one generated from MATRIX (`npm run docs:readme`)", () => {
-    const doc = readFileSync(path.join(ROOT, "README.md"), "utf8");
+  test("behavior: docs/reliability.md's table is the one generated from MATRIX (`npm run docs:generate`)", () => {
+    const doc = readFileSync(path.join(ROOT, "docs/reliability.md"), "utf8");
     const table = generatedSection(doc, "reliability-matrix");
-    expect(table, "README.md's matrix is stale: run `npm run docs:readme`").toBe(matrixTable());
+    expect(table, "docs/reliability.md's matrix is stale: run `npm run docs:generate`").toBe(matrixTable());
     const rows = table.split("\n").slice(2);
     expect(rows).toHaveLength(MATRIX.length);
     MATRIX.forEach((row, i) => {

@@ -1,9 +1,9 @@
 /**
- * The generated parts of README.md, each between `<!-- NAME:start … -->` and `<!-- NAME:end -->` markers:
- * - `options-table`: one row per configuration key (src/config/schema.ts and src/config/load.ts);
- * - `reliability-matrix`: the fault matrix (test/reliability/matrix.ts).
- * `npm run docs:readme` (scripts/update-readme.ts) rewrites them; test/docs/readme.test.ts fails while the README
- * differs from `updateReadme(README)`. No test writes the README.
+ * The generated parts of the docs, each between `<!-- NAME:start … -->` and `<!-- NAME:end -->` markers:
+ * - `options-table` in docs/operations.md: one row per configuration key (src/config/schema.ts, src/config/load.ts);
+ * - `reliability-matrix` in docs/reliability.md: the fault matrix (test/reliability/matrix.ts).
+ * `npm run docs:generate` (scripts/update-docs.ts) rewrites them; test/docs/generated.test.ts fails while a document
+ * differs from `updateGenerated(doc)`. No test writes a document.
  */
 import { CONFIG_DOCS, CONFIG_KEYS, type KeySpec } from "../../src/config/load.js";
 import { ConfigSchema } from "../../src/config/schema.js";
@@ -89,26 +89,27 @@ export function matrixTable(rows: readonly ReliabilityCase[] = MATRIX): string {
 
 // ---------------------------------------------------------------- the README
 
-export const GENERATED: ReadonlyArray<{ name: string; content: () => string }> = [
-  { name: "options-table", content: optionsTable },
-  { name: "reliability-matrix", content: () => matrixTable() },
+/** Each generated section, the document (relative to the repository) that holds it, and its source. */
+export const GENERATED: ReadonlyArray<{ name: string; file: string; content: () => string }> = [
+  { name: "options-table", file: "docs/operations.md", content: optionsTable },
+  { name: "reliability-matrix", file: "docs/reliability.md", content: () => matrixTable() },
 ];
 
 /** The text between a section's markers (trimmed); throws when the markers are missing. */
 export function generatedSection(doc: string, name: string): string {
   const start = new RegExp(`<!-- ${name}:start[^>]*-->\\n`).exec(doc);
   const end = doc.indexOf(`<!-- ${name}:end -->`);
-  if (!start || end < start.index) throw new Error(`README.md lost its ${name} markers`);
+  if (!start || end < start.index) throw new Error(`the document lost its ${name} markers`);
   return doc.slice(start.index + start[0].length, end).trim();
 }
 
-/** `doc` with every generated section replaced by its current content. Pure; idempotent. */
-export function updateReadme(doc: string): string {
+/** `doc` with each named generated section replaced by its current content. Pure; idempotent. */
+export function updateGenerated(doc: string, names: readonly string[] = GENERATED.map((g) => g.name)): string {
   let out = doc;
-  for (const { name, content } of GENERATED) {
+  for (const { name, content } of GENERATED.filter((g) => names.includes(g.name))) {
     const start = new RegExp(`<!-- ${name}:start[^>]*-->\\n`).exec(out);
     const end = out.indexOf(`<!-- ${name}:end -->`);
-    if (!start || end < start.index) throw new Error(`README.md lost its ${name} markers`);
+    if (!start || end < start.index) throw new Error(`the document lost its ${name} markers`);
     out = `${out.slice(0, start.index + start[0].length)}${content()}\n${out.slice(end)}`;
   }
   return out;
