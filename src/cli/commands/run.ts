@@ -7,6 +7,7 @@ import { ConfigError, effectiveStateDir, type LoadedConfig, loadConfig } from ".
 import { startDaemon } from "../../daemon/daemon.js";
 import { installShutdownHandlers, setProcessTitle } from "../../daemon/shutdown.js";
 import { type LocalSigner, localSigner } from "../../hyperliquid/signing.js";
+import { acquireStateLock } from "../../state/lock.js";
 import { createLogger } from "../../utils/logger.js";
 import type { CliDeps } from "../deps.js";
 import { unavailableError } from "../errors.js";
@@ -142,8 +143,13 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
   }
   const loaded: LoadedConfig = loadConfig({ options, env: deps.env, cwd: deps.cwd });
   const { config } = loaded;
+  const stateDir = effectiveStateDir(config, deps.cwd);
+  // One daemon per state directory, taken before anything else (docs/security.md, "State directory"): a second
+  // daemon exits 75 naming the holder's pid. Released at process exit.
+  const lock = acquireStateLock(stateDir);
   const logger = createLogger({ level: config.logLevel });
   const log = logger.child({ module: "cli" });
+  if (lock.warning) log.warn({ event: "state.lock", path: lock.path, held: lock.held }, lock.warning);
   for (const warning of loaded.warnings) log.warn({ event: "config.warning" }, warning);
   log.info(
     { event: "config.budget", actionsPerDay: loaded.actionsPerDay },
@@ -185,7 +191,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
     daemon = await startDaemon({
       config,
       wallet,
-      stateDir: effectiveStateDir(config, deps.cwd),
+      stateDir,
       logger,
       ...(apiUrl ? { apiUrl } : {}),
     });
