@@ -14,6 +14,7 @@ import {
   type OpenOrder,
   OpenOrdersResponse,
   UserRateLimit,
+  UserRole,
 } from "./schemas.js";
 import { createHttpTransport, type HttpResponse, type HttpTransport } from "./transport.js";
 
@@ -223,6 +224,14 @@ export class InfoClient {
     );
     this.#checkStatus(response);
     return this.#parseItem(UserRateLimit, response.json, response, "userRateLimit");
+  }
+
+  /** The address's role (`userRole`): for an API (agent) wallet, the master it signs for. */
+  async userRole({ user, signal }: { user: string; signal?: AbortSignal | undefined }): Promise<UserRole> {
+    const address = normalizeAddress(user, "user");
+    const response = await this.#transport.postJson("/info", { type: "userRole", user: address }, { signal });
+    this.#checkStatus(response);
+    return this.#parseItem(UserRole, response.json, response, "userRole");
   }
 
   /** Ends the keep-alive sockets. Idempotent. */

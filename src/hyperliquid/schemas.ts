@@ -135,6 +135,22 @@ export const UserRateLimit = z.looseObject({
 });
 export type UserRateLimit = z.infer<typeof UserRateLimit>;
 
+/**
+ * `userRole` (docs/exchange-behaviour.md, "userRole"): `user`, `vault` or `missing` alone; an API (agent) wallet
+ * with the master it signs for in `data.user`; a sub-account with its master in `data.master`.
+ */
+const RoleAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/)
+  .transform((a) => a.toLowerCase());
+export const UserRole = z.union([
+  // `data` optional: an agent whose master the exchange does not name is reported as such, not as a bad body.
+  z.looseObject({ role: z.literal("agent"), data: z.looseObject({ user: RoleAddress }).optional() }),
+  z.looseObject({ role: z.literal("subAccount"), data: z.looseObject({ master: RoleAddress }) }),
+  z.looseObject({ role: z.enum(["user", "vault", "missing"]) }),
+]);
+export type UserRole = z.infer<typeof UserRole>;
+
 export const OpenOrdersRequest = z.strictObject({
   type: z.literal("openOrders"),
   user: AddressString,

@@ -1,5 +1,5 @@
 /**
- * POST /info: batchClearinghouseStates (plus clearinghouseState, openOrders, frontendOpenOrders, userRateLimit), computed
+ * POST /info: batchClearinghouseStates (plus clearinghouseState, openOrders, frontendOpenOrders, userRateLimit, userRole), computed
  * from the simulated positions and marks in the shape of api-facts §B1.
  */
 import { z } from "zod";
@@ -16,6 +16,7 @@ const InfoRequest = z.discriminatedUnion("type", [
   z.object({ type: z.literal("openOrders"), user: Address, dex: Dex }),
   z.object({ type: z.literal("frontendOpenOrders"), user: Address, dex: Dex }),
   z.object({ type: z.literal("userRateLimit"), user: Address }),
+  z.object({ type: z.literal("userRole"), user: Address }),
 ]);
 export type InfoRequest = z.infer<typeof InfoRequest>;
 
@@ -53,6 +54,8 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
       return ok(ordersOf(store.account(req.user), dex).map(openOrderJson));
     case "frontendOpenOrders":
       return ok(ordersOf(store.account(req.user), dex).map(frontendOrderJson));
+    case "userRole":
+      return ok(userRole(store, req.user));
     case "userRateLimit": {
       // api-facts §A9: 10,000 requests plus 1 per USDC traded, over the address's lifetime (a user's
       // `addressBudget` option replaces the cap). An unknown address reads as a fresh one.
@@ -66,6 +69,21 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
       });
     }
   }
+}
+
+/**
+ * The real shapes (docs/exchange-behaviour.md, "userRole"): `{"role":"user"|"vault"|"missing"}`, an agent
+ * `{"role":"agent","data":{"user":MASTER}}`, a sub-account `{"role":"subAccount","data":{"master":MASTER}}`.
+ */
+function userRole(store: SimStore, address: string): unknown {
+  const key = address.toLowerCase();
+  const acc = store.account(key);
+  if (acc?.isUser) return { role: "user" };
+  const master = store.agents.get(key);
+  if (master) return { role: "agent", data: { user: master } };
+  if (acc?.master) return { role: "subAccount", data: { master: acc.master } };
+  if (acc) return { role: "vault" };
+  return { role: "missing" };
 }
 
 function unprocessable(): HandlerResult {
