@@ -128,23 +128,24 @@ export function addRunOptions(cmd: Command): Command {
 
 /** What `run --help` adds after the options: where the key comes from, examples (docs/cli.md). */
 export const RUN_HELP_AFTER = `
-The signer's key (never a flag value), first found wins:
-  --key-file FILE                      a file of mode 0600 holding the key
-  HL_PRIVATE_KEY                       the environment (blanked in /proc/PID/environ once read)
-  $CREDENTIALS_DIRECTORY/hl-private-key  systemd LoadCredential= (recommended)
+The signer's key (never a flag value), the first found wins:
+  --key-file FILE       a file of mode 0600 holding the key
+  HL_PRIVATE_KEY        the environment (blanked in /proc/PID/environ once read)
+  $CREDENTIALS_DIRECTORY/hl-private-key
+                        systemd LoadCredential= (recommended)
 
-Durations on flags and in HL_* variables need a unit: 500ms, 15s, 2m, 1h (0 = off).
-Exit codes: 0 stopped cleanly, 1 runtime failure, 2 usage, 69 unavailable,
-75 another daemon holds the state directory, 78 configuration.
+Durations on flags and in HL_* variables need a unit: 500ms, 15s, 2m, 1h
+(0 = off). Exit codes: 0 stopped cleanly, 1 runtime failure, 2 usage,
+69 unavailable, 75 another daemon holds the state directory, 78 configuration.
 
 Examples:
   hl-deadman run --sim
       a demo against an embedded simulator (no key, no real orders)
   hl-deadman config check --config /etc/hl-deadman/config.json --no-key
       validate a config file without the key (CI)
-  HL_PRIVATE_KEY=0x... hl-deadman run --account 0xMASTER --interval 15s --deadline 60s
-      keep 0xMASTER's scheduled cancel armed with an agent key: ARMS A REAL CANCEL
-      of all 0xMASTER's open orders if this process stops pushing
+  HL_PRIVATE_KEY=0x... hl-deadman run --account 0xMASTER --interval 15s
+      keep 0xMASTER's scheduled cancel armed with an agent key. This ARMS A
+      REAL CANCEL of all 0xMASTER's open orders if the process stops pushing.
   hl-deadman run --config /etc/hl-deadman/config.json --json
       JSON log lines even on a terminal
 `;
