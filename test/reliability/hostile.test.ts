@@ -311,3 +311,58 @@ describe("one daemon per state directory", () => {
     proven("stale-lock");
   }, 40_000);
 });
+
+describe("the key and the first lines", () => {
+  test("behavior: the key is not in /proc/<pid>/environ of the running daemon", async () => {
+    const wallet = new Wallet(id("hl-deadman reliability: environ"));
+    const account = wallet.address.toLowerCase();
+    const { startSimulator } = await import("../../src/sim/server.js");
+    const sim = await startSimulator({ users: [{ address: account }] });
+    cleanups.push(() => sim.close());
+    const tmp = tempDir();
+    cleanups.push(() => tmp.cleanup());
+    const d = spawnCli(
+      [
+        "run",
+        ...FAST,
+        "--exposure-interval",
+        "0",
+        "--api-url",
+        sim.apiUrl,
+        "--state-dir",
+        tmp.dir,
+        "--health",
+        "off",
+      ],
+      { HL_PRIVATE_KEY: wallet.privateKey, HL_OTHER: "kept" },
+    );
+    cleanups.push(() => stop(d));
+    await d.waitForEvent("heartbeat.ok", 15_000);
+    const environ = readFileSync(`/proc/${d.child.pid}/environ`, "utf8").split("\0");
+    const hex = wallet.privateKey.slice(2).toLowerCase();
+    expect(environ.join("\n").toLowerCase()).not.toContain(hex);
+    // Blanked in place (same length), the rest of the environment untouched.
+    expect(environ).toContain(`HL_PRIVATE_KEY=${"*".repeat(wallet.privateKey.length)}`);
+    expect(environ).toContain("HL_OTHER=kept");
+    const said = await d.waitForEvent("key.environment", 1000);
+    expect(said.scrubbed).toBe(true);
+    // Children never inherit it either: the process's own view is unset.
+    expect(d.stdout().toLowerCase()).not.toContain(hex);
+    proven("key-environ");
+  }, 40_000);
+
+  test("behavior: nothing on stdout before a configuration or key error; one JSON error line", async () => {
+    const tmp = tempDir();
+    cleanups.push(() => tmp.cleanup());
+    for (const env of [{}, { HL_INTERVAL: "15" }, { HL_PRIVATE_KEY: "0x1234" }]) {
+      const d = spawnCli(["run", "--state-dir", tmp.dir, "--health", "off"], env);
+      const r = await d.exited;
+      expect(r.code, JSON.stringify(env)).toBe(78);
+      expect(d.stdout(), JSON.stringify(env)).toBe("");
+      const lines = d.stderr().trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: 50, event: "cli.error", exitCode: 78 });
+    }
+    proven("config-error-output");
+  }, 40_000);
+});

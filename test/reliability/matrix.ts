@@ -417,6 +417,26 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     file: "hostile.test.ts",
     mode: "process",
   },
+  {
+    id: "key-environ",
+    group: "hostile",
+    fault: "the key given in HL_PRIVATE_KEY",
+    proves:
+      "/proc/PID/environ of the running daemon holds only HL_PRIVATE_KEY=****; the rest of the environment is untouched",
+    test: "behavior: the key is not in /proc/<pid>/environ of the running daemon",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "config-error-output",
+    group: "hostile",
+    fault:
+      "no key, a bare-number HL_INTERVAL, a malformed key, under a service manager (stdout not a terminal)",
+    proves: "exit 78 with nothing on stdout and exactly one JSON error line in the log format",
+    test: "behavior: nothing on stdout before a configuration or key error; one JSON error line",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
 ]);
 
 /** The row with this id (throws on a typo, so a test cannot report a row that does not exist). */
