@@ -7,7 +7,8 @@
  * place, which fails with EEXIST when another holder exists). It records the holder's pid and, on Linux, the
  * process start time and boot id, so a pid reused after a crash (PID 1 in every container) is recognised as stale.
  * A stale lock (holder gone) is moved aside and taken over; a live one refuses with exit 75 (EX_TEMPFAIL) naming
- * the holder's pid. A state directory where no file can be created (read-only, full) cannot hold a lock either:
+ * the holder's pid. A holder on another host name (another container sharing the volume) cannot be checked by
+ * pid: it refreshes the file's mtime every 10 s and counts as gone after 30 s without. A state directory where no file can be created (read-only, full) cannot hold a lock either:
  * the daemon then runs without one and says so (its ledger cannot be written there anyway).
  */
 import { randomBytes } from "node:crypto";
@@ -23,6 +24,7 @@ import {
   readSync,
   renameSync,
   unlinkSync,
+  utimesSync,
   writeSync,
 } from "node:fs";
 import { hostname } from "node:os";
@@ -89,8 +91,19 @@ function bootId(): string | undefined {
   }
 }
 
-/** Whether `holder` is a live process (and the same one: start time and boot id match where known). */
-export function holderIsAlive(holder: LockHolder): boolean {
+/** The holder refreshes the lock file's mtime this often, so another host or pid namespace can judge it. */
+export const LOCK_REFRESH_MS = 10_000;
+/** A lock from another host (or container) not refreshed for this long is stale. */
+export const FOREIGN_LOCK_STALE_MS = 3 * LOCK_REFRESH_MS;
+
+/**
+ * Whether `holder` is a live process (and the same one: start time and boot id match where known). A holder on
+ * another host name (another container sharing the volume: its pids are not ours to check) is alive while it keeps
+ * refreshing the lock file (`mtimeMs`).
+ */
+export function holderIsAlive(holder: LockHolder, mtimeMs?: number): boolean {
+  if (holder.host !== undefined && holder.host !== hostname())
+    return mtimeMs === undefined || Date.now() - mtimeMs < FOREIGN_LOCK_STALE_MS;
   if (holder.pid === process.pid) return false; // an earlier incarnation with our pid (a restarted container)
   if (holder.boot !== undefined && bootId() !== undefined && holder.boot !== bootId()) return false;
   try {
@@ -190,7 +203,9 @@ export function acquireStateLock(stateDir: string): StateLock {
     // Someone holds it, or held it.
     const current = readHolder(path);
     if (current === undefined) continue; // gone meanwhile: try again
-    if (current.holder && holderIsAlive(current.holder)) throw new StateLockedError(path, current.holder);
+    const mtimeMs = lstatSync(path, { throwIfNoEntry: false })?.mtimeMs;
+    if (current.holder && holderIsAlive(current.holder, mtimeMs))
+      throw new StateLockedError(path, current.holder);
     if (!current.holder) {
       // Unreadable content: a lock file is written whole before it appears, so this is damage, not a race;
       // unless it is not a regular file at all, which we refuse to touch.
@@ -226,9 +241,18 @@ export function acquireStateLock(stateDir: string): StateLock {
 
 function held(path: string, content: string, warning: string | undefined): StateLock {
   let released = false;
+  // Keep the lock visibly alive for daemons that cannot check our pid (another container on the same volume).
+  const refresh = setInterval(() => {
+    try {
+      const now = new Date();
+      utimesSync(path, now, now);
+    } catch {}
+  }, LOCK_REFRESH_MS);
+  refresh.unref();
   const release = () => {
     if (released) return;
     released = true;
+    clearInterval(refresh);
     process.removeListener("exit", release);
     // Only our own lock: never remove a file another daemon took over.
     const current = readHolder(path);

@@ -1,6 +1,6 @@
 /** checkStateFile (issue 16, item 2): only a regular file of sane size is read; everything else is named. */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
@@ -64,5 +64,20 @@ describe("acquireStateLock (in process)", () => {
     expect((error as Error).message).toContain(`pid ${process.ppid}`);
     lock.release(); // not ours any more: left in place
     expect(() => acquireStateLock(d)).toThrow(StateLockedError);
+  });
+
+  test("behavior: a lock from another host (a container sharing the volume) is judged by its refreshed mtime", () => {
+    const d = path.join(dir, "shared");
+    mkdirSync(d, { recursive: true });
+    const lockPath = path.join(d, "daemon.lock");
+    // Same pid as ours (PID 1 in both containers), another host name: not ours to check by pid.
+    writeFileSync(lockPath, `${JSON.stringify({ pid: process.pid, host: "other-container" })}\n`);
+    expect(() => acquireStateLock(d)).toThrow(/pid \d+ on other-container/);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lockPath, old, old); // not refreshed for a minute: gone
+    const lock = acquireStateLock(d);
+    expect(lock.held).toBe(true);
+    expect(lock.warning).toContain("stale lock");
+    lock.release();
   });
 });
