@@ -99,6 +99,14 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     if (error instanceof CommanderError) {
       // --help and --version come through here with exit code 0.
       if (error.exitCode === 0) return ExitCode.ok;
+      // No command given: commander has printed the help itself (to stderr); nothing to add.
+      if (error.code === "commander.help") {
+        if (json)
+          deps.stdout.write(
+            `${JSON.stringify({ error: { code: "usage", exitCode: ExitCode.usage, message: "no command given; see 'hl-deadman --help'" } })}\n`,
+          );
+        return ExitCode.usage;
+      }
       const oneLine = error.message
         .replace(/^error: /, "")
         .split("\n")
