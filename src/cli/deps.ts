@@ -3,8 +3,8 @@ import { type Clock, systemClock } from "../utils/clock.js";
 
 /** What a command needs from the outside world; tests pass their own. Only bin/ passes the real process. */
 export type CliDeps = {
-  stdout: Writable & { isTTY?: boolean };
-  stderr: Writable & { isTTY?: boolean };
+  stdout: Writable & { isTTY?: boolean; columns?: number };
+  stderr: Writable & { isTTY?: boolean; columns?: number };
   env: NodeJS.ProcessEnv;
   clock: Clock;
   cwd: string;

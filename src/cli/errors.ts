@@ -1,7 +1,7 @@
 import { BaseError, type BaseErrorParameters, ValidationError } from "../errors/base.js";
 import { ExitCode } from "../utils/exit-codes.js";
 
-/** An error that tells the CLI which exit code to use (contract: 1 runtime, 2 usage, 69 unavailable, 78 config). */
+/** An error that tells the CLI which exit code to use (docs/cli.md: 1 runtime, 2 usage, 66 no input, 69 unavailable, 75 locked, 78 config). */
 export class CliError extends BaseError {
   override name = "CliError";
   readonly exitCode: ExitCode;

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../utils/exit-codes.js";
+import { maskSecrets } from "../utils/redact.js";
 import { VERSION } from "../version.js";
 import { registerConfig } from "./commands/config.js";
 import { registerEvm } from "./commands/evm.js";
@@ -18,10 +19,15 @@ export function createProgram(deps: CliDeps): Command {
       "A dead man's switch for Hyperliquid: keeps scheduleCancel armed while everything is healthy.",
     )
     .version(VERSION)
-    .showHelpAfterError()
+    // Usage errors: one line plus a pointer to --help, never the whole help (runCli writes them).
+    .showHelpAfterError(false)
+    .configureHelp({ minWidthToWrap: 24 })
     .configureOutput({
       writeOut: (s) => deps.stdout.write(s),
-      writeErr: (s) => deps.stderr.write(s),
+      writeErr: (s) => deps.stderr.write(maskSecrets(s)),
+      outputError: () => {},
+      getOutHelpWidth: () => Math.min(deps.stdout.columns ?? 80, 120),
+      getErrHelpWidth: () => Math.min(deps.stderr.columns ?? 80, 120),
     });
   registerRun(program, deps);
   registerSchedule(program, deps);
@@ -41,9 +47,51 @@ export function createProgram(deps: CliDeps): Command {
   return program;
 }
 
+/** Exit code -> the `code` of a `--json` error document (docs/cli.md, "Exit codes"). */
+export const ERROR_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  [ExitCode.runtime]: "runtime",
+  [ExitCode.usage]: "usage",
+  [ExitCode.noInput]: "no_input",
+  [ExitCode.unavailable]: "unavailable",
+  [ExitCode.tempFail]: "locked",
+  [ExitCode.config]: "config",
+});
+
+/** The command word of argv (`run`, `config`, ...), or undefined. */
+function commandOf(argv: string[], program: Command): string | undefined {
+  const names = new Set(program.commands.map((c) => c.name()));
+  return argv.slice(2).find((a) => names.has(a));
+}
+
+/**
+ * Whether errors are written as a JSON log line: for `run` (the only command that logs) whenever its logs are
+ * JSON, i.e. stdout is not a terminal (a service manager, a pipe) or `--json` was given; text otherwise.
+ */
+function errorsAsLogLines(command: string | undefined, argv: string[], deps: CliDeps): boolean {
+  return command === "run" && (argv.includes("--json") || deps.stdout.isTTY !== true);
+}
+
 /** Runs the CLI and resolves to the exit code; never calls process.exit itself. */
 export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
   const program = createProgram(deps);
+  const command = commandOf(argv, program);
+  const json = argv.slice(2).includes("--json");
+  const report = (code: ExitCode, message: string, extra?: string) => {
+    const masked = maskSecrets(message);
+    // --json: one JSON document on stdout, on failure too.
+    if (json)
+      deps.stdout.write(
+        `${JSON.stringify({ error: { code: ERROR_CODE_NAMES[code] ?? "runtime", exitCode: code, message: masked } })}\n`,
+      );
+    if (errorsAsLogLines(command, argv, deps)) {
+      // The shape of the daemon's own pino lines (level 50 = error), so journald gets one format.
+      deps.stderr.write(
+        `${JSON.stringify({ level: 50, time: deps.clock.now(), pid: process.pid, module: "cli", event: "cli.error", exitCode: code, msg: masked })}\n`,
+      );
+      return;
+    }
+    deps.stderr.write(`hl-deadman: ${masked}\n${extra ? maskSecrets(extra) : ""}`);
+  };
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === "number" ? process.exitCode : ExitCode.ok;
@@ -51,14 +99,29 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     if (error instanceof CommanderError) {
       // --help and --version come through here with exit code 0.
       if (error.exitCode === 0) return ExitCode.ok;
+      // No command given: commander has printed the help itself (to stderr); nothing to add.
+      if (error.code === "commander.help") {
+        if (json)
+          deps.stdout.write(
+            `${JSON.stringify({ error: { code: "usage", exitCode: ExitCode.usage, message: "no command given; see 'hl-deadman --help'" } })}\n`,
+          );
+        return ExitCode.usage;
+      }
+      const oneLine = error.message
+        .replace(/^error: /, "")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .join(" ");
+      report(ExitCode.usage, `${oneLine}; see 'hl-deadman ${command ? `${command} ` : ""}--help'`);
       return ExitCode.usage;
     }
     const code = exitCodeFor(error);
     const message = error instanceof Error ? error.message : String(error);
-    deps.stderr.write(`hl-deadman: ${message}\n`);
-    if (!(error instanceof CliError) && code === ExitCode.runtime && error instanceof Error && error.stack) {
-      deps.stderr.write(`${error.stack.split("\n").slice(1, 4).join("\n")}\n`);
-    }
+    const stack =
+      !(error instanceof CliError) && code === ExitCode.runtime && error instanceof Error && error.stack
+        ? `${error.stack.split("\n").slice(1, 4).join("\n")}\n`
+        : undefined;
+    report(code, message, stack);
     return code;
   }
 }

@@ -7,9 +7,9 @@ import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { BaseError } from "../errors/base.js";
-import { formatDuration, parseDuration } from "../utils/duration.js";
+import { BareDurationError, formatDuration, parseDuration, parseDurationText } from "../utils/duration.js";
 import { ExitCode } from "../utils/exit-codes.js";
-import { redactUrl } from "../utils/redact.js";
+import { maskSecrets, showUrl } from "../utils/redact.js";
 import { type Config, ConfigSchema, EXPLORER_URLS, NETWORK_URLS } from "./schema.js";
 
 /** The exchange refuses a scheduleCancel time less than 5 s ahead (docs/exchange-behaviour.md §3). */
@@ -169,9 +169,18 @@ function stripComments(value: unknown): unknown {
   return out;
 }
 
-const show = (value: unknown): string => {
-  const text = JSON.stringify(value);
-  if (text === undefined) return String(value);
+/** URL-valued keys: shown redacted (credentials, path segments that may be an endpoint key). */
+const URL_KEYS = new Set(["apiUrl", "rpcUrl", "guardUrl", "explorerUrl", "notifyUrls"]);
+
+/**
+ * A value for a message: key-like values and URL credentials masked before any truncation (docs/security.md,
+ * "What is never shown"), URL keys redacted.
+ */
+const show = (value: unknown, key?: string): string => {
+  if (key !== undefined && URL_KEYS.has(key) && typeof value === "string")
+    return JSON.stringify(showUrl(value));
+  const raw = JSON.stringify(value);
+  const text = raw === undefined ? String(value) : maskSecrets(raw);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 };
 
@@ -184,13 +193,25 @@ function coerce(
   { fromText }: { fromText: boolean },
 ): unknown {
   const fail = (rule: string) => {
-    issues.push(`${s.key} = ${show(raw)} (${origin}): ${rule}`);
+    issues.push(`${s.key} = ${show(raw, s.key)} (${origin}): ${rule}`);
     return undefined;
   };
   switch (s.kind) {
     case "duration": {
       if (typeof raw !== "string" && typeof raw !== "number")
         return fail("must be a duration such as 500ms, 15s, 2m, 1h, or a number of milliseconds");
+      // Flags and environment need a unit (a bare 15 was silently 15 ms); config files keep numbers of ms.
+      if (fromText) {
+        try {
+          return parseDurationText(String(raw));
+        } catch (error) {
+          if (error instanceof BareDurationError)
+            return fail(
+              `needs a unit: did you mean ${error.suggestion}? (write 500ms, 15s, 2m, 1h; 0 means off)`,
+            );
+          return fail("must be a duration such as 500ms, 15s, 2m or 1h");
+        }
+      }
       try {
         return parseDuration(raw);
       } catch {
@@ -233,7 +254,7 @@ function readConfigFile(path: string, issues: string[]): Record<string, unknown>
   try {
     json = JSON.parse(text);
   } catch (error) {
-    issues.push(`config file ${path}: is not valid JSON (${(error as Error).message})`);
+    issues.push(`config file ${path}: is not valid JSON (${maskSecrets((error as Error).message)})`);
     return {};
   }
   if (!isPlainObject(json)) {
@@ -339,9 +360,8 @@ export function loadConfig({
         continue;
       }
       const value = getPath(merged, path);
-      // URLs that may carry a token or user:pass are shown redacted, even when invalid
-      const shown = /^(notifyUrls|rpcUrl)(\.|$)/.test(path) ? show(redactUrl(String(value))) : show(value);
-      issues.push(`${key} = ${shown} (${origin}): ${issue.message}`);
+      // URL-valued keys (a list such as notifyUrls included) are shown redacted, even when invalid
+      issues.push(`${key} = ${show(value, String(issue.path[0] ?? top))} (${origin}): ${issue.message}`);
     }
     throw new ConfigError(issues, { file });
   }

@@ -16,6 +16,11 @@ import type { Metrics } from "./metrics.js";
 import type { GuardStatus } from "./types.js";
 
 export const URL_FAILURES_FOR_DOWN = 2;
+/**
+ * How far in the future a guard file's mtime may be (clock granularity, a writer's small skew) before it counts
+ * as stale (docs/security.md, "Guard file").
+ */
+export const FUTURE_MTIME_TOLERANCE_MS = 2_000;
 /** Time-out of one guard URL request: short, and below the check interval. */
 export const GUARD_URL_TIMEOUT_MS = 2_000;
 
@@ -58,6 +63,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
   let checking: Promise<boolean> | null = null;
   let loop: Loop | undefined;
   const shown = file ?? redactUrl(url!);
+  let futureWarned = false;
   metrics.engineUp.set({ guard: kind }, 1);
 
   const probe = async (): Promise<{ ok: boolean; detail: string }> => {
@@ -65,6 +71,19 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       try {
         const s = await stat(file);
         const age = clock.now() - s.mtimeMs;
+        // --- issue 16: an mtime in the future (touch -d '+5 min', a skewed writer) is stale, not alive forever.
+        if (age < -FUTURE_MTIME_TOLERANCE_MS) {
+          const aheadMs = Math.round(-age);
+          if (!futureWarned)
+            log.warn(
+              { event: "guard.future_mtime", file, aheadMs },
+              `guard file ${file} has an mtime ${aheadMs} ms in the future: treated as stale until it is touched with the right time`,
+            );
+          futureWarned = true;
+          return { ok: false, detail: `${file} mtime is ${aheadMs} ms in the future (stale)` };
+        }
+        futureWarned = false;
+        // --- end issue 16
         if (age > maxAgeMs)
           return { ok: false, detail: `${file} last touched ${Math.round(age)} ms ago (max ${maxAgeMs} ms)` };
         return { ok: true, detail: `${file} touched ${Math.max(0, Math.round(age))} ms ago` };

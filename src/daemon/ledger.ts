@@ -15,10 +15,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { open, readFile, rename, rm } from "node:fs/promises";
+import { open, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { formatIssues } from "../errors/parse.js";
+import { checkStateFile } from "../state/files.js"; // issue 16: state-file check
 import { type Clock, utcDay } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 
@@ -81,14 +82,18 @@ export type ReadLedgerResult =
 
 /** Reads and validates a ledger file without changing anything (`status` uses this). */
 export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { ok: true, file: null };
-    return { ok: false, code: "unreadable", reason: `cannot be read (${code ?? (error as Error).message})` };
-  }
+  // --- issue 16 (state files): a regular file of sane size, checked before it is read (src/state/files.ts).
+  // Anything else (symlink to /dev/zero, FIFO, 38 MB file) is "corrupt": moved aside, limit assumed.
+  const checked = await checkStateFile(path);
+  if (!checked.ok)
+    return {
+      ok: false,
+      code: checked.code === "unreadable" ? "unreadable" : "corrupt",
+      reason: checked.reason,
+    };
+  if (!checked.exists) return { ok: true, file: null };
+  const text = checked.text;
+  // --- end issue 16
   let json: unknown;
   try {
     json = JSON.parse(text);

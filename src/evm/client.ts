@@ -10,9 +10,17 @@
  */
 import http from "node:http";
 import https from "node:https";
-import got, { type Response } from "got";
+import got, { type Got } from "got";
 import { ValidationError } from "../errors/base.js";
 import { parse } from "../errors/parse.js";
+import {
+  BodyLimitError,
+  type BodyLimits,
+  type BoundedResponse,
+  DEFAULT_BODY_LIMITS,
+  parseBoundedJson,
+  postBounded,
+} from "../utils/bounded-body.js";
 import { redactUrl, scrub } from "../utils/redact.js";
 import { VERSION } from "../version.js";
 import {
@@ -46,6 +54,8 @@ export type EvmClientOptions = {
   userAgent?: string;
   /** Largest number of calls in one batch request; longer batches are split. Default 20. */
   batchMaxSize?: number;
+  /** Bounds on each response body (size after decompression, JSON depth, values). Default DEFAULT_BODY_LIMITS. */
+  limits?: Partial<BodyLimits>;
 };
 
 export type RequestOptions = { signal?: AbortSignal | undefined };
@@ -72,9 +82,17 @@ export class EvmClient {
     http: new http.Agent({ keepAlive: true }),
     https: new https.Agent({ keepAlive: true }),
   };
+  readonly #client: Got;
+  readonly #limits: BodyLimits;
   #nextId = 1;
 
-  constructor({ rpcUrl, timeoutMs = 10_000, userAgent, batchMaxSize = 20 }: EvmClientOptions) {
+  constructor({
+    rpcUrl,
+    timeoutMs = 10_000,
+    userAgent,
+    batchMaxSize = 20,
+    limits = DEFAULT_BODY_LIMITS,
+  }: EvmClientOptions) {
     let parsed: URL;
     try {
       parsed = new URL(rpcUrl);
@@ -92,6 +110,13 @@ export class EvmClient {
     this.#timeoutMs = timeoutMs;
     this.#userAgent = userAgent ?? `hl-deadman/${VERSION}`;
     this.#batchMaxSize = batchMaxSize;
+    this.#limits = { ...DEFAULT_BODY_LIMITS, ...limits };
+    this.#client = got.extend({
+      agent: this.#agents,
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+    });
     // Everything that could identify the key: the URL, its path segments, user info, query.
     this.#secrets = [
       rpcUrl,
@@ -243,45 +268,55 @@ export class EvmClient {
   }
 
   async #post(body: string, method: string, signal: AbortSignal | undefined): Promise<unknown> {
-    let response: Response<string>;
+    let response: BoundedResponse;
     try {
-      response = await got.post(this.#rpcUrl, {
-        body,
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json",
-          "user-agent": this.#userAgent,
+      // The same bounded reader as the trading API (docs/security.md, "Bounded input"): size after
+      // decompression, then JSON depth and value count before JSON.parse.
+      response = await postBounded(
+        this.#client,
+        this.#rpcUrl,
+        {
+          body,
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json",
+            "user-agent": this.#userAgent,
+          },
+          timeout: { request: this.#timeoutMs },
+          ...(signal ? { signal } : {}),
         },
-        timeout: { request: this.#timeoutMs },
-        retry: { limit: 0 },
-        throwHttpErrors: false,
-        followRedirect: false,
-        agent: this.#agents,
-        ...(signal ? { signal } : {}),
-      });
+        this.#limits,
+      );
     } catch (error) {
+      if (error instanceof BodyLimitError) throw this.#malformed(method, error.reason);
       const e = error as { code?: unknown; message?: unknown; name?: unknown };
       const code = typeof e.code === "string" ? e.code : e.name === "AbortError" ? "ERR_ABORTED" : undefined;
       const reason = scrub(typeof e.message === "string" ? e.message : String(error), this.#secrets);
       throw new EvmTransportError({ code, reason, method, url: this.url });
     }
-    const text = response.body ?? "";
-    if (response.statusCode < 200 || response.statusCode > 299)
+    const status = response.status;
+    if (status < 200 || status > 299)
       throw new EvmHttpError({
-        status: response.statusCode,
-        body: scrub(text, this.#secrets),
+        status,
+        body: scrub(response.body.subarray(0, 4096).toString("utf8"), this.#secrets),
         method,
         url: this.url,
       });
-    if (text.trim() === "") throw this.#malformed(method, `empty body (HTTP ${response.statusCode})`);
+    const text = response.body.toString("utf8");
+    if (text.trim() === "") throw this.#malformed(method, `empty body (HTTP ${status})`);
+    let json: unknown;
     try {
-      return JSON.parse(text);
-    } catch {
+      json = parseBoundedJson(response.body, this.#limits);
+    } catch (error) {
+      if (error instanceof BodyLimitError) throw this.#malformed(method, error.reason);
+      throw error;
+    }
+    if (json === undefined)
       throw this.#malformed(
         method,
         `body is not JSON: ${JSON.stringify(scrub(text.slice(0, 80), this.#secrets))}`,
       );
-    }
+    return json;
   }
 
   #unwrap(response: RpcResponse, id: number | null, method: string): unknown {

@@ -135,6 +135,22 @@ export const UserRateLimit = z.looseObject({
 });
 export type UserRateLimit = z.infer<typeof UserRateLimit>;
 
+/**
+ * `userRole` (docs/exchange-behaviour.md, "userRole"): `user`, `vault` or `missing` alone; an API (agent) wallet
+ * with the master it signs for in `data.user`; a sub-account with its master in `data.master`.
+ */
+const RoleAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/)
+  .transform((a) => a.toLowerCase());
+export const UserRole = z.union([
+  // `data` optional: an agent whose master the exchange does not name is reported as such, not as a bad body.
+  z.looseObject({ role: z.literal("agent"), data: z.looseObject({ user: RoleAddress }).optional() }),
+  z.looseObject({ role: z.literal("subAccount"), data: z.looseObject({ master: RoleAddress }) }),
+  z.looseObject({ role: z.enum(["user", "vault", "missing"]) }),
+]);
+export type UserRole = z.infer<typeof UserRole>;
+
 export const OpenOrdersRequest = z.strictObject({
   type: z.literal("openOrders"),
   user: AddressString,
@@ -284,14 +300,3 @@ export const CancelOkResponse = z.looseObject({
   data: z.looseObject({ statuses: z.array(CancelStatus) }),
 });
 export type CancelOkResponse = z.infer<typeof CancelOkResponse>;
-
-/**
- * `userRole`: `{"role":"agent","data":{"user":"0x…"}}` for an API wallet (its master), `user`, `vault`,
- * `subAccount` or `missing` otherwise. The agent watch asks it when the signer is not among `extraAgents`
- * (which lists named agents), to tell an unnamed agent from a missing one.
- */
-export const UserRole = z.looseObject({
-  role: z.string(),
-  data: z.looseObject({ user: AddressString.optional() }).optional(),
-});
-export type UserRole = z.infer<typeof UserRole>;

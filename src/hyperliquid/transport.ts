@@ -3,7 +3,8 @@
  *
  * - Statuses are never thrown (`throwHttpErrors: false`): the clients classify them (errors.ts).
  * - A failure with no response (time-out, reset, refused, DNS, aborted) is thrown as a HyperliquidApiError
- *   of kind `transport`; a body over `maxBodyBytes` as `malformed_response`.
+ *   of kind `transport`; a body over the bounds of ../utils/bounded-body.ts (size after decompression, JSON depth,
+ *   number of values) as `malformed_response`, before JSON.parse sees it.
  * - Retries happen only when `retryLimit > 0` and never for `/exchange`: a signed action is never re-sent
  *   blindly with the same nonce. Info POSTs are read-only and safe to repeat.
  */
@@ -11,6 +12,14 @@ import http from "node:http";
 import https from "node:https";
 import { performance } from "node:perf_hooks";
 import got, { type Got } from "got";
+import {
+  BodyLimitError,
+  type BodyLimits,
+  DEFAULT_BODY_LIMITS,
+  EXCHANGE_BODY_LIMITS,
+  parseBoundedJson,
+  postBounded,
+} from "../utils/bounded-body.js";
 import { VERSION } from "../version.js";
 import {
   classifyHttpStatus,
@@ -19,8 +28,8 @@ import {
   kindIsRetryable,
 } from "./errors.js";
 
-/** 16 MiB: far above any real response (a 1000-user batch is a few MiB) and far below a memory problem. */
-export const DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** 8 MiB for /info (docs/security.md, "Bounded input"); /exchange answers are capped at 1 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = DEFAULT_BODY_LIMITS.maxBytes;
 
 export type HttpTransportOptions = {
   /** `https://api.hyperliquid.xyz` or the simulator's URL; the path is appended. */
@@ -32,8 +41,11 @@ export type HttpTransportOptions = {
   retryLimit?: number;
   /** First back-off between retries (ms), doubled each time, capped at 2 s. Default 200. */
   retryDelayMs?: number;
-  /** Bodies larger than this are refused as malformed_response. Default 16 MiB. */
+  /** Bodies larger than this (after decompression) are refused as malformed_response. Default 8 MiB (/info), 1 MiB (/exchange). */
   maxBodyBytes?: number;
+  /** Depth and value-count bounds checked before JSON.parse (docs/security.md). Default DEFAULT_BODY_LIMITS. */
+  maxDepth?: number;
+  maxValues?: number;
 };
 
 export type PostJsonOptions = { signal?: AbortSignal | undefined; timeoutMs?: number | undefined };
@@ -74,14 +86,6 @@ function parseDate(value: string | string[] | undefined): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-function tryParseJson(text: string): unknown | undefined {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 function describeTransportError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const code = (error as { code?: unknown }).code;
@@ -102,16 +106,26 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-class BodyTooLargeError extends Error {}
-
 export function createHttpTransport({
   baseUrl,
   timeoutMs = 5000,
   userAgent = `hl-deadman/${VERSION}`,
   retryLimit = 0,
   retryDelayMs = 200,
-  maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+  maxBodyBytes,
+  maxDepth = DEFAULT_BODY_LIMITS.maxDepth,
+  maxValues = DEFAULT_BODY_LIMITS.maxValues,
 }: HttpTransportOptions): HttpTransport {
+  const infoLimits: BodyLimits = {
+    maxBytes: maxBodyBytes ?? DEFAULT_BODY_LIMITS.maxBytes,
+    maxDepth,
+    maxValues,
+  };
+  const exchangeLimits: BodyLimits = {
+    maxBytes: maxBodyBytes ?? EXCHANGE_BODY_LIMITS.maxBytes,
+    maxDepth,
+    maxValues,
+  };
   const parsedBase = new URL(baseUrl);
   const isHttps = parsedBase.protocol === "https:";
   const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: 16, maxFreeSockets: 4 };
@@ -121,8 +135,6 @@ export function createHttpTransport({
     throwHttpErrors: false,
     retry: { limit: 0 },
     followRedirect: false,
-    decompress: true,
-    responseType: "buffer",
     headers: { "user-agent": userAgent, accept: "application/json" },
   });
   let closed = false;
@@ -135,39 +147,37 @@ export function createHttpTransport({
     perAttemptTimeout: number,
   ): Promise<Omit<HttpResponse, "attempts">> {
     const started = performance.now();
-    let tooLarge = false;
-    const request = client.post(url, {
-      json: body,
-      signal,
-      timeout: { connect: perAttemptTimeout, request: perAttemptTimeout },
-    });
-    request.on("downloadProgress", (progress: { transferred: number }) => {
-      if (progress.transferred > maxBodyBytes && !tooLarge) {
-        tooLarge = true;
-        request.cancel(new BodyTooLargeError().message);
-      }
-    });
+    const limits = endpoint === "exchange" ? exchangeLimits : infoLimits;
     try {
-      const response = await request;
+      const response = await postBounded(
+        client,
+        url,
+        {
+          body: JSON.stringify(body),
+          headers: { "content-type": "application/json" },
+          signal,
+          timeout: { connect: perAttemptTimeout, request: perAttemptTimeout },
+        },
+        limits,
+      );
       const elapsedMs = performance.now() - started;
-      const raw = response.rawBody ?? Buffer.alloc(0);
-      if (raw.byteLength > maxBodyBytes) throw new BodyTooLargeError();
-      const bodyText = raw.toString("utf8");
+      // Bounded before JSON.parse: depth and number of values (docs/security.md, "Bounded input").
+      const json = parseBoundedJson(response.body, limits);
       return {
-        status: response.statusCode,
+        status: response.status,
         headers: response.headers,
-        bodyText,
-        json: tryParseJson(bodyText),
+        bodyText: response.body.toString("utf8"),
+        json,
         date: parseDate(response.headers.date),
         elapsedMs,
       };
     } catch (error) {
-      if (tooLarge || error instanceof BodyTooLargeError) {
+      if (error instanceof BodyLimitError) {
         throw new HyperliquidApiError({
           kind: "malformed_response",
           endpoint,
           url,
-          reason: `response body exceeds ${maxBodyBytes} bytes`,
+          reason: error.reason,
         });
       }
       const aborted = signal?.aborted === true;

@@ -1,5 +1,5 @@
 /**
- * POST /info: batchClearinghouseStates (plus clearinghouseState, openOrders, frontendOpenOrders, userRateLimit), computed
+ * POST /info: batchClearinghouseStates (plus clearinghouseState, openOrders, frontendOpenOrders, userRateLimit, userRole, historicalOrders, extraAgents, meta), computed
  * from the simulated positions and marks in the shape of docs/exchange-behaviour.md §13.
  */
 import { z } from "zod";
@@ -83,15 +83,8 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
           .filter((a) => a.name !== "" && a.validUntil > now)
           .map((a) => ({ address: a.address, name: a.name, validUntil: a.validUntil })),
       );
-    case "userRole": {
-      const key = req.user.toLowerCase();
-      const acc = store.account(key);
-      if (acc?.isUser) return ok({ role: "user" });
-      if (acc?.master) return ok({ role: "subAccount", data: { master: acc.master } });
-      const master = store.userForSigner(key);
-      if (master) return ok({ role: "agent", data: { user: master } });
-      return ok({ role: "missing" });
-    }
+    case "userRole":
+      return ok(userRole(store, req.user));
     case "meta":
       return ok({
         universe: store.universe.map((name) => ({ name, szDecimals: 4, maxLeverage: 20, marginTableId: 20 })),
@@ -110,6 +103,22 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
       });
     }
   }
+}
+
+/**
+ * The real shapes (docs/exchange-behaviour.md, "userRole"): `{"role":"user"|"vault"|"missing"}`, an agent
+ * `{"role":"agent","data":{"user":MASTER}}`, a sub-account `{"role":"subAccount","data":{"master":MASTER}}`.
+ */
+function userRole(store: SimStore, address: string): unknown {
+  const key = address.toLowerCase();
+  const acc = store.account(key);
+  if (acc?.isUser) return { role: "user" };
+  // an expired or deregistered agent is no longer an agent (docs/exchange-record.md)
+  const master = store.userForSigner(key);
+  if (master) return { role: "agent", data: { user: master } };
+  if (acc?.master) return { role: "subAccount", data: { master: acc.master } };
+  if (acc) return { role: "vault" };
+  return { role: "missing" };
 }
 
 function unprocessable(): HandlerResult {

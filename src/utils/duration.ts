@@ -47,3 +47,24 @@ export function formatDuration(ms: number): string {
   }
   return sign + parts.join("");
 }
+
+/**
+ * A duration from a flag or an environment variable: the unit is required (a bare `15` was silently 15 ms), except
+ * for `0` (off). Throws DurationError with "did you mean 15s?" for a bare number. Config files keep plain numbers
+ * of milliseconds (docs/cli.md, "Durations").
+ */
+export function parseDurationText(input: string): number {
+  const text = input.trim();
+  if (/^\d+(\.\d+)?$/.test(text) && Number(text) !== 0) throw new BareDurationError(input);
+  return parseDuration(text);
+}
+
+/** A bare number where a duration with a unit is needed. */
+export class BareDurationError extends DurationError {
+  override name = "BareDurationError";
+  readonly suggestion: string;
+  constructor(input: string) {
+    super(input);
+    this.suggestion = `${input.trim()}s`;
+  }
+}

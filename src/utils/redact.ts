@@ -26,3 +26,28 @@ export function scrub(text: string, secrets: readonly string[]): string {
   }
   return out;
 }
+
+/** 32 bytes of hex, with or without 0x: what a private key looks like (so do tx hashes; we mask those too in messages). */
+const KEY_LIKE = /(?<![0-9a-fA-F])(0x)?[0-9a-fA-F]{64}(?![0-9a-fA-F])/g;
+
+/**
+ * Masks everything in a message that may be a secret, wherever the value came from (a flag, the environment, a
+ * config file): any 64-hex-digit value (a private key pasted in the wrong place: `--account`, `HL_ACCOUNTS`,
+ * `apiUrl`, `HL_INTERVAL`...) becomes `0x…[64 hex digits masked]`, and the user:password of any URL becomes `***`.
+ * Applied to every error and usage message the CLI prints (docs/security.md, "What is never shown").
+ */
+export function maskSecrets(text: string): string {
+  return text
+    .replace(KEY_LIKE, (_m, prefix: string | undefined) => `${prefix ?? ""}[64 hex digits masked]`)
+    .replace(/([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)[^/\s@"']+@/g, "$1***@");
+}
+
+/** A URL-valued setting for a message: redactUrl when it parses, else the masked text. */
+export function showUrl(value: string): string {
+  try {
+    new URL(value);
+    return redactUrl(value);
+  } catch {
+    return maskSecrets(value);
+  }
+}

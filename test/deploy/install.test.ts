@@ -114,7 +114,15 @@ describe("npm pack + npm install -g ./hl-deadman-<version>.tgz", () => {
   test("behavior: the installed daemon arms the simulator's demo account and removes the schedule on SIGINT", async () => {
     // node runs the installed bin (a symlink to the package's entry), as its shebang would.
     const daemon = spawnNode(
-      [join(prefix, "bin/hl-deadman"), "run", "--sim", "--health", "127.0.0.1:0", "--state-dir", join(tmp, "state")],
+      [
+        join(prefix, "bin/hl-deadman"),
+        "run",
+        "--sim",
+        "--health",
+        "127.0.0.1:0",
+        "--state-dir",
+        join(tmp, "state"),
+      ],
       { env: cleanEnv() },
     );
     try {

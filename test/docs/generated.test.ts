@@ -8,7 +8,9 @@ describe("the docs' generated sections (npm run docs:generate)", () => {
   test("default: every generated section is current", () => {
     for (const { name, file, content } of GENERATED) {
       const doc = readFileSync(path.join(ROOT, file), "utf8");
-      expect(generatedSection(doc, name), `${file}'s ${name} is stale: run \`npm run docs:generate\``).toBe(content());
+      expect(generatedSection(doc, name), `${file}'s ${name} is stale: run \`npm run docs:generate\``).toBe(
+        content(),
+      );
       expect(updateGenerated(doc, [name])).toBe(doc);
     }
   });

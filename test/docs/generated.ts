@@ -104,7 +104,10 @@ export function generatedSection(doc: string, name: string): string {
 }
 
 /** `doc` with each named generated section replaced by its current content. Pure; idempotent. */
-export function updateGenerated(doc: string, names: readonly string[] = GENERATED.map((g) => g.name)): string {
+export function updateGenerated(
+  doc: string,
+  names: readonly string[] = GENERATED.map((g) => g.name),
+): string {
   let out = doc;
   for (const { name, content } of GENERATED.filter((g) => names.includes(g.name))) {
     const start = new RegExp(`<!-- ${name}:start[^>]*-->\\n`).exec(out);

@@ -17,7 +17,8 @@ export type ReliabilityCase = {
     | "refusals"
     | "state"
     | "malformed"
-    | "bad input";
+    | "bad input"
+    | "hostile";
   /** the fault injected */
   fault: string;
   /** what passing the row proves, in the words an operator would use */
@@ -338,6 +339,102 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     proves: "a message naming the key, the value and the rule, exit 78",
     test: "error: bad durations",
     file: "input.test.ts",
+    mode: "process",
+  },
+  // ---------------------------------------------------------------------------------------- hostile input (issue 16)
+  {
+    id: "hostile-info-nested",
+    group: "hostile",
+    fault: "/info answers an 8 MB deeply nested JSON array (under the heap cap of the shipped units)",
+    proves:
+      "refused before JSON.parse as malformed_response, one exposure.failed line per poll; no heap abort",
+    test: "behavior: an 8 MB nested JSON array from /info is a typed error, logged once per poll",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "hostile-exchange-huge",
+    group: "hostile",
+    fault: "/exchange answers a 10 MB body",
+    proves:
+      "refused at the 1 MiB exchange cap as malformed_response, one heartbeat.failed line per push; no heap abort",
+    test: "behavior: a 10 MB body from /exchange is a typed error, logged once per push",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "hostile-evm-gzip-bomb",
+    group: "hostile",
+    fault: "the EVM RPC answers a 1 MiB gzip body that expands to 1 GiB",
+    proves:
+      "read only up to the 8 MiB cap counted after decompression; chain.error names it; the daemon keeps protecting",
+    test: "behavior: a 1 MiB gzip expanding to 1 GiB from the EVM RPC is a typed error, never read past the cap",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "ledger-dev-zero",
+    group: "hostile",
+    fault: "ledger.json is a symlink to /dev/zero",
+    proves: "never followed: moved aside, the daily limit assumed, pushes continue",
+    test: "behavior: a ledger symlinked to /dev/zero is moved aside, the limit assumed",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "ledger-fifo",
+    group: "hostile",
+    fault: "ledger.json is a FIFO",
+    proves: "start-up never blocks: moved aside, the daily limit assumed, health answers",
+    test: "behavior: a FIFO as the ledger never blocks start-up",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "ledger-huge",
+    group: "hostile",
+    fault: "a schema-valid 38 MB ledger (300,000 history entries)",
+    proves: "refused by size before it is parsed: moved aside, the daily limit assumed; no heap abort",
+    test: "behavior: a schema-valid 38 MB ledger is refused by size before it is parsed",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "second-daemon",
+    group: "hostile",
+    fault: "a second daemon started on the same state directory",
+    proves: "it exits 75 naming the first one's pid before doing anything; the lock is released on exit",
+    test: "behavior: a second daemon on the same state directory exits 75 naming the holder's pid",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "stale-lock",
+    group: "hostile",
+    fault: "the state directory's lock was left by a daemon that is gone",
+    proves: "taken over at start with one warning naming the dead pid",
+    test: "behavior: a lock left by a killed daemon is taken over, with a warning naming its pid",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "key-environ",
+    group: "hostile",
+    fault: "the key given in HL_PRIVATE_KEY",
+    proves:
+      "/proc/PID/environ of the running daemon holds only HL_PRIVATE_KEY=****; the rest of the environment is untouched",
+    test: "behavior: the key is not in /proc/<pid>/environ of the running daemon",
+    file: "hostile.test.ts",
+    mode: "process",
+  },
+  {
+    id: "config-error-output",
+    group: "hostile",
+    fault:
+      "no key, a bare-number HL_INTERVAL, a malformed key, under a service manager (stdout not a terminal)",
+    proves: "exit 78 with nothing on stdout and exactly one JSON error line in the log format",
+    test: "behavior: nothing on stdout before a configuration or key error; one JSON error line",
+    file: "hostile.test.ts",
     mode: "process",
   },
 ]);

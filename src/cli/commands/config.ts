@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { loadSigningKey } from "../../config/keys.js";
 import {
   CONFIG_KEYS,
@@ -19,12 +19,20 @@ export function registerConfig(program: Command, deps: CliDeps): void {
   const config = program.command("config").description("configuration tools");
   addRunOptions(
     config.command("check").description("validate the effective configuration, print it with secrets masked"),
-  ).action((opts: Record<string, unknown>) => {
-    configCheck(opts, deps);
-  });
+  )
+    .addOption(
+      new Option(
+        "--no-key",
+        "check without the signing key (CI): the key and the default account are not checked",
+      ),
+    )
+    .action((opts: Record<string, unknown>) => {
+      configCheck(opts, deps);
+    });
   config
     .command("schema")
-    .description("print the JSON schema of the config file (config/schema.json)")
+    .description("print the JSON schema of the config file (config/schema.json); always JSON")
+    .addOption(new Option("--json", "accepted for symmetry: the output is always one JSON document"))
     .action(() => {
       deps.stdout.write(`${JSON.stringify(configJsonSchema(), null, 2)}\n`);
     });
@@ -34,8 +42,12 @@ function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
   const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
   const { config, sources, warnings } = loaded;
   const urls = effectiveUrls(config);
-  // The key is loaded to prove it is usable; only where it came from and the address are shown.
-  const key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+  // The key is loaded to prove it is usable; only where it came from and the address are shown. --no-key
+  // (commander sets key=false) checks everything else, so CI needs no secret.
+  const key =
+    opts.key === false
+      ? undefined
+      : loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
   const effective: Record<string, unknown> = {
     ...config,
     apiUrl: urls.apiUrl,
@@ -43,7 +55,11 @@ function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
     notifyUrls: config.notifyUrls.map(redactUrl),
     stateDir: effectiveStateDir(config, deps.cwd),
   };
-  const accounts = planAccounts(config, key.address);
+  const accounts = key
+    ? planAccounts(config, key.address)
+    : config.vault || config.accounts.length > 0
+      ? planAccounts(config, "")
+      : [];
   if (opts.json) {
     deps.stdout.write(
       `${JSON.stringify(
@@ -51,7 +67,7 @@ function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
           ok: true,
           config: effective,
           sources,
-          key: { source: key.where, signer: key.address },
+          key: key ? { source: key.where, signer: key.address } : null,
           accounts,
           actionsPerDay: loaded.actionsPerDay,
           warnings,
@@ -65,7 +81,11 @@ function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
   }
   const out = (s: string) => deps.stdout.write(`${s}\n`);
   out(`configuration OK${loaded.file ? ` (file ${loaded.file})` : ""}`);
-  out(`key        ${key.where} -> signer ${key.address} (the key itself is never shown)`);
+  out(
+    key
+      ? `key        ${key.where} -> signer ${key.address} (the key itself is never shown)`
+      : "key        not checked (--no-key); without --account the daemon acts for the signer's own account",
+  );
   for (const a of accounts) out(`account    ${a.account}${a.vaultAddress ? ` (sent as vaultAddress)` : ""}`);
   out(
     `budget     ${loaded.actionsPerDay.toLocaleString("en-US")} scheduleCancel actions per day per account`,

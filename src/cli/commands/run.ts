@@ -2,14 +2,23 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
-import { loadSigningKey } from "../../config/keys.js";
-import { ConfigError, effectiveStateDir, type LoadedConfig, loadConfig } from "../../config/load.js";
+import { type ScrubResult, scrubEnvironment } from "../../config/environ.js";
+import { loadSigningKey, type SigningKey } from "../../config/keys.js";
+import {
+  ConfigError,
+  effectiveStateDir,
+  effectiveUrls,
+  type LoadedConfig,
+  loadConfig,
+} from "../../config/load.js";
 import { startDaemon } from "../../daemon/daemon.js";
 import { installShutdownHandlers, setProcessTitle } from "../../daemon/shutdown.js";
 import { type LocalSigner, localSigner } from "../../hyperliquid/signing.js";
+import { acquireStateLock } from "../../state/lock.js";
 import { createLogger } from "../../utils/logger.js";
 import type { CliDeps } from "../deps.js";
 import { unavailableError } from "../errors.js";
+import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../master.js";
 import { addServiceOptions, collect } from "../options.js";
 
 /** Every configuration flag of `run` (also accepted by `config check`); each has an HL_* twin (docs/daemon.md). */
@@ -138,14 +147,44 @@ export function addRunOptions(cmd: Command): Command {
     );
 }
 
+/** What `run --help` adds after the options: where the key comes from, examples (docs/cli.md). */
+export const RUN_HELP_AFTER = `
+The signer's key (never a flag value), the first found wins:
+  --key-file FILE       a file of mode 0600 holding the key
+  HL_PRIVATE_KEY        the environment (blanked in /proc/PID/environ once read)
+  $CREDENTIALS_DIRECTORY/hl-private-key
+                        systemd LoadCredential= (recommended)
+
+Durations on flags and in HL_* variables need a unit: 500ms, 15s, 2m, 1h
+(0 = off). Exit codes: 0 stopped cleanly, 1 runtime failure, 2 usage,
+69 unavailable, 75 another daemon holds the state directory, 78 configuration.
+
+Examples:
+  hl-deadman run --sim
+      a demo against an embedded simulator (no key, no real orders)
+  hl-deadman config check --config /etc/hl-deadman/config.json --no-key
+      validate a config file without the key (CI)
+  HL_PRIVATE_KEY=0x... hl-deadman run --account 0xMASTER --interval 15s
+      keep 0xMASTER's scheduled cancel armed with an agent key. This ARMS A
+      REAL CANCEL of all 0xMASTER's open orders if the process stops pushing.
+  hl-deadman run --config /etc/hl-deadman/config.json --json
+      JSON log lines even on a terminal
+`;
+
 export function registerRun(program: Command, deps: CliDeps): void {
-  addRunOptions(program.command("run").description("run the daemon: keep the scheduled cancel armed"))
+  const run = addRunOptions(
+    program.command("run").description("run the daemon: keep the scheduled cancel armed"),
+  )
     .addOption(
       new Option("--sim", "run against an embedded simulator with a demo account (what npm start runs)"),
     )
+    .addHelpText("after", RUN_HELP_AFTER)
     .action(async (opts: Record<string, unknown>) => {
       await runDaemon(opts, deps);
     });
+  // For run, --json means JSON log lines (and JSON error lines) even on a terminal.
+  const json = run.options.find((o) => o.long === "--json");
+  if (json) json.description = "JSON log lines even on a terminal (the default when stdout is not one)";
 }
 
 async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<void> {
@@ -161,10 +200,36 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
     }
     if (options.health === undefined && !deps.env.HL_HEALTH) options.health = "127.0.0.1:0";
   }
+  // Nothing reaches stdout before the configuration, the lock and the key are known good (docs/cli.md).
   const loaded: LoadedConfig = loadConfig({ options, env: deps.env, cwd: deps.cwd });
-  const { config } = loaded;
-  const logger = createLogger({ level: config.logLevel });
+  let { config } = loaded;
+  if (sim && (config.accounts.length > 0 || config.vault))
+    throw new ConfigError(["--sim runs the demo account only; drop accounts / vault"]);
+  const stateDir = effectiveStateDir(config, deps.cwd);
+  // One daemon per state directory, taken before anything else (docs/security.md, "State directory"): a second
+  // daemon exits 75 naming the holder's pid. Released at process exit.
+  const lock = acquireStateLock(stateDir);
+  let key: SigningKey | undefined;
+  let scrubbed: ScrubResult | undefined;
+  let signerAccount: SignerAccount = { kind: "configured" };
+  if (!sim) {
+    const hadEnvKey = deps.env.HL_PRIVATE_KEY !== undefined;
+    key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+    // The key leaves the environment for real: blanked in /proc/PID/environ, never inherited (docs/security.md).
+    if (hadEnvKey) scrubbed = scrubEnvironment(["HL_PRIVATE_KEY"], deps.env);
+    // An agent key without --account: act for (and name) its master (docs/cli.md, "Agent keys").
+    signerAccount = await resolveSignerAccount({
+      config,
+      signer: key.address,
+      apiUrl: effectiveUrls(config).apiUrl,
+      clock: deps.clock,
+    });
+    if (signerAccount.kind === "agent") config = { ...config, accounts: [signerAccount.master] };
+  }
+
+  const logger = createLogger({ level: config.logLevel, pretty: opts.json === true ? false : undefined });
   const log = logger.child({ module: "cli" });
+  if (lock.warning) log.warn({ event: "state.lock", path: lock.path, held: lock.held }, lock.warning);
   for (const warning of loaded.warnings) log.warn({ event: "config.warning" }, warning);
   log.info(
     { event: "config.budget", actionsPerDay: loaded.actionsPerDay },
@@ -181,8 +246,6 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
     closeSim = () => simulator.close();
     apiUrl = simulator.apiUrl;
     wallet = localSigner(simulator.demo!.privateKey);
-    if (config.accounts.length > 0 || config.vault)
-      throw new ConfigError(["--sim runs the demo account only; drop accounts / vault"]);
     log.warn(
       {
         event: "sim.start",
@@ -194,11 +257,23 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
         `this simulator only; never fund it). Ledger in ${simStateDir ?? config.stateDir}. Ctrl+C removes the schedule.`,
     );
   } else {
-    const key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
-    wallet = key.wallet;
-    // Children never inherit the key.
-    delete deps.env.HL_PRIVATE_KEY;
-    log.info({ event: "key.loaded", signer: key.address, source: key.where }, `signing as ${key.address}`);
+    wallet = key!.wallet;
+    log.info({ event: "key.loaded", signer: key!.address, source: key!.where }, `signing as ${key!.address}`);
+    if (scrubbed?.scrubbed === true)
+      log.info(
+        { event: "key.environment", scrubbed: true },
+        "HL_PRIVATE_KEY removed from the environment (blanked in /proc/PID/environ; children never inherit it)",
+      );
+    else if (scrubbed)
+      log.warn(
+        { event: "key.environment", scrubbed: false, reason: scrubbed.reason },
+        `HL_PRIVATE_KEY unset, but /proc/PID/environ could not be blanked (${scrubbed.reason}): the same user and root can still read it there; prefer --key-file or LoadCredential=`,
+      );
+    const said = describeSignerAccount(key!.address, signerAccount);
+    if (signerAccount.kind === "agent")
+      log.info({ event: "accounts.master", signer: key!.address, master: signerAccount.master }, said);
+    else if (said)
+      log.warn({ event: "accounts.master", signer: key!.address, reason: "lookup failed" }, said);
   }
 
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
@@ -206,7 +281,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
     daemon = await startDaemon({
       config,
       wallet,
-      stateDir: effectiveStateDir(config, deps.cwd),
+      stateDir,
       logger,
       ...(apiUrl ? { apiUrl } : {}),
     });

@@ -2,12 +2,14 @@ import { type Command, Option } from "commander";
 import { loadSigningKey } from "../../config/keys.js";
 import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/load.js";
 import { planAccounts } from "../../daemon/daemon.js";
+import type { BaseError } from "../../errors/base.js";
 import { HyperliquidApiError } from "../../hyperliquid/errors.js";
 import { ExchangeClient } from "../../hyperliquid/exchange.js";
-import { formatDuration, parseDuration } from "../../utils/duration.js";
+import { BareDurationError, formatDuration, parseDurationText } from "../../utils/duration.js";
 import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
+import { describeSignerAccount, resolveSignerAccount } from "../master.js";
 import { addServiceOptions, collect } from "../options.js";
 
 /** Kinds where the exchange could not be reached or did not answer usefully: exit 69 (unavailable). */
@@ -33,8 +35,18 @@ export function parseAt(value: string): number {
 }
 
 async function send(opts: Record<string, unknown>, deps: CliDeps, time: number | undefined): Promise<void> {
-  const { config } = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
+  let { config } = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
   const key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+  // An agent key without --account: the exchange applies the push to its master, so name the master (docs/cli.md).
+  const found = await resolveSignerAccount({
+    config,
+    signer: key.address,
+    apiUrl: effectiveUrls(config).apiUrl,
+    clock: deps.clock,
+  });
+  if (found.kind === "agent") config = { ...config, accounts: [found.master] };
+  const said = describeSignerAccount(key.address, found);
+  if (said) deps.stderr.write(`hl-deadman: ${said}\n`);
   const plan = planAccounts(config, key.address);
   if (plan.length !== 1)
     throw usageError("schedule/unschedule act on one account at a time: give one --account.");
@@ -52,7 +64,7 @@ async function send(opts: Record<string, unknown>, deps: CliDeps, time: number |
     const now = deps.clock.now();
     if (opts.json) {
       deps.stdout.write(
-        `${JSON.stringify({ ok: true, account, vaultAddress: vaultAddress ?? null, time: time ?? null, nonce: result.nonce, latencyMs: result.latencyMs })}\n`,
+        `${JSON.stringify({ ok: true, account, signer: key.address, vaultAddress: vaultAddress ?? null, time: time ?? null, nonce: result.nonce, latencyMs: result.latencyMs })}\n`,
       );
     } else if (time === undefined) {
       deps.stdout.write(`Removed the scheduled cancel of ${account}.\n`);
@@ -89,9 +101,11 @@ export function registerSchedule(program: Command, deps: CliDeps): void {
       let time: number;
       if (opts.in !== undefined) {
         try {
-          time = now + parseDuration(String(opts.in));
+          time = now + parseDurationText(String(opts.in));
         } catch (error) {
-          throw usageError(`--in: ${(error as Error).message}`);
+          if (error instanceof BareDurationError)
+            throw usageError(`--in ${opts.in} needs a unit: did you mean ${error.suggestion}?`);
+          throw usageError(`--in: ${(error as BaseError).shortMessage} Write 500ms, 15s, 2m or 1h.`);
         }
       } else {
         time = parseAt(String(opts.at));

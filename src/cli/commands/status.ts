@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
 import { effectiveExplorerUrl, effectiveStateDir, effectiveUrls, loadConfig } from "../../config/load.js";
@@ -136,7 +137,14 @@ export function registerStatus(program: Command, deps: CliDeps): void {
         env: deps.env,
         cwd: deps.cwd,
       });
-      const path = join(effectiveStateDir(config, deps.cwd), LEDGER_FILE);
+      const stateDir = effectiveStateDir(config, deps.cwd);
+      // A typo in --state-dir must not read as "no ledger yet": a missing directory is exit 66 (EX_NOINPUT).
+      if (!existsSync(stateDir))
+        throw new CliError(
+          `The state directory ${stateDir} does not exist (check --state-dir, HL_STATE_DIR or STATE_DIRECTORY).`,
+          ExitCode.noInput,
+        );
+      const path = join(stateDir, LEDGER_FILE);
       const read = await readLedgerFile(path);
       if (!read.ok)
         throw new CliError(

@@ -1,0 +1,73 @@
+/**
+ * The account an agent key trades for (docs/cli.md, "Agent keys"). With no --account / --vault, the daemon and
+ * `schedule` act for the signer's own user; when the signer is an API (agent) wallet the exchange applies the push
+ * to the agent's master (docs/exchange-behaviour.md, "userRole"), so logs, exposure, the budget and `schedule`'s
+ * output must name the master, not the agent. The `userRole` info query says which master that is.
+ */
+import type { LoadedConfig } from "../config/load.js";
+import { ConfigError } from "../config/load.js";
+import { HyperliquidApiError } from "../hyperliquid/errors.js";
+import { InfoClient } from "../hyperliquid/info.js";
+import type { Clock } from "../utils/clock.js";
+
+export type SignerAccount =
+  /** --account or --vault given: nothing asked */
+  | { kind: "configured" }
+  /** the signer is its own account (role user, vault, subAccount or missing) */
+  | { kind: "self"; role: string }
+  /** the signer is an agent of `master`; the accounts become [master] */
+  | { kind: "agent"; master: string }
+  /** the exchange could not be asked; the signer's own address is used, with a warning */
+  | { kind: "unknown"; reason: string };
+
+export async function resolveSignerAccount({
+  config,
+  signer,
+  apiUrl,
+  clock,
+}: {
+  config: LoadedConfig["config"];
+  signer: string;
+  apiUrl: string;
+  clock: Clock;
+}): Promise<SignerAccount> {
+  if (config.accounts.length > 0 || config.vault) return { kind: "configured" };
+  const info = new InfoClient({ apiUrl, clock, timeoutMs: config.requestTimeout, retryLimit: 1 });
+  try {
+    const role = await info.userRole({ user: signer });
+    if (role.role === "agent") {
+      const master = "data" in role && role.data && "user" in role.data ? role.data.user : undefined;
+      if (!master)
+        throw new ConfigError([
+          `the signer ${signer} is an API (agent) wallet and the exchange names no master for it: ` +
+            "give the account it trades for with --account 0xMASTER (or HL_ACCOUNTS)",
+        ]);
+      return { kind: "agent", master };
+    }
+    return { kind: "self", role: role.role };
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    const reason = error instanceof HyperliquidApiError ? error.shortMessage : (error as Error).message;
+    return { kind: "unknown", reason };
+  } finally {
+    info.close();
+  }
+}
+
+/** The one log line (or output line) that says what was found. */
+export function describeSignerAccount(signer: string, found: SignerAccount): string | undefined {
+  switch (found.kind) {
+    case "agent":
+      return (
+        `the signer ${signer} is an API (agent) wallet of ${found.master}: keeping ${found.master}'s scheduled cancel ` +
+        `armed (logs, exposure and the action budget are for ${found.master}); pass --account ${found.master} to skip this look-up`
+      );
+    case "unknown":
+      return (
+        `could not ask the exchange whether the signer ${signer} is an API (agent) wallet (${found.reason}); ` +
+        "acting as the signer's own account. With an agent key, pass --account 0xMASTER"
+      );
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * Bounded input (issue 16, item 1), in process: the size cap counts decompressed bytes whatever Content-Length
+ * says, the depth and value bounds run before JSON.parse, and each endpoint (info, exchange, EVM RPC) turns an
+ * over-bound body into its own typed error. The same bodies under the shipped heap cap: test/reliability/hostile.test.ts.
+ */
+import zlib from "node:zlib";
+import { afterEach, describe, expect, test } from "vitest";
+import { EvmClient } from "../../src/evm/client.js";
+import { EvmMalformedResponseError } from "../../src/evm/errors.js";
+import { HyperliquidApiError } from "../../src/hyperliquid/errors.js";
+import { createHttpTransport } from "../../src/hyperliquid/transport.js";
+import {
+  BodyLimitError,
+  checkJsonBounds,
+  DEFAULT_BODY_LIMITS,
+  EXCHANGE_BODY_LIMITS,
+} from "../../src/utils/bounded-body.js";
+import { bigFlatObject, gzipBomb, type HostileServer, nestedArray, startHostileServer } from "./bodies.js";
+
+let server: HostileServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function failure(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a failure");
+}
+
+describe("checkJsonBounds", () => {
+  test("default: real-sized answers pass; strings holding brackets and commas are not counted", () => {
+    const ok = Buffer.from(JSON.stringify({ a: [1, 2, { b: "[[[,,,]]]", c: 'x\\"[' }], d: null }));
+    expect(() => checkJsonBounds(ok, { maxDepth: 3, maxValues: 10 })).not.toThrow();
+  });
+
+  test("error: one level too deep and one value too many are refused", () => {
+    const deep = Buffer.from("[[[[1]]]]");
+    expect(() => checkJsonBounds(deep, { maxDepth: 4, maxValues: 100 })).not.toThrow();
+    const e = (() => {
+      try {
+        checkJsonBounds(deep, { maxDepth: 3, maxValues: 100 });
+      } catch (error) {
+        return error as BodyLimitError;
+      }
+    })();
+    expect(e).toBeInstanceOf(BodyLimitError);
+    expect(e?.limit).toBe("depth");
+    const many = Buffer.from(`[${Array(11).fill(0).join(",")}]`); // 1 array + 10 commas
+    expect(() => checkJsonBounds(many, { maxDepth: 3, maxValues: 11 })).not.toThrow();
+    expect(() => checkJsonBounds(many, { maxDepth: 3, maxValues: 10 })).toThrow(/more than 10 JSON values/);
+  });
+});
+
+describe("the trading API transport", () => {
+  test("behavior: an 8 MB nested array from /info is malformed_response (depth), not a parse", async () => {
+    const body = nestedArray(8_000_000);
+    server = await startHostileServer(() => ({ body }));
+    const transport = createHttpTransport({ baseUrl: server.url });
+    try {
+      const e = await failure(transport.postJson("/info", { type: "clearinghouseState" }));
+      expect(e).toBeInstanceOf(HyperliquidApiError);
+      expect((e as HyperliquidApiError).kind).toBe("malformed_response");
+      expect((e as HyperliquidApiError).message).toMatch(/nested deeper than 64 levels/);
+    } finally {
+      transport.close();
+    }
+  });
+
+  test("behavior: a 10 MB body from /exchange is refused at the 1 MiB exchange cap", async () => {
+    server = await startHostileServer(() => ({ body: bigFlatObject(10_000_000) }));
+    const transport = createHttpTransport({ baseUrl: server.url });
+    try {
+      const e = (await failure(transport.postJson("/exchange", {}))) as HyperliquidApiError;
+      expect(e.kind).toBe("malformed_response");
+      expect(e.endpoint).toBe("exchange");
+      expect(e.message).toContain(`exceeds ${EXCHANGE_BODY_LIMITS.maxBytes} bytes`);
+    } finally {
+      transport.close();
+    }
+  });
+
+  test("behavior: gzip with a small Content-Length is counted after decompression", async () => {
+    // 64 MiB of spaces then "null": valid JSON, ~64 KiB on the wire, Content-Length = the compressed size.
+    const bomb = await gzipBomb(64 * 1024 * 1024);
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    server = await startHostileServer(() => ({ headers: { "content-encoding": "gzip" }, body: bomb }));
+    const transport = createHttpTransport({ baseUrl: server.url });
+    try {
+      const e = (await failure(transport.postJson("/info", { type: "meta" }))) as HyperliquidApiError;
+      expect(e.kind).toBe("malformed_response");
+      expect(e.message).toContain(`exceeds ${DEFAULT_BODY_LIMITS.maxBytes} bytes after decompression`);
+    } finally {
+      transport.close();
+    }
+  });
+
+  test("default: gzip, deflate and br bodies under the cap are decoded", async () => {
+    const json = Buffer.from(JSON.stringify({ ok: [1, 2, 3] }));
+    const encodings = {
+      gzip: zlib.gzipSync(json),
+      deflate: zlib.deflateSync(json),
+      br: zlib.brotliCompressSync(json),
+    };
+    let current: keyof typeof encodings = "gzip";
+    server = await startHostileServer(() => ({
+      headers: { "content-encoding": current },
+      body: encodings[current],
+    }));
+    const transport = createHttpTransport({ baseUrl: server.url });
+    try {
+      for (const enc of Object.keys(encodings) as Array<keyof typeof encodings>) {
+        current = enc;
+        const r = await transport.postJson("/info", {});
+        expect(r.json, enc).toEqual({ ok: [1, 2, 3] });
+      }
+    } finally {
+      transport.close();
+    }
+  });
+});
+
+describe("the EVM JSON-RPC client", () => {
+  test("behavior: a 1 MiB gzip expanding to 1 GiB is EvmMalformedResponseError at the cap", async () => {
+    const bomb = await gzipBomb(1024 * 1024 * 1024);
+    expect(bomb.length).toBeLessThan(1.1 * 1024 * 1024);
+    server = await startHostileServer(() => ({ headers: { "content-encoding": "gzip" }, body: bomb }));
+    const client = new EvmClient({ rpcUrl: `${server.url}/evm` });
+    const rssBefore = process.memoryUsage().rss;
+    try {
+      const e = await failure(client.blockNumber());
+      expect(e).toBeInstanceOf(EvmMalformedResponseError);
+      expect((e as Error).message).toContain("after decompression");
+      // Read and dropped at the cap: nowhere near the 1 GiB the bomb expands to.
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024);
+    } finally {
+      client.close();
+    }
+  }, 60_000);
+
+  test("behavior: an 8 MB nested array from the RPC is refused before JSON.parse", async () => {
+    const body = nestedArray(8_000_000);
+    server = await startHostileServer(() => ({ body }));
+    const client = new EvmClient({ rpcUrl: `${server.url}/evm` });
+    try {
+      const e = await failure(client.blockNumber());
+      expect(e).toBeInstanceOf(EvmMalformedResponseError);
+      expect((e as Error).message).toMatch(/nested deeper than 64 levels/);
+    } finally {
+      client.close();
+    }
+  });
+});
