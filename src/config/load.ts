@@ -544,7 +544,8 @@ export const CONFIG_DOCS: Readonly<Record<string, string>> = Object.freeze({
   guardUrl: "Push only while the engine's health URL answers 2xx.",
   guardInterval: "How often the guard is checked (ms).",
   onEngineDown:
-    "When the guard fails: `expedite` (cancel at the 5 s minimum, once) or `lapse` (stop pushing).",
+    "When the guard fails: `expedite` (cancel at the 5 s minimum, once), `lapse` (stop pushing) or `cancel` (cancel open orders; falls back to expedite when not confirmed).",
+  cancelStops: "With --on-engine-down cancel: cancel stop/take-profit trigger orders too.",
   permanentRecheckInterval:
     "Re-check cadence for an account refused permanently (volume gate, unknown signer...) (ms).",
   budgetInterval:

@@ -10,6 +10,7 @@ import { InfoClient } from "../hyperliquid/info.js";
 import type { LocalSigner } from "../hyperliquid/signing.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
+import { ExchangeTime, every, type Repeating, systemTimers, type Timers } from "../utils/runtime.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
 import { VERSION } from "../version.js";
 import { createBudgetMonitor } from "./budget.js";
@@ -17,7 +18,6 @@ import { createExposurePoller, type ExposurePoller } from "./exposure.js";
 import { createGuard, type Guard } from "./guard.js";
 import { computeReadiness, createHealthServer, type HealthServer, parseListenAddress } from "./health.js";
 import { Ledger } from "./ledger.js";
-import { systemTimers, type Timers } from "./loop.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { createSwitch, type ScheduleCancelClient, type ShutdownOutcome, type Switch } from "./switch.js";
 import type { ChainWatchStatus, ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "./types.js";
@@ -40,6 +40,8 @@ export type StartDaemonParameters = {
   metrics?: Metrics;
   /** default: config.apiUrl, else the network's */
   apiUrl?: string;
+  /** test seam: runs before each ledger fsync (a slow disk) */
+  beforeLedgerSync?: (() => Promise<void>) | undefined;
   /** replaces the ExchangeClient (tests) */
   client?: ScheduleCancelClient & { close?(): void };
   /** builds the chain watch when watchAddresses are configured (default: C's chain watch on config.rpcUrl) */
@@ -89,6 +91,8 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const { config, wallet, stateDir, logger } = params;
   const clock = params.clock ?? systemClock;
   const timers = params.timers ?? systemTimers(clock);
+  // The exchange's time: monotonic + an offset corrected from answers' Date headers; a wall step moves nothing.
+  const time = new ExchangeTime(clock);
   const scheduler = params.scheduler ?? cronScheduler;
   const metrics = params.metrics ?? createMetrics();
   const log = logger.child({ module: "daemon" });
@@ -101,6 +105,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     clock,
     logger: logger.child({ module: "ledger" }),
     triggerLimit: config.triggerLimit,
+    beforeSync: params.beforeLedgerSync,
   });
 
   const client =
@@ -109,7 +114,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       apiUrl,
       signer: wallet,
       isMainnet: config.network === "mainnet",
-      clock,
+      clock: time,
       expiresAfterMs: config.requestTimeout,
       timeoutMs: config.requestTimeout,
     });
@@ -166,6 +171,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       client,
       ledger,
       clock,
+      time,
       timers,
       logger,
       metrics,
@@ -175,6 +181,8 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       permanentRecheckMs: config.permanentRecheckInterval,
       triggerWarnRemaining: config.triggerWarnRemaining,
       onEngineDown: config.onEngineDown,
+      cancelStops: config.cancelStops,
+      cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
       onTrigger: () => {
         void exposure?.pollNow("trigger");
       },
@@ -250,6 +258,21 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     if (!up) for (const s of switches) s.setEngineUp(false, guard.status().detail);
   }
   for (const s of switches) s.start();
+  // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
+  const stepWatch: Repeating = every(
+    Math.min(5_000, config.interval),
+    () => {
+      const stepped = time.checkStep();
+      if (!stepped) return;
+      metrics.clockSteps.inc();
+      log.warn(
+        { event: "clock.step", deltaMs: stepped.deltaMs },
+        `the wall clock was stepped by ${stepped.deltaMs} ms; timers run on the monotonic clock, deadlines on the exchange's`,
+      );
+      for (const s of switches) s.clockStepped(stepped.deltaMs);
+    },
+    { clock, timers, name: "clock" },
+  );
   exposure?.start();
   budget.start();
   void chain?.start();
@@ -277,7 +300,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const status = () => switches.map((s) => s.status());
   const readiness = () =>
     computeReadiness({
-      now: clock.now(),
+      now: time.now(),
       accounts: status(),
       exposure: exposureStatus(),
       guard: guardStatus(),
@@ -314,6 +337,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       closing = true;
       log.info({ event: "daemon.stopping", reason, onShutdown: mode }, "stopping");
       rolloverJob.stop();
+      stepWatch.stop();
       guard?.stop();
       budget.stop();
       await Promise.all([exposure?.stop(), chain?.stop()]);

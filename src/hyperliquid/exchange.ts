@@ -58,8 +58,30 @@ export type ScheduleCancelResult = {
   serverDate: number | undefined;
 };
 
-/** Success types we accept; anything else is not proof that the schedule was set (api-facts §0.2). */
+/** Success types we accept; anything else is not proof that the schedule was set (docs/exchange-behaviour.md). */
 const OK_TYPES = new Set(["default", "scheduleCancel"]);
+
+/**
+ * The first `error` string anywhere in an answer body (e.g. `response.data.statuses[i].error`), or null. A
+ * `{"status":"ok"}` envelope can still carry a per-item error; such an answer is not a confirmation.
+ */
+export function findErrorInAnswer(value: unknown, depth = 0): string | null {
+  if (depth > 8 || value === null || typeof value !== "object") return null;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = findErrorInAnswer(item, depth + 1);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (key === "error" && item !== null && item !== undefined && item !== false)
+      return typeof item === "string" ? item : JSON.stringify(item);
+    const found = findErrorInAnswer(item, depth + 1);
+    if (found !== null) return found;
+  }
+  return null;
+}
 
 function checkWindow(value: number | null, what: string): number | null {
   if (value === null) return null;
@@ -193,6 +215,12 @@ export class ExchangeClient {
         serverMessage: response.bodyText,
         reason: `unexpected response type ${JSON.stringify(answer.response.type)}`,
       });
+    }
+    // An error anywhere in the body is not a confirmation, whatever the envelope says.
+    const inner = findErrorInAnswer(response.json);
+    if (inner !== null) {
+      const { kind, nonceDetail } = classifyExchangeError(inner);
+      throw new HyperliquidApiError({ ...base, kind, nonceDetail, serverMessage: inner });
     }
     return {
       nonce,
