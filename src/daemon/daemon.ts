@@ -7,6 +7,7 @@ import { actionsPerDay, effectiveUrls } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { InfoClient } from "../hyperliquid/info.js";
+import { NonceSource, nonceFloor } from "../hyperliquid/nonce.js";
 import type { LocalSigner } from "../hyperliquid/signing.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
@@ -100,14 +101,23 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const apiUrl = params.apiUrl ?? effectiveUrls(config).apiUrl;
   metrics.build.set({ version: VERSION, node: process.version }, 1);
 
+  let nonces: NonceSource | undefined;
   const ledger = await Ledger.open({
     stateDir,
-    clock,
+    clock: time,
+    nonceHint: () => nonces?.last ?? 0,
     logger: logger.child({ module: "ledger" }),
     triggerLimit: config.triggerLimit,
     beforeSync: params.beforeLedgerSync,
   });
 
+  // The exchange's time is never before the ledger's last write (a clock stepped back while down).
+  if (ledger.loadedUpdatedAt !== null) time.notBefore(ledger.loadedUpdatedAt);
+  // Nonces never go below the previous run's, even after the wall clock was stepped back.
+  nonces = new NonceSource(
+    time,
+    nonceFloor(ledger.loadedUpdatedAt, ledger.loadedLastNonce, config.requestTimeout),
+  );
   const client =
     params.client ??
     new ExchangeClient({
@@ -115,6 +125,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       signer: wallet,
       isMainnet: config.network === "mainnet",
       clock: time,
+      nonces,
       expiresAfterMs: config.requestTimeout,
       timeoutMs: config.requestTimeout,
     });

@@ -44,6 +44,7 @@ export function newEntry(
     armedUntil: null,
     lastPushAt: null,
     pendingUntil: null,
+    pendingLatest: null,
     lastCountedDeadline: null,
     history: [],
   };
@@ -74,12 +75,13 @@ export function rollEntry(entry: LedgerEntry, now: number, size = HISTORY_SIZE):
 /** Write-ahead: a push with cancel time `cancelAt` is about to leave. Keeps the earliest possible deadline. */
 export function withIntent(entry: LedgerEntry, cancelAt: number): LedgerEntry {
   const pendingUntil = entry.pendingUntil === null ? cancelAt : Math.min(entry.pendingUntil, cancelAt);
-  return { ...entry, pendingUntil };
+  const pendingLatest = Math.max(entry.pendingLatest ?? cancelAt, cancelAt, pendingUntil);
+  return { ...entry, pendingUntil, pendingLatest };
 }
 
 /** A push was confirmed: the exchange's schedule is `cancelAt`, earlier or later than before. */
 export function withConfirmedPush(entry: LedgerEntry, cancelAt: number, at: number): LedgerEntry {
-  return { ...entry, armedUntil: cancelAt, lastPushAt: at, pendingUntil: null };
+  return { ...entry, armedUntil: cancelAt, lastPushAt: at, pendingUntil: null, pendingLatest: null };
 }
 
 export type TriggerResult = { entry: LedgerEntry; counted: boolean; reachedLimit: boolean };
@@ -94,8 +96,14 @@ export function withTrigger(
   size = HISTORY_SIZE,
 ): TriggerResult {
   if (entry.lastCountedDeadline === deadline) {
-    return { entry: { ...entry, armedUntil: null, pendingUntil: null }, counted: false, reachedLimit: false };
+    return {
+      entry: { ...entry, armedUntil: null, pendingUntil: null, pendingLatest: null },
+      counted: false,
+      reachedLimit: false,
+    };
   }
+  // A deadline on a later UTC day than the entry's fires on that day on the exchange's clock: roll to it first.
+  if (utcDay(deadline) > entry.day) entry = rollEntry(entry, deadline, size).entry;
   const sameDay = utcDay(deadline) === entry.day;
   let next: LedgerEntry = {
     ...entry,
@@ -103,6 +111,7 @@ export function withTrigger(
     lastCountedDeadline: deadline,
     armedUntil: null,
     pendingUntil: null,
+    pendingLatest: null,
   };
   next = withHistory(
     next,
@@ -136,7 +145,7 @@ export function withLimitReached(entry: LedgerEntry, at: number, message: string
 /** The schedule was removed: nothing is armed. */
 export function withRemoval(entry: LedgerEntry, at: number, size = HISTORY_SIZE): LedgerEntry {
   return withHistory(
-    { ...entry, armedUntil: null, pendingUntil: null },
+    { ...entry, armedUntil: null, pendingUntil: null, pendingLatest: null },
     { at, type: "removed", deadline: entry.armedUntil },
     size,
   );

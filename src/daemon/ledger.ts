@@ -74,6 +74,8 @@ export const LedgerEntry = z.object({
    * exchange's acceptance and the ledger write cannot hide an armed deadline from the next start.
    */
   pendingUntil: ms.nullable().default(null),
+  /** the latest cancel time among such pushes (the exchange holds one of pendingUntil..pendingLatest) */
+  pendingLatest: ms.nullable().default(null),
   /** the last deadline a trigger was counted for (a deadline is never counted twice) */
   lastCountedDeadline: ms.nullable().default(null),
   history: z.array(LedgerEvent).default([]),
@@ -86,6 +88,8 @@ export const LedgerFile = z.object({
   /** when set, accounts first seen on this UTC day start at the limit (the previous file was unreadable) */
   assumeLimitOn: day.nullable().default(null),
   accounts: z.record(z.string(), LedgerEntry),
+  /** the highest nonce handed out when the file was written: the next run's nonces start above it */
+  lastNonce: ms.nullable().default(null),
 });
 export type LedgerFile = z.infer<typeof LedgerFile>;
 
@@ -137,6 +141,8 @@ export type OpenLedgerParameters = {
   historySize?: number;
   /** test seam: runs before each fsync of the temp file (a slow disk) */
   beforeSync?: (() => Promise<void>) | undefined;
+  /** the last nonce handed out, written as `lastNonce` (it seeds the next run's nonce floor) */
+  nonceHint?: (() => number) | undefined;
 };
 
 export type CountTriggerResult = { counted: boolean; entry: LedgerEntry; reachedLimit: boolean };
@@ -155,6 +161,8 @@ export class Ledger {
   readonly #limit: number;
   readonly #historySize: number;
   readonly #beforeSync: (() => Promise<void>) | undefined;
+  readonly #nonceHint: (() => number) | undefined;
+  #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
   #assumeLimitOn: string | null = null;
   #writing: Promise<void> | null = null;
@@ -162,11 +170,14 @@ export class Ledger {
   #lastWriteError: string | null = null;
   #writes = 0;
   #pendingCorruptDetail: string | null = null;
+  #loadedUpdatedAt: number | null = null;
+  #lastNonce: number | null = null;
 
   private constructor(
     path: string,
-    { clock, logger, triggerLimit, historySize = HISTORY_SIZE, beforeSync }: OpenLedgerParameters,
+    { clock, logger, triggerLimit, historySize = HISTORY_SIZE, beforeSync, nonceHint }: OpenLedgerParameters,
   ) {
+    this.#nonceHint = nonceHint;
     this.path = path;
     this.#clock = clock;
     this.#log = logger;
@@ -201,6 +212,9 @@ export class Ledger {
     if (read.ok) {
       if (read.file) {
         ledger.#assumeLimitOn = read.file.assumeLimitOn;
+        ledger.#loadedUpdatedAt = read.file.updatedAt;
+        ledger.#updatedAt = read.file.updatedAt;
+        ledger.#lastNonce = read.file.lastNonce;
         for (const [account, entry] of Object.entries(read.file.accounts)) {
           ledger.#accounts.set(account.toLowerCase(), {
             ...entry,
@@ -263,6 +277,16 @@ export class Ledger {
 
   get limit(): number {
     return this.#limit;
+  }
+
+  /** `updatedAt` of the file read at open (null when there was none): the exchange's time is not before it. */
+  get loadedUpdatedAt(): number | null {
+    return this.#loadedUpdatedAt;
+  }
+
+  /** The highest nonce the last run recorded (null when unknown): seeds the nonce floor. */
+  get loadedLastNonce(): number | null {
+    return this.#lastNonce;
   }
 
   get historySize(): number {
@@ -410,11 +434,18 @@ export class Ledger {
     return this.#update(account, (e) => withRemoval(e, at, this.#historySize));
   }
 
-  /** The whole file as it would be written now. */
+  /**
+   * The whole file as it would be written now. `updatedAt` only moves forward (a clock stepped back does not
+   * move it back); `lastNonce` is the highest nonce handed out so far (the next run's floor; docs/daemon.md).
+   */
   snapshot(): LedgerFile {
+    this.#updatedAt = Math.max(this.#updatedAt, Math.floor(this.#clock.now()));
+    const hint = this.#nonceHint?.() ?? 0;
+    if (hint > 0) this.#lastNonce = Math.max(this.#lastNonce ?? 0, hint);
     return {
       version: LEDGER_VERSION,
-      updatedAt: this.#clock.now(),
+      updatedAt: this.#updatedAt,
+      lastNonce: this.#lastNonce,
       assumeLimitOn: this.#assumeLimitOn,
       accounts: Object.fromEntries([...this.#accounts].map(([k, v]) => [k, structuredClone(v)])),
     };

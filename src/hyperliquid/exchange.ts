@@ -58,6 +58,13 @@ export type ScheduleCancelResult = {
   serverDate: number | undefined;
 };
 
+const answerDates = new WeakMap<object, number>();
+
+/** The Date header of the answer an error came from (ms, 1 s resolution), when there was one. */
+export function answerDateOf(error: unknown): number | undefined {
+  return typeof error === "object" && error !== null ? answerDates.get(error) : undefined;
+}
+
 /** Success types we accept; anything else is not proof that the schedule was set (docs/exchange-behaviour.md). */
 const OK_TYPES = new Set(["default", "scheduleCancel"]);
 
@@ -181,6 +188,24 @@ export class ExchangeClient {
     };
 
     const response = await this.#transport.postJson("/exchange", body, { signal });
+    try {
+      return this.#read(response, { nonce, expiresAfter, time });
+    } catch (error) {
+      // Every answer carries the exchange's Date: the caller's clock keeping uses refusals' too.
+      if (response.date !== undefined && typeof error === "object" && error !== null)
+        answerDates.set(error, response.date);
+      throw error;
+    }
+  }
+
+  #read(
+    response: Awaited<ReturnType<HttpTransport["postJson"]>>,
+    {
+      nonce,
+      expiresAfter,
+      time,
+    }: { nonce: number; expiresAfter: number | undefined; time: number | undefined },
+  ): ScheduleCancelResult {
     const base = { endpoint: "exchange" as const, status: response.status, url: this.#url };
     const statusKind = classifyHttpStatus(response.status);
     if (statusKind !== undefined) {

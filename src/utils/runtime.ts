@@ -252,6 +252,7 @@ export class ExchangeTime implements Clock {
   #offset: number;
   #wallAnchor: number;
   #lastCorrection: number | null = null;
+  #verified = false;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -278,9 +279,24 @@ export class ExchangeTime implements Clock {
     return this.#lastCorrection;
   }
 
+  /**
+   * The exchange's time is at least `ms` (e.g. the ledger's last write at start: a wall clock stepped back
+   * while the daemon was down cannot put the time before what was already written).
+   */
+  notBefore(ms: number): void {
+    const now = this.now();
+    if (Number.isFinite(ms) && ms > now) this.#offset += ms - now;
+  }
+
+  /** True once an answer's Date has been seen (the estimate is checked against the exchange). */
+  get verified(): boolean {
+    return this.#verified;
+  }
+
   /** Feeds one answer's Date; returns the correction made (ms), or null when none was needed. */
   observe({ date, sentMono, receivedMono }: DateSample): number | null {
     if (!Number.isFinite(date) || date <= 0 || receivedMono < sentMono) return null;
+    this.#verified = true;
     const mid = (sentMono + receivedMono) / 2 + this.#offset;
     const uncertainty = 500 + (receivedMono - sentMono) / 2;
     const error = date + 500 - mid;

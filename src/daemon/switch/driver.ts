@@ -4,7 +4,11 @@
  * next events (docs/daemon.md "The switch machine").
  */
 import { HyperliquidApiError } from "../../hyperliquid/errors.js";
-import type { ScheduleCancelParameters, ScheduleCancelResult } from "../../hyperliquid/exchange.js";
+import {
+  answerDateOf,
+  type ScheduleCancelParameters,
+  type ScheduleCancelResult,
+} from "../../hyperliquid/exchange.js";
 import type { Clock } from "../../utils/clock.js";
 import type { Logger } from "../../utils/logger.js";
 import {
@@ -141,7 +145,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
   let done: ((o: ShutdownOutcome) => void) | undefined;
   let outcome: Promise<ShutdownOutcome> | undefined;
 
-  const now = (): Now => ({ mono: time.monotonic(), wall: time.now() });
+  const now = (): Now => ({ mono: time.monotonic(), wall: time.now(), verified: time.verified });
 
   const dispatch = (event: Event) => {
     const r = step(model, event, now());
@@ -245,6 +249,8 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         time.observe({ date: r.serverDate, sentMono, receivedMono: time.monotonic() });
       dispatch({ type: "pushConfirmed", id, cancelAt, latencyMs: r.latencyMs, exchangeDate: r.serverDate });
     } catch (error) {
+      const date = answerDateOf(error);
+      if (date !== undefined) time.observe({ date, sentMono, receivedMono: time.monotonic() });
       dispatch({ type: "pushFailed", id, ...describeFailure(error) });
     } finally {
       abort.cancel();

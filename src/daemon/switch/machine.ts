@@ -19,7 +19,7 @@
  *   per deadline; the UTC day only moves forward.
  * - After a wall-clock step the switch is not ready until a push is confirmed on the corrected clock.
  */
-import { nextUtcMidnight } from "../../utils/clock.js";
+import { nextUtcMidnight, utcDay } from "../../utils/clock.js";
 import type { LedgerEntry } from "../ledger.js";
 import {
   isExhausted,
@@ -55,7 +55,11 @@ export type SwitchConfig = {
   historySize?: number | undefined;
 };
 
-export type Now = { mono: number; wall: number };
+/**
+ * `verified`: the exchange's time has been checked against an answer's Date since this process started
+ * (until then the local wall clock's reading is trusted for deadlines but never to move the UTC day).
+ */
+export type Now = { mono: number; wall: number; verified?: boolean | undefined };
 
 export type Level = "debug" | "info" | "warn" | "error";
 
@@ -247,7 +251,8 @@ export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel
     clockStepped: false,
     shutdownMode: null,
     removing: false,
-    armedKnown: entry.pendingUntil === null,
+    // a deadline from an earlier run is reported again only once a push is confirmed on this run's clock
+    armedKnown: false,
   };
 }
 
@@ -256,6 +261,8 @@ export function step(model: SwitchModel, event: Event, now: Now): StepResult {
   const ctx = new Ctx(structuredClone(model), now);
   ctx.roll();
   ctx.handle(event);
+  // Whatever changed the earliest possibly-armed deadline, the lapse timer follows it.
+  if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase !== model.phase) ctx.armLapseTimer();
   ctx.gauges();
   return { model: ctx.m, effects: ctx.fx };
 }
@@ -286,6 +293,9 @@ class Ctx {
 
   /** The UTC day of the exchange's time, forward only. */
   roll() {
+    // A day is never rolled on an unverified clock: a restart on a wall clock stepped forward near midnight
+    // would reset today's count early (the exchange still counts the old day).
+    if (this.now.verified === false) return;
     const { entry, rolled } = rollEntry(this.m.entry, this.now.wall, this.m.cfg.historySize);
     if (!rolled) return;
     this.m.entry = entry;
@@ -391,7 +401,7 @@ class Ctx {
 
   armLapseTimer() {
     const at = lapseDeadline(this.m);
-    if (at === null || this.m.phase !== "running") {
+    if (at === null || (this.m.phase !== "running" && this.m.phase !== "stopping")) {
       this.fx.push({ type: "cancelTimer", name: "lapse" });
       return;
     }
@@ -401,15 +411,23 @@ class Ctx {
   /** Counts a trigger when the earliest possibly-armed deadline has passed. */
   checkLapse(detail?: string) {
     const m = this.m;
-    if (m.phase !== "running") return;
+    // also while stopping: a deadline that passes while the removal waits has fired
+    if (m.phase !== "running" && m.phase !== "stopping") return;
     const deadline = lapseDeadline(m);
     if (deadline === null || this.now.wall < deadline) return;
+    // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
+    // one: the earliest is counted now. If a candidate lies on a later UTC day, the one that fires may count
+    // on that day: a possible trigger stays pending from that day's 00:00 (counted then unless a push is
+    // confirmed first), so no day is ever under-counted.
+    const { armedUntil, pendingUntil, pendingLatest } = m.entry;
+    const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
     const r = withTrigger(m.entry, { deadline, at: this.now.wall, detail }, m.cfg.historySize);
     m.entry = r.entry;
+    if (latest > this.now.wall && utcDay(latest) > utcDay(deadline))
+      m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), this.now.wall));
     // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
     if (m.inflight?.stage === "sent") m.entry = withIntent(m.entry, m.inflight.cancelAt);
     this.fx.push({ type: "countTrigger", deadline, entry: m.entry });
-    this.fx.push({ type: "cancelTimer", name: "lapse" });
     const e = m.entry;
     const left = Math.max(0, e.limit - e.triggersToday);
     if (r.counted) {
@@ -444,7 +462,7 @@ class Ctx {
         "a lapsed deadline from an earlier UTC day (or one already counted) is not counted today",
       );
     }
-    if (m.state !== "not_protected")
+    if (m.state !== "not_protected" && m.phase === "running")
       m.state = isExhausted(e) && !e.assumed ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
     this.fx.push({ type: "pollExposure", reason: "trigger" });
   }
@@ -487,11 +505,11 @@ class Ctx {
       if (m.cfg.onEngineDown === "lapse" || m.expedited) return;
       if (m.cfg.onEngineDown === "cancel" && m.ordersCancel !== null) return;
     }
+    if (m.state === "not_protected" && this.now.mono < m.nextPermanentCheckMono) return;
     if (isExhausted(e) && !e.assumed) {
-      m.state = "exhausted";
+      if (m.state !== "not_protected") m.state = "exhausted";
       return;
     }
-    if (m.state === "not_protected" && this.now.mono < m.nextPermanentCheckMono) return;
     if (this.now.mono < m.gateUntilMono) {
       this.fx.push({ type: "armTimer", name: "gate", atMono: m.gateUntilMono });
       return;
@@ -550,6 +568,8 @@ class Ctx {
     const m = this.m;
     const f = m.inflight;
     if (!f || f.id !== ev.id) return;
+    // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
+    this.checkLapse();
     m.inflight = null;
     const at = this.now.wall;
     m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
@@ -619,10 +639,18 @@ class Ctx {
       // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md).
       m.gateUntilMono = Math.max(m.gateUntilMono, f.sentMono + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
     } else if (m.entry.pendingUntil === f.cancelAt || f.stage === "intent") {
-      // An explicit refusal (or a request that never left) armed nothing.
-      m.entry = { ...m.entry, pendingUntil: f.previousPending };
+      // An explicit refusal (or a request that never left) armed nothing; a deadline counted meanwhile is gone.
+      const prev = f.previousPending;
+      const counted = m.entry.lastCountedDeadline;
+      const restored = prev !== null && (counted === null || prev > counted) ? prev : null;
+      m.entry = {
+        ...m.entry,
+        pendingUntil: restored,
+        pendingLatest: restored === null ? null : m.entry.pendingLatest,
+      };
       this.fx.push({ type: "persist", entry: m.entry });
     }
+    this.checkLapse(); // the answer's Date may have corrected the clock
     if (m.phase !== "running") return this.afterInflight();
     m.consecutiveFailures++;
     m.failingSinceMono ??= this.now.mono;
@@ -678,7 +706,8 @@ class Ctx {
       return this.afterInflight();
     }
 
-    if (m.state !== "engine_down" && m.state !== "not_protected") m.state = "retrying";
+    if (isExhausted(m.entry) && !m.entry.assumed) m.state = "exhausted";
+    else if (m.state !== "engine_down" && m.state !== "not_protected") m.state = "retrying";
     let next: number | null = null;
     if (ev.retryable) {
       const limited = ev.kind === "rate_limited";
@@ -826,6 +855,7 @@ class Ctx {
   continueShutdown() {
     const m = this.m;
     if (m.phase !== "stopping" || m.inflight || m.removing) return;
+    this.checkLapse();
     if (m.shutdownMode === "keep") {
       const armedUntil = reportedDeadline(m);
       m.state = "stopped";
@@ -853,6 +883,7 @@ class Ctx {
   removalConfirmed() {
     const m = this.m;
     if (!m.removing) return;
+    this.checkLapse(); // a deadline that passed before the removal landed fired
     const previous = m.entry.armedUntil;
     m.entry = withRemoval(m.entry, this.now.wall, m.cfg.historySize);
     m.removing = false;
@@ -871,6 +902,7 @@ class Ctx {
   removalFailed(ev: Extract<Event, { type: "removalFailed" }>) {
     const m = this.m;
     if (!m.removing) return;
+    this.checkLapse();
     m.removing = false;
     m.state = "stopped";
     m.phase = "stopped";
