@@ -21,12 +21,14 @@ export interface Timers {
   after(ms: number, fn: () => void): TimerHandle;
 }
 
-/** Real timers (setTimeout, which Node runs on a monotonic clock). Unref'd: they never hold the process. */
+/**
+ * Real timers (setTimeout, which Node runs on a monotonic clock). They keep the process alive: the push loop
+ * is what the daemon exists for.
+ */
 export function systemTimers(_clock?: Clock): Timers {
   return {
     after(ms: number, fn: () => void): TimerHandle {
       const handle = setTimeout(fn, Math.max(0, ms));
-      handle.unref?.();
       return { cancel: () => clearTimeout(handle) };
     },
   };
