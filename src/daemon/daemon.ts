@@ -231,6 +231,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
         logger,
         metrics,
         pollIntervalMs: config.chainPollInterval,
+        timers,
         stallThresholdMs: config.chainStallThreshold,
         maxLagBlocks: config.chainMaxLagBlocks,
         pageSize: config.chainPageSize,
