@@ -93,6 +93,7 @@ export function addRunOptions(cmd: Command): Command {
         "cancel",
       ]),
     )
+    .addOption(new Option("--cancel-stops", "with --on-engine-down cancel: cancel trigger orders too"))
     .addOption(
       new Option(
         "--permanent-recheck-interval <duration>",
