@@ -20,6 +20,7 @@ import { createGuard, type Guard } from "./guard.js";
 import { computeReadiness, createHealthServer, type HealthServer, parseListenAddress } from "./health.js";
 import { Ledger } from "./ledger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
+import { CrossingLatch } from "./skew.js";
 import { createSwitch, type ScheduleCancelClient, type ShutdownOutcome, type Switch } from "./switch.js";
 import type { ChainWatchStatus, ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "./types.js";
 
@@ -271,9 +272,32 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   }
   for (const s of switches) s.start();
   // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
+  // With the exposure poll off, the heartbeat's own answers (their Date) are what watch the clock's skew.
+  const skewLatch = new CrossingLatch(config.clockSkewWarn);
   const stepWatch: Repeating = every(
     Math.min(5_000, config.interval),
     () => {
+      if (!exposure && time.verified) {
+        const skewMs = time.skewMs;
+        metrics.clockSkew.set(skewMs / 1000);
+        const change = skewLatch.update(Math.abs(skewMs));
+        if (change === "crossed")
+          log.warn(
+            {
+              event: "clock.skew",
+              skewMs: Math.round(skewMs),
+              limitMs: config.clockSkewWarn,
+              source: "date",
+            },
+            `the local clock is ${Math.round(skewMs)} ms off the exchange's (from the answers' Date); deadlines and ` +
+              "nonces use the exchange's time, but fix the host's time sync (chrony/NTP)",
+          );
+        else if (change === "cleared")
+          log.info(
+            { event: "clock.skew.cleared", skewMs: Math.round(skewMs) },
+            "the local clock is back in line",
+          );
+      }
       const stepped = time.checkStep();
       if (!stepped) return;
       metrics.clockSteps.inc();

@@ -233,6 +233,16 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     }
   };
 
+  /** Every answer's Date keeps the exchange's time (docs/daemon.md "How time is kept"). */
+  const observe = (date: number, sentMono: number) => {
+    const correction = time.observe({ date, sentMono, receivedMono: time.monotonic() });
+    if (correction !== null)
+      log.info(
+        { event: "clock.corrected", correctionMs: Math.round(correction) },
+        `the exchange's time differs from ours by ${Math.round(correction)} ms (its Date header): corrected`,
+      );
+  };
+
   const sendPush = async (id: number, cancelAt: number, expiresAfterMs: number) => {
     const controller = new AbortController();
     // The request cannot land after its expiresAfter: stop waiting for it then (monotonic).
@@ -245,12 +255,11 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         expiresAfterMs,
         signal: controller.signal,
       });
-      if (r.serverDate !== undefined)
-        time.observe({ date: r.serverDate, sentMono, receivedMono: time.monotonic() });
+      if (r.serverDate !== undefined) observe(r.serverDate, sentMono);
       dispatch({ type: "pushConfirmed", id, cancelAt, latencyMs: r.latencyMs, exchangeDate: r.serverDate });
     } catch (error) {
       const date = answerDateOf(error);
-      if (date !== undefined) time.observe({ date, sentMono, receivedMono: time.monotonic() });
+      if (date !== undefined) observe(date, sentMono);
       dispatch({ type: "pushFailed", id, ...describeFailure(error) });
     } finally {
       abort.cancel();

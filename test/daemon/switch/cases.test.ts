@@ -162,6 +162,34 @@ describe("issue #11: never ready while nothing is armed", () => {
     expect(h.events("ledger.rollover")).toHaveLength(0);
   });
 
+  test("the heartbeat's own answers keep the clock: with the exposure poll off, skew is measured and corrected", async () => {
+    const start = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const { clock: local, step: setDelta, base: box } = steppable(start);
+    setDelta(5_000); // the local clock runs 5 s ahead of the exchange from the start
+    const h = track(
+      await harness({
+        start,
+        startDaemonNow: false,
+        localClock: local,
+        config: { exposureInterval: 0, clockSkewWarn: 2_000 },
+      }),
+    );
+    box.base = h.clock;
+    await h.boot();
+    await h.advance(30_000);
+    expect(h.events("clock.corrected")).toHaveLength(1);
+    const skew = h.events("clock.skew");
+    expect(skew).toHaveLength(1);
+    expect(Math.abs((skew[0]!.skewMs as number) - 5_000)).toBeLessThanOrEqual(1_000);
+    const gauge = (await h.daemon.metrics.clockSkew.get()).values[0]!.value;
+    expect(Math.abs(gauge - 5)).toBeLessThanOrEqual(1);
+    // deadlines are on the exchange's clock: one deadline ahead of it, not of the fast local clock
+    const last = h.sim.state.actions.filter((a) => a.accepted).at(-1)!;
+    expect(Math.abs((last.action as { time: number }).time - last.receivedAt - 60_000)).toBeLessThanOrEqual(
+      1_000,
+    );
+  });
+
   test("case 2a: upgrade 10 min → 30 s: a confirmed push moves the deadline earlier, the lapse is counted", async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-case2-"));
     const wallet = Wallet.createRandom() as unknown as Wallet;
