@@ -21,7 +21,13 @@ import { computeReadiness, createHealthServer, type HealthServer, parseListenAdd
 import { Ledger } from "./ledger.js";
 import { createMetrics, type Metrics } from "./metrics.js";
 import { CrossingLatch } from "./skew.js";
-import { createSwitch, type ScheduleCancelClient, type ShutdownOutcome, type Switch } from "./switch.js";
+import {
+  type CancelOpenOrders,
+  createSwitch,
+  type ScheduleCancelClient,
+  type ShutdownOutcome,
+  type Switch,
+} from "./switch.js";
 import type { ChainWatchStatus, ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "./types.js";
 
 /** What the daemon needs from the chain watch (src/daemon/chain-watch.ts). */
@@ -42,6 +48,8 @@ export type StartDaemonParameters = {
   metrics?: Metrics;
   /** default: config.apiUrl, else the network's */
   apiUrl?: string;
+  /** engine-down policy `cancel`: cancels an account's open orders (wired by the order-cancel module) */
+  cancelOpenOrders?: CancelOpenOrders | undefined;
   /** test seam: runs before each ledger fsync (a slow disk) */
   beforeLedgerSync?: (() => Promise<void>) | undefined;
   /** replaces the ExchangeClient (tests) */
@@ -194,6 +202,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       triggerWarnRemaining: config.triggerWarnRemaining,
       onEngineDown: config.onEngineDown,
       cancelStops: config.cancelStops,
+      cancelOpenOrders: params.cancelOpenOrders,
       cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
       onTrigger: () => {
         void exposure?.pollNow("trigger");
