@@ -96,7 +96,10 @@ function explain(w: World): string {
 }
 
 // 4 x 2,500 = 10,000 generated sequences per run (fast-check prints the seed and the shrunk path on failure).
-describe("switch machine: invariants hold after every step of random event sequences", () => {
+// generous time-outs: a loaded CI machine can be several times slower than a laptop (a part takes ~2 s here)
+describe("switch machine: invariants hold after every step of random event sequences", {
+  timeout: 60_000,
+}, () => {
   for (const part of [1, 2, 3, 4]) {
     test.prop([scenario], { numRuns: 2_500 })(`invariants 1-8, part ${part} of 4`, (s) => {
       const w = runScenario(s);
@@ -106,7 +109,7 @@ describe("switch machine: invariants hold after every step of random event seque
 });
 
 // Every invariant must be able to fail: each planted bug is found by fast-check (and by the invariant named).
-describe("switch machine: each invariant catches its planted bug", () => {
+describe("switch machine: each invariant catches its planted bug", { timeout: 60_000 }, () => {
   const planted: [Plant, number][] = [
     ["pending-as-armed", 1],
     ["forget-trigger", 2],

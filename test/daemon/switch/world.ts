@@ -461,9 +461,11 @@ export class World {
     this.time = new ExchangeTime(this.hostClock());
     if (this.plant !== "nonce-from-wall") this.time.notBefore(this.persistedAt);
     // A restart on a wall clock that is off (stepped while the daemon was down or just before), before any
-    // answer verified it, cannot know the exchange's time: invariants 1 and 2 are not asserted for the rest of
-    // that UTC day (docs/daemon.md "Known limits"). Steps while running are fully covered.
+    // answer verified it, cannot know the exchange's time: invariants 1 and 2 are not asserted until an answer
+    // verified the clock, nor for the rest of that UTC day (docs/daemon.md "Known limit"). Steps while running
+    // are fully covered.
     const off = Math.abs(this.time.now() - this.t) > TIME_TOLERANCE_MS;
+    this.offRestart = off;
     if (off) this.unverifiedDay = utcDay(Math.max(this.t, this.time.now()) + 86_400_000);
     this.lastNonceSent =
       this.plant === "nonce-from-wall"
@@ -522,7 +524,9 @@ export class World {
     // while the daemon is stopped (between a graceful stop and the restart) the exchange fires unseen: the
     // restart counts it
     const suspended =
-      (this.unverifiedDay !== null && utcDay(this.t) < this.unverifiedDay) || this.model.phase === "stopped";
+      (this.offRestart &&
+        (!this.time.verified || (this.unverifiedDay !== null && utcDay(this.t) < this.unverifiedDay))) ||
+      this.model.phase === "stopped";
     const justFired = lastFire !== undefined && this.t - lastFire.at <= TIME_TOLERANCE_MS;
     // 1. never overclaims
     if (
@@ -550,7 +554,11 @@ export class World {
       lastFire !== undefined &&
       utcDay(lastFire.deadline) === today &&
       this.t - lastFire.at <= TIME_TOLERANCE_MS;
-    if (!suspended && ledger < ex && !justFiredToday && entry.triggersToday < entry.limit)
+    // The exchange's time is known to the Date header's resolution: within that of 00:00 UTC the ledger's day
+    // may already (or still) be the other one.
+    const nearMidnight =
+      Math.min(this.t % 86_400_000, 86_400_000 - (this.t % 86_400_000)) <= TIME_TOLERANCE_MS;
+    if (!suspended && !nearMidnight && ledger < ex && !justFiredToday && entry.triggersToday < entry.limit)
       this.fail(2, `ledger counts ${ledger} today after ${after}, the exchange ${ex}`);
     if (!suspended && ledger > Math.max(ex, 0) + this.crashes + this.unknownOutcomes && ledger < entry.limit)
       this.fail(2, `ledger counts ${ledger}, the exchange ${ex}: more than one per crash/unknown outcome`);
@@ -579,8 +587,10 @@ export class World {
   }
 
   lastDay: string | undefined;
-  /** invariants 1 and 2 are suspended until this UTC day (a restart on an unverified wrong clock) */
+  /** invariants 1 and 2 are suspended after a restart on a wrong clock: until an answer verified it, and for
+   * the rest of that UTC day */
   unverifiedDay: string | null = null;
+  offRestart = false;
 }
 
 function order(what: string): number {
