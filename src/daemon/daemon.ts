@@ -11,7 +11,14 @@ import { NonceSource, nonceFloor } from "../hyperliquid/nonce.js";
 import type { LocalSigner } from "../hyperliquid/signing.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
-import { ExchangeTime, every, type Repeating, systemTimers, type Timers } from "../utils/runtime.js";
+import {
+  createRootSignal,
+  ExchangeTime,
+  every,
+  type Repeating,
+  systemTimers,
+  type Timers,
+} from "../utils/runtime.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
 import { VERSION } from "../version.js";
 import { createBudgetMonitor } from "./budget.js";
@@ -103,6 +110,8 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const timers = params.timers ?? systemTimers(clock);
   // The exchange's time: monotonic + an offset corrected from answers' Date headers; a wall step moves nothing.
   const time = new ExchangeTime(clock);
+  // One root signal: close() aborts it and every repetition listening to it stops.
+  const root = createRootSignal();
   const scheduler = params.scheduler ?? cronScheduler;
   const metrics = params.metrics ?? createMetrics();
   const log = logger.child({ module: "daemon" });
@@ -203,6 +212,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       onEngineDown: config.onEngineDown,
       cancelStops: config.cancelStops,
       cancelOpenOrders: params.cancelOpenOrders,
+      signal: root.signal,
       cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
       onTrigger: () => {
         void exposure?.pollNow("trigger");
@@ -316,7 +326,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       );
       for (const s of switches) s.clockStepped(stepped.deltaMs);
     },
-    { clock, timers, name: "clock" },
+    { clock, timers, name: "clock", signal: root.signal },
   );
   exposure?.start();
   budget.start();
@@ -382,6 +392,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       closing = true;
       log.info({ event: "daemon.stopping", reason, onShutdown: mode }, "stopping");
       rolloverJob.stop();
+      root.abort("close");
       stepWatch.stop();
       guard?.stop();
       budget.stop();

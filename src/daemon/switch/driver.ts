@@ -76,6 +76,8 @@ export type CreateSwitchParameters = {
   cancelOpenOrders?: CancelOpenOrders | undefined;
   /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
   cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
+  /** the runtime's root signal: the push loop stops when it is aborted */
+  signal?: AbortSignal | undefined;
 };
 
 export type Switch = {
@@ -327,6 +329,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         onStall: () => metrics.eventLoopStalls.inc(),
         name: "push",
         immediate: false,
+        signal: p.signal,
       });
     },
     async stop() {
