@@ -41,7 +41,7 @@ export class ConfigError extends BaseError {
   }
 }
 
-type Kind = "string" | "duration" | "list" | "int" | "number" | "enum";
+type Kind = "string" | "duration" | "list" | "int" | "number" | "enum" | "boolean";
 
 /** One row per configuration key: its environment twin, its flag, and how text values are read. */
 export type KeySpec = {
@@ -99,6 +99,7 @@ export const CONFIG_KEYS: readonly KeySpec[] = Object.freeze([
   spec("guardUrl", "HL_GUARD_URL", "guard-url", "string"),
   spec("guardInterval", "HL_GUARD_INTERVAL", "guard-interval", "duration"),
   spec("onEngineDown", "HL_ON_ENGINE_DOWN", "on-engine-down", "enum"),
+  spec("cancelStops", "HL_CANCEL_STOPS", "cancel-stops", "boolean"),
   spec("permanentRecheckInterval", "HL_PERMANENT_RECHECK_INTERVAL", "permanent-recheck-interval", "duration"),
   spec("budgetInterval", "HL_BUDGET_INTERVAL", "budget-interval", "duration"),
   spec("budgetWarnDays", "HL_BUDGET_WARN_DAYS", "budget-warn-days", "number"),
@@ -226,6 +227,13 @@ function coerce(
       if (text === "" || !Number.isFinite(n))
         return fail(`must be a ${s.kind === "int" ? "whole " : ""}number`);
       return n;
+    }
+    case "boolean": {
+      if (typeof raw === "boolean") return raw;
+      const text = String(raw).trim().toLowerCase();
+      if (text === "true" || text === "1") return true;
+      if (text === "false" || text === "0") return false;
+      return fail("must be true or false");
     }
     case "list": {
       if (!fromText) return raw;
@@ -584,7 +592,8 @@ export const CONFIG_DOCS: Readonly<Record<string, string>> = Object.freeze({
   guardUrl: "Push only while the engine's health URL answers 2xx.",
   guardInterval: "How often the guard is checked (ms).",
   onEngineDown:
-    "When the guard fails: `expedite` (cancel at the 5 s minimum, once) or `lapse` (stop pushing).",
+    "When the guard fails: `expedite` (cancel at the 5 s minimum, once), `lapse` (stop pushing) or `cancel` (cancel open orders; expedite when not confirmed).",
+  cancelStops: "With onEngineDown cancel: cancel trigger (stop/take-profit) orders too.",
   permanentRecheckInterval:
     "Re-check cadence for an account refused permanently (volume gate, unknown signer...) (ms).",
   budgetInterval:

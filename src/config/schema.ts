@@ -124,8 +124,10 @@ export const ConfigSchema = z
     guardUrl: z.url({ protocol: /^https?$/ }).optional(),
     /** How often the guard is checked (ms). */
     guardInterval: durationMs.default(DEFAULTS.guardInterval),
-    /** When the guard fails: `expedite` (cancel at the 5 s minimum, once) or `lapse` (stop pushing). */
-    onEngineDown: z.enum(["expedite", "lapse"]).default(DEFAULTS.onEngineDown),
+    /** When the guard fails: `expedite` (cancel at the 5 s minimum, once), `lapse` (stop pushing) or `cancel` (cancel open orders; expedite when not confirmed). */
+    onEngineDown: z.enum(["expedite", "lapse", "cancel"]).default(DEFAULTS.onEngineDown),
+    /** With onEngineDown cancel: cancel trigger (stop/take-profit) orders too. */
+    cancelStops: z.boolean().default(false),
     /** Re-check cadence for an account refused permanently (volume gate, unknown signer...) (ms). */
     permanentRecheckInterval: durationMs.default(DEFAULTS.permanentRecheckInterval),
     /** How often the address's lifetime action budget (userRateLimit) is read (ms); 0 turns it off. */

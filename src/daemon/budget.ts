@@ -10,7 +10,7 @@ import type { InfoClient } from "../hyperliquid/info.js";
 import type { UserRateLimit } from "../hyperliquid/schemas.js";
 import type { Clock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
-import type { TimerHandle, Timers } from "./loop.js";
+import { every, type Repeating, type Timers } from "../utils/runtime.js";
 import type { Metrics } from "./metrics.js";
 
 export type BudgetStatus = {
@@ -63,7 +63,7 @@ export function createBudgetMonitor({
   const low = new Set<string>();
   const exhausted = new Set<string>();
   let failing = false;
-  let timer: TimerHandle | undefined;
+  let repeating: Repeating | undefined;
   let running: Promise<void> | null = null;
   let stopped = false;
 
@@ -143,11 +143,10 @@ export function createBudgetMonitor({
     return running;
   };
 
+  // Repeats through the runtime (drift-free on the monotonic clock); a check still running is joined.
   const schedule = () => {
-    if (stopped || intervalMs <= 0) return;
-    timer = timers.after(intervalMs, () => {
-      void checkNow().then(schedule);
-    });
+    if (stopped || intervalMs <= 0 || repeating) return;
+    repeating = every(intervalMs, () => void checkNow(), { clock, timers, immediate: false, name: "budget" });
   };
 
   return {
@@ -157,7 +156,7 @@ export function createBudgetMonitor({
     },
     stop() {
       stopped = true;
-      timer?.cancel();
+      repeating?.stop();
     },
     checkNow,
     status: () => [...latest.values()],

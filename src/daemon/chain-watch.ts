@@ -20,6 +20,7 @@ import { EvmNotFoundError } from "../evm/errors.js";
 import type { OtsHeader } from "../evm/schemas.js";
 import { normalizeAddress } from "../utils/address.js";
 import type { Clock } from "../utils/clock.js";
+import { every, type Repeating, systemTimers, type Timers } from "../utils/runtime.js";
 import type { Metrics } from "./metrics.js";
 import type { ChainWatchStatus } from "./types.js";
 
@@ -40,6 +41,8 @@ export type CreateChainWatchParameters = {
   pageSize: number;
   /** Pages in flight per block. Default 2. */
   concurrency?: number;
+  /** the runtime's timers (default: real ones); ticks repeat through `every` (utils/runtime.ts) */
+  timers?: Timers | undefined;
   /** Consecutive failures on one block before it is skipped. Default 5. */
   maxBlockFailures?: number;
 };
@@ -66,6 +69,7 @@ export function createChainWatch({
   pageSize,
   concurrency = 2,
   maxBlockFailures = 5,
+  timers = systemTimers(),
 }: CreateChainWatchParameters): ChainWatch {
   const log = logger.child({ module: "chain" });
   const watched = new Set<string>(addresses.map((a) => normalizeAddress(a, "watch address")));
@@ -81,7 +85,7 @@ export function createChainWatch({
   let failingBlock: number | null = null;
   let failures = 0;
   let running: Promise<void> | null = null;
-  let timer: NodeJS.Timeout | null = null;
+  let repeating: Repeating | null = null;
   let stopped = false;
   let controller = new AbortController();
 
@@ -227,12 +231,8 @@ export function createChainWatch({
   }
 
   function schedule(): void {
-    if (stopped || !enabled) return;
-    timer = setTimeout(() => {
-      timer = null;
-      void tick().then(schedule);
-    }, pollIntervalMs);
-    timer.unref?.();
+    if (stopped || !enabled || repeating) return;
+    repeating = every(pollIntervalMs, () => void tick(), { clock, timers, immediate: false, name: "chain" });
   }
 
   return {
@@ -244,8 +244,8 @@ export function createChainWatch({
     },
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = null;
+      repeating?.stop();
+      repeating = null;
       controller.abort();
       if (running) await running;
       // The daemon hands the watch a client of its own; end its keep-alive sockets (close() is idempotent).

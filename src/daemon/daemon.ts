@@ -7,11 +7,20 @@ import { actionsPerDay, effectiveUrls } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { InfoClient } from "../hyperliquid/info.js";
+import { NonceSource, nonceFloor } from "../hyperliquid/nonce.js";
 import type { LocalSigner } from "../hyperliquid/signing.js";
 import { createDaemonNotifications } from "../notify/index.js";
 import { createStatusModel, statusPageRoutes } from "../status-page/index.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
+import {
+  createRootSignal,
+  ExchangeTime,
+  every,
+  type Repeating,
+  systemTimers,
+  type Timers,
+} from "../utils/runtime.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
 import { VERSION } from "../version.js";
 import { createBudgetMonitor } from "./budget.js";
@@ -19,9 +28,15 @@ import { createExposurePoller, type ExposurePoller } from "./exposure.js";
 import { createGuard, type Guard } from "./guard.js";
 import { computeReadiness, createHealthServer, type HealthServer, parseListenAddress } from "./health.js";
 import { Ledger } from "./ledger.js";
-import { systemTimers, type Timers } from "./loop.js";
 import { createMetrics, type Metrics } from "./metrics.js";
-import { createSwitch, type ScheduleCancelClient, type ShutdownOutcome, type Switch } from "./switch.js";
+import { CrossingLatch } from "./skew.js";
+import {
+  type CancelOpenOrders,
+  createSwitch,
+  type ScheduleCancelClient,
+  type ShutdownOutcome,
+  type Switch,
+} from "./switch.js";
 import type { ChainWatchStatus, ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "./types.js";
 
 /** What the daemon needs from the chain watch (src/daemon/chain-watch.ts). */
@@ -42,6 +57,10 @@ export type StartDaemonParameters = {
   metrics?: Metrics;
   /** default: config.apiUrl, else the network's */
   apiUrl?: string;
+  /** engine-down policy `cancel`: cancels an account's open orders (wired by the order-cancel module) */
+  cancelOpenOrders?: CancelOpenOrders | undefined;
+  /** test seam: runs before each ledger fsync (a slow disk) */
+  beforeLedgerSync?: (() => Promise<void>) | undefined;
   /** replaces the ExchangeClient (tests) */
   client?: ScheduleCancelClient & { close?(): void };
   /** builds the chain watch when watchAddresses are configured (default: C's chain watch on config.rpcUrl) */
@@ -91,6 +110,10 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const { config, wallet, stateDir } = params;
   const clock = params.clock ?? systemClock;
   const timers = params.timers ?? systemTimers(clock);
+  // The exchange's time: monotonic + an offset corrected from answers' Date headers; a wall step moves nothing.
+  const time = new ExchangeTime(clock);
+  // One root signal: close() aborts it and every repetition listening to it stops.
+  const root = createRootSignal();
   const scheduler = params.scheduler ?? cronScheduler;
   const metrics = params.metrics ?? createMetrics();
   // Notifications and the status page follow the modules' log events through a tapped logger (src/notify/).
@@ -109,20 +132,31 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const apiUrl = params.apiUrl ?? effectiveUrls(config).apiUrl;
   metrics.build.set({ version: VERSION, node: process.version }, 1);
 
+  let nonces: NonceSource | undefined;
   const ledger = await Ledger.open({
     stateDir,
-    clock,
+    clock: time,
+    nonceHint: () => nonces?.last ?? 0,
     logger: logger.child({ module: "ledger" }),
     triggerLimit: config.triggerLimit,
+    beforeSync: params.beforeLedgerSync,
   });
 
+  // The exchange's time is never before the ledger's last write (a clock stepped back while down).
+  if (ledger.loadedUpdatedAt !== null) time.notBefore(ledger.loadedUpdatedAt);
+  // Nonces never go below the previous run's, even after the wall clock was stepped back.
+  nonces = new NonceSource(
+    time,
+    nonceFloor(ledger.loadedUpdatedAt, ledger.loadedLastNonce, config.requestTimeout),
+  );
   const client =
     params.client ??
     new ExchangeClient({
       apiUrl,
       signer: wallet,
       isMainnet: config.network === "mainnet",
-      clock,
+      clock: time,
+      nonces,
       expiresAfterMs: config.requestTimeout,
       timeoutMs: config.requestTimeout,
     });
@@ -179,6 +213,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       client,
       ledger,
       clock,
+      time,
       timers,
       logger,
       metrics,
@@ -188,6 +223,10 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       permanentRecheckMs: config.permanentRecheckInterval,
       triggerWarnRemaining: config.triggerWarnRemaining,
       onEngineDown: config.onEngineDown,
+      cancelStops: config.cancelStops,
+      cancelOpenOrders: params.cancelOpenOrders,
+      signal: root.signal,
+      cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
       onTrigger: () => {
         void exposure?.pollNow("trigger");
       },
@@ -225,6 +264,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
         logger,
         metrics,
         pollIntervalMs: config.chainPollInterval,
+        timers,
         stallThresholdMs: config.chainStallThreshold,
         maxLagBlocks: config.chainMaxLagBlocks,
         pageSize: config.chainPageSize,
@@ -263,6 +303,44 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     if (!up) for (const s of switches) s.setEngineUp(false, guard.status().detail);
   }
   for (const s of switches) s.start();
+  // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
+  // With the exposure poll off, the heartbeat's own answers (their Date) are what watch the clock's skew.
+  const skewLatch = new CrossingLatch(config.clockSkewWarn);
+  const stepWatch: Repeating = every(
+    Math.min(5_000, config.interval),
+    () => {
+      if (!exposure && time.verified) {
+        const skewMs = time.skewMs;
+        metrics.clockSkew.set(skewMs / 1000);
+        const change = skewLatch.update(Math.abs(skewMs));
+        if (change === "crossed")
+          log.warn(
+            {
+              event: "clock.skew",
+              skewMs: Math.round(skewMs),
+              limitMs: config.clockSkewWarn,
+              source: "date",
+            },
+            `the local clock is ${Math.round(skewMs)} ms off the exchange's (from the answers' Date); deadlines and ` +
+              "nonces use the exchange's time, but fix the host's time sync (chrony/NTP)",
+          );
+        else if (change === "cleared")
+          log.info(
+            { event: "clock.skew.cleared", skewMs: Math.round(skewMs) },
+            "the local clock is back in line",
+          );
+      }
+      const stepped = time.checkStep();
+      if (!stepped) return;
+      metrics.clockSteps.inc();
+      log.warn(
+        { event: "clock.step", deltaMs: stepped.deltaMs },
+        `the wall clock was stepped by ${stepped.deltaMs} ms; timers run on the monotonic clock, deadlines on the exchange's`,
+      );
+      for (const s of switches) s.clockStepped(stepped.deltaMs);
+    },
+    { clock, timers, name: "clock", signal: root.signal },
+  );
   exposure?.start();
   budget.start();
   void chain?.start();
@@ -290,7 +368,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const status = () => switches.map((s) => s.status());
   const readiness = () =>
     computeReadiness({
-      now: clock.now(),
+      now: time.now(),
       accounts: status(),
       exposure: exposureStatus(),
       guard: guardStatus(),
@@ -337,6 +415,8 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       closing = true;
       log.info({ event: "daemon.stopping", reason, onShutdown: mode }, "stopping");
       rolloverJob.stop();
+      root.abort("close");
+      stepWatch.stop();
       guard?.stop();
       budget.stop();
       await Promise.all([exposure?.stop(), chain?.stop()]);

@@ -14,7 +14,7 @@
 import type { HyperliquidErrorKind } from "../hyperliquid/errors.js";
 import type { ClearinghouseState } from "../hyperliquid/schemas.js";
 import { normalizeAddress } from "../utils/address.js";
-import type { Clock } from "../utils/clock.js";
+import { type Clock, monotonicOf } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 import { type AccountFigures, decimalToNumber, deriveFigures } from "./figures.js";
 import type { Metrics } from "./metrics.js";
@@ -407,7 +407,7 @@ export function createExposurePoller({
 
   function schedule() {
     if (stopped) return;
-    const now = clock.now();
+    const now = monotonicOf(clock); // planned on the monotonic clock: a wall-clock step moves no poll
     plannedAt += intervalMs;
     // an overrun skips the ticks it covered instead of firing them back to back
     if (plannedAt <= now) plannedAt += Math.ceil((now - plannedAt + 1) / intervalMs) * intervalMs;
@@ -424,7 +424,7 @@ export function createExposurePoller({
     start() {
       if (!enabled || started || stopped) return;
       started = true;
-      plannedAt = clock.now();
+      plannedAt = monotonicOf(clock);
       void pollNow("start").finally(schedule);
     },
     async stop() {

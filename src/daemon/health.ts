@@ -72,6 +72,10 @@ export function computeReadiness({
       );
       continue;
     }
+    if (a.clockStepped) {
+      reasons.push(`${who}: the wall clock was stepped; waiting for a push confirmed on the corrected clock`);
+      continue;
+    }
     if (a.state !== "armed" && a.state !== "retrying") {
       const last = a.lastError ? `; last error ${a.lastError.kind}: ${a.lastError.message}` : "";
       reasons.push(`${who}: switch is ${a.state}, not armed${last}`);

@@ -1,8 +1,10 @@
 /**
- * The trigger ledger: per account and UTC day, the triggers counted, the limit, the deadline of the last
+ * The trigger ledger's store: per account and UTC day, the triggers counted, the limit, the deadline of the last
  * confirmed push (armedUntil), the last push time and a short history of notable events (triggers,
  * exhaustion, removals, corrupt-file events; pushes are not history). One file for all accounts,
  * `<stateDir>/ledger.json`, written atomically (temp file in the same directory, fsync, rename, fsync dir).
+ * What changes an entry is the pure model in daemon/ledger-model.ts; this file only holds entries and writes
+ * them. Reading (`get`) never changes or writes anything.
  *
  * Conservative rules (docs/daemon.md):
  * - A corrupt, truncated or unreadable ledger is never reset to zero silently: it is logged at error, moved
@@ -15,17 +17,29 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { open, rename, rm } from "node:fs/promises";
+import { open, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { formatIssues } from "../errors/parse.js";
-import { checkStateFile } from "../state/files.js"; // issue 16: state-file check
+import { checkStateFile } from "../state/files.js";
 import { type Clock, utcDay } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
+import {
+  capHistory,
+  HISTORY_SIZE,
+  newEntry,
+  rollEntry,
+  withConfirmedPush,
+  withIntent,
+  withLimitReached,
+  withRemoval,
+  withTrigger,
+} from "./ledger-model.js";
 
+export { HISTORY_SIZE } from "./ledger-model.js";
 export const LEDGER_FILE = "ledger.json";
 export const LEDGER_VERSION = 1;
-export const HISTORY_SIZE = 50;
+const TMP_PREFIX = `.${LEDGER_FILE}.tmp-`;
 
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a UTC day YYYY-MM-DD");
 const ms = z.number().int();
@@ -61,6 +75,8 @@ export const LedgerEntry = z.object({
    * exchange's acceptance and the ledger write cannot hide an armed deadline from the next start.
    */
   pendingUntil: ms.nullable().default(null),
+  /** the latest cancel time among such pushes (the exchange holds one of pendingUntil..pendingLatest) */
+  pendingLatest: ms.nullable().default(null),
   /** the last deadline a trigger was counted for (a deadline is never counted twice) */
   lastCountedDeadline: ms.nullable().default(null),
   history: z.array(LedgerEvent).default([]),
@@ -73,6 +89,8 @@ export const LedgerFile = z.object({
   /** when set, accounts first seen on this UTC day start at the limit (the previous file was unreadable) */
   assumeLimitOn: day.nullable().default(null),
   accounts: z.record(z.string(), LedgerEntry),
+  /** the highest nonce handed out when the file was written: the next run's nonces start above it */
+  lastNonce: ms.nullable().default(null),
 });
 export type LedgerFile = z.infer<typeof LedgerFile>;
 
@@ -82,7 +100,7 @@ export type ReadLedgerResult =
 
 /** Reads and validates a ledger file without changing anything (`status` uses this). */
 export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
-  // --- issue 16 (state files): a regular file of sane size, checked before it is read (src/state/files.ts).
+  // A regular file of sane size, checked before it is read (src/state/files.ts; docs/security.md).
   // Anything else (symlink to /dev/zero, FIFO, 38 MB file) is "corrupt": moved aside, limit assumed.
   const checked = await checkStateFile(path);
   if (!checked.ok)
@@ -93,7 +111,6 @@ export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
     };
   if (!checked.exists) return { ok: true, file: null };
   const text = checked.text;
-  // --- end issue 16
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -116,7 +133,7 @@ export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
 
 /** The entry as it stands on `today`: an entry from an earlier day reads as 0 triggers (not assumed). */
 export function entryOnDay(entry: LedgerEntry, today: string): LedgerEntry {
-  if (entry.day === today) return entry;
+  if (entry.day >= today) return entry;
   return { ...entry, day: today, triggersToday: 0, assumed: false };
 }
 
@@ -126,13 +143,20 @@ export type OpenLedgerParameters = {
   logger: Logger;
   triggerLimit: number;
   historySize?: number;
+  /** test seam: runs before each fsync of the temp file (a slow disk) */
+  beforeSync?: (() => Promise<void>) | undefined;
+  /** the last nonce handed out, written as `lastNonce` (it seeds the next run's nonce floor) */
+  nonceHint?: (() => number) | undefined;
 };
 
 export type CountTriggerResult = { counted: boolean; entry: LedgerEntry; reachedLimit: boolean };
 
+/** How a durable write ended: on disk, failed (logged), or still running when the budget ran out. */
+export type Durability = "written" | "failed" | "timeout";
+
 /**
  * The in-memory ledger (authoritative) and its file. Every change schedules one atomic write; writes are
- * serialised and coalesced. Read it with `get(account)`, which rolls the day over lazily.
+ * serialised and coalesced. `get(account)` is a pure view (rolled to the clock's UTC day, never backwards).
  */
 export class Ledger {
   readonly path: string;
@@ -140,27 +164,36 @@ export class Ledger {
   readonly #log: Logger;
   readonly #limit: number;
   readonly #historySize: number;
+  readonly #beforeSync: (() => Promise<void>) | undefined;
+  readonly #nonceHint: (() => number) | undefined;
+  #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
   #assumeLimitOn: string | null = null;
   #writing: Promise<void> | null = null;
   #dirty = false;
   #lastWriteError: string | null = null;
   #writes = 0;
+  #pendingCorruptDetail: string | null = null;
+  #loadedUpdatedAt: number | null = null;
+  #lastNonce: number | null = null;
 
   private constructor(
     path: string,
-    { clock, logger, triggerLimit, historySize = HISTORY_SIZE }: OpenLedgerParameters,
+    { clock, logger, triggerLimit, historySize = HISTORY_SIZE, beforeSync, nonceHint }: OpenLedgerParameters,
   ) {
+    this.#nonceHint = nonceHint;
     this.path = path;
     this.#clock = clock;
     this.#log = logger;
     this.#limit = triggerLimit;
     this.#historySize = historySize;
+    this.#beforeSync = beforeSync;
   }
 
   /**
-   * Opens `<stateDir>/ledger.json` (creating the directory). A missing file is a fresh ledger; a corrupt or
-   * unreadable one is moved aside and the limit is assumed for today (never a silent reset to zero).
+   * Opens `<stateDir>/ledger.json` (creating the directory) and removes temp files a crash left behind. A
+   * missing file is a fresh ledger; a corrupt or unreadable one is moved aside and the limit is assumed for
+   * today (never a silent reset to zero).
    */
   static async open(params: OpenLedgerParameters): Promise<Ledger> {
     const path = join(params.stateDir, LEDGER_FILE);
@@ -177,13 +210,21 @@ export class Ledger {
         "cannot create the state directory; the ledger lives in memory only",
       );
     }
+    await ledger.#removeTempFiles(params.stateDir);
     const read = await readLedgerFile(path);
     const now = params.clock.now();
     if (read.ok) {
       if (read.file) {
         ledger.#assumeLimitOn = read.file.assumeLimitOn;
+        ledger.#loadedUpdatedAt = read.file.updatedAt;
+        ledger.#updatedAt = read.file.updatedAt;
+        ledger.#lastNonce = read.file.lastNonce;
         for (const [account, entry] of Object.entries(read.file.accounts)) {
-          ledger.#accounts.set(account.toLowerCase(), { ...entry, limit: params.triggerLimit });
+          ledger.#accounts.set(account.toLowerCase(), {
+            ...entry,
+            limit: params.triggerLimit,
+            history: capHistory(entry.history, ledger.#historySize),
+          });
         }
         ledger.#log.info(
           { event: "ledger.loaded", path, accounts: ledger.#accounts.size },
@@ -222,10 +263,38 @@ export class Ledger {
     return ledger;
   }
 
-  #pendingCorruptDetail: string | null = null;
+  async #removeTempFiles(dir: string): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return;
+    }
+    for (const name of names.filter((n) => n.startsWith(TMP_PREFIX))) {
+      await rm(join(dir, name), { force: true }).catch(() => undefined);
+      this.#log.info(
+        { event: "ledger.temp_removed", path: join(dir, name) },
+        "removed a temp file a crash left",
+      );
+    }
+  }
 
   get limit(): number {
     return this.#limit;
+  }
+
+  /** `updatedAt` of the file read at open (null when there was none): the exchange's time is not before it. */
+  get loadedUpdatedAt(): number | null {
+    return this.#loadedUpdatedAt;
+  }
+
+  /** The highest nonce the last run recorded (null when unknown): seeds the nonce floor. */
+  get loadedLastNonce(): number | null {
+    return this.#lastNonce;
+  }
+
+  get historySize(): number {
+    return this.#historySize;
   }
 
   /** The last write error (null when the last write succeeded or none happened). */
@@ -243,201 +312,147 @@ export class Ledger {
     return [...this.#accounts.keys()];
   }
 
-  /** The entry for `account` today (created if new; rolled over lazily when the UTC day changed). */
+  /** The entry for `account` as it stands now (a fresh one if unknown). Pure: stores and writes nothing. */
   get(account: string): LedgerEntry {
-    return structuredClone(this.#entry(account));
+    return structuredClone(rollEntry(this.#stored(account), this.#clock.now(), this.#historySize).entry);
   }
 
-  #entry(account: string): LedgerEntry {
+  /** The stored entry, or the fresh entry an unknown account starts with (not stored). */
+  #stored(account: string): LedgerEntry {
     const key = account.toLowerCase();
+    const entry = this.#accounts.get(key);
+    if (entry) return entry;
     const now = this.#clock.now();
-    const today = utcDay(now);
-    let entry = this.#accounts.get(key);
-    if (!entry) {
-      const assumed = this.#assumeLimitOn === today;
-      entry = {
-        account: key,
-        day: today,
-        triggersToday: assumed ? this.#limit : 0,
-        limit: this.#limit,
-        assumed,
-        armedUntil: null,
-        lastPushAt: null,
-        pendingUntil: null,
-        lastCountedDeadline: null,
-        history: [],
-      };
-      if (assumed && this.#pendingCorruptDetail)
-        this.#push(entry, { at: now, type: "corrupt", detail: this.#pendingCorruptDetail });
-      this.#accounts.set(key, entry);
-      this.#markDirty();
-    } else if (entry.day !== today) {
-      this.#rollEntry(entry, today, now);
-    }
-    return entry;
+    const assumed = this.#assumeLimitOn === utcDay(now);
+    return newEntry(key, now, { limit: this.#limit, assumed, corruptDetail: this.#pendingCorruptDetail });
   }
 
-  #rollEntry(entry: LedgerEntry, today: string, now: number): void {
-    const from = entry.day;
-    const was = entry.triggersToday;
-    entry.day = today;
-    entry.triggersToday = 0;
-    entry.assumed = false;
-    this.#push(entry, {
-      at: now,
-      type: "rollover",
-      triggersToday: 0,
-      detail: `${from} -> ${today} (${was} used)`,
-    });
-    this.#log.info(
-      { event: "ledger.rollover", account: entry.account, from, to: today, previousTriggers: was },
-      "new UTC day: the trigger count is reset",
-    );
+  /** The entry as the switch starts with it: what is stored, or new (assumed at the limit after corruption). */
+  initial(account: string): LedgerEntry {
+    return structuredClone(this.#stored(account));
+  }
+
+  /** Stores `entry` (as the model computed it) and schedules a write. */
+  put(entry: LedgerEntry): void {
+    this.#accounts.set(entry.account.toLowerCase(), structuredClone(entry));
     this.#markDirty();
   }
 
   /**
-   * 00:00 UTC: rolls every entry whose day is over (node-cron calls this; `get` also does it lazily).
-   * Returns the accounts rolled.
+   * Resolves when everything stored so far is on disk ("written"), when the write failed ("failed", logged),
+   * or after `budgetMs` ("timeout") with the write still running (it still completes, then cleans up).
    */
+  async durable(budgetMs: number, wait: (ms: number) => Promise<void> = defaultWait): Promise<Durability> {
+    let finished = false;
+    const written = this.flush().then(() => {
+      finished = true;
+      return this.#lastWriteError === null ? ("written" as const) : ("failed" as const);
+    });
+    const timeout = wait(budgetMs).then(() => "timeout" as const);
+    const result = await Promise.race([written, timeout]);
+    return finished ? await written : result;
+  }
+
+  #update(account: string, change: (entry: LedgerEntry) => LedgerEntry): LedgerEntry {
+    const now = this.#clock.now();
+    const { entry: current, rolled } = rollEntry(this.#stored(account), now, this.#historySize);
+    if (rolled) this.#logRollover(current.account, rolled);
+    const next = change(current);
+    this.put(next);
+    return structuredClone(next);
+  }
+
+  #logRollover(account: string, rolled: { from: string; to: string; was: number }): void {
+    this.#log.info(
+      { event: "ledger.rollover", account, from: rolled.from, to: rolled.to, previousTriggers: rolled.was },
+      "new UTC day: the trigger count is reset",
+    );
+  }
+
+  /** 00:00 UTC: rolls every stored entry whose day is over (never backwards). Returns the accounts rolled. */
   rollover(): string[] {
     const now = this.#clock.now();
     const today = utcDay(now);
-    if (this.#assumeLimitOn !== null && this.#assumeLimitOn !== today) {
+    if (this.#assumeLimitOn !== null && this.#assumeLimitOn < today) {
       this.#assumeLimitOn = null;
       this.#markDirty();
     }
-    const rolled: string[] = [];
-    for (const entry of this.#accounts.values()) {
-      if (entry.day !== today) {
-        this.#rollEntry(entry, today, now);
-        rolled.push(entry.account);
-      }
+    const out: string[] = [];
+    for (const [key, entry] of this.#accounts) {
+      const { entry: next, rolled } = rollEntry(entry, now, this.#historySize);
+      if (!rolled) continue;
+      this.#logRollover(key, rolled);
+      this.put(next);
+      out.push(key);
     }
-    return rolled;
+    return out;
   }
 
   /**
-   * A push with cancel time `deadline` is about to be sent: record it durably first (write-ahead). Resolves
-   * once written, or after `maxWaitMs` (a slow or failing disk must not hold the heartbeat back; a failed write
-   * is logged and the in-memory ledger stays authoritative).
+   * Write-ahead (tests and tools; the switch uses `put` + `durable`): records `deadline` as pending and
+   * resolves once it is on disk, failed, or `maxWaitMs` passed.
    */
   async recordIntent(
     account: string,
     { deadline, maxWaitMs = 1_000 }: { deadline: number; maxWaitMs?: number },
-  ): Promise<void> {
-    const entry = this.#entry(account);
-    if (entry.pendingUntil === null || deadline > entry.pendingUntil) entry.pendingUntil = deadline;
-    this.#markDirty();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.flush(),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, maxWaitMs);
-        timer.unref?.();
-      }),
-    ]);
-    clearTimeout(timer);
+  ): Promise<Durability> {
+    this.#update(account, (e) => withIntent(e, deadline));
+    return this.durable(maxWaitMs);
   }
 
-  /**
-   * The exchange refused the push with cancel time `deadline`: it armed nothing. The record goes back to what
-   * it was before that push (an earlier push whose outcome is still unknown stays pending).
-   */
+  /** The push with cancel time `deadline` was refused: the pending record goes back to `restoreTo`. */
   clearIntent(
     account: string,
     { deadline, restoreTo = null }: { deadline: number; restoreTo?: number | null },
   ): void {
-    const entry = this.#entry(account);
-    if (entry.pendingUntil === deadline) {
-      entry.pendingUntil = restoreTo;
-      this.#markDirty();
-    }
+    if (this.#stored(account).pendingUntil !== deadline) return;
+    this.#update(account, (e) => ({ ...e, pendingUntil: restoreTo }));
   }
 
   /** A push was confirmed: the schedule is armed until `deadline`. */
   recordPush(account: string, { deadline, at }: { deadline: number; at: number }): LedgerEntry {
-    const entry = this.#entry(account);
-    entry.armedUntil = deadline;
-    entry.lastPushAt = at;
-    // Pushes never overlap and an unknown-outcome push gates the next one until it can no longer land, so a
-    // confirmation supersedes every push sent before it (including after a deliberate, earlier expedite).
-    entry.pendingUntil = null;
-    this.#markDirty();
-    return structuredClone(entry);
+    return this.#update(account, (e) => withConfirmedPush(e, deadline, at));
   }
 
-  /**
-   * The confirmed deadline `deadline` passed without a newer confirmed push: count one trigger (once per
-   * deadline). Clears armedUntil (the schedule is one-shot, docs/exchange-behaviour.md §3).
-   */
+  /** The confirmed deadline `deadline` passed without a newer confirmed push: count one trigger. */
   countTrigger(
     account: string,
     { deadline, at, detail }: { deadline: number; at: number; detail?: string },
   ): CountTriggerResult {
-    const entry = this.#entry(account);
-    if (entry.lastCountedDeadline === deadline) {
-      if (entry.armedUntil === deadline) entry.armedUntil = null;
-      return { counted: false, entry: structuredClone(entry), reachedLimit: false };
-    }
-    // The trigger belongs to the UTC day of the deadline; a deadline from an earlier day (daemon down over
-    // midnight) is history only.
-    const sameDay = utcDay(deadline) === entry.day;
-    if (sameDay && !entry.assumed) entry.triggersToday++;
-    entry.lastCountedDeadline = deadline;
-    if (entry.armedUntil !== null && entry.armedUntil <= deadline) entry.armedUntil = null;
-    if (entry.pendingUntil !== null && entry.pendingUntil <= deadline) entry.pendingUntil = null;
-    this.#push(entry, {
-      at,
-      type: "trigger",
-      deadline,
-      triggersToday: entry.triggersToday,
-      ...(detail
-        ? { detail: sameDay ? detail : `${detail}; on ${utcDay(deadline)}, not counted today` }
-        : {}),
+    let result: CountTriggerResult | undefined;
+    this.#update(account, (e) => {
+      const r = withTrigger(e, { deadline, at, detail }, this.#historySize);
+      result = r;
+      return r.entry;
     });
-    const reachedLimit = entry.triggersToday >= entry.limit;
-    if (reachedLimit && sameDay && !entry.assumed)
-      this.#push(entry, { at, type: "exhausted", triggersToday: entry.triggersToday });
-    this.#markDirty();
-    return { counted: sameDay, entry: structuredClone(entry), reachedLimit };
+    return { ...result!, entry: structuredClone(result!.entry) };
   }
 
   /** The exchange answered with the daily-limit error: the count is the limit, whatever we counted. */
   markLimitReached(account: string, { at, message }: { at: number; message: string }): LedgerEntry {
-    const entry = this.#entry(account);
-    entry.triggersToday = Math.max(entry.triggersToday, entry.limit);
-    entry.assumed = false;
-    this.#push(entry, { at, type: "limit_error", triggersToday: entry.triggersToday, detail: message });
-    this.#markDirty();
-    return structuredClone(entry);
+    return this.#update(account, (e) => withLimitReached(e, at, message, this.#historySize));
   }
 
   /** The schedule was removed (graceful stop, unschedule): nothing is armed. */
   recordRemoval(account: string, { at }: { at: number }): LedgerEntry {
-    const entry = this.#entry(account);
-    const was = entry.armedUntil;
-    entry.armedUntil = null;
-    entry.pendingUntil = null;
-    this.#push(entry, { at, type: "removed", deadline: was });
-    this.#markDirty();
-    return structuredClone(entry);
+    return this.#update(account, (e) => withRemoval(e, at, this.#historySize));
   }
 
-  /** The whole file as it would be written now. */
+  /**
+   * The whole file as it would be written now. `updatedAt` only moves forward (a clock stepped back does not
+   * move it back); `lastNonce` is the highest nonce handed out so far (the next run's floor; docs/daemon.md).
+   */
   snapshot(): LedgerFile {
+    this.#updatedAt = Math.max(this.#updatedAt, Math.floor(this.#clock.now()));
+    const hint = this.#nonceHint?.() ?? 0;
+    if (hint > 0) this.#lastNonce = Math.max(this.#lastNonce ?? 0, hint);
     return {
       version: LEDGER_VERSION,
-      updatedAt: this.#clock.now(),
+      updatedAt: this.#updatedAt,
+      lastNonce: this.#lastNonce,
       assumeLimitOn: this.#assumeLimitOn,
       accounts: Object.fromEntries([...this.#accounts].map(([k, v]) => [k, structuredClone(v)])),
     };
-  }
-
-  #push(entry: LedgerEntry, event: LedgerEvent): void {
-    entry.history.push(event);
-    if (entry.history.length > this.#historySize)
-      entry.history.splice(0, entry.history.length - this.#historySize);
   }
 
   #markDirty(): void {
@@ -457,14 +472,12 @@ export class Ledger {
   }
 
   async #writeOnce(text: string): Promise<void> {
-    const tmp = join(
-      dirname(this.path),
-      `.${LEDGER_FILE}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`,
-    );
+    const tmp = join(dirname(this.path), `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
     try {
       const fh = await open(tmp, "w", 0o600);
       try {
         await fh.writeFile(text, "utf8");
+        if (this.#beforeSync) await this.#beforeSync();
         await fh.sync();
       } finally {
         await fh.close();
@@ -510,3 +523,8 @@ export class Ledger {
     }
   }
 }
+
+const defaultWait = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms).unref?.();
+  });

@@ -186,6 +186,11 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
       labelNames: ["account", "dex", "coin"],
       registers: r,
     }),
+    clockSteps: new Counter({
+      name: `${p}clock_steps_total`,
+      help: "Wall-clock steps detected (the wall clock and the monotonic clock disagree).",
+      registers: r,
+    }),
     clockSkew: new Gauge({
       name: `${p}clock_skew_seconds`,
       help: "Estimated local clock minus exchange clock.",

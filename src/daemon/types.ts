@@ -39,6 +39,8 @@ export type SwitchStatus = {
   triggersToday: number;
   triggerLimit: number;
   exhausted: boolean;
+  /** a wall-clock step was seen and no push has been confirmed on the corrected clock since */
+  clockStepped?: boolean;
 };
 
 export type ExposureStatus = {

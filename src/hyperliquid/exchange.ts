@@ -78,8 +78,37 @@ export type ScheduleCancelResult = {
   serverDate: number | undefined;
 };
 
+const answerDates = new WeakMap<object, number>();
+
+/** The Date header of the answer an error came from (ms, 1 s resolution), when there was one. */
+export function answerDateOf(error: unknown): number | undefined {
+  return typeof error === "object" && error !== null ? answerDates.get(error) : undefined;
+}
+
 /** Success types we accept; anything else is not proof that the schedule was set (docs/exchange-behaviour.md §5.1). */
 const OK_TYPES = new Set(["default", "scheduleCancel"]);
+
+/**
+ * The first `error` string anywhere in an answer body (e.g. `response.data.statuses[i].error`), or null. A
+ * `{"status":"ok"}` envelope can still carry a per-item error; such an answer is not a confirmation.
+ */
+export function findErrorInAnswer(value: unknown, depth = 0): string | null {
+  if (depth > 8 || value === null || typeof value !== "object") return null;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const found = findErrorInAnswer(item, depth + 1);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (key === "error" && item !== null && item !== undefined && item !== false)
+      return typeof item === "string" ? item : JSON.stringify(item);
+    const found = findErrorInAnswer(item, depth + 1);
+    if (found !== null) return found;
+  }
+  return null;
+}
 
 function checkWindow(value: number | null, what: string): number | null {
   if (value === null) return null;
@@ -161,12 +190,24 @@ export class ExchangeClient {
       time === undefined ? { type: "scheduleCancel" } : { type: "scheduleCancel", time };
     const { nonce, expiresAfter, answer, response, base } = await this.#send(action, vault, window, signal);
     if (!OK_TYPES.has(answer.type)) {
-      throw new HyperliquidApiError({
-        ...base,
-        kind: "malformed_response",
-        serverMessage: response.bodyText,
-        reason: `unexpected response type ${JSON.stringify(answer.type)}`,
-      });
+      throw this.#dated(
+        new HyperliquidApiError({
+          ...base,
+          kind: "malformed_response",
+          serverMessage: response.bodyText,
+          reason: `unexpected response type ${JSON.stringify(answer.type)}`,
+        }),
+        response.date,
+      );
+    }
+    // An error anywhere in the body is not a confirmation, whatever the envelope says.
+    const inner = findErrorInAnswer(response.json);
+    if (inner !== null) {
+      const { kind, nonceDetail } = classifyExchangeError(inner);
+      throw this.#dated(
+        new HyperliquidApiError({ ...base, kind, nonceDetail, serverMessage: inner }),
+        response.date,
+      );
     }
     return {
       nonce,
@@ -248,6 +289,24 @@ export class ExchangeClient {
       ...(expiresAfter !== undefined ? { expiresAfter } : {}),
     };
     const response = await this.#transport.postJson("/exchange", body, { signal });
+    try {
+      return this.#envelope(response, nonce, expiresAfter);
+    } catch (error) {
+      throw this.#dated(error, response.date);
+    }
+  }
+
+  /** Every answer carries the exchange's Date: the caller's clock keeping uses refusals' too. */
+  #dated<E>(error: E, date: number | undefined): E {
+    if (date !== undefined && typeof error === "object" && error !== null) answerDates.set(error, date);
+    return error;
+  }
+
+  #envelope(
+    response: Awaited<ReturnType<HttpTransport["postJson"]>>,
+    nonce: number,
+    expiresAfter: number | undefined,
+  ) {
     const base = { endpoint: "exchange" as const, status: response.status, url: this.#url };
     const statusKind = classifyHttpStatus(response.status);
     if (statusKind !== undefined) {

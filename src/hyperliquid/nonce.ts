@@ -9,8 +9,10 @@ export class NonceSource {
   #last = 0;
   readonly #clock: Clock;
 
-  constructor(clock: Clock) {
+  /** `floor`: every nonce handed out is above it (a restart seeds it from the ledger: `nonceFloor`). */
+  constructor(clock: Clock, floor = 0) {
     this.#clock = clock;
+    this.#last = Math.max(0, Math.floor(floor));
   }
 
   next(): number {
@@ -41,4 +43,15 @@ export class NonceRegistry {
     }
     return source;
   }
+}
+
+/**
+ * The floor for a restarted daemon's nonces: the highest of the ledger's last write time and the last nonce
+ * it recorded, + the push budget. Every push's intent is written durably (with the nonces handed out so far)
+ * right before the request is signed, within the budget, so every nonce of the previous run is at most this:
+ * nonces keep increasing across restarts even when the wall clock was stepped back in between.
+ */
+export function nonceFloor(updatedAt: number | null, lastNonce: number | null, budgetMs: number): number {
+  const base = Math.max(updatedAt ?? 0, lastNonce ?? 0);
+  return base <= 0 ? 0 : base + budgetMs;
 }

@@ -208,6 +208,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // The Date header is the simulator's clock (as the exchange's is its own), not the host's.
+    res.setHeader("Date", new Date(clock.now()).toUTCString());
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     const method = req.method ?? "GET";
     if (path === "/admin" || path.startsWith("/admin/")) {

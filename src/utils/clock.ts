@@ -3,15 +3,29 @@
  * cross a UTC midnight or a deadline without sleeping. `Date.now()` is read only here.
  */
 export interface Clock {
-  /** Milliseconds since the Unix epoch. */
+  /** Milliseconds since the Unix epoch (the wall clock: may be stepped by NTP or an operator). */
   now(): number;
+  /**
+   * Milliseconds on a clock that never jumps (performance.now()); every timer, retry and time-out runs on it.
+   * Optional so plain `{ now }` clocks still fit; `monotonicOf` falls back to `now`.
+   */
+  monotonic?(): number;
 }
 
-export const systemClock: Clock = Object.freeze({ now: () => Date.now() });
+export const systemClock: Clock = Object.freeze({
+  now: () => Date.now(),
+  monotonic: () => performance.now(),
+});
+
+/** The clock's monotonic reading (its wall reading for clocks without one). */
+export function monotonicOf(clock: Clock): number {
+  return clock.monotonic ? clock.monotonic() : clock.now();
+}
 
 /** A clock that only moves when told to. Listeners run after every move (the simulator uses them). */
 export class ManualClock implements Clock {
   #now: number;
+  #mono = 0;
   readonly #listeners = new Set<(now: number) => void>();
 
   constructor(startMs: number = Date.UTC(2026, 0, 1, 12, 0, 0)) {
@@ -22,15 +36,29 @@ export class ManualClock implements Clock {
     return this.#now;
   }
 
-  /** Moves the clock forward by `ms` (never backwards) and notifies listeners. */
+  /** Time actually passed (moves with `advance`, not with `set`/`step`). */
+  monotonic(): number {
+    return this.#mono;
+  }
+
+  /** Moves both clocks forward by `ms` (never backwards) and notifies listeners. */
   advance(ms: number): number {
     if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`advance(ms) needs a finite ms >= 0, got ${ms}`);
     this.#now += ms;
+    this.#mono += ms;
     this.#emit();
     return this.#now;
   }
 
-  /** Sets the clock to an absolute time (may go backwards, to model a clock step) and notifies listeners. */
+  /** Steps the wall clock by `deltaMs` (either way) while no time passes: an NTP step. */
+  step(deltaMs: number): number {
+    return this.set(this.#now + deltaMs);
+  }
+
+  /**
+   * Sets the wall clock to an absolute time (may go backwards, to model a clock step) and notifies listeners.
+   * The monotonic clock does not move.
+   */
   set(ms: number): number {
     if (!Number.isFinite(ms)) throw new RangeError(`set(ms) needs a finite ms, got ${ms}`);
     this.#now = ms;
@@ -50,7 +78,7 @@ export class ManualClock implements Clock {
 
 /** A clock offset from another one (models a skewed local clock in tests). */
 export function offsetClock(base: Clock, offsetMs: number): Clock {
-  return { now: () => base.now() + offsetMs };
+  return { now: () => base.now() + offsetMs, monotonic: () => monotonicOf(base) };
 }
 
 /** `YYYY-MM-DD` of the UTC day containing `ms`. */

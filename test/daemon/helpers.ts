@@ -12,7 +12,7 @@ import {
   type SimulatorUser,
   startSimulator,
 } from "../../src/sim/server.js";
-import { ManualClock } from "../../src/utils/clock.js";
+import { type Clock, ManualClock } from "../../src/utils/clock.js";
 import { createLogger } from "../../src/utils/logger.js";
 import { ManualScheduler } from "../../src/utils/scheduler.js";
 
@@ -47,6 +47,8 @@ export async function harness({
   wallet = Wallet.createRandom() as unknown as Wallet,
   startDaemonNow = true,
   onLine,
+  localClock,
+  beforeLedgerSync,
 }: {
   start?: number;
   config?: ConfigInput;
@@ -57,6 +59,10 @@ export async function harness({
   startDaemonNow?: boolean;
   /** called synchronously with each log line as the daemon writes it */
   onLine?: (line: LogLine) => void;
+  /** the daemon's own clock over the simulator's (e.g. a wall clock that can be stepped) */
+  localClock?: Clock;
+  /** runs before each ledger fsync (a slow disk) */
+  beforeLedgerSync?: () => Promise<void>;
 } = {}) {
   const clock = new ManualClock(start);
   const account = wallet.address.toLowerCase();
@@ -83,8 +89,9 @@ export async function harness({
       wallet,
       stateDir,
       logger: log.logger,
-      clock,
+      clock: localClock ?? clock,
       timers,
+      beforeLedgerSync,
       scheduler,
       apiUrl: sim.apiUrl,
       metrics: createMetrics({ defaultMetrics: false }),

@@ -126,14 +126,19 @@ describe("Ledger", () => {
     expect(before).toContain('"armedUntil"');
   });
 
-  test("behavior: the day rolls over lazily and by rollover(); the daily-limit error sets the count", async () => {
+  test("behavior: reading rolls the view over without writing; rollover() stores it; the daily-limit error sets the count", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 59));
     const l = await open(dir, clock);
     l.markLimitReached(A, { at: clock.now(), message: "Too many scheduled cancel triggers today" });
     expect(l.get(A).triggersToday).toBe(10);
+    await l.flush();
+    const writes = l.writes;
     clock.advance(120_000);
     expect(l.get(A)).toMatchObject({ day: "2026-01-02", triggersToday: 0 });
+    await l.flush();
+    expect(l.writes).toBe(writes); // reading never writes
+    expect(l.rollover()).toEqual([A]);
     expect(l.rollover()).toEqual([]);
     const types = l.get(A).history.map((e) => e.type);
     expect(types).toEqual(["limit_error", "rollover"]);

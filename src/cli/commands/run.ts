@@ -111,11 +111,13 @@ export function addRunOptions(cmd: Command): Command {
     .addOption(new Option("--guard-url <url>", "push only while the engine's health URL answers 2xx"))
     .addOption(new Option("--guard-interval <duration>", "how often the guard is checked (default 2s)"))
     .addOption(
-      new Option("--on-engine-down <mode>", "expedite or lapse when the guard fails").choices([
+      new Option("--on-engine-down <mode>", "expedite, lapse or cancel when the guard fails").choices([
         "expedite",
         "lapse",
+        "cancel",
       ]),
     )
+    .addOption(new Option("--cancel-stops", "with --on-engine-down cancel: cancel trigger orders too"))
     .addOption(
       new Option(
         "--permanent-recheck-interval <duration>",

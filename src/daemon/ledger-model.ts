@@ -1,0 +1,154 @@
+/**
+ * The trigger ledger's pure model: one account's entry and every change to it, as functions of the entry and
+ * `now` (ms on the exchange's clock). Nothing here reads a clock, touches the disk or logs; the store
+ * (daemon/ledger.ts) persists what these return, and the switch machine (daemon/switch/machine.ts) decides
+ * when. Rules (docs/daemon.md "The ledger"):
+ * - the UTC day only moves forward: a `now` on an earlier day (a clock stepped back) never rolls the entry back,
+ *   and a day's count is never reset by a step;
+ * - `armedUntil` is the cancel time of the last confirmed push; `pendingUntil` the earliest cancel time of a
+ *   push that may have been accepted without its confirmation recorded (write-ahead). Pending counts for the
+ *   conservative trigger count, never as armed;
+ * - a deadline is counted at most once (`lastCountedDeadline`), and only on its own UTC day;
+ * - the history keeps the last `historySize` notable events (also applied to an entry read from disk).
+ */
+import { utcDay } from "../utils/clock.js";
+import type { LedgerEntry, LedgerEvent } from "./ledger.js";
+
+export const HISTORY_SIZE = 50;
+
+/** Appends `event`, keeping the last `size` events. */
+export function withHistory(entry: LedgerEntry, event: LedgerEvent, size = HISTORY_SIZE): LedgerEntry {
+  return { ...entry, history: capHistory([...entry.history, event], size) };
+}
+
+export function capHistory(history: LedgerEvent[], size = HISTORY_SIZE): LedgerEvent[] {
+  return history.length > size ? history.slice(history.length - size) : history;
+}
+
+/** A fresh entry for `account` on the UTC day of `now`; `assumed` starts it at the limit (unreadable ledger). */
+export function newEntry(
+  account: string,
+  now: number,
+  {
+    limit,
+    assumed = false,
+    corruptDetail,
+  }: { limit: number; assumed?: boolean; corruptDetail?: string | null },
+): LedgerEntry {
+  const entry: LedgerEntry = {
+    account: account.toLowerCase(),
+    day: utcDay(now),
+    triggersToday: assumed ? limit : 0,
+    limit,
+    assumed,
+    armedUntil: null,
+    lastPushAt: null,
+    pendingUntil: null,
+    pendingLatest: null,
+    lastCountedDeadline: null,
+    history: [],
+  };
+  return assumed && corruptDetail
+    ? withHistory(entry, { at: now, type: "corrupt", detail: corruptDetail })
+    : entry;
+}
+
+export type RollResult = { entry: LedgerEntry; rolled: null | { from: string; to: string; was: number } };
+
+/**
+ * The entry as it stands at `now`: a later UTC day resets the count (with a history line); an earlier one
+ * (the clock stepped back) changes nothing.
+ */
+export function rollEntry(entry: LedgerEntry, now: number, size = HISTORY_SIZE): RollResult {
+  const today = utcDay(now);
+  if (today <= entry.day) return { entry, rolled: null };
+  const from = entry.day;
+  const was = entry.triggersToday;
+  const rolled = withHistory(
+    { ...entry, day: today, triggersToday: 0, assumed: false },
+    { at: now, type: "rollover", triggersToday: 0, detail: `${from} -> ${today} (${was} used)` },
+    size,
+  );
+  return { entry: rolled, rolled: { from, to: today, was } };
+}
+
+/** Write-ahead: a push with cancel time `cancelAt` is about to leave. Keeps the earliest possible deadline. */
+export function withIntent(entry: LedgerEntry, cancelAt: number): LedgerEntry {
+  const pendingUntil = entry.pendingUntil === null ? cancelAt : Math.min(entry.pendingUntil, cancelAt);
+  const pendingLatest = Math.max(entry.pendingLatest ?? cancelAt, cancelAt, pendingUntil);
+  return { ...entry, pendingUntil, pendingLatest };
+}
+
+/** A push was confirmed: the exchange's schedule is `cancelAt`, earlier or later than before. */
+export function withConfirmedPush(entry: LedgerEntry, cancelAt: number, at: number): LedgerEntry {
+  return { ...entry, armedUntil: cancelAt, lastPushAt: at, pendingUntil: null, pendingLatest: null };
+}
+
+export type TriggerResult = { entry: LedgerEntry; counted: boolean; reachedLimit: boolean };
+
+/**
+ * `deadline` passed without a newer confirmed push: one trigger, once per deadline, on the deadline's own UTC
+ * day. Nothing is armed afterwards (the schedule is one-shot; docs/exchange-behaviour.md "scheduleCancel").
+ */
+export function withTrigger(
+  entry: LedgerEntry,
+  { deadline, at, detail }: { deadline: number; at: number; detail?: string | undefined },
+  size = HISTORY_SIZE,
+): TriggerResult {
+  if (entry.lastCountedDeadline === deadline) {
+    return {
+      entry: { ...entry, armedUntil: null, pendingUntil: null, pendingLatest: null },
+      counted: false,
+      reachedLimit: false,
+    };
+  }
+  // A deadline on a later UTC day than the entry's fires on that day on the exchange's clock: roll to it first.
+  if (utcDay(deadline) > entry.day) entry = rollEntry(entry, deadline, size).entry;
+  const sameDay = utcDay(deadline) === entry.day;
+  let next: LedgerEntry = {
+    ...entry,
+    triggersToday: sameDay && !entry.assumed ? entry.triggersToday + 1 : entry.triggersToday,
+    lastCountedDeadline: deadline,
+    armedUntil: null,
+    pendingUntil: null,
+    pendingLatest: null,
+  };
+  next = withHistory(
+    next,
+    {
+      at,
+      type: "trigger",
+      deadline,
+      triggersToday: next.triggersToday,
+      ...(detail
+        ? { detail: sameDay ? detail : `${detail}; on ${utcDay(deadline)}, not counted today` }
+        : {}),
+    },
+    size,
+  );
+  const reachedLimit = next.triggersToday >= next.limit;
+  if (reachedLimit && sameDay && !next.assumed)
+    next = withHistory(next, { at, type: "exhausted", triggersToday: next.triggersToday }, size);
+  return { entry: next, counted: sameDay, reachedLimit };
+}
+
+/** The exchange answered with its daily-limit error: the count is the limit, whatever was counted. */
+export function withLimitReached(entry: LedgerEntry, at: number, message: string, size = HISTORY_SIZE) {
+  const triggersToday = Math.max(entry.triggersToday, entry.limit);
+  return withHistory(
+    { ...entry, triggersToday, assumed: false },
+    { at, type: "limit_error", triggersToday, detail: message },
+    size,
+  );
+}
+
+/** The schedule was removed: nothing is armed. */
+export function withRemoval(entry: LedgerEntry, at: number, size = HISTORY_SIZE): LedgerEntry {
+  return withHistory(
+    { ...entry, armedUntil: null, pendingUntil: null, pendingLatest: null },
+    { at, type: "removed", deadline: entry.armedUntil },
+    size,
+  );
+}
+
+export const isExhausted = (e: LedgerEntry) => e.triggersToday >= e.limit;

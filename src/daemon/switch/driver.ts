@@ -1,0 +1,370 @@
+/**
+ * The switch's driver: runs the pure machine (machine.ts) against the exchange client, the ledger store and the
+ * runtime. It decides nothing: it feeds events in, carries the effects out, and turns their results into the
+ * next events (docs/daemon.md "The switch machine").
+ */
+import { HyperliquidApiError } from "../../hyperliquid/errors.js";
+import {
+  answerDateOf,
+  type ScheduleCancelParameters,
+  type ScheduleCancelResult,
+} from "../../hyperliquid/exchange.js";
+import type { Clock } from "../../utils/clock.js";
+import type { Logger } from "../../utils/logger.js";
+import {
+  ExchangeTime,
+  every,
+  type Repeating,
+  sleep,
+  type TimerHandle,
+  type Timers,
+} from "../../utils/runtime.js";
+import type { Ledger } from "../ledger.js";
+import type { Metrics } from "../metrics.js";
+import type { SwitchStatus } from "../types.js";
+import {
+  type Effect,
+  type EngineDownPolicy,
+  type Event,
+  type Failure,
+  initialModel,
+  type Now,
+  status as project,
+  type ShutdownOutcome,
+  type SwitchModel,
+  step,
+  type TimerName,
+} from "./machine.js";
+
+export { EXPEDITE_LEAD_MS, EXPIRY_MARGIN_MS, type ShutdownOutcome } from "./machine.js";
+
+/** The exchange's volume gate for scheduleCancel: $1M cumulative traded volume (docs/exchange-behaviour.md). */
+export const VOLUME_GATE_USD = 1_000_000;
+
+/** What the switch needs from ExchangeClient. */
+export type ScheduleCancelClient = {
+  scheduleCancel(params: ScheduleCancelParameters): Promise<ScheduleCancelResult>;
+};
+
+export type CancelOpenOrders = (params: {
+  account: string;
+  vaultAddress?: string;
+  cancelStops: boolean;
+}) => Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
+
+export type CreateSwitchParameters = {
+  account: string;
+  vaultAddress?: string | undefined;
+  client: ScheduleCancelClient;
+  ledger: Ledger;
+  clock: Clock;
+  /** the exchange's time (default: one of its own over `clock`); share the daemon's */
+  time?: ExchangeTime | undefined;
+  timers: Timers;
+  logger: Logger;
+  metrics: Metrics;
+  intervalMs: number;
+  deadlineMs: number;
+  requestTimeoutMs: number;
+  permanentRecheckMs: number;
+  triggerWarnRemaining: number;
+  onEngineDown?: EngineDownPolicy | undefined;
+  cancelStops?: boolean | undefined;
+  /** called after a trigger is counted (the daemon polls exposure) */
+  onTrigger?: ((account: string) => void) | undefined;
+  /** engine-down policy `cancel`: cancels the account's open orders */
+  cancelOpenOrders?: CancelOpenOrders | undefined;
+  /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
+  cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
+  /** the runtime's root signal: the push loop stops when it is aborted */
+  signal?: AbortSignal | undefined;
+};
+
+export type Switch = {
+  readonly account: string;
+  /** Reads the ledger (counting a trigger missed while down), then starts pushing at once. */
+  start(): void;
+  /** Stops pushing and waits for an in-flight push. The schedule is left as it is. */
+  stop(): Promise<void>;
+  /** Graceful stop: stop pushing, then remove the schedule (`remove`) or leave it armed (`keep`). */
+  shutdown(params: { mode: "remove" | "keep" }): Promise<ShutdownOutcome>;
+  setEngineUp(up: boolean, detail?: string | null): void;
+  /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
+  setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
+  /** The wall clock was stepped by `deltaMs`. */
+  clockStepped(deltaMs: number): void;
+  /** 00:00 UTC: roll the day over, re-arm if exhausted. */
+  onDayRollover(): void;
+  /** A pure projection of the machine: reading never changes or writes anything. */
+  status(): SwitchStatus;
+  /** The machine's model (tests). */
+  readonly model: SwitchModel;
+  /** Resolves when nothing is in flight (tests). */
+  settle(): Promise<void>;
+  /** Runs one tick now (tests, and the daemon after events). */
+  kick(reason?: string): void;
+};
+
+/** Kinds after which the request may or may not have been applied by the exchange. */
+const UNKNOWN_OUTCOME_KINDS = new Set(["transport", "server_error", "malformed_response"]);
+
+export function describeFailure(error: unknown): Failure {
+  if (error instanceof HyperliquidApiError) {
+    return {
+      kind: error.kind,
+      message: error.serverMessage ?? error.shortMessage,
+      permanent: error.permanent,
+      retryable: error.retryable || error.kind === "transport",
+      outcomeUnknown: UNKNOWN_OUTCOME_KINDS.has(error.kind),
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { kind: "internal", message, permanent: false, retryable: true, outcomeUnknown: true };
+}
+
+export function createSwitch(p: CreateSwitchParameters): Switch {
+  const { account, vaultAddress, client, ledger, clock, timers, metrics } = p;
+  const time = p.time ?? new ExchangeTime(clock);
+  const log = p.logger.child({ module: "switch", account });
+  const labels = { account };
+  let model = initialModel(
+    {
+      account,
+      intervalMs: p.intervalMs,
+      deadlineMs: p.deadlineMs,
+      requestTimeoutMs: p.requestTimeoutMs,
+      permanentRecheckMs: p.permanentRecheckMs,
+      triggerWarnRemaining: p.triggerWarnRemaining,
+      onEngineDown: p.onEngineDown ?? "expedite",
+      cancelStops: p.cancelStops ?? false,
+      historySize: ledger.historySize,
+    },
+    ledger.initial(account),
+  );
+  const handles = new Map<TimerName, TimerHandle>();
+  const busy = new Set<Promise<unknown>>();
+  let loop: Repeating | undefined;
+  let done: ((o: ShutdownOutcome) => void) | undefined;
+  let outcome: Promise<ShutdownOutcome> | undefined;
+
+  const now = (): Now => ({ mono: time.monotonic(), wall: time.now(), verified: time.verified });
+
+  const dispatch = (event: Event) => {
+    const r = step(model, event, now());
+    model = r.model;
+    for (const effect of r.effects) run(effect);
+  };
+
+  const track = (work: Promise<unknown>) => {
+    busy.add(work);
+    void work.finally(() => busy.delete(work));
+  };
+
+  const run = (e: Effect): void => {
+    switch (e.type) {
+      case "log":
+        log[e.level]({ event: e.event, ...e.fields }, e.msg);
+        return;
+      case "metric":
+        if (e.op === "gauges") {
+          metrics.armedDeadline.set(labels, e.armedUntil === null ? 0 : e.armedUntil / 1000);
+          metrics.protectionLeft.set(labels, e.armedUntil === null ? 0 : (e.armedUntil - time.now()) / 1000);
+          metrics.triggersToday.set(labels, e.triggersToday);
+          metrics.triggersLeft.set(labels, e.triggersLeft);
+          metrics.exhausted.set(labels, e.exhausted ? 1 : 0);
+        } else if (e.name === "pushes") metrics.pushes.inc({ account, outcome: e.labels.outcome });
+        else if (e.name === "triggersTotal") metrics.triggersTotal.inc(labels);
+        else if (e.name === "pushLatency") metrics.pushLatency.observe(labels, e.value);
+        else metrics.notProtected.set({ account, reason: e.labels.reason }, e.value);
+        return;
+      case "persist":
+      case "recordConfirmedPush":
+      case "countTrigger":
+        ledger.put(e.entry);
+        return;
+      case "armTimer": {
+        handles.get(e.name)?.cancel();
+        handles.set(
+          e.name,
+          timers.after(e.atMono - time.monotonic(), () => {
+            handles.delete(e.name);
+            dispatch({ type: "timer", name: e.name });
+          }),
+        );
+        return;
+      }
+      case "cancelTimer":
+        handles.get(e.name)?.cancel();
+        handles.delete(e.name);
+        return;
+      case "pollExposure":
+        try {
+          p.onTrigger?.(account);
+        } catch (error) {
+          log.error({ event: "trigger.hook_failed", err: error }, "the onTrigger hook threw");
+        }
+        return;
+      case "recordIntent":
+        ledger.put(e.entry);
+        track(
+          ledger
+            .durable(e.budgetMs, (ms) => sleep(timers, ms))
+            .then((d) =>
+              // A write that failed (read-only, full disk) is logged by the store; the daemon keeps protecting on
+              // its in-memory ledger. A write still running after the budget: the push is not sent.
+              dispatch(
+                d === "timeout"
+                  ? { type: "intentFailed", id: e.id, reason: "disk too slow" }
+                  : { type: "intentRecorded", id: e.id },
+              ),
+            ),
+        );
+        return;
+      case "sendPush":
+        track(sendPush(e.id, e.cancelAt, e.expiresAfterMs));
+        return;
+      case "sendRemoval":
+        track(sendRemoval(e.expiresAfterMs));
+        return;
+      case "cancelOpenOrders":
+        track(cancelOrders(e.cancelStops));
+        return;
+      case "done":
+        done?.(e.outcome);
+        return;
+    }
+  };
+
+  /** Every answer's Date keeps the exchange's time (docs/daemon.md "How time is kept"). */
+  const observe = (date: number, sentMono: number) => {
+    const correction = time.observe({ date, sentMono, receivedMono: time.monotonic() });
+    if (correction !== null)
+      log.info(
+        { event: "clock.corrected", correctionMs: Math.round(correction) },
+        `the exchange's time differs from ours by ${Math.round(correction)} ms (its Date header): corrected`,
+      );
+  };
+
+  const sendPush = async (id: number, cancelAt: number, expiresAfterMs: number) => {
+    const controller = new AbortController();
+    // The request cannot land after its expiresAfter: stop waiting for it then (monotonic).
+    const abort = timers.after(expiresAfterMs, () => controller.abort());
+    const sentMono = time.monotonic();
+    try {
+      const r = await client.scheduleCancel({
+        time: cancelAt,
+        vaultAddress,
+        expiresAfterMs,
+        signal: controller.signal,
+      });
+      if (r.serverDate !== undefined) observe(r.serverDate, sentMono);
+      dispatch({ type: "pushConfirmed", id, cancelAt, latencyMs: r.latencyMs, exchangeDate: r.serverDate });
+    } catch (error) {
+      const date = answerDateOf(error);
+      if (date !== undefined) observe(date, sentMono);
+      dispatch({ type: "pushFailed", id, ...describeFailure(error) });
+    } finally {
+      abort.cancel();
+    }
+  };
+
+  const sendRemoval = async (expiresAfterMs: number) => {
+    try {
+      await client.scheduleCancel({ vaultAddress, expiresAfterMs });
+      dispatch({ type: "removalConfirmed" });
+    } catch (error) {
+      const failure = describeFailure(error);
+      let belowVolumeGate: boolean | undefined;
+      if (failure.kind === "volume_gate" && p.cumulativeVolume) {
+        try {
+          belowVolumeGate = (await p.cumulativeVolume(account)) < VOLUME_GATE_USD;
+        } catch {
+          belowVolumeGate = undefined;
+        }
+      }
+      dispatch({ type: "removalFailed", ...failure, belowVolumeGate });
+    }
+  };
+
+  const cancelOrders = async (cancelStops: boolean) => {
+    let r: { confirmed: boolean; cancelled: number; kept: number; detail?: string };
+    if (!p.cancelOpenOrders)
+      r = { confirmed: false, cancelled: 0, kept: 0, detail: "no order canceller is wired" };
+    else {
+      try {
+        r = await p.cancelOpenOrders({ account, ...(vaultAddress ? { vaultAddress } : {}), cancelStops });
+      } catch (error) {
+        r = {
+          confirmed: false,
+          cancelled: 0,
+          kept: 0,
+          detail: error instanceof Error ? error.message : String(error),
+        };
+      }
+    }
+    dispatch({ type: "ordersCancelled", ...r });
+  };
+
+  const settle = async () => {
+    for (let i = 0; i < 20 && busy.size > 0; i++) await Promise.allSettled([...busy]);
+  };
+
+  const stopLoop = () => {
+    loop?.stop();
+    loop = undefined;
+  };
+
+  return {
+    account,
+    get model() {
+      return model;
+    },
+    start() {
+      if (model.phase !== "new") return;
+      dispatch({ type: "start" });
+      loop = every(p.intervalMs, () => dispatch({ type: "tick" }), {
+        clock: time,
+        timers,
+        logger: log,
+        onStall: () => metrics.eventLoopStalls.inc(),
+        name: "push",
+        immediate: false,
+        signal: p.signal,
+      });
+    },
+    async stop() {
+      stopLoop();
+      dispatch({ type: "halt" });
+      await settle();
+    },
+    shutdown({ mode }) {
+      outcome ??= new Promise<ShutdownOutcome>((resolve) => {
+        done = resolve;
+        stopLoop();
+        if (model.phase === "stopped") {
+          resolve({ account, outcome: mode === "keep" ? "kept" : "skipped", reason: "stopped" });
+          return;
+        }
+        dispatch({ type: "shutdown", mode });
+      });
+      return outcome;
+    },
+    setEngineUp(up, detail) {
+      dispatch({ type: "engine", up, detail: detail ?? null });
+    },
+    setAgent(state, detail) {
+      dispatch({ type: "agent", state, detail });
+    },
+    clockStepped(deltaMs) {
+      dispatch({ type: "clockStep", deltaMs });
+    },
+    onDayRollover() {
+      dispatch({ type: "dayRollover" });
+    },
+    status: () => project(model, now()),
+    settle,
+    kick() {
+      dispatch({ type: "tick" });
+    },
+  };
+}

@@ -1,0 +1,957 @@
+/**
+ * The switch for one account as a pure state machine: `step(model, event, now) → { model, effects }`.
+ * Nothing in this file reads a clock, touches the network or the disk, or logs: the driver (driver.ts) carries
+ * the effects out and feeds what happened back as events (docs/daemon.md "The switch machine").
+ *
+ * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
+ * exchange's time as the driver knows it (monotonic + an offset corrected from the answers' `Date`), on which
+ * every cancel time, deadline and UTC day is computed. A local wall-clock step moves neither.
+ *
+ * Safety rules, each impossible to break by construction here:
+ * - Armed means confirmed: `armedUntil` is the cancel time of the last confirmed push, earlier or later than
+ *   before. A write-ahead pending push never makes the switch armed; it only lowers the reported deadline
+ *   (the exchange holds one of the two) and counts for the conservative trigger count.
+ * - The request leaves only after its intent is durable (`intentRecorded`); a disk that cannot take it within
+ *   the push's budget is a failed push.
+ * - One push in flight at most; after an unknown outcome the next one waits until the old one can no longer
+ *   land (its expiresAfter + EXPIRY_MARGIN_MS), so a late request never replaces a newer schedule.
+ * - A trigger is counted when the earliest possibly-armed deadline passes without a newer confirmation; once
+ *   per deadline; the UTC day only moves forward.
+ * - After a wall-clock step the switch is not ready until a push is confirmed on the corrected clock.
+ */
+import { nextUtcMidnight, utcDay } from "../../utils/clock.js";
+import type { LedgerEntry } from "../ledger.js";
+import {
+  isExhausted,
+  rollEntry,
+  withConfirmedPush,
+  withIntent,
+  withLimitReached,
+  withRemoval,
+  withTrigger,
+} from "../ledger-model.js";
+import type { SwitchState, SwitchStatus } from "../types.js";
+
+/** Expedite lead: the exchange's 5 s minimum (docs/exchange-behaviour.md) + 0.5 s for transit. */
+export const EXPEDITE_LEAD_MS = 5_500;
+/** Extra wait after an unknown-outcome attempt's expiresAfter before the next attempt (covers clock skew). */
+export const EXPIRY_MARGIN_MS = 1_000;
+/** First retry delay; doubles per consecutive failure. */
+export const BACKOFF_BASE_MS = 500;
+/** First retry delay after HTTP 429. */
+export const RATE_LIMIT_BACKOFF_BASE_MS = 2_000;
+
+export type EngineDownPolicy = "expedite" | "lapse" | "cancel";
+
+export type SwitchConfig = {
+  account: string;
+  intervalMs: number;
+  deadlineMs: number;
+  requestTimeoutMs: number;
+  permanentRecheckMs: number;
+  triggerWarnRemaining: number;
+  onEngineDown: EngineDownPolicy;
+  cancelStops: boolean;
+  historySize?: number | undefined;
+};
+
+/**
+ * `verified`: the exchange's time has been checked against an answer's Date since this process started
+ * (until then the local wall clock's reading is trusted for deadlines but never to move the UTC day).
+ */
+export type Now = { mono: number; wall: number; verified?: boolean | undefined };
+
+export type Level = "debug" | "info" | "warn" | "error";
+
+export type TimerName = "lapse" | "retry" | "gate";
+
+export type Failure = {
+  kind: string;
+  message: string;
+  permanent: boolean;
+  retryable: boolean;
+  /** the request may or may not have been applied (no answer, 5xx, unreadable answer) */
+  outcomeUnknown: boolean;
+};
+
+export type Event =
+  | { type: "start" }
+  | { type: "tick" }
+  | { type: "timer"; name: TimerName }
+  | { type: "intentRecorded"; id: number }
+  | { type: "intentFailed"; id: number; reason: string }
+  | {
+      type: "pushConfirmed";
+      id: number;
+      cancelAt: number;
+      latencyMs: number;
+      exchangeDate?: number | undefined;
+    }
+  | ({ type: "pushFailed"; id: number } & Failure)
+  | { type: "engine"; up: boolean; detail?: string | null | undefined }
+  | {
+      type: "ordersCancelled";
+      confirmed: boolean;
+      cancelled: number;
+      kept: number;
+      detail?: string | undefined;
+    }
+  | { type: "agent"; state: "ok" | "missing" | "expired"; detail?: string | undefined }
+  | { type: "dayRollover" }
+  | { type: "clockStep"; deltaMs: number }
+  | { type: "shutdown"; mode: "remove" | "keep" }
+  | { type: "removalConfirmed" }
+  | ({ type: "removalFailed"; belowVolumeGate?: boolean | undefined } & Failure)
+  | { type: "halt" };
+
+export type ShutdownOutcome = {
+  account: string;
+  outcome: "removed" | "kept" | "failed" | "skipped";
+  reason?: string;
+  message?: string;
+};
+
+export type MetricEffect =
+  | { type: "metric"; op: "inc"; name: "pushes"; labels: { outcome: string } }
+  | { type: "metric"; op: "inc"; name: "triggersTotal" }
+  | { type: "metric"; op: "observe"; name: "pushLatency"; value: number }
+  | { type: "metric"; op: "set"; name: "notProtected"; labels: { reason: string }; value: 0 | 1 }
+  | {
+      type: "metric";
+      op: "gauges";
+      armedUntil: number | null;
+      triggersToday: number;
+      triggersLeft: number;
+      exhausted: boolean;
+    };
+
+export type Effect =
+  /** write-ahead: store `entry` and make it durable within `budgetMs`, then answer intentRecorded/intentFailed */
+  | { type: "recordIntent"; id: number; cancelAt: number; entry: LedgerEntry; budgetMs: number }
+  | { type: "sendPush"; id: number; cancelAt: number; expiresAfterMs: number }
+  | { type: "sendRemoval"; expiresAfterMs: number }
+  | { type: "recordConfirmedPush"; entry: LedgerEntry }
+  | { type: "countTrigger"; deadline: number; entry: LedgerEntry }
+  /** any other change to the ledger entry (roll-over, limit error, removal, restored intent) */
+  | { type: "persist"; entry: LedgerEntry }
+  | { type: "armTimer"; name: TimerName; atMono: number }
+  | { type: "cancelTimer"; name: TimerName }
+  | { type: "pollExposure"; reason: string }
+  | { type: "cancelOpenOrders"; cancelStops: boolean }
+  | { type: "log"; level: Level; event: string; fields: Record<string, unknown>; msg: string }
+  | MetricEffect
+  | { type: "done"; outcome: ShutdownOutcome };
+
+type Inflight = {
+  id: number;
+  cancelAt: number;
+  mode: "arm" | "expedite";
+  stage: "intent" | "sent";
+  /** monotonic ms the request left (stage sent) */
+  sentMono: number;
+  /** pendingUntil before this push's intent */
+  previousPending: number | null;
+};
+
+export type SwitchModel = {
+  readonly cfg: SwitchConfig;
+  phase: "new" | "running" | "stopping" | "stopped";
+  state: SwitchState;
+  entry: LedgerEntry;
+  lastPushAt: number | null;
+  consecutiveFailures: number;
+  lastError: { kind: string; message: string } | null;
+  notProtectedReason: string | null;
+  agentReason: string | null;
+  nextPermanentCheckMono: number;
+  gateUntilMono: number;
+  retryAtMono: number;
+  inflight: Inflight | null;
+  nextId: number;
+  kickAfterInflight: boolean;
+  engineUp: boolean;
+  expedited: boolean;
+  /** engine-down policy cancel: null, waiting for the answer, or the orders were cancelled (stop renewing) */
+  ordersCancel: null | "waiting" | "confirmed";
+  wasExhausted: boolean;
+  /** monotonic ms of the first failure of the current run of failures */
+  failingSinceMono: number | null;
+  /** a wall-clock step was seen: not ready until a push is confirmed on the corrected clock */
+  clockStepped: boolean;
+  shutdownMode: "remove" | "keep" | null;
+  removing: boolean;
+  /**
+   * false after a start whose ledger holds a pending push: the exchange holds one of two deadlines and which
+   * is unknown, so nothing is reported armed until a push is confirmed
+   */
+  armedKnown: boolean;
+};
+
+export type StepResult = { model: SwitchModel; effects: Effect[] };
+
+// ------------------------------------------------------------------------------------------- projections
+
+/** The deadline the exchange holds at the latest: the confirmed one, lowered by a pending push. */
+export function reportedDeadline(m: SwitchModel): number | null {
+  const { armedUntil, pendingUntil } = m.entry;
+  if (armedUntil === null || !m.armedKnown) return null;
+  return pendingUntil === null ? armedUntil : Math.min(armedUntil, pendingUntil);
+}
+
+/** The earliest deadline that may fire: where a trigger is counted. */
+export function lapseDeadline(m: SwitchModel): number | null {
+  const { armedUntil, pendingUntil } = m.entry;
+  if (armedUntil === null) return pendingUntil;
+  return pendingUntil === null ? armedUntil : Math.min(armedUntil, pendingUntil);
+}
+
+/** Where the switch stands: a pure projection (reading never changes anything). */
+export function status(m: SwitchModel, now: Now): SwitchStatus {
+  const entry = rollEntry(m.entry, now.wall).entry;
+  return {
+    account: m.cfg.account,
+    state: m.state,
+    armedUntil: reportedDeadline(m),
+    lastPushAt: m.lastPushAt,
+    consecutiveFailures: m.consecutiveFailures,
+    lastError: m.lastError,
+    notProtectedReason: m.notProtectedReason,
+    day: entry.day,
+    triggersToday: entry.triggersToday,
+    triggerLimit: entry.limit,
+    exhausted: isExhausted(entry),
+    clockStepped: m.clockStepped,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- the step
+
+export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel {
+  return {
+    cfg,
+    phase: "new",
+    state: "starting",
+    entry,
+    lastPushAt: entry.lastPushAt,
+    consecutiveFailures: 0,
+    lastError: null,
+    notProtectedReason: null,
+    agentReason: null,
+    nextPermanentCheckMono: 0,
+    gateUntilMono: 0,
+    retryAtMono: 0,
+    inflight: null,
+    nextId: 1,
+    kickAfterInflight: false,
+    engineUp: true,
+    expedited: false,
+    ordersCancel: null,
+    wasExhausted: false,
+    failingSinceMono: null,
+    clockStepped: false,
+    shutdownMode: null,
+    removing: false,
+    // a deadline from an earlier run is reported again only once a push is confirmed on this run's clock
+    armedKnown: false,
+  };
+}
+
+/** One input, the next model and what must be done. Same model + event + now → same result. */
+export function step(model: SwitchModel, event: Event, now: Now): StepResult {
+  const ctx = new Ctx(structuredClone(model), now);
+  ctx.roll();
+  ctx.handle(event);
+  // Whatever changed the earliest possibly-armed deadline, the lapse timer follows it.
+  if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase !== model.phase) ctx.armLapseTimer();
+  ctx.gauges();
+  return { model: ctx.m, effects: ctx.fx };
+}
+
+/** The step's working state: the model being changed and the effects collected (private to this file). */
+class Ctx {
+  readonly fx: Effect[] = [];
+  constructor(
+    readonly m: SwitchModel,
+    readonly now: Now,
+  ) {}
+
+  log(level: Level, event: string, fields: Record<string, unknown>, msg: string) {
+    this.fx.push({ type: "log", level, event, fields, msg });
+  }
+
+  gauges() {
+    const e = this.m.entry;
+    this.fx.push({
+      type: "metric",
+      op: "gauges",
+      armedUntil: reportedDeadline(this.m),
+      triggersToday: e.triggersToday,
+      triggersLeft: Math.max(0, e.limit - e.triggersToday),
+      exhausted: isExhausted(e),
+    });
+  }
+
+  /** The UTC day of the exchange's time, forward only. */
+  roll() {
+    // A day is never rolled on an unverified clock: a restart on a wall clock stepped forward near midnight
+    // would reset today's count early (the exchange still counts the old day).
+    if (this.now.verified === false) return;
+    const { entry, rolled } = rollEntry(this.m.entry, this.now.wall, this.m.cfg.historySize);
+    if (!rolled) return;
+    this.m.entry = entry;
+    this.log(
+      "info",
+      "ledger.rollover",
+      { from: rolled.from, to: rolled.to, previousTriggers: rolled.was },
+      "new UTC day: the trigger count is reset",
+    );
+    this.fx.push({ type: "persist", entry });
+  }
+
+  handle(ev: Event) {
+    const m = this.m;
+    switch (ev.type) {
+      case "start":
+        return this.start();
+      case "tick":
+        this.checkLapse();
+        return this.kick("interval");
+      case "timer":
+        if (ev.name === "gate" && m.phase === "stopping") return this.continueShutdown();
+        this.checkLapse();
+        return this.kick(ev.name === "lapse" ? "lapsed" : ev.name);
+      case "dayRollover":
+        this.checkLapse();
+        return this.kick("rollover");
+      case "intentRecorded":
+        return this.intentRecorded(ev.id);
+      case "intentFailed":
+        return this.intentFailed(ev.id, ev.reason);
+      case "pushConfirmed":
+        return this.pushConfirmed(ev);
+      case "pushFailed":
+        return this.pushFailed(ev);
+      case "engine":
+        return this.engine(ev.up, ev.detail ?? null);
+      case "ordersCancelled":
+        return this.ordersCancelled(ev);
+      case "agent":
+        return this.agent(ev.state, ev.detail);
+      case "clockStep":
+        m.clockStepped = true;
+        this.log(
+          "warn",
+          "switch.clock_step",
+          { deltaMs: ev.deltaMs },
+          "the wall clock was stepped: not ready until a push is confirmed on the corrected clock",
+        );
+        this.checkLapse();
+        return this.kick("clock-step");
+      case "shutdown":
+        return this.shutdown(ev.mode);
+      case "removalConfirmed":
+        return this.removalConfirmed();
+      case "removalFailed":
+        return this.removalFailed(ev);
+      case "halt":
+        m.phase = "stopped";
+        this.cancelTimers();
+        return;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- start
+
+  start() {
+    const m = this.m;
+    if (m.phase !== "new") return;
+    m.phase = "running";
+    const e = m.entry;
+    if (e.pendingUntil !== null) {
+      this.log(
+        "info",
+        "ledger.pending",
+        { pendingUntil: e.pendingUntil, confirmedUntil: e.armedUntil },
+        "a push sent before the last stop has no recorded confirmation: it may be armed, it is not counted as armed",
+      );
+    }
+    if (e.assumed) {
+      this.log(
+        "error",
+        "trigger.exhausted",
+        { triggersToday: e.triggersToday, triggerLimit: e.limit, assumed: true },
+        "the trigger ledger was unreadable: assuming the daily limit is used; pushes continue, readiness fails until 00:00 UTC",
+      );
+    }
+    this.checkLapse("the deadline passed while the daemon was down");
+    if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) {
+      m.state = "armed";
+      this.armLapseTimer();
+    } else if (m.state === "starting" && lapseDeadline(m) !== null) {
+      this.armLapseTimer();
+    }
+    if (isExhausted(m.entry) && !m.entry.assumed && m.state !== "exhausted") {
+      m.state = "exhausted";
+      this.logExhausted("from the ledger");
+    }
+    this.kick("start");
+  }
+
+  // ------------------------------------------------------------------------------------------- lapse
+
+  armLapseTimer() {
+    const at = lapseDeadline(this.m);
+    if (at === null || (this.m.phase !== "running" && this.m.phase !== "stopping")) {
+      this.fx.push({ type: "cancelTimer", name: "lapse" });
+      return;
+    }
+    this.fx.push({ type: "armTimer", name: "lapse", atMono: this.now.mono + (at - this.now.wall) });
+  }
+
+  /** Counts a trigger when the earliest possibly-armed deadline has passed. */
+  checkLapse(detail?: string) {
+    const m = this.m;
+    // also while stopping: a deadline that passes while the removal waits has fired
+    if (m.phase !== "running" && m.phase !== "stopping") return;
+    const deadline = lapseDeadline(m);
+    if (deadline === null || this.now.wall < deadline) return;
+    // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
+    // one: the earliest is counted now. If a candidate lies on a later UTC day, the one that fires may count
+    // on that day: a possible trigger stays pending from that day's 00:00 (counted then unless a push is
+    // confirmed first), so no day is ever under-counted.
+    const { armedUntil, pendingUntil, pendingLatest } = m.entry;
+    const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
+    const r = withTrigger(m.entry, { deadline, at: this.now.wall, detail }, m.cfg.historySize);
+    m.entry = r.entry;
+    if (latest > this.now.wall && utcDay(latest) > utcDay(deadline))
+      m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), this.now.wall));
+    // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
+    if (m.inflight?.stage === "sent") m.entry = withIntent(m.entry, m.inflight.cancelAt);
+    this.fx.push({ type: "countTrigger", deadline, entry: m.entry });
+    const e = m.entry;
+    const left = Math.max(0, e.limit - e.triggersToday);
+    if (r.counted) {
+      this.fx.push({ type: "metric", op: "inc", name: "triggersTotal" });
+      this.log(
+        "warn",
+        "trigger.counted",
+        {
+          triggersToday: e.triggersToday,
+          triggerLimit: e.limit,
+          triggersLeft: left,
+          deadline,
+          ...(detail ? { detail } : {}),
+        },
+        `the scheduled cancel fired at ${new Date(deadline).toISOString()} (${e.triggersToday}/${e.limit} today)`,
+      );
+      if (isExhausted(e)) {
+        if (!e.assumed) this.logExhausted("the local ledger counted the daily limit");
+      } else if (left <= m.cfg.triggerWarnRemaining) {
+        this.log(
+          "warn",
+          "trigger.low",
+          { triggersToday: e.triggersToday, triggersLeft: left, triggerLimit: e.limit },
+          `only ${left} scheduled-cancel trigger(s) left today`,
+        );
+      }
+    } else {
+      this.log(
+        "warn",
+        "trigger.skipped",
+        { deadline, ...(detail ? { detail } : {}) },
+        "a lapsed deadline from an earlier UTC day (or one already counted) is not counted today",
+      );
+    }
+    if (m.state !== "not_protected" && m.phase === "running")
+      m.state = isExhausted(e) && !e.assumed ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
+    this.fx.push({ type: "pollExposure", reason: "trigger" });
+  }
+
+  logExhausted(why: string, message?: string) {
+    this.m.wasExhausted = true;
+    const e = this.m.entry;
+    const resumesAt = nextUtcMidnight(this.now.wall);
+    this.log(
+      "error",
+      "trigger.exhausted",
+      { triggersToday: e.triggersToday, triggerLimit: e.limit, resumesAt, ...(message ? { message } : {}) },
+      `daily trigger limit reached (${why}): the switch cannot protect until ${new Date(resumesAt).toISOString()}`,
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------- push
+
+  /** Decides whether to push now, and starts one (write-ahead first). */
+  kick(reason: string) {
+    const m = this.m;
+    if (m.phase !== "running") return;
+    if (m.inflight) {
+      if (reason !== "interval") m.kickAfterInflight = true;
+      return;
+    }
+    const e = m.entry;
+    if (m.wasExhausted && !isExhausted(e)) {
+      m.wasExhausted = false;
+      this.log(
+        "info",
+        "trigger.reset",
+        { day: e.day, triggersToday: e.triggersToday },
+        "new UTC day: the trigger budget is back, re-arming",
+      );
+      if (m.state === "exhausted") m.state = e.armedUntil === null ? "lapsed" : "armed";
+    }
+    if (m.agentReason !== null) return;
+    if (!m.engineUp) {
+      if (m.cfg.onEngineDown === "lapse" || m.expedited) return;
+      if (m.cfg.onEngineDown === "cancel" && m.ordersCancel !== null) return;
+    }
+    if (m.state === "not_protected" && this.now.mono < m.nextPermanentCheckMono) return;
+    if (isExhausted(e) && !e.assumed) {
+      if (m.state !== "not_protected") m.state = "exhausted";
+      return;
+    }
+    if (this.now.mono < m.gateUntilMono) {
+      this.fx.push({ type: "armTimer", name: "gate", atMono: m.gateUntilMono });
+      return;
+    }
+    if (reason === "interval" && this.now.mono < m.retryAtMono) return;
+    const mode = m.engineUp ? "arm" : "expedite";
+    const cancelAt = Math.floor(this.now.wall) + (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
+    const id = m.nextId++;
+    m.inflight = { id, cancelAt, mode, stage: "intent", sentMono: 0, previousPending: e.pendingUntil };
+    m.entry = withIntent(e, cancelAt);
+    this.fx.push({ type: "recordIntent", id, cancelAt, entry: m.entry, budgetMs: m.cfg.requestTimeoutMs });
+  }
+
+  intentRecorded(id: number) {
+    const m = this.m;
+    const f = m.inflight;
+    if (!f || f.id !== id || f.stage !== "intent") return;
+    if (m.phase !== "running") {
+      // Stopped before the request left: nothing was sent, the intent is void.
+      m.entry = { ...m.entry, pendingUntil: f.previousPending };
+      m.inflight = null;
+      this.fx.push({ type: "persist", entry: m.entry });
+      if (m.phase === "stopping") this.continueShutdown();
+      return;
+    }
+    f.stage = "sent";
+    f.sentMono = this.now.mono;
+    this.fx.push({ type: "sendPush", id, cancelAt: f.cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs });
+  }
+
+  intentFailed(id: number, reason: string) {
+    const f = this.m.inflight;
+    if (!f || f.id !== id || f.stage !== "intent") return;
+    // The request never left: the exchange's schedule stays as it is (and lapses as if the daemon were dead).
+    this.pushFailed({
+      type: "pushFailed",
+      id,
+      kind: "ledger_slow",
+      message: `the write-ahead record was not durable within ${this.m.cfg.requestTimeoutMs} ms (${reason}); the push was not sent`,
+      permanent: false,
+      retryable: true,
+      outcomeUnknown: false,
+    });
+  }
+
+  afterInflight() {
+    const m = this.m;
+    if (m.phase === "stopping") return this.continueShutdown();
+    if (m.kickAfterInflight) {
+      m.kickAfterInflight = false;
+      this.kick("after-inflight");
+    }
+  }
+
+  pushConfirmed(ev: Extract<Event, { type: "pushConfirmed" }>) {
+    const m = this.m;
+    const f = m.inflight;
+    if (!f || f.id !== ev.id) return;
+    // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
+    this.checkLapse();
+    m.inflight = null;
+    const at = this.now.wall;
+    m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
+    if (f.mode === "expedite") m.expedited = true;
+    m.lastPushAt = at;
+    m.armedKnown = true;
+    m.gateUntilMono = 0;
+    m.retryAtMono = 0;
+    m.consecutiveFailures = 0;
+    m.lastError = null;
+    m.clockStepped = false;
+    if (m.failingSinceMono !== null) {
+      const outageMs = Math.round(this.now.mono - m.failingSinceMono);
+      m.failingSinceMono = null;
+      this.log(
+        "info",
+        "heartbeat.recovered",
+        { outageMs },
+        `pushes succeed again after ${outageMs} ms of failures`,
+      );
+    }
+    if (m.notProtectedReason !== null) {
+      this.fx.push({
+        type: "metric",
+        op: "set",
+        name: "notProtected",
+        labels: { reason: m.notProtectedReason },
+        value: 0,
+      });
+      this.log(
+        "info",
+        "switch.protected",
+        { previousReason: m.notProtectedReason },
+        "the exchange accepts the switch again",
+      );
+      m.notProtectedReason = null;
+    }
+    if (m.phase === "running") m.state = f.mode === "expedite" || !m.engineUp ? "engine_down" : "armed";
+    this.fx.push({ type: "recordConfirmedPush", entry: m.entry });
+    this.fx.push({ type: "metric", op: "inc", name: "pushes", labels: { outcome: "ok" } });
+    this.fx.push({ type: "metric", op: "observe", name: "pushLatency", value: ev.latencyMs / 1000 });
+    this.armLapseTimer();
+    if (f.mode === "expedite") {
+      this.log(
+        "warn",
+        "heartbeat.ok",
+        { deadline: f.cancelAt, latencyMs: ev.latencyMs, expedited: true },
+        `engine down: the cancel is now scheduled at ${new Date(f.cancelAt).toISOString()} (5 s minimum)`,
+      );
+    } else {
+      this.log(
+        "info",
+        "heartbeat.ok",
+        { deadline: f.cancelAt, latencyMs: ev.latencyMs },
+        `armed until ${new Date(f.cancelAt).toISOString()}`,
+      );
+    }
+    this.afterInflight();
+  }
+
+  pushFailed(ev: Extract<Event, { type: "pushFailed" }>) {
+    const m = this.m;
+    const f = m.inflight;
+    if (!f || f.id !== ev.id) return;
+    m.inflight = null;
+    if (ev.outcomeUnknown) {
+      // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md).
+      m.gateUntilMono = Math.max(m.gateUntilMono, f.sentMono + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
+    } else if (m.entry.pendingUntil === f.cancelAt || f.stage === "intent") {
+      // An explicit refusal (or a request that never left) armed nothing; a deadline counted meanwhile is gone.
+      const prev = f.previousPending;
+      const counted = m.entry.lastCountedDeadline;
+      const restored = prev !== null && (counted === null || prev > counted) ? prev : null;
+      m.entry = {
+        ...m.entry,
+        pendingUntil: restored,
+        pendingLatest: restored === null ? null : m.entry.pendingLatest,
+      };
+      this.fx.push({ type: "persist", entry: m.entry });
+    }
+    this.checkLapse(); // the answer's Date may have corrected the clock
+    if (m.phase !== "running") return this.afterInflight();
+    m.consecutiveFailures++;
+    m.failingSinceMono ??= this.now.mono;
+    m.lastError = { kind: ev.kind, message: ev.message };
+    this.fx.push({ type: "metric", op: "inc", name: "pushes", labels: { outcome: ev.kind } });
+    if (f.mode === "expedite") m.expedited = true; // one expedite per engine-down episode (docs/daemon.md)
+    const base = {
+      event: "heartbeat.failed",
+      reason: ev.kind,
+      message: ev.message,
+      consecutiveFailures: m.consecutiveFailures,
+    };
+
+    if (ev.permanent) {
+      const first = m.notProtectedReason !== ev.kind;
+      if (m.notProtectedReason !== null && first)
+        this.fx.push({
+          type: "metric",
+          op: "set",
+          name: "notProtected",
+          labels: { reason: m.notProtectedReason },
+          value: 0,
+        });
+      m.notProtectedReason = ev.kind;
+      m.state = "not_protected";
+      m.nextPermanentCheckMono = this.now.mono + m.cfg.permanentRecheckMs;
+      this.fx.push({
+        type: "metric",
+        op: "set",
+        name: "notProtected",
+        labels: { reason: ev.kind },
+        value: 1,
+      });
+      this.log("warn", "heartbeat.failed", without(base), `push refused: ${ev.message}`);
+      if (first) {
+        this.log(
+          "error",
+          "switch.not_protected",
+          { reason: ev.kind, message: ev.message, recheckInMs: m.cfg.permanentRecheckMs },
+          `NOT PROTECTED: the exchange refuses the switch for this account (${ev.kind}); rechecking every ${Math.round(m.cfg.permanentRecheckMs / 1000)} s`,
+        );
+      }
+      this.fx.push({ type: "armTimer", name: "retry", atMono: m.nextPermanentCheckMono });
+      return this.afterInflight();
+    }
+
+    if (ev.kind === "daily_limit") {
+      m.entry = withLimitReached(m.entry, this.now.wall, ev.message, m.cfg.historySize);
+      this.fx.push({ type: "persist", entry: m.entry });
+      m.state = "exhausted";
+      this.log("warn", "heartbeat.failed", without(base), `push refused: ${ev.message}`);
+      this.logExhausted("the exchange refused with its daily-limit error", ev.message);
+      return this.afterInflight();
+    }
+
+    if (isExhausted(m.entry) && !m.entry.assumed) m.state = "exhausted";
+    else if (m.state !== "engine_down" && m.state !== "not_protected") m.state = "retrying";
+    let next: number | null = null;
+    if (ev.retryable) {
+      const limited = ev.kind === "rate_limited";
+      const b = limited ? RATE_LIMIT_BACKOFF_BASE_MS : BACKOFF_BASE_MS;
+      const cap = limited ? m.cfg.intervalMs : Math.max(1_000, m.cfg.intervalMs / 2);
+      const delay = Math.min(b * 2 ** Math.min(m.consecutiveFailures - 1, 20), cap);
+      next = Math.max(this.now.mono + delay, m.gateUntilMono);
+    }
+    this.log(
+      "warn",
+      "heartbeat.failed",
+      {
+        ...without(base),
+        retryInMs: next === null ? null : Math.round(next - this.now.mono),
+        armedUntil: reportedDeadline(m),
+      },
+      `push failed (${ev.kind}): ${ev.message}`,
+    );
+    if (next !== null && m.engineUp) {
+      m.retryAtMono = next;
+      this.fx.push({ type: "armTimer", name: "retry", atMono: next });
+    }
+    this.afterInflight();
+  }
+
+  // ------------------------------------------------------------------------------------ engine, agent
+
+  engine(up: boolean, detail: string | null) {
+    const m = this.m;
+    if (up === m.engineUp) return;
+    m.engineUp = up;
+    m.expedited = false;
+    m.ordersCancel = null;
+    const policy = m.cfg.onEngineDown;
+    if (!up) {
+      this.fx.push({ type: "cancelTimer", name: "retry" });
+      m.retryAtMono = 0;
+      if (m.state !== "not_protected") m.state = "engine_down";
+      this.log(
+        "warn",
+        "engine.down",
+        { action: policy, detail, armedUntil: reportedDeadline(m) },
+        policy === "expedite"
+          ? "trading engine down: scheduling the cancel at the 5 s minimum, then no more pushes"
+          : policy === "cancel"
+            ? "trading engine down: cancelling open orders, then no more pushes"
+            : "trading engine down: no more pushes; the armed deadline will lapse",
+      );
+      if (policy === "expedite") this.kick("engine-down");
+      else if (policy === "cancel") {
+        m.ordersCancel = "waiting";
+        this.fx.push({ type: "cancelOpenOrders", cancelStops: m.cfg.cancelStops });
+      }
+      return;
+    }
+    if (m.state !== "not_protected") m.state = m.entry.armedUntil === null ? "lapsed" : "armed";
+    this.log("info", "engine.up", { detail }, "trading engine back: pushing again");
+    this.kick("engine-up");
+  }
+
+  ordersCancelled(ev: Extract<Event, { type: "ordersCancelled" }>) {
+    const m = this.m;
+    if (m.engineUp || m.ordersCancel !== "waiting") return;
+    if (ev.confirmed) {
+      m.ordersCancel = "confirmed";
+      this.log(
+        "warn",
+        "engine.orders_cancelled",
+        { cancelled: ev.cancelled, kept: ev.kept, ...(ev.detail ? { detail: ev.detail } : {}) },
+        `engine down: ${ev.cancelled} open order(s) cancelled; the schedule stays as it is, no more pushes`,
+      );
+      return;
+    }
+    // Not confirmed: fall back to the expedite backstop (the exchange cancels at the 5 s minimum).
+    m.ordersCancel = null;
+    this.log(
+      "error",
+      "engine.cancel_failed",
+      { cancelled: ev.cancelled, kept: ev.kept, ...(ev.detail ? { detail: ev.detail } : {}) },
+      "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum",
+    );
+    this.kick("engine-down");
+  }
+
+  agent(state: "ok" | "missing" | "expired", detail: string | undefined) {
+    const m = this.m;
+    if (state === "ok") {
+      if (m.agentReason === null) return;
+      this.fx.push({
+        type: "metric",
+        op: "set",
+        name: "notProtected",
+        labels: { reason: m.agentReason },
+        value: 0,
+      });
+      this.log(
+        "info",
+        "switch.protected",
+        { previousReason: m.agentReason },
+        "the agent wallet is valid again",
+      );
+      m.agentReason = null;
+      m.notProtectedReason = null;
+      m.state = m.entry.armedUntil === null ? "lapsed" : "armed";
+      this.kick("agent-ok");
+      return;
+    }
+    const reason = state === "missing" ? "agent_missing" : "agent_expired";
+    if (m.agentReason === reason) return;
+    if (m.notProtectedReason !== null && m.notProtectedReason !== reason)
+      this.fx.push({
+        type: "metric",
+        op: "set",
+        name: "notProtected",
+        labels: { reason: m.notProtectedReason },
+        value: 0,
+      });
+    m.agentReason = reason;
+    m.notProtectedReason = reason;
+    m.state = "not_protected";
+    this.fx.push({ type: "metric", op: "set", name: "notProtected", labels: { reason }, value: 1 });
+    this.log(
+      "error",
+      "switch.not_protected",
+      { reason, ...(detail ? { message: detail } : {}) },
+      `NOT PROTECTED: the agent wallet is ${state}${detail ? ` (${detail})` : ""}; no pushes until it is valid again`,
+    );
+  }
+
+  // ----------------------------------------------------------------------------------------- shutdown
+
+  cancelTimers() {
+    for (const name of ["lapse", "retry", "gate"] as const) this.fx.push({ type: "cancelTimer", name });
+  }
+
+  shutdown(mode: "remove" | "keep") {
+    const m = this.m;
+    if (m.phase === "stopping" || m.phase === "stopped") return;
+    m.phase = "stopping";
+    m.shutdownMode = mode;
+    this.cancelTimers();
+    if (!m.inflight) this.continueShutdown();
+  }
+
+  continueShutdown() {
+    const m = this.m;
+    if (m.phase !== "stopping" || m.inflight || m.removing) return;
+    this.checkLapse();
+    if (m.shutdownMode === "keep") {
+      const armedUntil = reportedDeadline(m);
+      m.state = "stopped";
+      m.phase = "stopped";
+      this.log(
+        "info",
+        "shutdown.kept",
+        { armedUntil },
+        armedUntil === null
+          ? "graceful stop: nothing is armed"
+          : `graceful stop: the schedule stays armed until ${new Date(armedUntil).toISOString()}`,
+      );
+      this.fx.push({ type: "done", outcome: { account: m.cfg.account, outcome: "kept" } });
+      return;
+    }
+    // An attempt with unknown outcome could still land: remove only after it can no longer.
+    if (this.now.mono < m.gateUntilMono) {
+      this.fx.push({ type: "armTimer", name: "gate", atMono: m.gateUntilMono });
+      return;
+    }
+    m.removing = true;
+    this.fx.push({ type: "sendRemoval", expiresAfterMs: m.cfg.requestTimeoutMs });
+  }
+
+  removalConfirmed() {
+    const m = this.m;
+    if (!m.removing) return;
+    this.checkLapse(); // a deadline that passed before the removal landed fired
+    const previous = m.entry.armedUntil;
+    m.entry = withRemoval(m.entry, this.now.wall, m.cfg.historySize);
+    m.removing = false;
+    m.state = "stopped";
+    m.phase = "stopped";
+    this.fx.push({ type: "persist", entry: m.entry });
+    this.log(
+      "info",
+      "shutdown.removed",
+      { previousDeadline: previous },
+      "graceful stop: the scheduled cancel is removed",
+    );
+    this.fx.push({ type: "done", outcome: { account: m.cfg.account, outcome: "removed" } });
+  }
+
+  removalFailed(ev: Extract<Event, { type: "removalFailed" }>) {
+    const m = this.m;
+    if (!m.removing) return;
+    this.checkLapse();
+    m.removing = false;
+    m.state = "stopped";
+    m.phase = "stopped";
+    const account = m.cfg.account;
+    if (ev.kind === "volume_gate" && ev.belowVolumeGate) {
+      // Below the exchange's volume gate no schedule can have been set: there is nothing to remove.
+      m.entry = withRemoval(m.entry, this.now.wall, m.cfg.historySize);
+      this.fx.push({ type: "persist", entry: m.entry });
+      this.log(
+        "info",
+        "shutdown.nothing_armed",
+        { reason: ev.kind, message: ev.message },
+        "graceful stop: nothing is armed (the account is below the exchange's volume gate)",
+      );
+      this.fx.push({
+        type: "done",
+        outcome: { account, outcome: "skipped", reason: ev.kind, message: ev.message },
+      });
+      return;
+    }
+    if (ev.permanent && m.notProtectedReason !== null && m.entry.armedUntil === null) {
+      this.log(
+        "warn",
+        "shutdown.skipped",
+        { reason: ev.kind, message: ev.message },
+        "graceful stop: nothing to remove (the exchange refuses the switch for this account)",
+      );
+      this.fx.push({
+        type: "done",
+        outcome: { account, outcome: "skipped", reason: ev.kind, message: ev.message },
+      });
+      return;
+    }
+    this.log(
+      "error",
+      "shutdown.remove_failed",
+      { reason: ev.kind, message: ev.message, armedUntil: reportedDeadline(m) },
+      `graceful stop: could not remove the scheduled cancel (${ev.kind}); it fires at the armed deadline`,
+    );
+    this.fx.push({
+      type: "done",
+      outcome: { account, outcome: "failed", reason: ev.kind, message: ev.message },
+    });
+  }
+}
+
+/** The log fields without `event` (the effect carries it). */
+function without({ event: _event, ...rest }: Record<string, unknown>): Record<string, unknown> {
+  return rest;
+}
+
+export const isArmedState = (s: SwitchState) => s === "armed" || s === "retrying";
