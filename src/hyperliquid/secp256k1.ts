@@ -1,0 +1,268 @@
+/**
+ * Deterministic secp256k1 signing (RFC 6979, low-s), byte for byte what ethers' `SigningKey.sign` gives (it calls
+ * @noble/curves 1.2.0's `secp256k1.sign(digest, key, { lowS: true })`), only faster for the one thing the daemon
+ * does all day: sign a 32-byte digest with the same key.
+ *
+ * Where the time goes and what this changes (BENCHMARKS.md, signing):
+ * - k·G: noble multiplies with a window-8 wNAF table in projective coordinates and adds a "fake" point for every
+ *   zero digit (64 complete additions). Here a fixed-base comb over signed 8-bit digits reads one affine point per
+ *   window from a table (33 windows × 128 points = k·G in 33 mixed Jacobian+affine additions, 7M+4S each). The
+ *   table is built on the second signature with a key (~15 ms once, ~0.4 MiB); the first signature with a key
+ *   takes noble's path, so a cold start does not pay for the table.
+ * - RFC 6979's HMAC-DRBG runs on node:crypto's native HMAC-SHA256 instead of a JavaScript SHA-256.
+ * - The private key is parsed once per key.
+ * A point addition that meets a special case (equal or opposite points: probability ~2^-250) falls back to noble.
+ *
+ * Timing: like noble's, this is JavaScript BigInt arithmetic and not constant-time; the table lookups depend on the
+ * nonce's digits. The daemon signs a few actions a minute and sends them over the network, where a microsecond
+ * difference is lost in the noise; do not use this to sign for a party that can time it precisely.
+ */
+import { createHmac } from "node:crypto";
+import { secp256k1 } from "@noble/curves/secp256k1";
+
+const P = secp256k1.CURVE.Fp.ORDER;
+const N = secp256k1.CURVE.n;
+const HALF_N = N >> 1n;
+const GX = secp256k1.CURVE.Gx;
+const GY = secp256k1.CURVE.Gy;
+
+/** A recoverable signature: r and s as integers, the recovery bit as noble defines it (0..3). */
+export type RawSignature = { r: bigint; s: bigint; recovery: number };
+
+function modP(a: bigint): bigint {
+  const r = a % P;
+  return r < 0n ? r + P : r;
+}
+
+function modN(a: bigint): bigint {
+  const r = a % N;
+  return r < 0n ? r + N : r;
+}
+
+/** a⁻¹ mod m (extended Euclid; a ≠ 0 mod m). */
+function invert(a: bigint, m: bigint): bigint {
+  let t = 0n;
+  let newT = 1n;
+  let r = m;
+  let newR = a % m;
+  if (newR < 0n) newR += m;
+  while (newR !== 0n) {
+    const q = r / newR;
+    const t2 = t - q * newT;
+    t = newT;
+    newT = t2;
+    const r2 = r - q * newR;
+    r = newR;
+    newR = r2;
+  }
+  return t < 0n ? t + m : t;
+}
+
+/** Raised when the fast path meets a case it does not handle (the caller uses noble instead). */
+class SpecialCase extends Error {}
+
+/** Jacobian point (x = X/Z², y = Y/Z³), mutable accumulator. */
+type Jacobian = { x: bigint; y: bigint; z: bigint };
+
+/** acc += (x2, y2) (affine), madd-2007-bl. */
+function addAffine(acc: Jacobian, x2: bigint, y2: bigint): void {
+  const { x: X1, y: Y1, z: Z1 } = acc;
+  const Z1Z1 = (Z1 * Z1) % P;
+  const U2 = (x2 * Z1Z1) % P;
+  const S2 = (((y2 * Z1) % P) * Z1Z1) % P;
+  const H = modP(U2 - X1);
+  if (H === 0n) throw new SpecialCase();
+  const HH = (H * H) % P;
+  const I = (4n * HH) % P;
+  const J = (H * I) % P;
+  const r = modP(2n * (S2 - Y1));
+  const V = (X1 * I) % P;
+  const X3 = modP(r * r - J - 2n * V);
+  acc.x = X3;
+  acc.y = modP(r * (V - X3) - 2n * ((Y1 * J) % P));
+  acc.z = modP((Z1 + H) * (Z1 + H) - Z1Z1 - HH);
+}
+
+/** 2·acc (dbl-2009-l, a = 0). */
+function double(acc: Jacobian): void {
+  const { x: X1, y: Y1, z: Z1 } = acc;
+  const A = (X1 * X1) % P;
+  const B = (Y1 * Y1) % P;
+  const C = (B * B) % P;
+  const D = modP(2n * ((X1 + B) * (X1 + B) - A - C));
+  const E = (3n * A) % P;
+  const F = (E * E) % P;
+  const X3 = modP(F - 2n * D);
+  acc.x = X3;
+  acc.y = modP(E * (D - X3) - 8n * C);
+  acc.z = (2n * ((Y1 * Z1) % P)) % P;
+}
+
+const WINDOWS = 33;
+const POINTS = 128;
+
+/** TABLE_X/Y[w·128 + j] = (j+1)·256^w·G, affine. Built once, on demand. */
+let TABLE_X: bigint[] | undefined;
+let TABLE_Y: bigint[] | undefined;
+
+/** Builds the comb table now (normally built on a key's second signature). Idempotent. */
+export function precomputeBaseTable(): void {
+  if (TABLE_X === undefined) buildTable();
+}
+
+function buildTable(): void {
+  const xs: bigint[] = new Array(WINDOWS * POINTS);
+  const ys: bigint[] = new Array(WINDOWS * POINTS);
+  let bx = GX;
+  let by = GY;
+  const jac: Jacobian[] = new Array(POINTS);
+  for (let w = 0; w < WINDOWS; w++) {
+    const acc: Jacobian = { x: bx, y: by, z: 1n };
+    jac[0] = { ...acc };
+    for (let j = 1; j < POINTS; j++) {
+      if (j === 1) double(acc);
+      else addAffine(acc, bx, by);
+      jac[j] = { ...acc };
+    }
+    // batch normalisation (Montgomery's trick): one inversion for the window's 128 points
+    const prefix: bigint[] = new Array(POINTS);
+    let running = 1n;
+    for (let j = 0; j < POINTS; j++) {
+      prefix[j] = running;
+      running = (running * jac[j]!.z) % P;
+    }
+    let inv = invert(running, P);
+    for (let j = POINTS - 1; j >= 0; j--) {
+      const zInv = (inv * prefix[j]!) % P;
+      inv = (inv * jac[j]!.z) % P;
+      const zInv2 = (zInv * zInv) % P;
+      xs[w * POINTS + j] = (jac[j]!.x * zInv2) % P;
+      ys[w * POINTS + j] = (((jac[j]!.y * zInv2) % P) * zInv) % P;
+    }
+    // next window's base: 256·B = 2·(128·B)
+    const next: Jacobian = { ...jac[POINTS - 1]! };
+    double(next);
+    const zInv = invert(next.z, P);
+    const zInv2 = (zInv * zInv) % P;
+    bx = (next.x * zInv2) % P;
+    by = (((next.y * zInv2) % P) * zInv) % P;
+  }
+  TABLE_X = xs;
+  TABLE_Y = ys;
+}
+
+/** k·G in affine coordinates, from the 32 big-endian bytes of k (1 ≤ k < n). */
+function multiplyBase(k: Uint8Array, tx: bigint[], ty: bigint[]): { x: bigint; y: bigint } {
+  let acc: Jacobian | undefined;
+  let carry = 0;
+  for (let w = 0; w < WINDOWS; w++) {
+    let digit = (w < 32 ? k[31 - w]! : 0) + carry;
+    if (digit > POINTS) {
+      digit -= 256;
+      carry = 1;
+    } else carry = 0;
+    if (digit === 0) continue;
+    const i = w * POINTS + (digit > 0 ? digit : -digit) - 1;
+    const x = tx[i]!;
+    const y = digit > 0 ? ty[i]! : P - ty[i]!;
+    if (acc === undefined) acc = { x, y, z: 1n };
+    else addAffine(acc, x, y);
+  }
+  if (acc === undefined) throw new SpecialCase();
+  const zInv = invert(acc.z, P);
+  const zInv2 = (zInv * zInv) % P;
+  return { x: (acc.x * zInv2) % P, y: (((acc.y * zInv2) % P) * zInv) % P };
+}
+
+function bytesToBigInt(bytes: Uint8Array): bigint {
+  return BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`);
+}
+
+function bigIntTo32Bytes(n: bigint): Buffer {
+  return Buffer.from(n.toString(16).padStart(64, "0"), "hex");
+}
+
+function hmac(key: Uint8Array, ...parts: Uint8Array[]): Buffer {
+  const h = createHmac("sha256", key);
+  for (const p of parts) h.update(p);
+  return h.digest();
+}
+
+const ZERO = Uint8Array.of(0);
+const ONE = Uint8Array.of(1);
+
+/** One private key, parsed once; signs 32-byte digests. */
+export class Secp256k1Signer {
+  readonly #d: bigint;
+  readonly #dBytes: Buffer;
+  readonly #hexKey: string;
+  #signatures = 0;
+
+  /** `privateKey`: 0x + 64 hex digits (what ethers' SigningKey.privateKey holds). */
+  constructor(privateKey: string) {
+    this.#hexKey = privateKey;
+    this.#dBytes = Buffer.from(privateKey.slice(2), "hex");
+    this.#d = bytesToBigInt(this.#dBytes);
+    if (this.#dBytes.length !== 32 || this.#d <= 0n || this.#d >= N)
+      throw new RangeError("invalid private key");
+  }
+
+  /** Signs a 32-byte digest: RFC 6979 nonce, low-s, exactly as noble 1.2.0 / ethers 6 do. */
+  sign(digest: Uint8Array): RawSignature {
+    this.#signatures++;
+    // The first signature with a key goes through noble (no table to build on a cold start).
+    if (TABLE_X === undefined) {
+      if (this.#signatures < 2) return this.#noble(digest);
+      buildTable();
+    }
+    try {
+      return this.#sign(digest, TABLE_X!, TABLE_Y!);
+    } catch (error) {
+      if (error instanceof SpecialCase) return this.#noble(digest);
+      throw error;
+    }
+  }
+
+  #noble(digest: Uint8Array): RawSignature {
+    const sig = secp256k1.sign(digest, this.#hexKey.slice(2), { lowS: true });
+    return { r: sig.r, s: sig.s, recovery: sig.recovery };
+  }
+
+  #sign(digest: Uint8Array, tx: bigint[], ty: bigint[]): RawSignature {
+    if (digest.length !== 32) throw new RangeError("digest must be 32 bytes");
+    const d = this.#d;
+    // bits2int_modN(digest): the digest is exactly 256 bits, so no shift, then mod n
+    const m = modN(bytesToBigInt(digest));
+    const seed = Buffer.concat([this.#dBytes, bigIntTo32Bytes(m)]);
+    // HMAC-DRBG (RFC 6979 §3.2), as noble's createHmacDrbg: V = 0x01…, K = 0x00…
+    let v: Uint8Array = Buffer.alloc(32, 1);
+    let key: Uint8Array = Buffer.alloc(32, 0);
+    key = hmac(key, v, ZERO, seed);
+    v = hmac(key, v);
+    key = hmac(key, v, ONE, seed);
+    v = hmac(key, v);
+    for (;;) {
+      v = hmac(key, v);
+      const k = bytesToBigInt(v);
+      if (k > 0n && k < N) {
+        const q = multiplyBase(v, tx, ty);
+        const r = modN(q.x);
+        if (r !== 0n) {
+          const s = modN(invert(k, N) * modN(m + r * d));
+          if (s !== 0n) {
+            let recovery = (q.x === r ? 0 : 2) | Number(q.y & 1n);
+            let normS = s;
+            if (s > HALF_N) {
+              normS = N - s;
+              recovery ^= 1;
+            }
+            return { r, s: normS, recovery };
+          }
+        }
+      }
+      // reseed without a seed (noble: k = h(0x00), v = h())
+      key = hmac(key, v, ZERO);
+      v = hmac(key, v);
+    }
+  }
+}
