@@ -168,7 +168,8 @@ export function l1ActionHash(params: L1ActionHashParameters): Hex {
   return keccakHex(l1ActionPreimage(params));
 }
 
-function l1ActionDigestBytes(params: L1ActionHashParameters & { isMainnet: boolean }): Uint8Array {
+/** l1ActionDigest as bytes (the signer and the simulator hash without hex round trips). */
+export function l1ActionDigestBytes(params: L1ActionHashParameters & { isMainnet: boolean }): Uint8Array {
   return agentDigest(keccak_256(l1ActionPreimage(params)), params.isMainnet);
 }
 
