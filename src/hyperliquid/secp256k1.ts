@@ -7,8 +7,8 @@
  * - k·G: noble multiplies with a window-8 wNAF table in projective coordinates and adds a "fake" point for every
  *   zero digit (64 complete additions). Here a fixed-base comb over signed 8-bit digits reads one affine point per
  *   window from a table (33 windows × 128 points = k·G in 33 mixed Jacobian+affine additions, 7M+4S each). The
- *   table is built on the second signature with a key (~15 ms once, ~0.4 MiB); the first signature with a key
- *   takes noble's path, so a cold start does not pay for the table.
+ *   table is built on the second signature with a key (~15 ms once, ~0.4 MiB). Until then k·G comes from OpenSSL
+ *   (node:crypto ECDH, ~0.25 ms, no table), so a cold start pays for neither this table nor noble's.
  * - RFC 6979's HMAC-DRBG runs on node:crypto's native HMAC-SHA256 instead of a JavaScript SHA-256.
  * - The private key is parsed once per key.
  * A point addition that meets a special case (equal or opposite points: probability ~2^-250) falls back to noble.
@@ -17,7 +17,7 @@
  * nonce's digits. The daemon signs a few actions a minute and sends them over the network, where a microsecond
  * difference is lost in the noise; do not use this to sign for a party that can time it precisely.
  */
-import { createHmac } from "node:crypto";
+import { createECDH, createHmac } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1";
 
 const P = secp256k1.CURVE.Fp.ORDER;
@@ -177,17 +177,41 @@ function toAffine(acc: Jacobian): { x: bigint; y: bigint } {
 /** The table of G, built once, on demand. */
 let BASE_TABLE: CombTable | undefined;
 
+/** Whether the table of G has been built (tests). */
+export function baseTableBuilt(): boolean {
+  return BASE_TABLE !== undefined;
+}
+
 /** Builds the table of G now (normally built on a key's second signature). Idempotent. */
 export function precomputeBaseTable(): CombTable {
   BASE_TABLE ??= new CombTable(GX, GY);
   return BASE_TABLE;
 }
 
-/** k·G in affine coordinates, from the 32 big-endian bytes of k (1 ≤ k < n). */
-function multiplyBase(k: Uint8Array, table: CombTable): { x: bigint; y: bigint } {
-  const acc = table.addMultiple(undefined, k);
+type MultiplyBase = (k: Uint8Array) => { x: bigint; y: bigint };
+
+/** k·G in affine coordinates, from the 32 big-endian bytes of k (1 ≤ k < n), with the comb table. */
+function combMultiplyBase(k: Uint8Array): { x: bigint; y: bigint } {
+  const acc = precomputeBaseTable().addMultiple(undefined, k);
   if (acc === undefined) throw new SpecialCase();
   return toAffine(acc);
+}
+
+let ecdh: ReturnType<typeof createECDH> | undefined;
+
+/** k·G by OpenSSL (node:crypto): no table to build, for the first signatures. */
+function nativeMultiplyBase(k: Uint8Array): { x: bigint; y: bigint } {
+  ecdh ??= createECDH("secp256k1");
+  ecdh.setPrivateKey(k);
+  const point = ecdh.getPublicKey(); // 0x04 ‖ x ‖ y
+  return { x: bytesToBigInt(point.subarray(1, 33)), y: bytesToBigInt(point.subarray(33, 65)) };
+}
+
+/** The uncompressed public key (0x04 ‖ x ‖ y, hex with 0x) of a private key, by OpenSSL: no table. */
+export function publicKeyOf(privateKey: string): string {
+  const key = createECDH("secp256k1");
+  key.setPrivateKey(Buffer.from(privateKey.replace(/^0x/i, ""), "hex"));
+  return `0x${key.getPublicKey("hex", "uncompressed")}`;
 }
 
 /**
@@ -255,10 +279,10 @@ export class Secp256k1Signer {
   /** Signs a 32-byte digest: RFC 6979 nonce, low-s, exactly as noble 1.2.0 / ethers 6 do. */
   sign(digest: Uint8Array): RawSignature {
     this.#signatures++;
-    // The first signature with a key goes through noble (no table to build on a cold start).
-    if (BASE_TABLE === undefined && this.#signatures < 2) return this.#noble(digest);
+    // The first signature with a key multiplies natively (no table to build on a cold start).
+    const multiply = BASE_TABLE === undefined && this.#signatures < 2 ? nativeMultiplyBase : combMultiplyBase;
     try {
-      return this.#sign(digest, precomputeBaseTable());
+      return this.#sign(digest, multiply);
     } catch (error) {
       if (error instanceof SpecialCase) return this.#noble(digest);
       throw error;
@@ -270,7 +294,7 @@ export class Secp256k1Signer {
     return { r: sig.r, s: sig.s, recovery: sig.recovery };
   }
 
-  #sign(digest: Uint8Array, table: CombTable): RawSignature {
+  #sign(digest: Uint8Array, multiplyBase: MultiplyBase): RawSignature {
     if (digest.length !== 32) throw new RangeError("digest must be 32 bytes");
     const d = this.#d;
     // bits2int_modN(digest): the digest is exactly 256 bits, so no shift, then mod n
@@ -287,7 +311,7 @@ export class Secp256k1Signer {
       v = hmac(key, v);
       const k = bytesToBigInt(v);
       if (k > 0n && k < N) {
-        const q = multiplyBase(v, table);
+        const q = multiplyBase(v);
         const r = modN(q.x);
         if (r !== 0n) {
           const s = modN(invert(k, N) * modN(m + r * d));

@@ -16,7 +16,7 @@ import { keccak_256 } from "@noble/hashes/sha3";
 import { Signature, SigningKey } from "ethers/crypto";
 import { computeAddress, recoverAddress } from "ethers/transaction";
 import { BaseError } from "../errors/base.js";
-import { Secp256k1Signer } from "./secp256k1.js";
+import { publicKeyOf, Secp256k1Signer } from "./secp256k1.js";
 
 export type Hex = `0x${string}`;
 
@@ -29,7 +29,9 @@ export type LocalSigner = { readonly address: string; readonly signingKey: Signi
 /** Builds a LocalSigner from a 0x-prefixed 32-byte hex key (throws ethers' error on an invalid key). */
 export function localSigner(privateKey: string): LocalSigner {
   const signingKey = new SigningKey(privateKey);
-  return Object.freeze({ address: computeAddress(signingKey.publicKey), signingKey });
+  // The public key by OpenSSL: SigningKey.publicKey would build noble's multiplication table first (tens of ms
+  // of a cold start; BENCHMARKS.md, cold start).
+  return Object.freeze({ address: computeAddress(publicKeyOf(signingKey.privateKey)), signingKey });
 }
 
 /** `{ r, s, v }` as the exchange expects it: r and s as 0x + 64 lower-case hex digits, v 27 or 28. */
