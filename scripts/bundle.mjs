@@ -20,7 +20,28 @@ for (const stale of ["hl-deadman.js.map", "hl-deadman.d.ts", "hl-deadman.d.ts.ma
   rmSync(path.join(outdir, stale), { force: true });
 mkdirSync(outdir, { recursive: true });
 
+/**
+ * zod's classic entry re-exports every locale as `z.locales` (~270 KB of the ~460 KB zod adds to the bundle,
+ * all parsed at start). hl-deadman only uses the English messages zod configures by default, so the locales
+ * index is replaced by one that re-exports `en` alone.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/](classic|core)[\\/]/.test(args.importer)
+        ? { path: path.join(path.dirname(args.importer), "../locales/en.js"), namespace: "zod-english-only" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-english-only" }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      resolveDir: path.dirname(args.path),
+    }));
+  },
+};
+
 await build({
+  plugins: [zodEnglishOnly],
   entryPoints: { "hl-deadman": path.join(root, "src/bin/hl-deadman.ts") },
   tsconfig: path.join(root, "tsconfig.build.json"),
   outdir,

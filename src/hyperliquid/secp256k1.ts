@@ -7,7 +7,7 @@
  * - k·G: noble multiplies with a window-8 wNAF table in projective coordinates and adds a "fake" point for every
  *   zero digit (64 complete additions). Here a fixed-base comb over signed 8-bit digits reads one affine point per
  *   window from a table (33 windows × 128 points = k·G in 33 mixed Jacobian+affine additions, 7M+4S each). The
- *   table is built on the second signature with a key (~15 ms once, ~0.4 MiB). Until then k·G comes from OpenSSL
+ *   table is built once 64 signatures have been made (~20 ms once, ~0.4 MiB). Until then k·G comes from OpenSSL
  *   (node:crypto ECDH, ~0.25 ms, no table), so a cold start pays for neither this table nor noble's.
  * - RFC 6979's HMAC-DRBG runs on node:crypto's native HMAC-SHA256 instead of a JavaScript SHA-256.
  * - The private key is parsed once per key.
@@ -260,12 +260,19 @@ function hmac(key: Uint8Array, ...parts: Uint8Array[]): Buffer {
 const ZERO = Uint8Array.of(0);
 const ONE = Uint8Array.of(1);
 
+/**
+ * Signatures (by any key) before the comb table of G is built. The table costs ~20 ms of CPU once and saves
+ * ~0.15 ms per signature over OpenSSL's k·G: worth it for bursts (and the benchmark), not for the first minutes of
+ * a daemon that pushes every 15 s (BENCHMARKS.md, CPU per hour).
+ */
+const TABLE_AFTER = 64;
+let signaturesMade = 0;
+
 /** One private key, parsed once; signs 32-byte digests. */
 export class Secp256k1Signer {
   readonly #d: bigint;
   readonly #dBytes: Buffer;
   readonly #hexKey: string;
-  #signatures = 0;
 
   /** `privateKey`: 0x + 64 hex digits (what ethers' SigningKey.privateKey holds). */
   constructor(privateKey: string) {
@@ -278,9 +285,11 @@ export class Secp256k1Signer {
 
   /** Signs a 32-byte digest: RFC 6979 nonce, low-s, exactly as noble 1.2.0 / ethers 6 do. */
   sign(digest: Uint8Array): RawSignature {
-    this.#signatures++;
-    // The first signature with a key multiplies natively (no table to build on a cold start).
-    const multiply = BASE_TABLE === undefined && this.#signatures < 2 ? nativeMultiplyBase : combMultiplyBase;
+    // Until a key has signed TABLE_AFTER times, k·G comes from OpenSSL: no table to build on a cold start, and
+    // none at all for a daemon that signs a few times a minute (the table costs ~20 ms of CPU once).
+    signaturesMade++;
+    const multiply =
+      BASE_TABLE === undefined && signaturesMade <= TABLE_AFTER ? nativeMultiplyBase : combMultiplyBase;
     try {
       return this.#sign(digest, multiply);
     } catch (error) {
