@@ -64,23 +64,29 @@ class SpecialCase extends Error {}
 /** Jacobian point (x = X/Z², y = Y/Z³), mutable accumulator. */
 type Jacobian = { x: bigint; y: bigint; z: bigint };
 
-/** acc += (x2, y2) (affine), madd-2007-bl. */
+/** acc += (x2, y2) (affine), madd-2007-bl with Z3 = 2·Z1·H; one reduction per product, none per sum. */
 function addAffine(acc: Jacobian, x2: bigint, y2: bigint): void {
-  const { x: X1, y: Y1, z: Z1 } = acc;
+  const X1 = acc.x;
+  const Y1 = acc.y;
+  const Z1 = acc.z;
   const Z1Z1 = (Z1 * Z1) % P;
-  const U2 = (x2 * Z1Z1) % P;
-  const S2 = (((y2 * Z1) % P) * Z1Z1) % P;
-  const H = modP(U2 - X1);
+  let H = ((x2 * Z1Z1) % P) - X1;
+  if (H < 0n) H += P;
   if (H === 0n) throw new SpecialCase();
+  let r = ((((y2 * Z1) % P) * Z1Z1) % P) - Y1;
+  if (r < 0n) r += P;
+  r <<= 1n;
   const HH = (H * H) % P;
-  const I = (4n * HH) % P;
+  const I = HH << 2n;
   const J = (H * I) % P;
-  const r = modP(2n * (S2 - Y1));
   const V = (X1 * I) % P;
-  const X3 = modP(r * r - J - 2n * V);
+  let X3 = (r * r - J - (V << 1n)) % P;
+  if (X3 < 0n) X3 += P;
+  let Y3 = (r * (V - X3) - (((Y1 * J) % P) << 1n)) % P;
+  if (Y3 < 0n) Y3 += P;
   acc.x = X3;
-  acc.y = modP(r * (V - X3) - 2n * ((Y1 * J) % P));
-  acc.z = modP((Z1 + H) * (Z1 + H) - Z1Z1 - HH);
+  acc.y = Y3;
+  acc.z = ((Z1 * H) << 1n) % P;
 }
 
 /** 2·acc (dbl-2009-l, a = 0). */
