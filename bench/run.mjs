@@ -667,7 +667,7 @@ const MISSED_NOTES = {
       `  ${fmt(steady.peakMiB)} MiB at start-up). Each dependency alone, in a fresh node (table below): ethers ${cost("ethers")},`,
       `  got ${cost("got")}, zod ${cost("zod")}, prom-client ${cost("prom-client")}, pino ${cost("pino")} (they share a baseline, so`,
       "  they do not simply add up). Measured with /proc/PID/smaps on this",
-      "  machine (issue 15 notes): ~13 MiB of the difference is the node binary's own pages that the daemon touches and a bare",
+      "  machine (node --cpu-prof / smaps, issue 15): ~13 MiB of the difference is the node binary's own pages that the daemon touches and a bare",
       "  node does not (http, https, crypto/OpenSSL, the ESM loader: file-backed, shared between node processes), ~10 MiB",
       "  the V8 heap (the dependencies' code and objects; a bare node's is ~4 MiB), the rest malloc'd by OpenSSL and libuv.",
       "  What was done: one bundled file instead of ~700 modules, zod's locales dropped from the bundle, no Intl",
@@ -683,7 +683,7 @@ const MISSED_NOTES = {
     `  The reference does nothing: one timer wake-up a second, ${fmt(steady.bareCpuMs, 1)} ms of CPU in the window. The daemon`,
     `  does its job in the same window (${steady.heartbeats} confirmed pushes, each signed, sent, parsed, validated, written`,
     "  to the ledger with fsync and logged; an exposure poll every 30 s; prom-client's event-loop sampler once a",
-    `  second): ${fmt(steady.cpuMs, 1)} ms. Profiled (issue 15 notes), a steady minute is roughly: ledger writes (rename +`,
+    `  second): ${fmt(steady.cpuMs, 1)} ms. Profiled (node --cpu-prof / smaps, issue 15), a steady minute is roughly: ledger writes (rename +`,
     "  fsync) and HTTP socket handling a third, pino lines and GC a fifth, the rest signing, zod and timers; the",
     "  comb table of G is no longer built at all at this cadence (it was ~20 ms, most of the first minute). 2× an",
     "  idle process would leave ~0.3 ms per push for sign + HTTP + fsync + log: below what one HTTP round trip costs",
@@ -692,7 +692,7 @@ const MISSED_NOTES = {
   ],
   "cold start": ({ cold }) => [
     `- **Cold start: ${fmtInt(cold.daemonMs)} ms vs ${fmtInt(0.6 * cold.refMs)} ms allowed (${fmt(cold.daemonMs / cold.refMs, 2)}× the one-shot script; ${fmt(cold.daemonCpuMs / cold.refCpuMs, 2)}× in CPU).**`,
-    "  Profiled (issue 15 notes): node itself ~60 ms, loading and evaluating the bundle ~100 ms (commander, zod's",
+    "  Profiled (node --cpu-prof / smaps, issue 15): node itself ~60 ms, loading and evaluating the bundle ~100 ms (commander, zod's",
     "  schemas, prom-client, got, pino), then the daemon's start: the ledger's write-ahead file (fsync) before the",
     "  push, health server and exposure poll started beside it, node-cron computing its first match (~7 ms on the",
     "  event loop), and the push itself (~70 ms of that is waiting on the disk and the simulator, not CPU).",
@@ -707,9 +707,18 @@ const MISSED_NOTES = {
     `- **Signing: ${fmt(signing.oursCpuRate / signing.refCpuRate, 2)}×.** k·G is a 33-addition comb (src/hyperliquid/secp256k1.ts);`,
     "  what is left is BigInt arithmetic (two inversions, 33 mixed additions) and three keccaks in JavaScript.",
   ],
-  exposure: ({ exposure }) => [
-    `- **Exposure**: see the raw figures (${JSON.stringify(exposure.raw ?? {}).slice(0, 200)}).`,
-  ],
+  exposure: ({ exposure }) => {
+    const x = exposure.raw ?? {};
+    return [
+      `- **Exposure: derive + log + metrics ${fmt(x.deriveLogMetricsCpuMs)} ms in a poll, ${fmt(x.reportUnchangedCpuMs)} ms alone on unchanged values, ${fmt(x.reportChangedCpuMs)} ms when every value changed, vs the fetch's ${fmt(x.fetchOnlyCpuMs)} ms.**`,
+      "  The verdict takes the worst of the three (a market where every figure moves every poll). Profiled for that",
+      "  case (node --cpu-prof / smaps, issue 15): one synchronous write(2) per log line ~25% (the logger writes stdout synchronously so",
+      "  nothing is lost on a crash), the exact BigInt ratios and decimal parses of figures.ts ~38%, pino's",
+      "  serialisation ~14%, prom-client's label hashing for the gauges that changed ~13%. What would reach it in every",
+      "  run: one buffered write per poll for the exposure lines (flushed at the end of the poll), and ratios from",
+      "  correctly-rounded floats where 15 significant digits are enough.",
+    ];
+  },
   simulator: ({ simulator }) => [
     `- **Simulator: ${fmtInt(simulator.perCpuSec)} verified actions per simulator CPU-second, ${fmtInt(simulator.perSec)}/s wall.**`,
     `  ${fmtInt(simulator.simCpuUsPerAction)} µs of CPU per action: the signature check against the signer's cached comb table`,
