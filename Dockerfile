@@ -19,6 +19,8 @@ COPY package.json package-lock.json ./
 # --ignore-scripts: the sources are not copied yet, so the package's own "prepare" build runs below instead.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+# scripts/build.mjs runs tsc and then bundles the CLI (scripts/bundle.mjs, esbuild)
+COPY scripts ./scripts
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 

@@ -71,6 +71,7 @@ const round = (x, d = 2) => Number(x.toFixed(d));
 async function main() {
   if (typeof globalThis.gc !== "function") throw new Error("run with node --expose-gc");
   const { createExposurePoller } = await import(new URL("daemon/exposure.js", DIST).href);
+  const { createExposureReporter } = await import(new URL("daemon/exposure-report.js", DIST).href);
   const { createMetrics } = await import(new URL("daemon/metrics.js", DIST).href);
   const { InfoClient } = await import(new URL("hyperliquid/info.js", DIST).href);
   const { createLogger } = await import(new URL("utils/logger.js", DIST).href);
@@ -130,6 +131,39 @@ async function main() {
     globalThis.gc();
     globalThis.gc();
     const heapAfter = process.memoryUsage().heapUsed;
+
+    // Derive + log + metrics alone, on the states of one fetch: (a) the same states again (what the static
+    // simulator answers every poll: only unchanged values), (b) every value changed on every cycle (a moving
+    // market: every gauge is set again), alternating between the states and a copy with every decimal changed.
+    const states = await info.batchClearinghouseStates({ users: addresses });
+    const bump = (d) =>
+      typeof d === "string" && /^-?\d+(\.\d+)?$/.test(d) ? (d.includes(".") ? `${d}1` : `${d}.1`) : d;
+    const changed = states.map((st) => ({
+      ...st,
+      marginSummary: Object.fromEntries(Object.entries(st.marginSummary).map(([k, v]) => [k, bump(v)])),
+      withdrawable: bump(st.withdrawable),
+      assetPositions: st.assetPositions.map((a) => ({
+        ...a,
+        position: { ...a.position, szi: bump(a.position.szi), positionValue: bump(a.position.positionValue) },
+      })),
+    }));
+    const reportCpu = (variant) => {
+      const reporter = createExposureReporter({
+        log: logger.child({ module: "exposure" }),
+        metrics: createMetrics(),
+      });
+      const out = [];
+      for (let i = 0; i < WARMUP + 20; i++) {
+        const set = variant === "changed" && i % 2 ? changed : states;
+        const c0 = process.cpuUsage();
+        for (let a = 0; a < addresses.length; a++)
+          reporter.report(addresses[a], "", set[a], { reason: "interval" });
+        if (i >= WARMUP) out.push(cpuMs(process.cpuUsage(c0)));
+      }
+      return median(out);
+    };
+    const reportUnchangedMs = reportCpu("unchanged");
+    const reportChangedMs = reportCpu("changed");
     const growth = heapAfter - heapBefore;
     info.close();
     const result = {
@@ -142,6 +176,10 @@ async function main() {
       cpuMsMax: round(Math.max(...cpu)),
       wallMsPerCycle: round(median(wall)),
       fetchOnlyCpuMs: round(median(fetchOnly)),
+      /** poll minus fetch: what the figures, the log lines and the metrics cost in a poll */
+      deriveLogMetricsCpuMs: round(median(cpu) - median(fetchOnly)),
+      reportUnchangedCpuMs: round(reportUnchangedMs),
+      reportChangedCpuMs: round(reportChangedMs),
       heapBeforeBytes: heapBefore,
       heapAfterBytes: heapAfter,
       heapGrowthBytes: growth,

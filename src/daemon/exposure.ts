@@ -16,7 +16,7 @@ import type { ClearinghouseState } from "../hyperliquid/schemas.js";
 import { normalizeAddress } from "../utils/address.js";
 import { type Clock, monotonicOf } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
-import { type AccountFigures, decimalToNumber, deriveFigures } from "./figures.js";
+import { createExposureReporter } from "./exposure-report.js";
 import type { Metrics } from "./metrics.js";
 import { CrossingLatch, SkewEstimator, sampleSkew } from "./skew.js";
 import type { ExposureStatus } from "./types.js";
@@ -84,8 +84,6 @@ const defaultTimer: ExposureTimer = {
   clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-type AlertMetric = "leverage" | "totalNtlPos" | "liquidationDistancePct";
-
 function errorKind(error: unknown): HyperliquidErrorKind | string {
   if (error && typeof error === "object" && "kind" in error && typeof error.kind === "string")
     return error.kind;
@@ -128,10 +126,8 @@ export function createExposurePoller({
 
   const skew = new SkewEstimator();
   const skewLatch = new CrossingLatch(clockSkewWarnMs);
-  /** active alerts, keyed account|dex|metric|coin */
-  const alerts = new Map<string, { account: string; dex: string; metric: AlertMetric; coin?: string }>();
-  /** coins with position series, keyed account|dex */
-  const seriesCoins = new Map<string, Set<string>>();
+  // the figures' way out: log line, metrics, alerts (exposure-report.ts)
+  const reporter = createExposureReporter({ log, metrics, thresholds });
 
   let lastSuccessAt: number | null = null;
   let lastAttemptAt: number | null = null;
@@ -144,117 +140,6 @@ export function createExposurePoller({
   let running: Promise<void> | null = null;
   let queuedTrigger: Promise<void> | null = null;
   let controller: AbortController | null = null;
-
-  // ------------------------------------------------------------------------------------------ alerts
-
-  function checkAlert(
-    key: { account: string; dex: string; metric: AlertMetric; coin?: string },
-    value: number | null,
-    limit: number | undefined,
-    outside: (value: number, limit: number) => boolean,
-  ) {
-    if (limit === undefined) return;
-    const id = `${key.account}|${key.dex}|${key.metric}|${key.coin ?? ""}`;
-    const active = alerts.has(id);
-    const now = value !== null && outside(value, limit);
-    const fields = {
-      account: key.account,
-      ...(key.dex ? { dex: key.dex } : {}),
-      metric: key.metric,
-      // JSON has no Infinity: leverage without equity is logged as null with a note
-      value: value !== null && Number.isFinite(value) ? value : null,
-      ...(value === Number.POSITIVE_INFINITY
-        ? { note: "account value is zero or negative with open positions" }
-        : {}),
-      limit,
-      ...(key.coin !== undefined ? { coin: key.coin } : {}),
-    };
-    if (now && !active) {
-      alerts.set(id, key);
-      log.warn(
-        { event: "exposure.alert", ...fields },
-        `${key.metric}${key.coin ? ` of ${key.coin}` : ""} is ${value} (limit ${limit}) for ${key.account}`,
-      );
-    } else if (!now && active) {
-      alerts.delete(id);
-      log.info(
-        { event: "exposure.alert.cleared", ...fields },
-        `${key.metric}${key.coin ? ` of ${key.coin}` : ""} is back within the limit for ${key.account}`,
-      );
-    }
-  }
-
-  function checkThresholds(account: string, dex: string, f: AccountFigures) {
-    // no equity with open notional is as leveraged as it gets: report it as an infinite leverage
-    const notional = decimalToNumber(f.totalNtlPos);
-    const leverage = f.leverage ?? (notional > 0 ? Number.POSITIVE_INFINITY : null);
-    checkAlert({ account, dex, metric: "leverage" }, leverage, thresholds.maxLeverage, (v, l) => v > l);
-    checkAlert({ account, dex, metric: "totalNtlPos" }, notional, thresholds.maxNotionalUsd, (v, l) => v > l);
-    if (thresholds.minLiquidationDistancePct === undefined) return;
-    const open = new Set<string>();
-    for (const p of f.positions) {
-      open.add(p.coin);
-      if (p.liquidationDistancePct === undefined) continue;
-      checkAlert(
-        { account, dex, metric: "liquidationDistancePct", coin: p.coin },
-        p.liquidationDistancePct,
-        thresholds.minLiquidationDistancePct,
-        (v, l) => v < l,
-      );
-    }
-    // a position that closed (or lost its liquidation price) while alerting: clear its alert
-    for (const [id, key] of alerts) {
-      if (key.account !== account || key.dex !== dex || key.metric !== "liquidationDistancePct") continue;
-      const pos = f.positions.find((p) => p.coin === key.coin);
-      if (pos && pos.liquidationDistancePct !== undefined) continue;
-      alerts.delete(id);
-      log.info(
-        {
-          event: "exposure.alert.cleared",
-          account,
-          ...(dex ? { dex } : {}),
-          metric: key.metric,
-          value: null,
-          limit: thresholds.minLiquidationDistancePct,
-          coin: key.coin,
-        },
-        `${key.coin} ${open.has(key.coin ?? "") ? "no longer has a liquidation price" : "position closed"} for ${account}`,
-      );
-    }
-  }
-
-  // ------------------------------------------------------------------------------------------ metrics
-
-  function setMetrics(account: string, dex: string, f: AccountFigures) {
-    const labels = { account, dex };
-    metrics.accountValue.set(labels, decimalToNumber(f.accountValue));
-    metrics.totalNotional.set(labels, decimalToNumber(f.totalNtlPos));
-    metrics.marginUsed.set(labels, decimalToNumber(f.totalMarginUsed));
-    metrics.withdrawable.set(labels, decimalToNumber(f.withdrawable));
-    if (f.leverage === null) metrics.leverage.remove(labels);
-    else metrics.leverage.set(labels, f.leverage);
-    const key = `${account}|${dex}`;
-    const before = seriesCoins.get(key) ?? new Set<string>();
-    const now = new Set<string>();
-    for (const p of f.positions) {
-      const l = { account, dex, coin: p.coin };
-      now.add(p.coin);
-      metrics.positionSize.set(l, decimalToNumber(p.szi));
-      metrics.positionValue.set(l, decimalToNumber(p.positionValue));
-      if (p.liquidationDistancePct === undefined) metrics.liquidationDistance.remove(l);
-      else metrics.liquidationDistance.set(l, p.liquidationDistancePct / 100);
-    }
-    // closed positions: drop their series so dashboards do not show a stale size
-    for (const coin of before) {
-      if (now.has(coin)) continue;
-      const l = { account, dex, coin };
-      metrics.positionSize.remove(l);
-      metrics.positionValue.remove(l);
-      metrics.liquidationDistance.remove(l);
-    }
-    if (now.size > 0) seriesCoins.set(key, now);
-    else seriesCoins.delete(key);
-  }
 
   // ------------------------------------------------------------------------------------------ skew
 
@@ -300,41 +185,7 @@ export function createExposurePoller({
       );
       // `dex` only for the other perp dexes: "" is the first perp dex, the one the contract's line describes
       const extra = { reason, ...(dex !== "" ? { dex } : {}) };
-      for (let i = 0; i < users.length; i++) {
-        const account = users[i]!;
-        const f = deriveFigures(result.states[i]!);
-        log.info(
-          {
-            event: "exposure",
-            account,
-            ...extra,
-            accountValue: f.accountValue,
-            totalNtlPos: f.totalNtlPos,
-            totalMarginUsed: f.totalMarginUsed,
-            withdrawable: f.withdrawable,
-            leverage: f.leverage,
-            marginUsage: f.marginUsage,
-            maintenanceMarginRatio: f.maintenanceMarginRatio,
-            positions: f.positions.map((p) => ({
-              coin: p.coin,
-              szi: p.szi,
-              entryPx: p.entryPx,
-              positionValue: p.positionValue,
-              unrealizedPnl: p.unrealizedPnl,
-              liquidationPx: p.liquidationPx,
-              leverageType: p.leverageType,
-              leverageValue: p.leverageValue,
-              markPx: p.markPx,
-              ...(p.liquidationDistancePct !== undefined
-                ? { liquidationDistancePct: p.liquidationDistancePct }
-                : {}),
-            })),
-          },
-          exposureSummary(account, f),
-        );
-        setMetrics(account, dex, f);
-        checkThresholds(account, dex, f);
-      }
+      for (let i = 0; i < users.length; i++) reporter.report(users[i]!, dex, result.states[i]!, extra);
       return true;
     } catch (error) {
       if (stopped && signal.aborted) return false;
@@ -448,22 +299,4 @@ export function createExposurePoller({
   };
 }
 
-/**
- * One line for people (the structured fields carry the exact figures): value, leverage, margin usage and each
- * position with its side, size, unrealised PnL and distance to liquidation.
- */
-export function exposureSummary(account: string, f: AccountFigures): string {
-  const pct = (x: number | null) => (x === null ? "n/a" : `${(x * 100).toFixed(1)}%`);
-  const lev = f.leverage === null ? "n/a" : `${f.leverage.toFixed(2)}x`;
-  const positions = f.positions.map((p) => {
-    const liq =
-      p.liquidationDistancePct === undefined
-        ? "no liq. price"
-        : `liq. ${p.liquidationDistancePct.toFixed(1)}% away`;
-    return `${p.coin} ${p.side} ${p.szi.replace(/^-/, "")} (PnL ${p.unrealizedPnl}, ${liq})`;
-  });
-  return (
-    `${account.slice(0, 6)}…${account.slice(-4)}: value $${f.accountValue}, leverage ${lev}, margin used ${pct(f.marginUsage)}` +
-    (positions.length > 0 ? `; ${positions.join("; ")}` : "; no positions")
-  );
-}
+export { exposureSummary } from "./exposure-report.js";

@@ -10,13 +10,13 @@
  * scheduleCancel cases).
  */
 import { Encoder } from "@msgpack/msgpack";
+import { keccak_256 } from "@noble/hashes/sha3";
 // ethers' subpath entry points: the root "ethers" also loads providers, contracts and wordlists (~10 MiB of
 // resident memory the daemon never uses; BENCHMARKS.md, import cost).
-import { keccak256, Signature, SigningKey } from "ethers/crypto";
-import { TypedDataEncoder } from "ethers/hash";
+import { Signature, SigningKey } from "ethers/crypto";
 import { computeAddress, recoverAddress } from "ethers/transaction";
-import { concat, getBytes, toUtf8Bytes } from "ethers/utils";
 import { BaseError } from "../errors/base.js";
+import { publicKeyOf, Secp256k1Signer } from "./secp256k1.js";
 
 export type Hex = `0x${string}`;
 
@@ -29,7 +29,9 @@ export type LocalSigner = { readonly address: string; readonly signingKey: Signi
 /** Builds a LocalSigner from a 0x-prefixed 32-byte hex key (throws ethers' error on an invalid key). */
 export function localSigner(privateKey: string): LocalSigner {
   const signingKey = new SigningKey(privateKey);
-  return Object.freeze({ address: computeAddress(signingKey.publicKey), signingKey });
+  // The public key by OpenSSL: SigningKey.publicKey would build noble's multiplication table first (tens of ms
+  // of a cold start; BENCHMARKS.md, cold start).
+  return Object.freeze({ address: computeAddress(publicKeyOf(signingKey.privateKey)), signingKey });
 }
 
 /** `{ r, s, v }` as the exchange expects it: r and s as 0x + 64 lower-case hex digits, v 27 or 28. */
@@ -62,12 +64,38 @@ export const AGENT_TYPES = Object.freeze({
   ],
 });
 
-const DOMAIN_SEPARATOR = getBytes(TypedDataEncoder.hashDomain(EXCHANGE_DOMAIN));
-const AGENT_TYPE_HASH = getBytes(keccak256(toUtf8Bytes("Agent(string source,bytes32 connectionId)")));
-const SOURCE_HASH = {
-  a: getBytes(keccak256(toUtf8Bytes("a"))),
-  b: getBytes(keccak256(toUtf8Bytes("b"))),
-};
+const utf8 = (text: string) => new TextEncoder().encode(text);
+const keccakHex = (bytes: Uint8Array): Hex => `0x${Buffer.from(keccak_256(bytes)).toString("hex")}`;
+
+// The EIP-712 constants, hashed once (EIP-712 §hashStruct / §domainSeparator): every signature reuses them.
+/** keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)") ‖ fields */
+const DOMAIN_SEPARATOR = (() => {
+  const encoded = new Uint8Array(5 * 32);
+  encoded.set(
+    keccak_256(utf8("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")),
+  );
+  encoded.set(keccak_256(utf8(EXCHANGE_DOMAIN.name)), 32);
+  encoded.set(keccak_256(utf8(EXCHANGE_DOMAIN.version)), 64);
+  new DataView(encoded.buffer).setUint32(96 + 28, EXCHANGE_DOMAIN.chainId, false);
+  // verifyingContract is the zero address: its 32-byte slot stays zero
+  return keccak_256(encoded);
+})();
+const AGENT_TYPE_HASH = keccak_256(utf8("Agent(string source,bytes32 connectionId)"));
+const SOURCE_HASH = { a: keccak_256(utf8("a")), b: keccak_256(utf8("b")) };
+
+/** The EIP-712 digest of Agent { source, connectionId }: keccak256(0x1901 ‖ domainSeparator ‖ hashStruct). */
+function agentDigest(connectionId: Uint8Array, isMainnet: boolean): Uint8Array {
+  const struct = new Uint8Array(96);
+  struct.set(AGENT_TYPE_HASH, 0);
+  struct.set(isMainnet ? SOURCE_HASH.a : SOURCE_HASH.b, 32);
+  struct.set(connectionId, 64);
+  const message = new Uint8Array(66);
+  message[0] = 0x19;
+  message[1] = 0x01;
+  message.set(DOMAIN_SEPARATOR, 2);
+  message.set(keccak_256(struct), 34);
+  return keccak_256(message);
+}
 
 // Default msgpack options (smallest integer encoding; no useBigInt64, see docs/exchange-behaviour.md §2). `undefined`
 // values are dropped so that `{ type, time: undefined }` hashes as `{ type }`, just as JSON.stringify sends it.
@@ -84,15 +112,23 @@ export type L1ActionHashParameters = {
   expiresAfter?: number | bigint | null | undefined;
 };
 
-function u64be(value: number | bigint, what: string): Uint8Array {
+function checkU64(value: number | bigint, what: string): void {
   const bad = () => new SigningError(`${what} must be an unsigned 64-bit integer, got ${String(value)}.`);
-  if (typeof value === "number" && !Number.isSafeInteger(value)) throw bad();
-  const big = typeof value === "bigint" ? value : BigInt(value);
-  if (big < 0n || big > 0xffff_ffff_ffff_ffffn) throw bad();
-  const out = new Uint8Array(8);
-  new DataView(out.buffer).setBigUint64(0, big, false);
-  return out;
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value) || value < 0) throw bad();
+  } else if (value < 0n || value > 0xffff_ffff_ffff_ffffn) throw bad();
 }
+
+/** Writes an unsigned 64-bit big-endian integer (validated by checkU64). */
+function writeU64(view: DataView, offset: number, value: number | bigint): void {
+  if (typeof value === "bigint") view.setBigUint64(offset, value, false);
+  else {
+    view.setUint32(offset, Math.floor(value / 0x1_0000_0000), false);
+    view.setUint32(offset + 4, value >>> 0, false);
+  }
+}
+
+const VAULT_RE = /^0x[0-9a-fA-F]{40}$/;
 
 /** The bytes that are hashed into the connectionId (exported for tests and tooling). */
 export function l1ActionPreimage({
@@ -101,35 +137,47 @@ export function l1ActionPreimage({
   vaultAddress,
   expiresAfter,
 }: L1ActionHashParameters): Uint8Array {
-  const parts: Uint8Array[] = [encoder.encode(action), u64be(nonce, "nonce")];
+  checkU64(nonce, "nonce");
+  if (vaultAddress && !VAULT_RE.test(vaultAddress)) {
+    throw new SigningError(
+      `vaultAddress must be a 42-character hex address, got ${JSON.stringify(vaultAddress)}.`,
+    );
+  }
+  const expires = expiresAfter !== undefined && expiresAfter !== null;
+  if (expires) checkU64(expiresAfter, "expiresAfter");
+  // one buffer, written in place: the encoder's shared view is copied once, straight into it
+  const packed = encoder.encodeSharedRef(action);
+  const out = new Uint8Array(packed.length + 8 + (vaultAddress ? 21 : 1) + (expires ? 9 : 0));
+  out.set(packed, 0);
+  const view = new DataView(out.buffer);
+  let at = packed.length;
+  writeU64(view, at, nonce);
+  at += 8;
   if (vaultAddress) {
-    if (!/^0x[0-9a-fA-F]{40}$/.test(vaultAddress)) {
-      throw new SigningError(
-        `vaultAddress must be a 42-character hex address, got ${JSON.stringify(vaultAddress)}.`,
-      );
-    }
-    parts.push(Uint8Array.of(1), getBytes(vaultAddress));
-  } else {
-    parts.push(Uint8Array.of(0));
+    out[at++] = 1;
+    out.set(Buffer.from(vaultAddress.slice(2), "hex"), at);
+    at += 20;
+  } else out[at++] = 0;
+  if (expires) {
+    out[at++] = 0;
+    writeU64(view, at, expiresAfter);
   }
-  if (expiresAfter !== undefined && expiresAfter !== null) {
-    parts.push(Uint8Array.of(0), u64be(expiresAfter, "expiresAfter"));
-  }
-  return getBytes(concat(parts));
+  return out;
 }
 
 /** connectionId = keccak256(preimage). */
 export function l1ActionHash(params: L1ActionHashParameters): Hex {
-  return keccak256(l1ActionPreimage(params)) as Hex;
+  return keccakHex(l1ActionPreimage(params));
+}
+
+/** l1ActionDigest as bytes (the signer and the simulator hash without hex round trips). */
+export function l1ActionDigestBytes(params: L1ActionHashParameters & { isMainnet: boolean }): Uint8Array {
+  return agentDigest(keccak_256(l1ActionPreimage(params)), params.isMainnet);
 }
 
 /** The EIP-712 digest that is signed for an L1 action. */
 export function l1ActionDigest(params: L1ActionHashParameters & { isMainnet: boolean }): Hex {
-  const connectionId = getBytes(l1ActionHash(params));
-  const structHash = keccak256(
-    concat([AGENT_TYPE_HASH, params.isMainnet ? SOURCE_HASH.a : SOURCE_HASH.b, connectionId]),
-  );
-  return keccak256(concat(["0x1901", DOMAIN_SEPARATOR, structHash])) as Hex;
+  return `0x${Buffer.from(l1ActionDigestBytes(params)).toString("hex")}`;
 }
 
 export type SignL1ActionParameters = L1ActionHashParameters & {
@@ -140,16 +188,41 @@ function toL1Signature(sig: Signature): L1Signature {
   return { r: sig.r.toLowerCase() as Hex, s: sig.s.toLowerCase() as Hex, v: sig.v as 27 | 28 };
 }
 
+const hex32 = (n: bigint): Hex => `0x${n.toString(16).padStart(64, "0")}`;
+
+/** One parsed key per SigningKey (and per raw private key string): parsing costs more than hashing. */
+const signers = new WeakMap<SigningKey, Secp256k1Signer>();
+let lastRawKey: { key: string; signer: Secp256k1Signer } | undefined;
+
+function signerFor(key: SigningKey | string): Secp256k1Signer {
+  if (typeof key === "string") {
+    if (lastRawKey?.key !== key) {
+      // ethers validates the key (and throws its error for a bad one) and normalises it
+      lastRawKey = { key, signer: new Secp256k1Signer(new SigningKey(key).privateKey) };
+    }
+    return lastRawKey.signer;
+  }
+  let signer = signers.get(key);
+  if (!signer) {
+    signer = new Secp256k1Signer(key.privateKey);
+    signers.set(key, signer);
+  }
+  return signer;
+}
+
+/** `{ r, s, v }` of a digest, as ethers' SigningKey.sign would give it (v 28 for any non-zero recovery bit). */
+function signDigest(key: SigningKey | string, digest: Uint8Array): L1Signature {
+  const sig = signerFor(key).sign(digest);
+  return { r: hex32(sig.r), s: hex32(sig.s), v: sig.recovery ? 28 : 27 };
+}
+
 /** Signs an L1 action; resolves to `{ r, s, v }` exactly as the official SDKs produce it. */
 export async function signL1Action(params: SignL1ActionParameters): Promise<L1Signature> {
-  const digest = l1ActionDigest(params);
-  if (params.privateKey !== undefined) {
-    return toL1Signature(new SigningKey(params.privateKey).sign(digest));
-  }
+  if (params.privateKey !== undefined) return signDigest(params.privateKey, l1ActionDigestBytes(params));
   const wallet = params.wallet;
-  if (wallet instanceof SigningKey) return toL1Signature(wallet.sign(digest));
+  if (wallet instanceof SigningKey) return signDigest(wallet, l1ActionDigestBytes(params));
   if ("signingKey" in wallet && wallet.signingKey instanceof SigningKey) {
-    return toL1Signature(wallet.signingKey.sign(digest));
+    return signDigest(wallet.signingKey, l1ActionDigestBytes(params));
   }
   if ("signTypedData" in wallet) {
     const connectionId = l1ActionHash(params);

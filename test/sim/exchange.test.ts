@@ -458,4 +458,35 @@ describe("signer recovery cache", () => {
     expect(recovery.hits).toBeGreaterThanOrEqual(12);
     expect(recovery.misses).toBeGreaterThanOrEqual(3);
   });
+
+  test("behavior: a repeated (action, signature) is answered from memory; a changed signature is not", async () => {
+    const recovery = new SignerRecovery();
+    const remember = (a: string) => a === user.address.toLowerCase();
+    const body = await signedScheduleCancel({ privateKey: user.privateKey, nonce: T0, time: T0 + 60_000 });
+    const params = { action: body.action, nonce: body.nonce, isMainnet: true, signature: body.signature };
+    expect(recovery.recover(params, remember)).toBe(user.address.toLowerCase());
+    const misses = recovery.misses;
+    expect(recovery.recover(params, remember)).toBe(user.address.toLowerCase());
+    expect(recovery.misses).toBe(misses);
+    // the same action with another s: whatever full recovery says (never the remembered signer)
+    const s = BigInt(body.signature.s);
+    const other = {
+      ...params,
+      signature: { ...body.signature, s: `0x${(s - 1n).toString(16).padStart(64, "0")}` },
+    };
+    let expected: string;
+    try {
+      expected = recoverL1ActionSignerSync(other).toLowerCase();
+    } catch {
+      expected = "throws";
+    }
+    let got: string;
+    try {
+      got = recovery.recover(other, remember);
+    } catch {
+      got = "throws";
+    }
+    expect(got).toBe(expected);
+    expect(got).not.toBe(user.address.toLowerCase());
+  });
 });

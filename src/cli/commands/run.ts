@@ -235,7 +235,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
   for (const warning of loaded.warnings) log.warn({ event: "config.warning" }, warning);
   log.info(
     { event: "config.budget", actionsPerDay: loaded.actionsPerDay },
-    `${loaded.actionsPerDay.toLocaleString("en-US")} scheduleCancel actions per day per account at this interval`,
+    `${groupThousands(loaded.actionsPerDay)} scheduleCancel actions per day per account at this interval`,
   );
 
   let wallet: LocalSigner;
@@ -307,4 +307,12 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
       },
     });
   });
+}
+
+/**
+ * 5760 → "5,760" without Intl: the first toLocaleString() maps ICU's locale data, +5 MiB of resident memory for
+ * the daemon's whole life (BENCHMARKS.md, memory).
+ */
+function groupThousands(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }

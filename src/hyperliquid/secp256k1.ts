@@ -1,0 +1,349 @@
+/**
+ * Deterministic secp256k1 signing (RFC 6979, low-s), byte for byte what ethers' `SigningKey.sign` gives (it calls
+ * @noble/curves 1.2.0's `secp256k1.sign(digest, key, { lowS: true })`), only faster for the one thing the daemon
+ * does all day: sign a 32-byte digest with the same key.
+ *
+ * Where the time goes and what this changes (BENCHMARKS.md, signing):
+ * - k·G: noble multiplies with a window-8 wNAF table in projective coordinates and adds a "fake" point for every
+ *   zero digit (64 complete additions). Here a fixed-base comb over signed 8-bit digits reads one affine point per
+ *   window from a table (33 windows × 128 points = k·G in 33 mixed Jacobian+affine additions, 7M+4S each). The
+ *   table is built once 64 signatures have been made (~20 ms once, ~0.4 MiB). Until then k·G comes from OpenSSL
+ *   (node:crypto ECDH, ~0.25 ms, no table), so a cold start pays for neither this table nor noble's.
+ * - RFC 6979's HMAC-DRBG runs on node:crypto's native HMAC-SHA256 instead of a JavaScript SHA-256.
+ * - The private key is parsed once per key.
+ * A point addition that meets a special case (equal or opposite points: probability ~2^-250) falls back to noble.
+ *
+ * Timing: like noble's, this is JavaScript BigInt arithmetic and not constant-time; the table lookups depend on the
+ * nonce's digits. The daemon signs a few actions a minute and sends them over the network, where a microsecond
+ * difference is lost in the noise; do not use this to sign for a party that can time it precisely.
+ */
+import { createECDH, createHmac } from "node:crypto";
+import { secp256k1 } from "@noble/curves/secp256k1";
+
+const P = secp256k1.CURVE.Fp.ORDER;
+const N = secp256k1.CURVE.n;
+const HALF_N = N >> 1n;
+const GX = secp256k1.CURVE.Gx;
+const GY = secp256k1.CURVE.Gy;
+
+/** A recoverable signature: r and s as integers, the recovery bit as noble defines it (0..3). */
+export type RawSignature = { r: bigint; s: bigint; recovery: number };
+
+function modP(a: bigint): bigint {
+  const r = a % P;
+  return r < 0n ? r + P : r;
+}
+
+function modN(a: bigint): bigint {
+  const r = a % N;
+  return r < 0n ? r + N : r;
+}
+
+/** a⁻¹ mod m (extended Euclid; a ≠ 0 mod m). */
+function invert(a: bigint, m: bigint): bigint {
+  let t = 0n;
+  let newT = 1n;
+  let r = m;
+  let newR = a % m;
+  if (newR < 0n) newR += m;
+  while (newR !== 0n) {
+    const q = r / newR;
+    const t2 = t - q * newT;
+    t = newT;
+    newT = t2;
+    const r2 = r - q * newR;
+    r = newR;
+    newR = r2;
+  }
+  return t < 0n ? t + m : t;
+}
+
+/** Raised when the fast path meets a case it does not handle (the caller uses noble instead). */
+class SpecialCase extends Error {}
+
+/** Jacobian point (x = X/Z², y = Y/Z³), mutable accumulator. */
+type Jacobian = { x: bigint; y: bigint; z: bigint };
+
+/** acc += (x2, y2) (affine), madd-2007-bl with Z3 = 2·Z1·H; one reduction per product, none per sum. */
+function addAffine(acc: Jacobian, x2: bigint, y2: bigint): void {
+  const X1 = acc.x;
+  const Y1 = acc.y;
+  const Z1 = acc.z;
+  const Z1Z1 = (Z1 * Z1) % P;
+  let H = ((x2 * Z1Z1) % P) - X1;
+  if (H < 0n) H += P;
+  if (H === 0n) throw new SpecialCase();
+  let r = ((((y2 * Z1) % P) * Z1Z1) % P) - Y1;
+  if (r < 0n) r += P;
+  r <<= 1n;
+  const HH = (H * H) % P;
+  const I = HH << 2n;
+  const J = (H * I) % P;
+  const V = (X1 * I) % P;
+  let X3 = (r * r - J - (V << 1n)) % P;
+  if (X3 < 0n) X3 += P;
+  let Y3 = (r * (V - X3) - (((Y1 * J) % P) << 1n)) % P;
+  if (Y3 < 0n) Y3 += P;
+  acc.x = X3;
+  acc.y = Y3;
+  acc.z = ((Z1 * H) << 1n) % P;
+}
+
+/** 2·acc (dbl-2009-l, a = 0). */
+function double(acc: Jacobian): void {
+  const { x: X1, y: Y1, z: Z1 } = acc;
+  const A = (X1 * X1) % P;
+  const B = (Y1 * Y1) % P;
+  const C = (B * B) % P;
+  const D = modP(2n * ((X1 + B) * (X1 + B) - A - C));
+  const E = (3n * A) % P;
+  const F = (E * E) % P;
+  const X3 = modP(F - 2n * D);
+  acc.x = X3;
+  acc.y = modP(E * (D - X3) - 8n * C);
+  acc.z = (2n * ((Y1 * Z1) % P)) % P;
+}
+
+const WINDOWS = 33;
+const POINTS = 128;
+
+/**
+ * A fixed-base comb table of a point B: point (j+1)·256^w·B at index w·128 + j, affine, for the 33 windows of a
+ * signed 8-bit recoding of a 256-bit scalar. ~15 ms to build, ~0.4 MiB.
+ */
+export class CombTable {
+  readonly xs: bigint[] = new Array(WINDOWS * POINTS);
+  readonly ys: bigint[] = new Array(WINDOWS * POINTS);
+
+  constructor(x: bigint, y: bigint) {
+    let bx = x;
+    let by = y;
+    const jac: Jacobian[] = new Array(POINTS);
+    const prefix: bigint[] = new Array(POINTS);
+    for (let w = 0; w < WINDOWS; w++) {
+      const acc: Jacobian = { x: bx, y: by, z: 1n };
+      jac[0] = { ...acc };
+      for (let j = 1; j < POINTS; j++) {
+        if (j === 1) double(acc);
+        else addAffine(acc, bx, by);
+        jac[j] = { ...acc };
+      }
+      // batch normalisation (Montgomery's trick): one inversion for the window's 128 points
+      let running = 1n;
+      for (let j = 0; j < POINTS; j++) {
+        prefix[j] = running;
+        running = (running * jac[j]!.z) % P;
+      }
+      let inv = invert(running, P);
+      for (let j = POINTS - 1; j >= 0; j--) {
+        const zInv = (inv * prefix[j]!) % P;
+        inv = (inv * jac[j]!.z) % P;
+        const zInv2 = (zInv * zInv) % P;
+        this.xs[w * POINTS + j] = (jac[j]!.x * zInv2) % P;
+        this.ys[w * POINTS + j] = (((jac[j]!.y * zInv2) % P) * zInv) % P;
+      }
+      // next window's base: 256·B = 2·(128·B)
+      const next: Jacobian = { ...jac[POINTS - 1]! };
+      double(next);
+      const zInv = invert(next.z, P);
+      const zInv2 = (zInv * zInv) % P;
+      bx = (next.x * zInv2) % P;
+      by = (((next.y * zInv2) % P) * zInv) % P;
+    }
+  }
+
+  /** acc + k·B, k as 32 big-endian bytes; returns the new accumulator (undefined = the point at infinity). */
+  addMultiple(acc: Jacobian | undefined, k: Uint8Array): Jacobian | undefined {
+    const { xs, ys } = this;
+    let carry = 0;
+    for (let w = 0; w < WINDOWS; w++) {
+      let digit = (w < 32 ? k[31 - w]! : 0) + carry;
+      if (digit > POINTS) {
+        digit -= 256;
+        carry = 1;
+      } else carry = 0;
+      if (digit === 0) continue;
+      const i = w * POINTS + (digit > 0 ? digit : -digit) - 1;
+      const x = xs[i]!;
+      const y = digit > 0 ? ys[i]! : P - ys[i]!;
+      if (acc === undefined) acc = { x, y, z: 1n };
+      else addAffine(acc, x, y);
+    }
+    return acc;
+  }
+}
+
+/** The affine point of a Jacobian accumulator. */
+function toAffine(acc: Jacobian): { x: bigint; y: bigint } {
+  const zInv = invert(acc.z, P);
+  const zInv2 = (zInv * zInv) % P;
+  return { x: (acc.x * zInv2) % P, y: (((acc.y * zInv2) % P) * zInv) % P };
+}
+
+/** The table of G, built once, on demand. */
+let BASE_TABLE: CombTable | undefined;
+
+/** Whether the table of G has been built (tests). */
+export function baseTableBuilt(): boolean {
+  return BASE_TABLE !== undefined;
+}
+
+/** Builds the table of G now (normally built on a key's second signature). Idempotent. */
+export function precomputeBaseTable(): CombTable {
+  BASE_TABLE ??= new CombTable(GX, GY);
+  return BASE_TABLE;
+}
+
+type MultiplyBase = (k: Uint8Array) => { x: bigint; y: bigint };
+
+/** k·G in affine coordinates, from the 32 big-endian bytes of k (1 ≤ k < n), with the comb table. */
+function combMultiplyBase(k: Uint8Array): { x: bigint; y: bigint } {
+  const acc = precomputeBaseTable().addMultiple(undefined, k);
+  if (acc === undefined) throw new SpecialCase();
+  return toAffine(acc);
+}
+
+let ecdh: ReturnType<typeof createECDH> | undefined;
+
+/** k·G by OpenSSL (node:crypto): no table to build, for the first signatures. */
+function nativeMultiplyBase(k: Uint8Array): { x: bigint; y: bigint } {
+  ecdh ??= createECDH("secp256k1");
+  ecdh.setPrivateKey(k);
+  const point = ecdh.getPublicKey(); // 0x04 ‖ x ‖ y
+  return { x: bytesToBigInt(point.subarray(1, 33)), y: bytesToBigInt(point.subarray(33, 65)) };
+}
+
+/** The uncompressed public key (0x04 ‖ x ‖ y, hex with 0x) of a private key, by OpenSSL: no table. */
+export function publicKeyOf(privateKey: string): string {
+  const key = createECDH("secp256k1");
+  key.setPrivateKey(Buffer.from(privateKey.replace(/^0x/i, ""), "hex"));
+  return `0x${key.getPublicKey("hex", "uncompressed")}`;
+}
+
+/**
+ * Whether `signature` over `digest` recovers exactly to the public key whose table is `key` (recovery with
+ * v = 27/28 takes R = (r, y of v's parity), so this checks u1·G + u2·P = R: x equal to r, not only mod n, and
+ * y's parity). `null` when the check hit a special case: the caller must recover in full.
+ */
+export function signedBy(
+  key: CombTable,
+  digest: Uint8Array,
+  signature: { r: bigint; s: bigint; v: number },
+): boolean | null {
+  const { r, s, v } = signature;
+  if (v !== 27 && v !== 28) return false;
+  if (r <= 0n || r >= N || s <= 0n || s > HALF_N) return null;
+  const z = modN(bytesToBigInt(digest));
+  const sInv = invert(s, N);
+  const u1 = modN(z * sInv);
+  const u2 = modN(r * sInv);
+  try {
+    let acc = u1 === 0n ? undefined : precomputeBaseTable().addMultiple(undefined, bigIntTo32Bytes(u1));
+    acc = key.addMultiple(acc, bigIntTo32Bytes(u2));
+    if (acc === undefined) return false;
+    const R = toAffine(acc);
+    return R.x === r && Number(R.y & 1n) === v - 27;
+  } catch (error) {
+    if (error instanceof SpecialCase) return null;
+    throw error;
+  }
+}
+
+function bytesToBigInt(bytes: Uint8Array): bigint {
+  return BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`);
+}
+
+function bigIntTo32Bytes(n: bigint): Buffer {
+  return Buffer.from(n.toString(16).padStart(64, "0"), "hex");
+}
+
+function hmac(key: Uint8Array, ...parts: Uint8Array[]): Buffer {
+  const h = createHmac("sha256", key);
+  for (const p of parts) h.update(p);
+  return h.digest();
+}
+
+const ZERO = Uint8Array.of(0);
+const ONE = Uint8Array.of(1);
+
+/**
+ * Signatures (by any key) before the comb table of G is built. The table costs ~20 ms of CPU once and saves
+ * ~0.15 ms per signature over OpenSSL's k·G: worth it for bursts (and the benchmark), not for the first minutes of
+ * a daemon that pushes every 15 s (BENCHMARKS.md, CPU per hour).
+ */
+const TABLE_AFTER = 64;
+let signaturesMade = 0;
+
+/** One private key, parsed once; signs 32-byte digests. */
+export class Secp256k1Signer {
+  readonly #d: bigint;
+  readonly #dBytes: Buffer;
+  readonly #hexKey: string;
+
+  /** `privateKey`: 0x + 64 hex digits (what ethers' SigningKey.privateKey holds). */
+  constructor(privateKey: string) {
+    this.#hexKey = privateKey;
+    this.#dBytes = Buffer.from(privateKey.slice(2), "hex");
+    this.#d = bytesToBigInt(this.#dBytes);
+    if (this.#dBytes.length !== 32 || this.#d <= 0n || this.#d >= N)
+      throw new RangeError("invalid private key");
+  }
+
+  /** Signs a 32-byte digest: RFC 6979 nonce, low-s, exactly as noble 1.2.0 / ethers 6 do. */
+  sign(digest: Uint8Array): RawSignature {
+    // Until a key has signed TABLE_AFTER times, k·G comes from OpenSSL: no table to build on a cold start, and
+    // none at all for a daemon that signs a few times a minute (the table costs ~20 ms of CPU once).
+    signaturesMade++;
+    const multiply =
+      BASE_TABLE === undefined && signaturesMade <= TABLE_AFTER ? nativeMultiplyBase : combMultiplyBase;
+    try {
+      return this.#sign(digest, multiply);
+    } catch (error) {
+      if (error instanceof SpecialCase) return this.#noble(digest);
+      throw error;
+    }
+  }
+
+  #noble(digest: Uint8Array): RawSignature {
+    const sig = secp256k1.sign(digest, this.#hexKey.slice(2), { lowS: true });
+    return { r: sig.r, s: sig.s, recovery: sig.recovery };
+  }
+
+  #sign(digest: Uint8Array, multiplyBase: MultiplyBase): RawSignature {
+    if (digest.length !== 32) throw new RangeError("digest must be 32 bytes");
+    const d = this.#d;
+    // bits2int_modN(digest): the digest is exactly 256 bits, so no shift, then mod n
+    const m = modN(bytesToBigInt(digest));
+    const seed = Buffer.concat([this.#dBytes, bigIntTo32Bytes(m)]);
+    // HMAC-DRBG (RFC 6979 §3.2), as noble's createHmacDrbg: V = 0x01…, K = 0x00…
+    let v: Uint8Array = Buffer.alloc(32, 1);
+    let key: Uint8Array = Buffer.alloc(32, 0);
+    key = hmac(key, v, ZERO, seed);
+    v = hmac(key, v);
+    key = hmac(key, v, ONE, seed);
+    v = hmac(key, v);
+    for (;;) {
+      v = hmac(key, v);
+      const k = bytesToBigInt(v);
+      if (k > 0n && k < N) {
+        const q = multiplyBase(v);
+        const r = modN(q.x);
+        if (r !== 0n) {
+          const s = modN(invert(k, N) * modN(m + r * d));
+          if (s !== 0n) {
+            let recovery = (q.x === r ? 0 : 2) | Number(q.y & 1n);
+            let normS = s;
+            if (s > HALF_N) {
+              normS = N - s;
+              recovery ^= 1;
+            }
+            return { r, s: normS, recovery };
+          }
+        }
+      }
+      // reseed without a seed (noble: k = h(0x00), v = h())
+      key = hmac(key, v, ZERO);
+      v = hmac(key, v);
+    }
+  }
+}
