@@ -1,7 +1,7 @@
 /**
  * The account an agent key trades for (docs/cli.md, "Agent keys"). With no --account / --vault, the daemon and
  * `schedule` act for the signer's own user; when the signer is an API (agent) wallet the exchange applies the push
- * to the agent's master (docs/exchange-behaviour.md, "userRole"), so logs, exposure, the budget and `schedule`'s
+ * to the agent's master (docs/exchange-behaviour.md §25), so logs, exposure, the budget and `schedule`'s
  * output must name the master, not the agent. The `userRole` info query says which master that is.
  */
 import type { LoadedConfig } from "../config/load.js";

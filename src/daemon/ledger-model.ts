@@ -88,7 +88,7 @@ export type TriggerResult = { entry: LedgerEntry; counted: boolean; reachedLimit
 
 /**
  * `deadline` passed without a newer confirmed push: one trigger, once per deadline, on the deadline's own UTC
- * day. Nothing is armed afterwards (the schedule is one-shot; docs/exchange-behaviour.md "scheduleCancel").
+ * day. Nothing is armed afterwards (the schedule is one-shot; docs/exchange-behaviour.md §3).
  */
 export function withTrigger(
   entry: LedgerEntry,

@@ -6,7 +6,7 @@
  */
 import { HyperliquidApiError } from "../hyperliquid/errors.js";
 
-/** The scheduleCancel volume gate in USD (docs/exchange-behaviour.md, "Volume gate"). */
+/** The scheduleCancel volume gate in USD (docs/exchange-behaviour.md §4, §24). */
 export const VOLUME_GATE_USD = 1_000_000;
 
 export type RemovalVerdict =

@@ -136,7 +136,7 @@ export const UserRateLimit = z.looseObject({
 export type UserRateLimit = z.infer<typeof UserRateLimit>;
 
 /**
- * `userRole` (docs/exchange-behaviour.md, "userRole"): `user`, `vault` or `missing` alone; an API (agent) wallet
+ * `userRole` (docs/exchange-behaviour.md §25): `user`, `vault` or `missing` alone; an API (agent) wallet
  * with the master it signs for in `data.user`; a sub-account with its master in `data.master`.
  */
 const RoleAddress = z

@@ -11,7 +11,7 @@
  * `scheduleCancel` (or before now) lapsed, and the exchange then fires it (one-shot). Orders it cancelled
  * end with status `scheduledCancel` near the deadline; that status does NOT end in `Canceled`, so a suffix
  * check misses it. A lapse without such orders still counts: whether an empty fire increments the count is
- * not documented, and counting it is the safe side (docs/exchange-behaviour.md, "scheduleCancel rules").
+ * not documented, and counting it is the safe side (docs/exchange-behaviour.md §3).
  */
 import type { ExplorerTx, HistoricalOrder } from "../hyperliquid/schemas.js";
 import { utcDay } from "../utils/clock.js";

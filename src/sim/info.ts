@@ -106,7 +106,7 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
 }
 
 /**
- * The real shapes (docs/exchange-behaviour.md, "userRole"): `{"role":"user"|"vault"|"missing"}`, an agent
+ * The real shapes (docs/exchange-behaviour.md §25): `{"role":"user"|"vault"|"missing"}`, an agent
  * `{"role":"agent","data":{"user":MASTER}}`, a sub-account `{"role":"subAccount","data":{"master":MASTER}}`.
  */
 function userRole(store: SimStore, address: string): unknown {
