@@ -186,10 +186,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       intervalMs: config.exposureInterval,
       thresholds: config.thresholds,
       clockSkewWarnMs: config.clockSkewWarn,
-      timer: {
-        setTimeout: (fn, ms) => timers.after(ms, fn),
-        clearTimeout: (handle) => (handle as { cancel(): void } | undefined)?.cancel(),
-      },
+      timers,
     });
   }
 

@@ -1,10 +1,10 @@
 /**
  * The exposure poller: what the accounts hold, polled with `batchClearinghouseStates` on its own cadence.
  *
- * - Its own timer chain (drift-free: tick k is planned at start + k × interval; missed ticks are skipped,
- *   never bunched), separate from the heartbeat's; no shared lock, so a slow or failing /info never delays a
- *   push. Polls never overlap: a pollNow() during a poll joins it, and a "trigger" poll runs once more after
- *   it so the log shows what a trigger left open.
+ * - Its own repetition through the runtime's `every` (src/utils/runtime.ts: drift-free on the monotonic clock,
+ *   missed ticks skipped, never bunched), separate from the heartbeat's; no shared lock, so a slow or failing
+ *   /info never delays a push. Polls never overlap: a tick or pollNow() during a poll joins it, and a "trigger"
+ *   poll runs once more after it so the log shows what a trigger left open.
  * - One `exposure` log line per account (and dex) per poll, with the fields of docs/cli-contract.md (Logs) plus derived figures
  *   (figures.ts: exact BigInt decimals); `exposure.alert` / `exposure.alert.cleared` once per crossing of a
  *   threshold; `clock.skew` / `clock.skew.cleared` once per crossing of the skew limit (skew.ts).
@@ -14,8 +14,9 @@
 import type { HyperliquidErrorKind } from "../hyperliquid/errors.js";
 import type { ClearinghouseState } from "../hyperliquid/schemas.js";
 import { normalizeAddress } from "../utils/address.js";
-import { type Clock, monotonicOf } from "../utils/clock.js";
+import type { Clock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
+import { every, type Repeating, systemTimers, type Timers } from "../utils/runtime.js";
 import { createExposureReporter } from "./exposure-report.js";
 import type { Metrics } from "./metrics.js";
 import { CrossingLatch, SkewEstimator, sampleSkew } from "./skew.js";
@@ -44,12 +45,6 @@ export type ExposureThresholds = {
   maxNotionalUsd?: number | undefined;
 };
 
-/** Injected timer functions (the default is the global setTimeout/clearTimeout). */
-export type ExposureTimer = {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-};
-
 export type PollReason = "start" | "interval" | "trigger" | (string & {});
 
 export type CreateExposurePollerParameters = {
@@ -66,7 +61,8 @@ export type CreateExposurePollerParameters = {
   thresholds?: ExposureThresholds;
   /** warn when |local − exchange| exceeds this (ms) */
   clockSkewWarnMs: number;
-  timer?: ExposureTimer;
+  /** the runtime's timers (default: real timers) */
+  timers?: Timers;
 };
 
 export type ExposurePoller = {
@@ -77,11 +73,6 @@ export type ExposurePoller = {
   /** Polls now (or joins the running poll; a "trigger" poll runs once more after it). Never rejects. */
   pollNow(reason: PollReason): Promise<void>;
   status(): ExposureStatus;
-};
-
-const defaultTimer: ExposureTimer = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
 function errorKind(error: unknown): HyperliquidErrorKind | string {
@@ -113,7 +104,7 @@ export function createExposurePoller({
   intervalMs,
   thresholds = {},
   clockSkewWarnMs,
-  timer = defaultTimer,
+  timers = systemTimers(),
 }: CreateExposurePollerParameters): ExposurePoller {
   if (!Number.isFinite(intervalMs) || intervalMs < 0) {
     throw new RangeError(`intervalMs must be a number of milliseconds >= 0, got ${intervalMs}`);
@@ -135,8 +126,7 @@ export function createExposurePoller({
 
   let started = false;
   let stopped = false;
-  let handle: unknown;
-  let plannedAt = 0;
+  let repeating: Repeating | undefined;
   let running: Promise<void> | null = null;
   let queuedTrigger: Promise<void> | null = null;
   let controller: AbortController | null = null;
@@ -256,32 +246,23 @@ export function createExposurePoller({
 
   // ------------------------------------------------------------------------------------------ cadence
 
-  function schedule() {
-    if (stopped) return;
-    const now = monotonicOf(clock); // planned on the monotonic clock: a wall-clock step moves no poll
-    plannedAt += intervalMs;
-    // an overrun skips the ticks it covered instead of firing them back to back
-    if (plannedAt <= now) plannedAt += Math.ceil((now - plannedAt + 1) / intervalMs) * intervalMs;
-    handle = timer.setTimeout(tick, plannedAt - now);
-  }
-
-  function tick() {
-    handle = undefined;
-    if (stopped) return;
-    void pollNow("interval").finally(schedule);
-  }
-
   return {
     start() {
       if (!enabled || started || stopped) return;
       started = true;
-      plannedAt = monotonicOf(clock);
-      void pollNow("start").finally(schedule);
+      void pollNow("start");
+      repeating = every(intervalMs, () => pollNow("interval"), {
+        clock,
+        timers,
+        logger: log,
+        name: "exposure",
+        immediate: false,
+      });
     },
     async stop() {
       stopped = true;
-      if (handle !== undefined) timer.clearTimeout(handle);
-      handle = undefined;
+      repeating?.stop();
+      repeating = undefined;
       controller?.abort(new Error("exposure poller stopped"));
       await (queuedTrigger ?? running ?? Promise.resolve());
     },

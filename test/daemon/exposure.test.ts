@@ -1,12 +1,13 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, test } from "vitest";
-import { createExposurePoller, type ExposureInfo, type ExposureTimer } from "../../src/daemon/exposure.js";
+import { createExposurePoller, type ExposureInfo } from "../../src/daemon/exposure.js";
 import { createMetrics } from "../../src/daemon/metrics.js";
 import { InfoClient } from "../../src/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../src/hyperliquid/schemas.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { type Clock, ManualClock, offsetClock, systemClock } from "../../src/utils/clock.js";
 import { createLogger } from "../../src/utils/logger.js";
+import type { Timers } from "../../src/utils/runtime.js";
 
 const A = `0x${"a".repeat(40)}`;
 const B = `0x${"b".repeat(40)}`;
@@ -59,7 +60,7 @@ function setup({
   pollerClock,
   thresholds = {},
   intervalMs = 30_000,
-  timer,
+  timers,
   clockSkewWarnMs = 2_000,
   info,
   timeoutMs = 2_000,
@@ -68,7 +69,7 @@ function setup({
   pollerClock?: Clock;
   thresholds?: Parameters<typeof createExposurePoller>[0]["thresholds"];
   intervalMs?: number;
-  timer?: ExposureTimer;
+  timers?: Timers;
   clockSkewWarnMs?: number;
   info?: ExposureInfo;
   timeoutMs?: number;
@@ -91,7 +92,7 @@ function setup({
     intervalMs,
     thresholds,
     clockSkewWarnMs,
-    ...(timer ? { timer } : {}),
+    ...(timers ? { timers } : {}),
   });
   return { poller, metrics, lines, client };
 }
@@ -244,15 +245,18 @@ describe("exposure poller against the simulator", () => {
     const clock = new ManualClock();
     sim = await startSimulator({ clock, users, ipWeightPerMinute: null });
     const fired: Array<{ fn: () => void; ms: number }> = [];
-    const timer: ExposureTimer = {
-      setTimeout: (fn, ms) => fired.push({ fn, ms }),
-      clearTimeout: () => {},
+    const timers: Timers = {
+      after: (ms, fn) => {
+        fired.push({ fn, ms });
+        return { cancel: () => {} };
+      },
     };
-    const { poller, lines, metrics } = setup({ clock, timer, intervalMs: 30_000 });
+    const { poller, lines, metrics } = setup({ clock, timers, intervalMs: 30_000 });
     sim.faults.set("info", { errorRate: 1, errorStatus: 500 });
     poller.start();
-    await vi_waitFor(() => fired.length === 1);
-    expect(fired[0]!.ms).toBe(30_000);
+    await vi_waitFor(() => events(lines, "exposure.failed").length === 1);
+    // the first poll runs at once, the first tick is planned one interval later (the runtime's `every`)
+    expect(fired.map((f) => f.ms)).toEqual([30_000]);
     const failed = events(lines, "exposure.failed");
     expect(failed).toHaveLength(1);
     expect(failed[0]).toMatchObject({ level: 40, reason: "start", kind: "server_error" });
@@ -267,11 +271,12 @@ describe("exposure poller against the simulator", () => {
     sim.faults.clear("info");
     clock.advance(30_000);
     fired[0]!.fn();
-    await vi_waitFor(() => fired.length === 2);
+    await vi_waitFor(() => events(lines, "exposure").length === 3);
     expect(events(lines, "exposure").map((l) => l.reason)).toEqual(["interval", "interval", "interval"]);
+    await vi_waitFor(() => poller.status().lastError === null);
     expect(poller.status()).toMatchObject({ lastSuccessAt: clock.now(), lastError: null });
     // drift-free: the next tick is planned one interval after the previous plan
-    expect(fired[1]!.ms).toBe(30_000);
+    expect(fired.map((f) => f.ms)).toEqual([30_000, 30_000]);
     await poller.stop();
   });
 
