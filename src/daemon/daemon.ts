@@ -159,16 +159,42 @@ export function planAccounts(
   return accounts.map((account) => ({ account, vaultAddress: account === direct ? undefined : account }));
 }
 
+/** What a start in progress has done so far: the handles to undo, the component starting now. */
+type StartRun = {
+  started: Started[];
+  component: string;
+  listen: ReturnType<typeof parseListenAddress>;
+  abort?: () => void;
+};
+
 export async function startDaemon(params: StartDaemonParameters): Promise<Daemon> {
-  const { config, wallet, stateDir } = params;
   // 1. Validate (pure): a bad listen address fails here, before anything is opened, bound or armed.
-  const listen = parseListenAddress(config.health);
+  const run: StartRun = {
+    started: [],
+    component: "notifications",
+    listen: parseListenAddress(params.config.health),
+  };
+  // 2. Start in order; each step leaves a handle. A failing step (thrown or rejected) closes the earlier ones in
+  // reverse, and the caller gets one DaemonStartError naming the step, its exit code on it.
+  try {
+    return await startInOrder(params, run);
+  } catch (error) {
+    run.abort?.();
+    await unwind(run.started, () => {});
+    throw startFailure(run.component, error, params.config.health);
+  }
+}
+
+async function startInOrder(params: StartDaemonParameters, run: StartRun): Promise<Daemon> {
+  const { config, wallet, stateDir } = params;
+  const { started, listen } = run;
   const clock = params.clock ?? systemClock;
   const timers = params.timers ?? systemTimers(clock);
   // The exchange's time: monotonic + an offset corrected from answers' Date headers; a wall step moves nothing.
   const time = new ExchangeTime(clock);
   // One root signal: close() aborts it and every repetition listening to it stops.
   const root = createRootSignal();
+  run.abort = () => root.abort("start failed");
   const scheduler = params.scheduler ?? cronScheduler;
   const metrics = params.metrics ?? createMetrics();
   // Notifications and the status page follow the modules' log events through a tapped logger (src/notify/).
@@ -187,16 +213,10 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const apiUrl = params.apiUrl ?? effectiveUrls(config).apiUrl;
   metrics.build.set({ version: VERSION, node: process.version }, 1);
 
-  // 2. Start in order; each step leaves a handle. A failing step closes the earlier ones in reverse.
-  const started: Started[] = [{ component: "notifications", close: () => notifications.close() }];
-  let component = "ledger";
+  started.push({ component: "notifications", close: () => notifications.close() });
+  run.component = "ledger";
   let closeMode: "remove" | "keep" = "remove";
   let results: ShutdownOutcome[] = [];
-  const fail = async (error: unknown): Promise<never> => {
-    root.abort("start failed");
-    await unwind(started, () => {});
-    throw startFailure(component, error, config.health);
-  };
   let nonces: NonceSource | undefined;
   const ledger = await Ledger.open({
     stateDir,
@@ -205,8 +225,9 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     logger: logger.child({ module: "ledger" }),
     triggerLimit: config.triggerLimit,
     beforeSync: params.beforeLedgerSync,
-  }).catch(fail);
+  });
   started.push({ component: "ledger", close: () => ledger.flush() });
+  run.component = "clients";
 
   // The exchange's time is never before the ledger's last write (a clock stepped back while down).
   if (ledger.loadedUpdatedAt !== null) time.notBefore(ledger.loadedUpdatedAt);
@@ -317,7 +338,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
 
   // The chain watch and its EVM client are loaded only when addresses are watched.
   let chain: DaemonChainWatch | null = null;
-  component = "chain watch";
+  run.component = "chain watch";
   if (config.watchAddresses.length > 0) {
     if (params.createChainWatch) {
       chain = params.createChainWatch({ clock, logger, metrics });
@@ -325,7 +346,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       const [{ createChainWatch }, { EvmClient }] = await Promise.all([
         import("./chain-watch.js"),
         import("../evm/client.js"),
-      ]).catch(fail);
+      ]);
       chain = createChainWatch({
         client: new EvmClient({ rpcUrl: config.rpcUrl, timeoutMs: config.requestTimeout }),
         addresses: config.watchAddresses,
@@ -363,7 +384,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       deadlineMs: config.deadline,
     });
   // The health server binds before the guard and the switches start: a taken port arms nothing.
-  component = "health";
+  run.component = "health";
   let closing = false;
   let health: HealthServer | null = null;
   if (listen) {
@@ -386,7 +407,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
         clockSkewWarnMs: config.clockSkewWarn,
         network: config.network,
       }),
-    }).catch(fail);
+    });
     const server = health;
     started.push({ component: "health", close: () => server.close() });
   }
@@ -417,13 +438,13 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   }
 
   // The guard's first answer comes before the first push, so a dead engine is never re-armed.
-  component = "guard";
+  run.component = "guard";
   if (guard) {
     started.push({ component: "guard", close: () => guard.stop() });
-    const up = await guard.start().catch(fail);
+    const up = await guard.start();
     if (!up) for (const s of switches) s.setEngineUp(false, guard.status().detail);
   }
-  component = "switches";
+  run.component = "switches";
   started.push({
     component: "switches",
     close: async () => {
@@ -431,7 +452,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     },
   });
   for (const s of switches) s.start();
-  component = "pollers";
+  run.component = "pollers";
   // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
   // With the exposure poll off, the heartbeat's own answers (their Date) are what watch the clock's skew.
   const skewLatch = new CrossingLatch(config.clockSkewWarn);
