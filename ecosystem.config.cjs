@@ -29,6 +29,9 @@ module.exports = {
       max_restarts: 10,
       exp_backoff_restart_delay: 200,
       // Exit 78 is a configuration error: restarting cannot fix it (like systemd's RestartPreventExitStatus=78).
+      // hl-deadman ends the process explicitly on every exit, so pm2 sees the code. pm2 then shows the app as
+      // "waiting restart" (because of exp_backoff_restart_delay) although it never restarts it: `pm2 logs` has the
+      // one-line cause, `pm2 jlist` the exit_code 78 (docs/daemon.md, "Start order and exit").
       stop_exit_codes: [78],
       watch: false,
       max_memory_restart: "256M",

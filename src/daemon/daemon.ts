@@ -1,10 +1,15 @@
 /**
  * The daemon: one switch per account, the trigger ledger and its 00:00 UTC roll-over, the engine guard, the
- * exposure poller, the optional chain watch, and the health/metrics server. `startDaemon` resolves once
- * everything runs; `close()` stops in order (inputs first, then the schedules, the ledger, the server last).
+ * exposure poller, the optional chain watch, and the health/metrics server. `startDaemon` validates first, then
+ * starts the components in order, each leaving a handle: ledger, health server (bound before anything is armed),
+ * guard, switches, pollers. When one fails, the ones already started are closed in reverse and `startDaemon`
+ * rejects with a `DaemonStartError` naming it; `close()` undoes the same handles in reverse, once
+ * (docs/daemon.md, "Start order and exit").
  */
+
 import { actionsPerDay, effectiveUrls } from "../config/load.js";
 import type { Config } from "../config/schema.js";
+import { BaseError } from "../errors/base.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { InfoClient } from "../hyperliquid/info.js";
 import { NonceSource, nonceFloor } from "../hyperliquid/nonce.js";
@@ -12,6 +17,7 @@ import type { LocalSigner } from "../hyperliquid/signing.js";
 import { createDaemonNotifications } from "../notify/index.js";
 import { createStatusModel, statusPageRoutes } from "../status-page/index.js";
 import { type Clock, systemClock } from "../utils/clock.js";
+import { ExitCode } from "../utils/exit-codes.js";
 import type { Logger } from "../utils/logger.js";
 import {
   createRootSignal,
@@ -71,6 +77,53 @@ export type StartDaemonParameters = {
 
 export type DaemonCloseResult = { ok: boolean; results: ShutdownOutcome[] };
 
+/** A component that could not start; everything started before it has been closed again (exit `exitCode`). */
+export class DaemonStartError extends BaseError {
+  override name = "DaemonStartError";
+  readonly component: string;
+  readonly exitCode: ExitCode;
+  constructor(component: string, message: string, cause: unknown, exitCode: ExitCode = ExitCode.runtime) {
+    // One line: the cause is named in the message, not repeated as "Details:".
+    super(message, { cause, details: message });
+    this.component = component;
+    this.exitCode = exitCode;
+  }
+}
+
+/** What a started component leaves behind: how to undo it. */
+type Started = { component: string; close(): unknown };
+
+/** Closes started components in reverse start order; a failing close does not stop the others. */
+async function unwind(started: Started[], onError: (component: string, error: unknown) => void) {
+  while (started.length > 0) {
+    const handle = started.pop()!;
+    try {
+      await handle.close();
+    } catch (error) {
+      onError(handle.component, error);
+    }
+  }
+}
+
+/** A start-up failure as a one-line DaemonStartError (the listen errors exit 69, docs/cli.md "Exit codes"). */
+function startFailure(component: string, error: unknown, health: string): DaemonStartError {
+  if (error instanceof DaemonStartError) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (component === "health" && (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL"))
+    return new DaemonStartError(
+      component,
+      `Cannot listen on ${health} for health and metrics (${code}); use --health HOST:PORT or off.`,
+      error,
+      ExitCode.unavailable,
+    );
+  const exitCode =
+    error && typeof error === "object" && "exitCode" in error && typeof error.exitCode === "number"
+      ? (error.exitCode as ExitCode)
+      : ExitCode.runtime;
+  const detail = error instanceof BaseError ? error.shortMessage : String((error as Error)?.message ?? error);
+  return new DaemonStartError(component, `Could not start the ${component}: ${detail}`, error, exitCode);
+}
+
 export type Daemon = {
   readonly accounts: string[];
   readonly signer: string;
@@ -106,14 +159,42 @@ export function planAccounts(
   return accounts.map((account) => ({ account, vaultAddress: account === direct ? undefined : account }));
 }
 
+/** What a start in progress has done so far: the handles to undo, the component starting now. */
+type StartRun = {
+  started: Started[];
+  component: string;
+  listen: ReturnType<typeof parseListenAddress>;
+  abort?: () => void;
+};
+
 export async function startDaemon(params: StartDaemonParameters): Promise<Daemon> {
+  // 1. Validate (pure): a bad listen address fails here, before anything is opened, bound or armed.
+  const run: StartRun = {
+    started: [],
+    component: "notifications",
+    listen: parseListenAddress(params.config.health),
+  };
+  // 2. Start in order; each step leaves a handle. A failing step (thrown or rejected) closes the earlier ones in
+  // reverse, and the caller gets one DaemonStartError naming the step, its exit code on it.
+  try {
+    return await startInOrder(params, run);
+  } catch (error) {
+    run.abort?.();
+    await unwind(run.started, () => {});
+    throw startFailure(run.component, error, params.config.health);
+  }
+}
+
+async function startInOrder(params: StartDaemonParameters, run: StartRun): Promise<Daemon> {
   const { config, wallet, stateDir } = params;
+  const { started, listen } = run;
   const clock = params.clock ?? systemClock;
   const timers = params.timers ?? systemTimers(clock);
   // The exchange's time: monotonic + an offset corrected from answers' Date headers; a wall step moves nothing.
   const time = new ExchangeTime(clock);
   // One root signal: close() aborts it and every repetition listening to it stops.
   const root = createRootSignal();
+  run.abort = () => root.abort("start failed");
   const scheduler = params.scheduler ?? cronScheduler;
   const metrics = params.metrics ?? createMetrics();
   // Notifications and the status page follow the modules' log events through a tapped logger (src/notify/).
@@ -132,6 +213,10 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   const apiUrl = params.apiUrl ?? effectiveUrls(config).apiUrl;
   metrics.build.set({ version: VERSION, node: process.version }, 1);
 
+  started.push({ component: "notifications", close: () => notifications.close() });
+  run.component = "ledger";
+  let closeMode: "remove" | "keep" = "remove";
+  let results: ShutdownOutcome[] = [];
   let nonces: NonceSource | undefined;
   const ledger = await Ledger.open({
     stateDir,
@@ -141,6 +226,8 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     triggerLimit: config.triggerLimit,
     beforeSync: params.beforeLedgerSync,
   });
+  started.push({ component: "ledger", close: () => ledger.flush() });
+  run.component = "clients";
 
   // The exchange's time is never before the ledger's last write (a clock stepped back while down).
   if (ledger.loadedUpdatedAt !== null) time.notBefore(ledger.loadedUpdatedAt);
@@ -160,6 +247,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
       expiresAfterMs: config.requestTimeout,
       timeoutMs: config.requestTimeout,
     });
+  started.push({ component: "exchange client", close: () => client.close?.() });
 
   const plan = planAccounts(config, signer);
   const accounts = plan.map((p) => p.account);
@@ -172,6 +260,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     chunkSize: config.exposureChunkSize,
     concurrency: config.exposureConcurrency,
   });
+  started.push({ component: "info client", close: () => info.close() });
 
   // Exposure poller (E): accounts plus extra users; a trigger polls at once.
   let exposure: ExposurePoller | null = null;
@@ -246,6 +335,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
 
   // The chain watch and its EVM client are loaded only when addresses are watched.
   let chain: DaemonChainWatch | null = null;
+  run.component = "chain watch";
   if (config.watchAddresses.length > 0) {
     if (params.createChainWatch) {
       chain = params.createChainWatch({ clock, logger, metrics });
@@ -267,6 +357,56 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
         pageSize: config.chainPageSize,
       });
     }
+  }
+
+  const exposureStatus = (): ExposureStatus =>
+    exposure?.status() ?? {
+      enabled: false,
+      intervalMs: 0,
+      lastSuccessAt: null,
+      lastAttemptAt: null,
+      lastError: null,
+      clockSkewMs: null,
+    };
+  const guardStatus = (): GuardStatus =>
+    guard?.status() ?? { configured: false, up: true, kind: null, lastCheckAt: null, detail: null };
+  const status = () => switches.map((s) => s.status());
+  const readiness = () =>
+    computeReadiness({
+      now: time.now(),
+      accounts: status(),
+      exposure: exposureStatus(),
+      guard: guardStatus(),
+      intervalMs: config.interval,
+      deadlineMs: config.deadline,
+    });
+  // The health server binds before the guard and the switches start: a taken port arms nothing.
+  run.component = "health";
+  let closing = false;
+  let health: HealthServer | null = null;
+  if (listen) {
+    health = await createHealthServer({
+      host: listen.host,
+      port: listen.port,
+      metrics,
+      readiness,
+      liveness: () =>
+        closing
+          ? { ok: false, detail: "shutting down" }
+          : { ok: true, detail: `${switches.length} switch(es) running` },
+      logger,
+      routes: statusPageRoutes({
+        readiness,
+        model: statusModel,
+        now: () => clock.now(),
+        intervalMs: config.interval,
+        deadlineMs: config.deadline,
+        clockSkewWarnMs: config.clockSkewWarn,
+        network: config.network,
+      }),
+    });
+    const server = health;
+    started.push({ component: "health", close: () => server.close() });
   }
 
   log.info(
@@ -295,11 +435,21 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   }
 
   // The guard's first answer comes before the first push, so a dead engine is never re-armed.
+  run.component = "guard";
   if (guard) {
+    started.push({ component: "guard", close: () => guard.stop() });
     const up = await guard.start();
     if (!up) for (const s of switches) s.setEngineUp(false, guard.status().detail);
   }
+  run.component = "switches";
+  started.push({
+    component: "switches",
+    close: async () => {
+      results = await Promise.all(switches.map((s) => s.shutdown({ mode: closeMode })));
+    },
+  });
   for (const s of switches) s.start();
+  run.component = "pollers";
   // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
   // With the exposure poll off, the heartbeat's own answers (their Date) are what watch the clock's skew.
   const skewLatch = new CrossingLatch(config.clockSkewWarn);
@@ -338,67 +488,25 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
     },
     { clock, timers, name: "clock", signal: root.signal },
   );
+  started.push({ component: "clock watch", close: () => stepWatch.stop() });
   exposure?.start();
+  started.push({ component: "exposure poller", close: () => exposure?.stop() });
   budget.start();
+  started.push({ component: "budget monitor", close: () => budget.stop() });
   void chain?.start();
+  started.push({ component: "chain watch", close: () => chain?.stop() });
 
   const rolloverJob: ScheduledJob = scheduler.schedule("0 0 * * *", () => rollover(), {
     timezone: "UTC",
     name: "ledger-rollover",
   });
+  started.push({ component: "ledger roll-over", close: () => rolloverJob.stop() });
   function rollover() {
     ledger.rollover();
     for (const s of switches) s.onDayRollover();
   }
 
-  const exposureStatus = (): ExposureStatus =>
-    exposure?.status() ?? {
-      enabled: false,
-      intervalMs: 0,
-      lastSuccessAt: null,
-      lastAttemptAt: null,
-      lastError: null,
-      clockSkewMs: null,
-    };
-  const guardStatus = (): GuardStatus =>
-    guard?.status() ?? { configured: false, up: true, kind: null, lastCheckAt: null, detail: null };
-  const status = () => switches.map((s) => s.status());
-  const readiness = () =>
-    computeReadiness({
-      now: time.now(),
-      accounts: status(),
-      exposure: exposureStatus(),
-      guard: guardStatus(),
-      intervalMs: config.interval,
-      deadlineMs: config.deadline,
-    });
   notifications.watch({ status, intervalMs: config.interval, deadlineMs: config.deadline });
-
-  let closing = false;
-  let health: HealthServer | null = null;
-  const listen = parseListenAddress(config.health);
-  if (listen) {
-    health = await createHealthServer({
-      host: listen.host,
-      port: listen.port,
-      metrics,
-      readiness,
-      liveness: () =>
-        closing
-          ? { ok: false, detail: "shutting down" }
-          : { ok: true, detail: `${switches.length} switch(es) running` },
-      logger,
-      routes: statusPageRoutes({
-        readiness,
-        model: statusModel,
-        now: () => clock.now(),
-        intervalMs: config.interval,
-        deadlineMs: config.deadline,
-        clockSkewWarnMs: config.clockSkewWarn,
-        network: config.network,
-      }),
-    });
-  }
 
   let closed: Promise<DaemonCloseResult> | null = null;
   const close = ({
@@ -410,19 +518,15 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   } = {}) => {
     closed ??= (async () => {
       closing = true;
+      closeMode = mode;
       log.info({ event: "daemon.stopping", reason, onShutdown: mode }, "stopping");
-      rolloverJob.stop();
       root.abort("close");
-      stepWatch.stop();
-      guard?.stop();
-      budget.stop();
-      await Promise.all([exposure?.stop(), chain?.stop()]);
-      const results = await Promise.all(switches.map((s) => s.shutdown({ mode })));
-      await ledger.flush();
-      await notifications.close();
-      client.close?.();
-      info.close();
-      await health?.close();
+      await unwind(started, (what, error) =>
+        log.error(
+          { event: "daemon.close.failed", component: what, err: error },
+          `closing the ${what} failed`,
+        ),
+      );
       const ok = results.every((r) => r.outcome !== "failed");
       return { ok, results };
     })();

@@ -1,7 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DEFAULTS } from "../../src/config/schema.js";
@@ -164,4 +166,116 @@ describe("pm2 stop: SIGINT to the real CLI", () => {
       out.kill("SIGKILL");
     }
   });
+});
+
+// ---------------------------------------------------------------- under real pm2 (the devDependency)
+
+/** pm2's own CLI from node_modules; a missing one fails with the install command (never a silent skip). */
+function pm2Cli(): string {
+  try {
+    return require.resolve("pm2/bin/pm2");
+  } catch {
+    throw new Error("pm2 is not installed: run `npm ci` (pm2 is an exact-pinned devDependency)");
+  }
+}
+
+type Pm2Process = {
+  name: string;
+  pid: number;
+  pm2_env: { status: string; exit_code?: number; restart_time: number; unstable_restarts: number };
+};
+
+describe("under pm2: a configuration error stops the app with exit 78", () => {
+  const run = promisify(execFile);
+  let home: string;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  const pm2 = (...args: string[]) =>
+    run(process.execPath, [pm2Cli(), ...args], { env, timeout: 30_000, maxBuffer: 16 << 20 });
+
+  beforeAll(() => {
+    // A private pm2 daemon: its own PM2_HOME in a temp dir (socket, pid file, logs), never the user's ~/.pm2.
+    home = mkdtempSync(join(tmpdir(), "hl-deadman-pm2home-"));
+    dir = mkdtempSync(join(tmpdir(), "hl-deadman-pm2app-"));
+    env = { PATH: process.env.PATH, HOME: dir, PM2_HOME: home, PM2_DISCRETE_MODE: "true" };
+  });
+  afterAll(async () => {
+    try {
+      await pm2("kill");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  /** Starts `apps` (the ecosystem's app with overrides) and polls `pm2 jlist` until each has left "online". */
+  async function startAndWait(apps: Pm2App[]): Promise<Map<string, Pm2Process>> {
+    const appFile = join(dir, `ecosystem-${apps[0]!.name}.config.cjs`);
+    writeFileSync(appFile, `module.exports = ${JSON.stringify({ apps })};\n`);
+    await pm2("start", appFile);
+    const seen = new Map<string, Pm2Process>();
+    await eventually(
+      async () => {
+        const { stdout } = await pm2("jlist");
+        for (const p of JSON.parse(stdout) as Pm2Process[]) seen.set(p.name, p);
+        return apps.every((a) => {
+          const status = seen.get(a.name)?.pm2_env.status;
+          return status !== undefined && status !== "online" && status !== "launching";
+        });
+      },
+      {
+        timeoutMs: 15_000,
+        everyMs: 250,
+        what: () =>
+          `pm2 still shows ${JSON.stringify([...seen.values()].map((p) => [p.name, p.pm2_env.status, p.pm2_env.exit_code]))}`,
+      },
+    );
+    return seen;
+  }
+
+  test("behavior: key file mode 0644 -> exit 78, not online, never restarted, no process left", async () => {
+    const keyFile = join(dir, "key");
+    writeFileSync(keyFile, `${Wallet.createRandom().privateKey}\n`);
+    chmodSync(keyFile, 0o644);
+    const configFile = join(dir, "config.json");
+    writeFileSync(configFile, JSON.stringify({ keyFile, health: "off", exposureInterval: 0 }, null, 2));
+    // The ecosystem file's app as it is; only the config path, the name, the logs and the state directory are the
+    // test's. Its twin drops exp_backoff_restart_delay: pm2 (7.0.4, lib/God.js handleExit) labels an app with a
+    // restart delay "waiting restart" after any exit, even one stop_exit_codes keeps from restarting; without the
+    // delay the same exit shows "stopped".
+    const args = app.args.split(/\s+/);
+    args[args.indexOf("--config") + 1] = configFile;
+    const as = (name: string, extra: Partial<Pm2App> = {}): Pm2App => ({
+      ...app,
+      name,
+      args: args.join(" "),
+      out_file: join(dir, `${name}.out.log`),
+      error_file: join(dir, `${name}.err.log`),
+      env: { ...app.env, HL_STATE_DIR: join(dir, `state-${name}`) },
+      ...extra,
+    });
+    const asShipped = as(`hl-deadman-test-${process.pid}`);
+    const { exp_backoff_restart_delay: _delay, ...withoutDelay } = as(
+      `hl-deadman-test-${process.pid}-nodelay`,
+    );
+    const noDelay = withoutDelay as Pm2App;
+    const seen = await startAndWait([asShipped, noDelay]);
+    // Longer than the first back-off delay: a restart pm2 had planned would have happened by now.
+    await new Promise((done) => setTimeout(done, 4 * app.exp_backoff_restart_delay));
+    const { stdout } = await pm2("jlist");
+    for (const p of JSON.parse(stdout) as Pm2Process[]) seen.set(p.name, p);
+
+    for (const a of [asShipped, noDelay]) {
+      const p = seen.get(a.name)!;
+      const what = `${a.name}: ${JSON.stringify({ status: p.pm2_env.status, exit: p.pm2_env.exit_code, restarts: p.pm2_env.restart_time, pid: p.pid })}`;
+      expect(p.pm2_env.exit_code, what).toBe(78);
+      expect(p.pm2_env.status, what).not.toBe("online");
+      // stop_exit_codes: [78] -> pm2 never restarts a configuration error, and no process is left.
+      expect(p.pm2_env.restart_time, what).toBe(0);
+      expect(p.pid, what).toBe(0);
+      expect(readFileSync(join(dir, `${a.name}.err.log`), "utf8")).toContain("has mode 644");
+    }
+    expect(seen.get(noDelay.name)!.pm2_env.status).toBe("stopped");
+    expect(["stopped", "errored", "waiting restart"]).toContain(seen.get(asShipped.name)!.pm2_env.status);
+  }, 40_000);
 });

@@ -15,9 +15,8 @@ import { startDaemon } from "../../daemon/daemon.js";
 import { installShutdownHandlers, setProcessTitle } from "../../daemon/shutdown.js";
 import { type LocalSigner, localSigner } from "../../hyperliquid/signing.js";
 import { acquireStateLock } from "../../state/lock.js";
-import { createLogger } from "../../utils/logger.js";
+import { createLogger, flushLogger } from "../../utils/logger.js";
 import type { CliDeps } from "../deps.js";
-import { unavailableError } from "../errors.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../master.js";
 import { addServiceOptions, collect } from "../options.js";
 
@@ -241,45 +240,50 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
   let wallet: LocalSigner;
   let apiUrl: string | undefined;
   let closeSim: (() => Promise<void>) | undefined;
-  if (sim) {
-    // The simulator is loaded only for --sim.
-    const { startSimulator } = await import("../../sim/server.js");
-    const simulator = await startSimulator({ demo: true, network: config.network });
-    closeSim = () => simulator.close();
-    apiUrl = simulator.apiUrl;
-    wallet = localSigner(simulator.demo!.privateKey);
-    log.warn(
-      {
-        event: "sim.start",
-        apiUrl,
-        account: simulator.demo!.address,
-        stateDir: simStateDir ?? config.stateDir,
-      },
-      `SIMULATOR: embedded exchange at ${apiUrl}, demo account ${simulator.demo!.address} (a throwaway key for ` +
-        `this simulator only; never fund it). Ledger in ${simStateDir ?? config.stateDir}. Ctrl+C removes the schedule.`,
-    );
-  } else {
-    wallet = key!.wallet;
-    log.info({ event: "key.loaded", signer: key!.address, source: key!.where }, `signing as ${key!.address}`);
-    if (scrubbed?.scrubbed === true)
-      log.info(
-        { event: "key.environment", scrubbed: true },
-        "HL_PRIVATE_KEY removed from the environment (blanked in /proc/PID/environ; children never inherit it)",
-      );
-    else if (scrubbed)
-      log.warn(
-        { event: "key.environment", scrubbed: false, reason: scrubbed.reason },
-        `HL_PRIVATE_KEY unset, but /proc/PID/environ could not be blanked (${scrubbed.reason}): the same user and root can still read it there; prefer --key-file or LoadCredential=`,
-      );
-    const said = describeSignerAccount(key!.address, signerAccount);
-    if (signerAccount.kind === "agent")
-      log.info({ event: "accounts.master", signer: key!.address, master: signerAccount.master }, said);
-    else if (said)
-      log.warn({ event: "accounts.master", signer: key!.address, reason: "lookup failed" }, said);
-  }
-
+  // From here a failure closes the simulator (if started) and flushes the log before the CLI exits with its code:
+  // startDaemon has already closed whatever it had started (docs/daemon.md, "Start order and exit").
   let daemon: Awaited<ReturnType<typeof startDaemon>>;
   try {
+    if (sim) {
+      // The simulator is loaded only for --sim.
+      const { startSimulator } = await import("../../sim/server.js");
+      const simulator = await startSimulator({ demo: true, network: config.network });
+      closeSim = () => simulator.close();
+      apiUrl = simulator.apiUrl;
+      wallet = localSigner(simulator.demo!.privateKey);
+      log.warn(
+        {
+          event: "sim.start",
+          apiUrl,
+          account: simulator.demo!.address,
+          stateDir: simStateDir ?? config.stateDir,
+        },
+        `SIMULATOR: embedded exchange at ${apiUrl}, demo account ${simulator.demo!.address} (a throwaway key for ` +
+          `this simulator only; never fund it). Ledger in ${simStateDir ?? config.stateDir}. Ctrl+C removes the schedule.`,
+      );
+    } else {
+      wallet = key!.wallet;
+      log.info(
+        { event: "key.loaded", signer: key!.address, source: key!.where },
+        `signing as ${key!.address}`,
+      );
+      if (scrubbed?.scrubbed === true)
+        log.info(
+          { event: "key.environment", scrubbed: true },
+          "HL_PRIVATE_KEY removed from the environment (blanked in /proc/PID/environ; children never inherit it)",
+        );
+      else if (scrubbed)
+        log.warn(
+          { event: "key.environment", scrubbed: false, reason: scrubbed.reason },
+          `HL_PRIVATE_KEY unset, but /proc/PID/environ could not be blanked (${scrubbed.reason}): the same user and root can still read it there; prefer --key-file or LoadCredential=`,
+        );
+      const said = describeSignerAccount(key!.address, signerAccount);
+      if (signerAccount.kind === "agent")
+        log.info({ event: "accounts.master", signer: key!.address, master: signerAccount.master }, said);
+      else if (said)
+        log.warn({ event: "accounts.master", signer: key!.address, reason: "lookup failed" }, said);
+    }
+
     daemon = await startDaemon({
       config,
       wallet,
@@ -288,12 +292,8 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
       ...(apiUrl ? { apiUrl } : {}),
     });
   } catch (error) {
-    await closeSim?.();
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL")
-      throw unavailableError(
-        `Cannot listen on ${config.health} for health and metrics (${code}); use --health HOST:PORT or off.`,
-      );
+    await closeSim?.().catch(() => {});
+    await flushLogger(logger, 500);
     throw error;
   }
   await new Promise<never>(() => {
