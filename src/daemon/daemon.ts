@@ -111,6 +111,11 @@ export function planAccounts(
   return accounts.map((account) => ({ account, vaultAddress: account === direct ? undefined : account }));
 }
 
+/** The switch's client can also cancel orders (the ExchangeClient, so both share one nonce source). */
+function hasCancel(client: object): client is Pick<ExchangeClient, "cancel"> {
+  return typeof (client as { cancel?: unknown }).cancel === "function";
+}
+
 export async function startDaemon(params: StartDaemonParameters): Promise<Daemon> {
   const { config, wallet, stateDir } = params;
   const clock = params.clock ?? systemClock;
@@ -258,7 +263,7 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   let reconcileAfterTrigger: (account: string) => void = () => {};
   const cancelOpenOrders =
     params.cancelOpenOrders ??
-    (config.onEngineDown === "cancel" && client instanceof ExchangeClient
+    (config.onEngineDown === "cancel" && hasCancel(client)
       ? createCancelExecutor({ info, exchange: client, onReport: cancelReportLogger(logger, metrics) })
       : undefined);
   // Start-up: before any switch reads its entry, so the first push already knows what the record proved.

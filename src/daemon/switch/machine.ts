@@ -509,7 +509,9 @@ class Ctx {
     if (m.agentReason !== null) return;
     if (!m.engineUp) {
       if (m.cfg.onEngineDown === "lapse" || m.expedited) return;
-      if (m.cfg.onEngineDown === "cancel" && m.ordersCancel !== null) return;
+      // cancel: no push while the canceller runs; once it confirmed, the schedule is renewed as before (the
+      // backstop should the daemon die too) so it never fires on the kept stops nor spends a trigger.
+      if (m.cfg.onEngineDown === "cancel" && m.ordersCancel === "waiting") return;
     }
     if (m.state === "not_protected" && this.now.mono < m.nextPermanentCheckMono) return;
     if (isExhausted(e) && !e.assumed) {
@@ -521,7 +523,7 @@ class Ctx {
       return;
     }
     if (reason === "interval" && this.now.mono < m.retryAtMono) return;
-    const mode = m.engineUp ? "arm" : "expedite";
+    const mode = m.engineUp || m.ordersCancel === "confirmed" ? "arm" : "expedite";
     const cancelAt = Math.floor(this.now.wall) + (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
     const id = m.nextId++;
     m.inflight = { id, cancelAt, mode, stage: "intent", sentMono: 0, previousPending: e.pendingUntil };
@@ -783,8 +785,9 @@ class Ctx {
         "warn",
         "engine.orders_cancelled",
         { cancelled: ev.cancelled, kept: ev.kept, ...(ev.detail ? { detail: ev.detail } : {}) },
-        `engine down: ${ev.cancelled} open order(s) cancelled; the schedule stays as it is, no more pushes`,
+        `engine down: ${ev.cancelled} open order(s) cancelled, ${ev.kept} kept; the schedule keeps being renewed as the backstop (no trigger spent)`,
       );
+      this.kick("orders-cancelled");
       return;
     }
     // Not confirmed: fall back to the expedite backstop (the exchange cancels at the 5 s minimum).
