@@ -62,7 +62,9 @@ export type StartDaemonParameters = {
   metrics?: Metrics;
   /** default: config.apiUrl, else the network's */
   apiUrl?: string;
-  /** engine-down policy `cancel`: cancels an account's open orders (wired by the order-cancel module) */
+  /** the exchange's record (default: config.explorerUrl, else the network's when the API is the official one) */
+  explorerUrl?: string | undefined;
+  /** engine-down policy `cancel`: cancels an account's open orders (default: the order-cancel module) */
   cancelOpenOrders?: CancelOpenOrders | undefined;
   /** test seam: runs before each ledger fsync (a slow disk) */
   beforeLedgerSync?: (() => Promise<void>) | undefined;
@@ -221,7 +223,8 @@ export async function startDaemon(params: StartDaemonParameters): Promise<Daemon
   // trigger counted; applied in the conservative direction only. Unavailable: said once, nothing changes.
   // With an API URL given to the daemon (a simulator, a third-party host) the record is read only from an
   // explicit --explorer-url: an official explorer never describes another host's exchange.
-  const explorerUrl = params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config);
+  const explorerUrl =
+    params.explorerUrl ?? (params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config));
   const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
   const reconcileLog = createReconcileLogger(logger);
   const readAccountRecord = async (account: string) => {

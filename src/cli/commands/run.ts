@@ -240,6 +240,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
 
   let wallet: LocalSigner;
   let apiUrl: string | undefined;
+  let explorerUrl: string | undefined;
   let closeSim: (() => Promise<void>) | undefined;
   if (sim) {
     // The simulator is loaded only for --sim.
@@ -247,6 +248,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
     const simulator = await startSimulator({ demo: true, network: config.network });
     closeSim = () => simulator.close();
     apiUrl = simulator.apiUrl;
+    explorerUrl = config.explorerUrl ?? simulator.explorerUrl;
     wallet = localSigner(simulator.demo!.privateKey);
     log.warn(
       {
@@ -286,6 +288,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
       stateDir,
       logger,
       ...(apiUrl ? { apiUrl } : {}),
+      ...(explorerUrl ? { explorerUrl } : {}),
     });
   } catch (error) {
     await closeSim?.();
