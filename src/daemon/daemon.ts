@@ -7,14 +7,18 @@
  * (docs/daemon.md, "Start order and exit").
  */
 
-import { actionsPerDay, effectiveUrls } from "../config/load.js";
+import { actionsPerDay, effectiveExplorerUrl, effectiveUrls } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import { BaseError } from "../errors/base.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
+import { ExplorerClient } from "../hyperliquid/explorer.js";
 import { InfoClient } from "../hyperliquid/info.js";
 import { NonceSource, nonceFloor } from "../hyperliquid/nonce.js";
 import type { LocalSigner } from "../hyperliquid/signing.js";
 import { createDaemonNotifications } from "../notify/index.js";
+import { createCancelExecutor } from "../orders/cancel.js";
+import { cancelReportLogger, createReconcileLogger } from "../reconcile/log.js";
+import { readRecord } from "../reconcile/read.js";
 import { createStatusModel, statusPageRoutes } from "../status-page/index.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import { ExitCode } from "../utils/exit-codes.js";
@@ -29,6 +33,7 @@ import {
 } from "../utils/runtime.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
 import { VERSION } from "../version.js";
+import { type AgentWatch, createAgentWatch } from "./agent-watch.js";
 import { createBudgetMonitor } from "./budget.js";
 import { createExposurePoller, type ExposurePoller } from "./exposure.js";
 import { createGuard, type Guard } from "./guard.js";
@@ -63,7 +68,9 @@ export type StartDaemonParameters = {
   metrics?: Metrics;
   /** default: config.apiUrl, else the network's */
   apiUrl?: string;
-  /** engine-down policy `cancel`: cancels an account's open orders (wired by the order-cancel module) */
+  /** the exchange's record (default: config.explorerUrl, else the network's when the API is the official one) */
+  explorerUrl?: string | undefined;
+  /** engine-down policy `cancel`: cancels an account's open orders (default: the order-cancel module) */
   cancelOpenOrders?: CancelOpenOrders | undefined;
   /** test seam: runs before each ledger fsync (a slow disk) */
   beforeLedgerSync?: (() => Promise<void>) | undefined;
@@ -166,6 +173,11 @@ type StartRun = {
   listen: ReturnType<typeof parseListenAddress>;
   abort?: () => void;
 };
+
+/** The switch's client can also cancel orders (the ExchangeClient, so both share one nonce source). */
+function hasCancel(client: object): client is Pick<ExchangeClient, "cancel"> {
+  return typeof (client as { cancel?: unknown }).cancel === "function";
+}
 
 export async function startDaemon(params: StartDaemonParameters): Promise<Daemon> {
   // 1. Validate (pure): a bad listen address fails here, before anything is opened, bound or armed.
@@ -292,6 +304,81 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     warnDays: config.budgetWarnDays,
   });
 
+  // --- The exchange's record, the agent watch and the order canceller (docs/exchange-record.md) -------------
+  // The record: read at start-up (before the first push, bounded by one request time-out) and after every
+  // trigger counted; applied in the conservative direction only. Unavailable: said once, nothing changes.
+  // With an API URL given to the daemon (a simulator, a third-party host) the record is read only from an
+  // explicit --explorer-url: an official explorer never describes another host's exchange.
+  const explorerUrl =
+    params.explorerUrl ?? (params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config));
+  const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
+  const reconcileLog = createReconcileLogger(logger);
+  const readAccountRecord = async (account: string) => {
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    root.signal.addEventListener("abort", onAbort, { once: true });
+    const limit = timers.after(config.requestTimeout, () => controller.abort());
+    try {
+      const result = await readRecord({
+        explorer,
+        info,
+        account,
+        signer,
+        now: () => time.now(),
+        signal: controller.signal,
+      });
+      const view = ledger.get(account);
+      const outcome = reconcileLog(
+        account,
+        {
+          day: view.day,
+          triggersToday: view.triggersToday,
+          assumed: view.assumed,
+          armedUntil: view.armedUntil,
+          pendingUntil: view.pendingUntil,
+        },
+        result,
+      );
+      const fired = result.available
+        ? result.fires.filter((f) => f.day === result.day).map((f) => f.deadline)
+        : [];
+      return { outcome, fired };
+    } finally {
+      limit.cancel();
+      root.signal.removeEventListener("abort", onAbort);
+    }
+  };
+  const reconciling = new Set<Promise<unknown>>();
+  run.component = "exchange record";
+  started.push({
+    component: "exchange record",
+    close: async () => {
+      await Promise.allSettled([...reconciling]);
+      explorer?.close();
+    },
+  });
+  let reconcileAfterTrigger: (account: string) => void = () => {};
+  const cancelOpenOrders =
+    params.cancelOpenOrders ??
+    (config.onEngineDown === "cancel" && hasCancel(client)
+      ? createCancelExecutor({ info, exchange: client, onReport: cancelReportLogger(logger, metrics) })
+      : undefined);
+  // Start-up: before any switch reads its entry, so the first push already knows what the record proved.
+  await Promise.all(
+    accounts.map(async (account) => {
+      try {
+        const { outcome, fired } = await readAccountRecord(account);
+        if (outcome.changes.length > 0 || fired.length > 0) ledger.reconcile(account, outcome.ledger, fired);
+      } catch (error) {
+        log.warn({ event: "record.failed", account, err: error }, "reconciling with the record failed");
+      }
+    }),
+  );
+  // The agent watch: the signer is an API wallet of the account it acts for directly (planAccounts).
+  const master = plan.find((p) => p.vaultAddress === undefined)?.account;
+  let agentWatch: AgentWatch | null = null;
+  // --------------------------------------------------------------------------------------------------------
+
   const switches = plan.map(({ account, vaultAddress }) =>
     createSwitch({
       account,
@@ -310,14 +397,47 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
       triggerWarnRemaining: config.triggerWarnRemaining,
       onEngineDown: config.onEngineDown,
       cancelStops: config.cancelStops,
-      cancelOpenOrders: params.cancelOpenOrders,
+      cancelOpenOrders,
       signal: root.signal,
       cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
       onTrigger: () => {
         void exposure?.pollNow("trigger");
+        reconcileAfterTrigger(account);
       },
     }),
   );
+
+  // --- Record and agent watch, continued: the switches exist now -------------------------------------------
+  const switchOf = new Map(switches.map((s) => [s.account, s]));
+  reconcileAfterTrigger = (account) => {
+    if (!explorer || root.signal.aborted) return;
+    const work = readAccountRecord(account)
+      .then(({ outcome, fired }) => {
+        if (outcome.changes.length > 0) switchOf.get(account)?.reconciled(outcome.ledger, fired);
+      })
+      .catch((error) =>
+        log.warn({ event: "record.failed", err: error }, "reconciling with the record failed"),
+      );
+    reconciling.add(work);
+    void work.finally(() => reconciling.delete(work));
+  };
+  if (master !== undefined && master !== signer) {
+    agentWatch = createAgentWatch({
+      info,
+      account: master,
+      signer,
+      clock: time,
+      timers,
+      logger,
+      metrics,
+      intervalMs: config.agentCheckInterval,
+      warnDays: config.agentWarnDays,
+      onAgentState: (a) => {
+        for (const s of switches) s.setAgent(a.state, a.detail);
+      },
+    });
+  }
+  // --------------------------------------------------------------------------------------------------------
 
   const guard: Guard | null = createGuard({
     file: config.guardFile,
@@ -440,6 +560,22 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     started.push({ component: "guard", close: () => guard.stop() });
     const up = await guard.start();
     if (!up) for (const s of switches) s.setEngineUp(false, guard.status().detail);
+  }
+  run.component = "agent watch";
+  // The agent's state comes before the first push too (bounded by one request time-out), then every
+  // agentCheckInterval; a missing or expired agent is NOT PROTECTED at once.
+  if (agentWatch) {
+    let bound: { cancel(): void } | undefined;
+    await Promise.race([
+      agentWatch.checkNow(),
+      new Promise<void>((resolve) => {
+        bound = timers.after(config.requestTimeout, resolve);
+      }),
+    ]);
+    bound?.cancel();
+    agentWatch.start();
+    const watch = agentWatch;
+    started.push({ component: "agent watch", close: () => watch.stop() });
   }
   run.component = "switches";
   started.push({

@@ -152,3 +152,52 @@ export function withRemoval(entry: LedgerEntry, at: number, size = HISTORY_SIZE)
 }
 
 export const isExhausted = (e: LedgerEntry) => e.triggersToday >= e.limit;
+
+/** What the exchange's record proved about today (from reconcileLedger, src/reconcile/record.ts). */
+export type ReconciledView = {
+  day: string;
+  triggersToday: number;
+  assumed: boolean;
+  armedUntil: number | null;
+};
+
+/**
+ * Applies the exchange's record (docs/exchange-record.md), conservative direction only:
+ * - a counted (not assumed) trigger count never goes down; an assumed one takes the record's count (the
+ *   reconcile lowers it only when the record covers the whole UTC day) and stays assumed unless it says not;
+ * - a later armed deadline from the record is taken (a deadline it proves the exchange holds);
+ * - a deadline the record shows as fired (`fired`) is marked counted, so the switch never counts it again.
+ * A view for another UTC day changes nothing. Returns the same object when nothing changes.
+ */
+export function withReconciled(entry: LedgerEntry, view: ReconciledView, fired: number[]): LedgerEntry {
+  if (view.day !== entry.day) return entry;
+  const triggersToday = entry.assumed
+    ? view.triggersToday
+    : Math.max(entry.triggersToday, view.triggersToday);
+  const assumed = entry.assumed && view.assumed;
+  let armedUntil = entry.armedUntil;
+  if (view.armedUntil !== null && (armedUntil === null || armedUntil < view.armedUntil))
+    armedUntil = view.armedUntil;
+  let { pendingUntil, pendingLatest, lastCountedDeadline } = entry;
+  // A fire the record shows is counted in `triggersToday` above: the same deadline is never counted again.
+  for (const d of fired) {
+    if (d === armedUntil) {
+      armedUntil = null;
+      lastCountedDeadline = d;
+    }
+    if (d === pendingUntil) {
+      pendingUntil = null;
+      pendingLatest = null;
+      lastCountedDeadline = d;
+    }
+  }
+  if (
+    triggersToday === entry.triggersToday &&
+    assumed === entry.assumed &&
+    armedUntil === entry.armedUntil &&
+    pendingUntil === entry.pendingUntil &&
+    lastCountedDeadline === entry.lastCountedDeadline
+  )
+    return entry;
+  return { ...entry, triggersToday, assumed, armedUntil, pendingUntil, pendingLatest, lastCountedDeadline };
+}

@@ -28,10 +28,12 @@ import {
   capHistory,
   HISTORY_SIZE,
   newEntry,
+  type ReconciledView,
   rollEntry,
   withConfirmedPush,
   withIntent,
   withLimitReached,
+  withReconciled,
   withRemoval,
   withTrigger,
 } from "./ledger-model.js";
@@ -351,6 +353,22 @@ export class Ledger {
     const timeout = wait(budgetMs).then(() => "timeout" as const);
     const result = await Promise.race([written, timeout]);
     return finished ? await written : result;
+  }
+
+  /**
+   * Applies what the exchange's record proved (start-up, before the switch reads its entry): conservative
+   * direction only (ledger-model.ts `withReconciled`). Returns the entry and whether it changed.
+   */
+  reconcile(
+    account: string,
+    view: ReconciledView,
+    fired: number[],
+  ): { entry: LedgerEntry; changed: boolean } {
+    const current = rollEntry(this.#stored(account), this.#clock.now(), this.#historySize).entry;
+    const next = withReconciled(current, view, fired);
+    if (next === current) return { entry: structuredClone(current), changed: false };
+    this.put(next);
+    return { entry: structuredClone(next), changed: true };
   }
 
   #update(account: string, change: (entry: LedgerEntry) => LedgerEntry): LedgerEntry {

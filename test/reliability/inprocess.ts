@@ -57,6 +57,10 @@ export type StartInProcessParameters = {
   chainWatch?: boolean;
   /** called synchronously with each log line as the daemon writes it */
   onLog?: (line: LogLine) => void;
+  /** read the exchange's record from the simulator's explorer (`explorerUrl`) */
+  record?: boolean;
+  /** runs after the simulator started, before the daemon (faults present from the first request) */
+  beforeStart?: (sim: SimulatorHandle) => void;
 };
 
 export async function startInProcess({
@@ -68,6 +72,8 @@ export async function startInProcess({
   register = true,
   chainWatch = false,
   onLog,
+  record = false,
+  beforeStart,
 }: StartInProcessParameters): Promise<InProcess> {
   const wallet = walletFor(label);
   const user = wallet.address.toLowerCase();
@@ -88,6 +94,7 @@ export async function startInProcess({
       : [],
     ...simOptions,
   });
+  beforeStart?.(sim);
   const state = tempDir();
   const config = ConfigSchema.parse({
     apiUrl: sim.apiUrl,
@@ -98,6 +105,7 @@ export async function startInProcess({
     health: "127.0.0.1:0",
     stateDir: state.dir,
     ...(chainWatch ? { rpcUrl: sim.rpcUrl, watchAddresses: [user] } : {}),
+    ...(record ? { explorerUrl: sim.explorerUrl } : {}),
     ...overrides,
   });
 
@@ -140,6 +148,7 @@ export async function startInProcess({
         inFlight--;
       }
     },
+    cancel: (...args: Parameters<ExchangeClient["cancel"]>) => real.cancel(...args),
     close: () => real.close(),
   };
 

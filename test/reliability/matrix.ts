@@ -18,7 +18,8 @@ export type ReliabilityCase = {
     | "state"
     | "malformed"
     | "bad input"
-    | "hostile";
+    | "hostile"
+    | "record";
   /** the fault injected */
   fault: string;
   /** what passing the row proves, in the words an operator would use */
@@ -435,6 +436,64 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     proves: "exit 78 with nothing on stdout and exactly one JSON error line in the log format",
     test: "behavior: nothing on stdout before a configuration or key error; one JSON error line",
     file: "hostile.test.ts",
+    mode: "process",
+  },
+  // ------------------------------------------------------- the exchange's record, the agent, the cancel mode
+  {
+    id: "record-recover",
+    group: "record",
+    fault: "SIGKILL while armed, the simulator fires, the ledger is deleted",
+    proves:
+      "the restart reads the exchange's record (explorer userDetails + historicalOrders) and counts the trigger again (`ledger.reconciled`), once",
+    test: "behavior: SIGKILL, a fire and a deleted ledger: the restart recovers the count from the record",
+    file: "record-process.test.ts",
+    mode: "process",
+  },
+  {
+    id: "record-down",
+    group: "record",
+    fault: "the explorer (record host) answers HTTP 500 from start-up on, then a lapse",
+    proves:
+      "`record.unavailable` said once; pushes, the lapse count (ledger = simulator) and readiness are as without a record",
+    test: "behavior: the record host down is said once and changes nothing else",
+    file: "record.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "agent-removed",
+    group: "record",
+    fault: "the signing API wallet deregistered mid-run (POST /admin/agents/remove)",
+    proves: "NOT PROTECTED (`agent_missing`) within one agent check, /readyz 503, no more pushes",
+    test: "behavior: an agent removed mid-run is NOT PROTECTED within one check, and /readyz says so",
+    file: "record.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "cancel-mode",
+    group: "record",
+    fault: "guard file stale with --on-engine-down cancel",
+    proves:
+      "open orders cancelled, the reduce-only stop kept, no trigger spent (simulator and ledger), `orders.cancelled` logged and counted",
+    test: "behavior: --on-engine-down cancel cancels open orders, keeps reduce-only stops, spends no trigger",
+    file: "record.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "cancel-stops",
+    group: "record",
+    fault: "guard file stale with --on-engine-down cancel --cancel-stops",
+    proves: "every open order cancelled, the reduce-only stops too, still no trigger spent",
+    test: "behavior: --cancel-stops also cancels the reduce-only stops, still without a trigger",
+    file: "record.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "removal-gate",
+    group: "record",
+    fault: "SIGTERM on an account below the $1M volume gate (nothing could be armed)",
+    proves: "`shutdown.nothing_armed` logged, exit 0",
+    test: "behavior: SIGTERM under the volume gate logs shutdown.nothing_armed and exits 0",
+    file: "record-process.test.ts",
     mode: "process",
   },
 ]);

@@ -239,6 +239,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
 
   let wallet: LocalSigner;
   let apiUrl: string | undefined;
+  let explorerUrl: string | undefined;
   let closeSim: (() => Promise<void>) | undefined;
   // From here a failure closes the simulator (if started) and flushes the log before the CLI exits with its code:
   // startDaemon has already closed whatever it had started (docs/daemon.md, "Start order and exit").
@@ -250,6 +251,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
       const simulator = await startSimulator({ demo: true, network: config.network });
       closeSim = () => simulator.close();
       apiUrl = simulator.apiUrl;
+      explorerUrl = config.explorerUrl ?? simulator.explorerUrl;
       wallet = localSigner(simulator.demo!.privateKey);
       log.warn(
         {
@@ -290,6 +292,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
       stateDir,
       logger,
       ...(apiUrl ? { apiUrl } : {}),
+      ...(explorerUrl ? { explorerUrl } : {}),
     });
   } catch (error) {
     await closeSim?.().catch(() => {});

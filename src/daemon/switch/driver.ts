@@ -20,6 +20,7 @@ import {
   type Timers,
 } from "../../utils/runtime.js";
 import type { Ledger } from "../ledger.js";
+import type { ReconciledView } from "../ledger-model.js";
 import type { Metrics } from "../metrics.js";
 import type { SwitchStatus } from "../types.js";
 import {
@@ -91,6 +92,8 @@ export type Switch = {
   setEngineUp(up: boolean, detail?: string | null): void;
   /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
   setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
+  /** What the exchange's record proved (docs/exchange-record.md): raises the count, never lowers a counted one. */
+  reconciled(view: ReconciledView, fired: number[]): void;
   /** The wall clock was stepped by `deltaMs`. */
   clockStepped(deltaMs: number): void;
   /** 00:00 UTC: roll the day over, re-arm if exhausted. */
@@ -354,6 +357,9 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     },
     setAgent(state, detail) {
       dispatch({ type: "agent", state, detail });
+    },
+    reconciled(view, fired) {
+      dispatch({ type: "reconciled", view, fired });
     },
     clockStepped(deltaMs) {
       dispatch({ type: "clockStep", deltaMs });

@@ -23,10 +23,12 @@ import { nextUtcMidnight, utcDay } from "../../utils/clock.js";
 import type { LedgerEntry } from "../ledger.js";
 import {
   isExhausted,
+  type ReconciledView,
   rollEntry,
   withConfirmedPush,
   withIntent,
   withLimitReached,
+  withReconciled,
   withRemoval,
   withTrigger,
 } from "../ledger-model.js";
@@ -97,6 +99,8 @@ export type Event =
       detail?: string | undefined;
     }
   | { type: "agent"; state: "ok" | "missing" | "expired"; detail?: string | undefined }
+  /** the exchange's record (docs/exchange-record.md): applied in the conservative direction only */
+  | { type: "reconciled"; view: ReconciledView; fired: number[] }
   | { type: "dayRollover" }
   | { type: "clockStep"; deltaMs: number }
   | { type: "shutdown"; mode: "remove" | "keep" }
@@ -337,6 +341,8 @@ class Ctx {
         return this.ordersCancelled(ev);
       case "agent":
         return this.agent(ev.state, ev.detail);
+      case "reconciled":
+        return this.reconciled(ev.view, ev.fired);
       case "clockStep":
         m.clockStepped = true;
         this.log(
@@ -503,7 +509,9 @@ class Ctx {
     if (m.agentReason !== null) return;
     if (!m.engineUp) {
       if (m.cfg.onEngineDown === "lapse" || m.expedited) return;
-      if (m.cfg.onEngineDown === "cancel" && m.ordersCancel !== null) return;
+      // cancel: no push while the canceller runs; once it confirmed, the schedule is renewed as before (the
+      // backstop should the daemon die too) so it never fires on the kept stops nor spends a trigger.
+      if (m.cfg.onEngineDown === "cancel" && m.ordersCancel === "waiting") return;
     }
     if (m.state === "not_protected" && this.now.mono < m.nextPermanentCheckMono) return;
     if (isExhausted(e) && !e.assumed) {
@@ -515,7 +523,7 @@ class Ctx {
       return;
     }
     if (reason === "interval" && this.now.mono < m.retryAtMono) return;
-    const mode = m.engineUp ? "arm" : "expedite";
+    const mode = m.engineUp || m.ordersCancel === "confirmed" ? "arm" : "expedite";
     const cancelAt = Math.floor(this.now.wall) + (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
     const id = m.nextId++;
     m.inflight = { id, cancelAt, mode, stage: "intent", sentMono: 0, previousPending: e.pendingUntil };
@@ -777,8 +785,9 @@ class Ctx {
         "warn",
         "engine.orders_cancelled",
         { cancelled: ev.cancelled, kept: ev.kept, ...(ev.detail ? { detail: ev.detail } : {}) },
-        `engine down: ${ev.cancelled} open order(s) cancelled; the schedule stays as it is, no more pushes`,
+        `engine down: ${ev.cancelled} open order(s) cancelled, ${ev.kept} kept; the schedule keeps being renewed as the backstop (no trigger spent)`,
       );
+      this.kick("orders-cancelled");
       return;
     }
     // Not confirmed: fall back to the expedite backstop (the exchange cancels at the 5 s minimum).
@@ -790,6 +799,21 @@ class Ctx {
       "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum",
     );
     this.kick("engine-down");
+  }
+
+  /** The exchange's record proved more than the ledger knew: raise the count (never lower a counted one). */
+  reconciled(view: ReconciledView, fired: number[]) {
+    const m = this.m;
+    // Mid-run only upward: an assumed count is lowered at start-up only (the ledger store, before the switch).
+    const next = withReconciled(m.entry, { ...view, assumed: m.entry.assumed }, fired);
+    if (next === m.entry || next.triggersToday < m.entry.triggersToday) return;
+    m.entry = next;
+    this.fx.push({ type: "persist", entry: next });
+    this.gauges();
+    if (isExhausted(next) && !next.assumed && m.phase === "running" && m.state !== "not_protected") {
+      m.state = "exhausted";
+      if (!m.wasExhausted) this.logExhausted("the exchange's record shows the daily limit");
+    }
   }
 
   agent(state: "ok" | "missing" | "expired", detail: string | undefined) {

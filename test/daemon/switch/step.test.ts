@@ -224,14 +224,16 @@ describe("step: one row per rule", () => {
       cancelStops: true,
     });
     expect(cancel.effects).toContainEqual({ type: "cancelOpenOrders", cancelStops: true });
-    // confirmed → keep the schedule, stop renewing
+    // confirmed → the schedule keeps being renewed a full deadline ahead (never expedited): no trigger spent
     const kept = step(
       cancel.model,
       { type: "ordersCancelled", confirmed: true, cancelled: 2, kept: 0 },
       at(1_100),
     );
     expect(types(kept.effects)).toContain("log:engine.orders_cancelled");
-    expect(types(step(kept.model, { type: "tick" }, at(15_000)).effects)).not.toContain("recordIntent");
+    expect(kept.effects).toContainEqual(
+      expect.objectContaining({ type: "recordIntent", cancelAt: T0 + 1_100 + 60_000 }),
+    );
     // not confirmed → the expedite backstop
     const failed = step(
       cancel.model,
