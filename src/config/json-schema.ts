@@ -8,6 +8,7 @@ import { ConfigSchema, OPTIONS } from "./options.js";
 import { isPlainObject } from "./values.js";
 
 const DURATION_KEYS = new Set(OPTIONS.filter((s) => s.kind === "duration").map((s) => s.key));
+const DEFAULT_OF = new Map(OPTIONS.filter((o) => o.default !== undefined).map((o) => [o.key, o.default]));
 
 export function configJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(ConfigSchema, { io: "input" }) as Record<string, unknown>;
@@ -16,6 +17,8 @@ export function configJsonSchema(): Record<string, unknown> {
       const key = prefix + k;
       // The description last, where editors' hovers and the committed file have long had it.
       const { description, ...rest } = found;
+      // zod leaves out the default of a transformed type (a list of addresses); the table has it.
+      if (rest.default === undefined && DEFAULT_OF.has(key)) rest.default = DEFAULT_OF.get(key);
       const prop: Record<string, unknown> = description === undefined ? rest : { ...rest, description };
       props[k] = prop;
       if (DURATION_KEYS.has(key)) {
