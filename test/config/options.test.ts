@@ -63,7 +63,7 @@ async function helpEntries(): Promise<Map<string, string>> {
 }
 
 /** A default as people read it (`15s`, `[""]`, `127.0.0.1:9464`), back to the value it stands for. */
-function valueOf(text: string, option: ConfigOption): unknown {
+function readBack(text: string, option: ConfigOption): unknown {
   switch (option.kind) {
     case "duration":
       return parseDurationText(text);
@@ -160,7 +160,7 @@ describe("the table of options, and everything derived from it", () => {
       const json = schemaEntry(option.key);
       if (json?.default === undefined) expect(shown, `--${option.flag} shows no default`).toBeUndefined();
       else if (Array.isArray(json.default) && json.default.length === 0) expect(shown).toBeUndefined();
-      else expect(valueOf(shown ?? "(none)", option), `--${option.flag}'s default`).toEqual(json.default);
+      else expect(readBack(shown ?? "(none)", option), `--${option.flag}'s default`).toEqual(json.default);
     }
   });
 
@@ -186,7 +186,7 @@ describe("the table of options, and everything derived from it", () => {
         expect(json.default === undefined || (Array.isArray(json.default) && json.default.length === 0)).toBe(
           true,
         );
-      else expect(valueOf(def!.replaceAll("`", ""), option), `${option.key}'s default`).toEqual(json.default);
+      else expect(readBack(def!.replaceAll("`", ""), option), `${option.key}'s default`).toEqual(json.default);
     }
   });
 
