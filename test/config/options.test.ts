@@ -186,7 +186,8 @@ describe("the table of options, and everything derived from it", () => {
         expect(json.default === undefined || (Array.isArray(json.default) && json.default.length === 0)).toBe(
           true,
         );
-      else expect(readBack(def!.replaceAll("`", ""), option), `${option.key}'s default`).toEqual(json.default);
+      else
+        expect(readBack(def!.replaceAll("`", ""), option), `${option.key}'s default`).toEqual(json.default);
     }
   });
 
