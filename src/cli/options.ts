@@ -4,7 +4,7 @@
  * from its row; nothing here repeats a name, a default or a description.
  */
 import { type Command, Option } from "commander";
-import { type ConfigOption, formatDefault, OPTIONS, optionOf } from "../config/options.js";
+import { type ConfigOption, formatDefault, OPTIONS } from "../config/options.js";
 
 /** The parsed values of addServiceOptions, as commander hands them to an action. */
 export type ServiceOptions = {
@@ -62,9 +62,8 @@ export function addConfigFlags(cmd: Command, keys: readonly string[]): Command {
 /** Options shared by every command that talks to the service (docs/cli-contract.md, "Options shared by every command ..."). */
 export function addServiceOptions(cmd: Command): Command {
   cmd.addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"));
-  addConfigFlags(cmd, SERVICE_KEYS.slice(0, 3));
-  cmd.addOption(new Option("--json", "machine-readable output: one JSON document on stdout"));
-  return cmd.addOption(configFlag(optionOf("logLevel")));
+  addConfigFlags(cmd, SERVICE_KEYS);
+  return cmd.addOption(new Option("--json", "machine-readable output: one JSON document on stdout"));
 }
 
 /** Collects a repeatable option into an array. */
