@@ -15,7 +15,6 @@ import { type Config, ConfigSchema, OPTIONS } from "./options.js";
 import { actionsPerDay, type ConfigSources, checkConfigRules } from "./rules.js";
 import { getPath, setPath, show } from "./values.js";
 
-export { coerce, readEnv } from "./coerce.js";
 export { ConfigError } from "./errors.js";
 export { configJsonSchema } from "./json-schema.js";
 export { effectiveExplorerUrl, effectiveStateDir, effectiveUrls } from "./networks.js";
