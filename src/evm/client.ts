@@ -265,6 +265,8 @@ export class EvmClient {
         method,
         url: this.url,
         aborted: error.aborted,
+        // Safe to keep: the transport's error holds only the redacted URL and a scrubbed reason.
+        cause: error,
       });
     }
     const status = response.status;

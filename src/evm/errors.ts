@@ -5,7 +5,8 @@
  *
  * None of them ever carries the RPC URL as given: the URL may hold an endpoint key as a path segment
  * (`…/<ENDPOINT_KEY>/evm`), so only `redactUrl(url)` appears, and no got error is ever kept as `cause` (its
- * options hold the full URL); the transport copies its code and scrubbed message instead (src/transport/http.ts).
+ * options hold the full URL); the transport copies its code and scrubbed message into a TransportError
+ * (src/transport/http.ts), which is safe to keep as the cause.
  */
 import { ArgumentError } from "../errors/argument.js";
 import { BaseError, type BaseErrorParameters } from "../errors/base.js";
@@ -113,10 +114,19 @@ export class EvmTransportError extends EvmError {
     method,
     url,
     aborted = false,
-  }: { code: string | undefined; reason: string; method: string; url: string; aborted?: boolean }) {
+    cause,
+  }: {
+    code: string | undefined;
+    reason: string;
+    method: string;
+    url: string;
+    aborted?: boolean;
+    cause?: unknown;
+  }) {
     super(`EVM RPC request ${method} failed: ${code ?? "error"}.`, {
       kind: "transport",
       details: reason,
+      cause,
       method,
       url,
     });

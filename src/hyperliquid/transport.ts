@@ -95,6 +95,8 @@ export function createHttpTransport({
           url: joinUrl(baseUrl, path),
           aborted: error.aborted,
           reason: error.reason,
+          // Safe to keep: the transport's error holds only the redacted URL and a scrubbed reason.
+          cause: error,
         });
       }
     },
