@@ -3,6 +3,7 @@ import { loadSigningKey } from "../../config/keys.js";
 import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/load.js";
 import { planAccounts } from "../../daemon/daemon.js";
 import type { BaseError } from "../../errors/base.js";
+import { policyFor } from "../../errors/policy.js";
 import { HyperliquidApiError } from "../../hyperliquid/errors.js";
 import { ExchangeClient } from "../../hyperliquid/exchange.js";
 import { BareDurationError, formatDuration, parseDurationText } from "../../utils/duration.js";
@@ -11,9 +12,6 @@ import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { describeSignerAccount, resolveSignerAccount } from "../master.js";
 import { addServiceOptions, collect } from "../options.js";
-
-/** Kinds where the exchange could not be reached or did not answer usefully: exit 69 (unavailable). */
-const UNAVAILABLE = new Set(["transport", "server_error", "rate_limited", "malformed_response"]);
 
 function addOneShotOptions(cmd: Command): Command {
   return addServiceOptions(cmd)
@@ -75,9 +73,11 @@ async function send(opts: Record<string, unknown>, deps: CliDeps, time: number |
     }
   } catch (error) {
     if (error instanceof HyperliquidApiError) {
-      const code = UNAVAILABLE.has(error.kind) ? ExitCode.unavailable : ExitCode.runtime;
+      // The exit code is the policy table's (src/errors/policy.ts): 69 when the exchange could not be reached or
+      // did not answer usefully, 1 when it refused.
+      const code = policyFor("hyperliquid", error.kind, error.nonceDetail).exitCode;
       throw new CliError(
-        error.serverMessage && !UNAVAILABLE.has(error.kind)
+        error.serverMessage && code !== ExitCode.unavailable
           ? `The exchange refused (${error.kind}): ${error.serverMessage}`
           : error.shortMessage,
         code,
