@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { loadSigningKey } from "../../config/keys.js";
 import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/load.js";
+import { optionOf } from "../../config/options.js";
 import { planAccounts } from "../../daemon/daemon.js";
 import type { BaseError } from "../../errors/base.js";
 import { policyFor } from "../../errors/policy.js";
@@ -11,14 +12,14 @@ import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { describeSignerAccount, resolveSignerAccount } from "../master.js";
-import { addServiceOptions, collect } from "../options.js";
+import { addServiceOptions, configFlag } from "../options.js";
 
 function addOneShotOptions(cmd: Command): Command {
   return addServiceOptions(cmd)
-    .addOption(new Option("--account <addr>", "the account (default: the signer's own)").argParser(collect))
-    .addOption(new Option("--vault <addr>", "act for a vault or subaccount (vaultAddress)"))
-    .addOption(new Option("--key-file <file>", "the signer's private key file (mode 0600)"))
-    .addOption(new Option("--request-timeout <duration>", "time-out and expiresAfter window (default 5s)"));
+    .addOption(configFlag(optionOf("accounts")))
+    .addOption(configFlag(optionOf("vault")))
+    .addOption(configFlag(optionOf("keyFile")))
+    .addOption(configFlag(optionOf("requestTimeout")));
 }
 
 /** `--at` accepts ISO-8601 or milliseconds since the epoch. */
