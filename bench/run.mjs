@@ -6,6 +6,10 @@
 //   BENCH_WINDOW_MS  length of the daemon's memory/CPU window (default 60000, required by issue 8)
 //   BENCH_RUNS       cold-start runs per variant, median reported (default 5)
 //   BENCH_OUT        output file (default BENCHMARKS.md at the repository root)
+//
+// `node --expose-gc bench/run.mjs --only cold,memory` runs only the named sections (signing, npm-start, cold,
+// memory (= the memory and CPU window), simulator, evm, exposure, modules) and prints their results without
+// writing BENCHMARKS.md: the committed file always comes from a full run.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -22,6 +26,15 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 /** The memory/CPU window's CPU measurement starts this long after the daemon was spawned. */
 const STARTUP_MS = 10_000;
 const OUT = process.env.BENCH_OUT ?? path.join(ROOT, "BENCHMARKS.md");
+const SECTIONS = ["signing", "npm-start", "cold", "memory", "simulator", "evm", "exposure", "modules"];
+const onlyArg = process.argv.find((a, i) => a.startsWith("--only=") || process.argv[i - 1] === "--only");
+const ONLY = onlyArg
+  ? new Set((onlyArg.startsWith("--only=") ? onlyArg.slice(7) : onlyArg).split(","))
+  : null;
+for (const name of ONLY ?? [])
+  if (!SECTIONS.includes(name))
+    throw new Error(`--only: unknown section ${name} (one of ${SECTIONS.join(", ")})`);
+const wanted = (name) => ONLY === null || ONLY.has(name);
 
 const { Wallet, id } = await import("ethers");
 const ours = await import(path.join(ROOT, "dist/index.js"));
@@ -931,24 +944,36 @@ function render(results) {
 const started = performance.now();
 const m = machine();
 log(`machine: ${m.cpu}, ${m.cores} cores, Node ${m.node}`);
-const signing = await section("signing", benchSigning);
-const npmStart = await section("npm start", benchNpmStart);
+const notRun = { ok: false, error: "not run (--only)" };
+const signing = wanted("signing") ? await section("signing", benchSigning) : notRun;
+const npmStart = wanted("npm-start") ? await section("npm start", benchNpmStart) : notRun;
 let sim;
-const simStart = await section("simulator start", async () => {
-  sim = await startSimChild();
-  return {};
-});
+const needSim = ["cold", "memory", "simulator", "evm"].some(wanted);
+const simStart = needSim
+  ? await section("simulator start", async () => {
+      sim = await startSimChild();
+      return {};
+    })
+  : notRun;
 const skipped = (why) => ({ ok: false, error: why });
 const noSim = skipped(`simulator did not start: ${simStart.error}`);
-const cold = sim ? await section("cold start", () => benchColdStart(sim)) : noSim;
-const steady = sim ? await section("memory and CPU window", () => benchSteadyState(sim)) : noSim;
-const simulator = sim ? await section("simulator throughput", () => benchSimulator(sim)) : noSim;
-const evm = sim ? await section("5,000-tx block", () => benchEvm(sim)) : noSim;
+const inSim = (name, title, fn) => (!wanted(name) ? notRun : sim ? section(title, () => fn(sim)) : noSim);
+const cold = await inSim("cold", "cold start", benchColdStart);
+const steady = await inSim("memory", "memory and CPU window", benchSteadyState);
+const simulator = await inSim("simulator", "simulator throughput", benchSimulator);
+const evm = await inSim("evm", "5,000-tx block", benchEvm);
 if (sim) await sim.close();
-const exposure = await section("exposure", benchExposure);
-const modules = await section("import cost", benchModuleCost);
+const exposure = wanted("exposure") ? await section("exposure", benchExposure) : notRun;
+const modules = wanted("modules") ? await section("import cost", benchModuleCost) : notRun;
 m.loadEnd = loadAverage();
-const md = render({ m, signing, cold, steady, modules, simulator, evm, exposure, npmStart });
-writeFileSync(OUT, md);
-log(`wrote ${path.relative(ROOT, OUT)} in ${fmt((performance.now() - started) / 1000)} s`);
-console.log(md);
+if (ONLY !== null) {
+  // a partial run: the figures only, never a BENCHMARKS.md
+  console.log(
+    JSON.stringify({ m, signing, npmStart, cold, steady, simulator, evm, exposure, modules }, null, 2),
+  );
+} else {
+  const md = render({ m, signing, cold, steady, modules, simulator, evm, exposure, npmStart });
+  writeFileSync(OUT, md);
+  log(`wrote ${path.relative(ROOT, OUT)} in ${fmt((performance.now() - started) / 1000)} s`);
+  console.log(md);
+}
