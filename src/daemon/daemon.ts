@@ -625,11 +625,28 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     { clock, timers, name: "clock", signal: root.signal },
   );
   started.push({ component: "clock watch", close: () => stepWatch.stop() });
-  exposure?.start();
-  started.push({ component: "exposure poller", close: () => exposure?.stop() });
-  budget.start();
+  // The pollers (exposure, the action budget, the chain watch) start once the first pushes have settled
+  // (confirmed, refused or failed), at most one request time-out after the switches started: the first push
+  // does not share the event loop, the exchange or the ledger's write with their first requests
+  // (docs/daemon.md, "Start order and exit"). Their handles are in place now, in the same order as before.
+  let pollersStarted = false;
+  let pollersBound: { cancel(): void } | undefined;
+  const startPollers = () => {
+    pollersBound?.cancel();
+    if (pollersStarted || closing || root.signal.aborted) return;
+    pollersStarted = true;
+    exposure?.start();
+    budget.start();
+    void chain?.start();
+  };
+  started.push({
+    component: "exposure poller",
+    close: () => {
+      pollersBound?.cancel();
+      return exposure?.stop();
+    },
+  });
   started.push({ component: "budget monitor", close: () => budget.stop() });
-  void chain?.start();
   started.push({ component: "chain watch", close: () => chain?.stop() });
 
   const rolloverJob: ScheduledJob = scheduler.schedule("0 0 * * *", () => rollover(), {
@@ -637,6 +654,8 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     name: "ledger-rollover",
   });
   started.push({ component: "ledger roll-over", close: () => rolloverJob.stop() });
+  pollersBound = timers.after(config.requestTimeout, startPollers);
+  void Promise.all(switches.map((s) => s.settle())).then(startPollers, startPollers);
   function rollover() {
     ledger.rollover();
     for (const s of switches) s.onDayRollover();

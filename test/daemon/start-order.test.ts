@@ -142,6 +142,60 @@ describe("startDaemon: ordered start, rollback, close", () => {
     expect(log.events("heartbeat.ok")).toHaveLength(0);
   });
 
+  test("behavior: exposure and the action budget send their first requests after the first push settled, not beside it", async () => {
+    // The write-ahead of the first push waits on a slow disk until released.
+    let release: () => void = () => {};
+    let held = 0;
+    const slowDisk = () => {
+      held++;
+      return held === 1 ? new Promise<void>((done) => (release = done)) : Promise.resolve();
+    };
+    const { params: p, log } = params(
+      { health: "off", exposureInterval: 30_000, budgetInterval: 600_000 },
+      { beforeLedgerSync: slowDisk },
+    );
+    const daemon = await startDaemon(p);
+    for (let i = 0; i < 20; i++) await tick();
+    // The first push is still writing its intent: nothing was asked of /info yet, nothing sent to /exchange.
+    expect(held).toBe(1);
+    expect(sim.state.requestCount("info")).toBe(0);
+    expect(sim.state.requestCount("exchange")).toBe(0);
+    release();
+    for (let i = 0; i < 20 && log.events("exposure").length === 0; i++) {
+      await daemon.settle();
+      await tick();
+    }
+    expect(log.events("heartbeat.ok")).toHaveLength(1);
+    expect(log.events("exposure")).toHaveLength(1);
+    expect(log.events("budget")).toHaveLength(1);
+    expect(sim.state.requestCount("info")).toBeGreaterThan(0);
+    await daemon.close();
+  });
+
+  test("behavior: a first push that does not settle holds the pollers back one request time-out at most", async () => {
+    // The exchange never answers the first push.
+    sim.faults.set("exchange", { blackhole: true });
+    const { params: p, log } = params({ health: "off", exposureInterval: 30_000, requestTimeout: 5_000 });
+    const daemon = await startDaemon(p);
+    for (let i = 0; i < 20 && sim.state.requestCount("exchange") === 0; i++) {
+      await tick();
+      await new Promise((done) => setTimeout(done, 10));
+    }
+    expect(sim.state.requestCount("exchange")).toBe(1);
+    expect(sim.state.requestCount("info")).toBe(0);
+    clock.advance(4_999);
+    await tick();
+    expect(sim.state.requestCount("info")).toBe(0);
+    clock.advance(1);
+    for (let i = 0; i < 20 && log.events("exposure").length === 0; i++) {
+      await tick();
+      await new Promise((done) => setTimeout(done, 10));
+    }
+    expect(log.events("exposure")).toHaveLength(1);
+    sim.faults.clear();
+    await daemon.close({ mode: "keep" });
+  });
+
   test("behavior: close() runs once: the second call returns the same result and sends nothing", async () => {
     const { params: p } = params({ health: "127.0.0.1:0" });
     const daemon = await startDaemon(p);
