@@ -1,4 +1,10 @@
+/**
+ * Flags made from the one table of options (src/config/options.ts): each configuration key's flag, placeholder,
+ * choices and help (its description, its environment variable and its default, formatted by formatDefault) come
+ * from its row; nothing here repeats a name, a default or a description.
+ */
 import { type Command, Option } from "commander";
+import { type ConfigOption, formatDefault, OPTIONS } from "../config/options.js";
 
 /** The parsed values of addServiceOptions, as commander hands them to an action. */
 export type ServiceOptions = {
@@ -10,27 +16,54 @@ export type ServiceOptions = {
   logLevel?: string;
 };
 
+/** The configuration keys every command that talks to the service takes (docs/cli-contract.md). */
+export const SERVICE_KEYS: readonly string[] = ["network", "apiUrl", "rpcUrl", "logLevel"];
+
+/**
+ * The help line of a configuration flag: the row's description for a terminal (no backticks, no "(ms)": flags take
+ * a unit), then whether it repeats, its environment variable(s) and its default.
+ */
+export function flagHelp(option: ConfigOption): string {
+  const text = option.description
+    .replaceAll("`", "")
+    .replaceAll(" (ms)", "")
+    .replace(/\.$/, "")
+    // "Push cadence" -> "push cadence", "HyperEVM ..." and "HOST:PORT ..." kept
+    .replace(/^[A-Z](?=[a-z]*[\s,.;:])/, (c) => c.toLowerCase());
+  const def = formatDefault(option);
+  const notes = [
+    option.kind === "list" ? "repeatable" : undefined,
+    `env ${option.env.join(", then ")}`,
+    def === undefined ? undefined : `default ${def === "" ? '""' : def}`,
+  ].filter((n) => n !== undefined);
+  return `${text} (${notes.join("; ")})`;
+}
+
+/** The placeholder commander shows: `<duration>`, `<addr>`, `<host:port|off>`; none for a boolean. */
+function placeholder(option: ConfigOption): string {
+  if (option.kind === "boolean") return "";
+  return ` <${option.placeholder.toLowerCase()}>`;
+}
+
+/** The commander option of one configuration key. */
+export function configFlag(option: ConfigOption): Option {
+  const flag = new Option(`--${option.flag}${placeholder(option)}`, flagHelp(option));
+  if (option.choices) flag.choices(option.choices);
+  if (option.kind === "list") flag.argParser(collect);
+  return flag;
+}
+
+/** Adds the flags of `keys` (configuration keys, dotted), in the table's order. */
+export function addConfigFlags(cmd: Command, keys: readonly string[]): Command {
+  for (const option of OPTIONS.filter((o) => keys.includes(o.key))) cmd.addOption(configFlag(option));
+  return cmd;
+}
+
 /** Options shared by every command that talks to the service (docs/cli-contract.md, "Options shared by every command ..."). */
 export function addServiceOptions(cmd: Command): Command {
-  return cmd
-    .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))
-    .addOption(
-      new Option("--network <name>", "mainnet or testnet (env HL_NETWORK)").choices(["mainnet", "testnet"]),
-    )
-    .addOption(new Option("--api-url <url>", "trading API base URL (env HL_API_URL)"))
-    .addOption(new Option("--rpc-url <url>", "HyperEVM JSON-RPC endpoint, never logged (env HL_RPC_URL)"))
-    .addOption(new Option("--json", "machine-readable output: one JSON document on stdout"))
-    .addOption(
-      new Option("--log-level <level>", "pino level (env HL_LOG_LEVEL)").choices([
-        "fatal",
-        "error",
-        "warn",
-        "info",
-        "debug",
-        "trace",
-        "silent",
-      ]),
-    );
+  cmd.addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"));
+  addConfigFlags(cmd, SERVICE_KEYS);
+  return cmd.addOption(new Option("--json", "machine-readable output: one JSON document on stdout"));
 }
 
 /** Collects a repeatable option into an array. */

@@ -8,6 +8,7 @@
  * daemon tells the switches, which log `engine.down` / `engine.up` per account).
  */
 import { stat } from "node:fs/promises";
+import { DEFAULTS } from "../config/options.js";
 import type { Clock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 import { redactUrl } from "../utils/redact.js";
@@ -51,7 +52,7 @@ export type Guard = {
 
 /** Returns null when no guard is configured. */
 export function createGuard(params: CreateGuardParameters): Guard | null {
-  const { file, url, intervalMs, clock, timers, metrics, onChange, maxAgeMs = 10_000 } = params;
+  const { file, url, intervalMs, clock, timers, metrics, onChange, maxAgeMs = DEFAULTS.guardMaxAge } = params;
   if (!file && !url) return null;
   const doFetch = params.fetch ?? fetch;
   const kind: "file" | "url" = file ? "file" : "url";

@@ -4,7 +4,6 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Registry } from "prom-client";
-import { BaseError } from "../errors/base.js";
 import type { Logger } from "../utils/logger.js";
 import type { ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "./types.js";
 
@@ -117,31 +116,8 @@ export function computeReadiness({
 
 // ------------------------------------------------------------------------------------------ listen address
 
-export class ListenAddressError extends BaseError {
-  override name = "ListenAddressError";
-  constructor(value: string, rule: string) {
-    super(`Invalid health address ${JSON.stringify(value)}: ${rule}.`, {
-      metaMessages: ["Write HOST:PORT (127.0.0.1:9464, [::1]:9464, :9464 for every interface) or off."],
-    });
-  }
-}
-
-export type ListenAddress = { host: string; port: number };
-
-/**
- * Parses `HOST:PORT`, `[IPv6]:PORT` or `:PORT`; `off` (any case) gives null. An empty host means every
- * interface (0.0.0.0), as in Prometheus exporters' `:9100`; the default stays loopback-only.
- */
-export function parseListenAddress(value: string): ListenAddress | null {
-  const text = value.trim();
-  if (text.toLowerCase() === "off") return null;
-  const match = /^(?:\[([0-9a-fA-F:.%a-zA-Z]+)\]|([^:[\]\s]*)):(\d{1,5})$/.exec(text);
-  if (!match) throw new ListenAddressError(value, "expected HOST:PORT, [IPv6]:PORT or off");
-  const port = Number(match[3]);
-  if (port > 65_535) throw new ListenAddressError(value, `port ${port} is above 65535`);
-  const host = match[1] ?? match[2] ?? "";
-  return { host: host === "" ? "0.0.0.0" : host, port };
-}
+// The one listen-address parser lives with the configuration (src/config/listen.ts); re-exported for the daemon.
+export { type ListenAddress, ListenAddressError, parseListenAddress } from "../config/listen.js";
 
 // ---------------------------------------------------------------------------------------------- the server
 

@@ -5,6 +5,7 @@
  */
 import { SigningKey } from "ethers/crypto";
 import { computeAddress } from "ethers/transaction";
+import { DEFAULTS } from "../config/options.js";
 import { ValidationError } from "../errors/base.js";
 import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
@@ -30,9 +31,9 @@ export type ExchangeClientOptions = {
   clock: Clock;
   /** Default: a new NonceSource(clock). Share one per signer across everything that signs with it. */
   nonces?: NonceSource;
-  /** Per-request validity window: expiresAfter = now + window, computed per request; null omits it. Default 5000. */
+  /** Per-request validity window: expiresAfter = now + window, computed per request; null omits it. Default: the requestTimeout option. */
   expiresAfterMs?: number | null;
-  /** Request time-out (ms). Default 5000. */
+  /** Request time-out (ms). Default: the requestTimeout option. */
   timeoutMs?: number;
   userAgent?: string;
   /** A transport to use instead of creating one (tests, shared agents). */
@@ -146,8 +147,8 @@ export class ExchangeClient {
     isMainnet,
     clock,
     nonces,
-    expiresAfterMs = 5000,
-    timeoutMs = 5000,
+    expiresAfterMs = DEFAULTS.requestTimeout,
+    timeoutMs = DEFAULTS.requestTimeout,
     userAgent,
     transport,
   }: ExchangeClientOptions) {

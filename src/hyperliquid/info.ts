@@ -4,6 +4,7 @@
  * transport error, 429 or 5xx. Monetary values stay strings; no arithmetic happens here.
  */
 import type { z } from "zod";
+import { DEFAULTS } from "../config/options.js";
 import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import { type Clock, systemClock } from "../utils/clock.js";
@@ -30,11 +31,11 @@ export type InfoClientOptions = {
   apiUrl: string;
   /** For `sentAt` / `receivedAt`. Default: the system clock. */
   clock?: Clock;
-  /** Per-request time-out (ms). Default 5000. */
+  /** Per-request time-out (ms). Default: the requestTimeout option. */
   timeoutMs?: number;
-  /** Users per batchClearinghouseStates request (the public API's maximum is not documented; clients use 25–50). Default 50. */
+  /** Users per batchClearinghouseStates request (the public API's maximum is not documented; clients use 25–50). Default: the exposureChunkSize option. */
   chunkSize?: number;
-  /** Chunks in flight at once. Default 2. */
+  /** Chunks in flight at once. Default: the exposureConcurrency option. */
   concurrency?: number;
   /** Extra attempts after a transport error, 429 or 5xx. Default 1. */
   retryLimit?: number;
@@ -102,9 +103,9 @@ export class InfoClient {
   constructor({
     apiUrl,
     clock = systemClock,
-    timeoutMs = 5000,
-    chunkSize = 50,
-    concurrency = 2,
+    timeoutMs = DEFAULTS.requestTimeout,
+    chunkSize = DEFAULTS.exposureChunkSize,
+    concurrency = DEFAULTS.exposureConcurrency,
     retryLimit = 1,
     retryDelayMs = 200,
     userAgent,

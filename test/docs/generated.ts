@@ -1,66 +1,38 @@
 /**
  * The generated parts of the docs, each between `<!-- NAME:start … -->` and `<!-- NAME:end -->` markers:
- * - `options-table` in docs/operations.md: one row per configuration key (src/config/schema.ts, src/config/load.ts);
+ * - `options-table` in docs/operations.md: one row per configuration key (the table of src/config/options.ts);
  * - `reliability-matrix` in docs/reliability.md: the fault matrix (test/reliability/matrix.ts).
  * `npm run docs:generate` (scripts/update-docs.ts) rewrites them; test/docs/generated.test.ts fails while a document
  * differs from `updateGenerated(doc)`. No test writes a document.
  */
-import { CONFIG_DOCS, CONFIG_KEYS, type KeySpec } from "../../src/config/load.js";
-import { ConfigSchema } from "../../src/config/schema.js";
-import { formatDuration } from "../../src/utils/duration.js";
+import { type ConfigOption, formatDefault, OPTIONS } from "../../src/config/options.js";
 import { MATRIX, type ReliabilityCase } from "../reliability/matrix.js";
 
 // ---------------------------------------------------------------- option table
 
-const defaults = ConfigSchema.parse({}) as Record<string, unknown>;
+const cell = (text: string) => text.replaceAll("|", "\\|");
 
-function defaultOf(spec: KeySpec): string {
-  const [head, tail] = spec.key.split(".") as [string, string | undefined];
-  const value = tail ? (defaults[head] as Record<string, unknown>)[tail] : defaults[head];
-  if (value === undefined) return "—";
-  if (spec.kind === "duration" && typeof value === "number") return `\`${formatDuration(value)}\``;
-  if (Array.isArray(value)) return value.length === 0 ? "—" : `\`${JSON.stringify(value)}\``;
-  return `\`${String(value)}\``;
+/** The flag cell: `--interval DURATION`, `--cancel-stops`, `--account ADDR` (repeatable). */
+export function flagCell(option: ConfigOption): string {
+  const flag = `--${option.flag}${option.metavar ? ` ${option.metavar}` : ""}`;
+  return `\`${cell(flag)}\`${option.kind === "list" ? " (repeatable)" : ""}`;
 }
 
-const METAVAR: Record<string, string> = {
-  apiUrl: "URL",
-  rpcUrl: "URL",
-  guardUrl: "URL",
-  accounts: "ADDR",
-  vault: "ADDR",
-  exposureUsers: "ADDR",
-  watchAddresses: "ADDR",
-  dexes: "NAME",
-  stateDir: "DIR",
-  guardFile: "FILE",
-  keyFile: "FILE",
-  health: "HOST:PORT|off",
-};
-
-function flagOf(spec: KeySpec): string {
-  let meta: string;
-  if (spec.kind === "duration") meta = "DURATION";
-  else if (spec.kind === "int") meta = "N";
-  else if (spec.kind === "number") meta = "NUMBER";
-  else if (spec.kind === "enum") {
-    const field = ConfigSchema.shape[spec.key as keyof typeof ConfigSchema.shape] as unknown as {
-      unwrap(): { options: string[] };
-    };
-    meta = field.unwrap().options.join("\\|");
-  } else meta = METAVAR[spec.key] ?? "VALUE";
-  return `\`--${spec.flag} ${meta.replace(/(?<!\\)\|/g, "\\|")}\`${spec.kind === "list" ? " (repeatable)" : ""}`;
+/** One row of the option table, in the words and with the default of the table of options. */
+export function optionRow(option: ConfigOption): string {
+  const env =
+    option.env.map((e) => `\`${e}\``).join(", then ") + (option.kind === "list" ? " (comma-separated)" : "");
+  const def = formatDefault(option);
+  return `| \`${option.key}\` | ${flagCell(option)} | ${env} | ${def === undefined ? "—" : `\`${def}\``} | ${cell(option.description)} |`;
 }
 
-/** The option table: one row per configuration key, in the words of the schema. */
+/** The option table: one row per configuration key (src/config/options.ts), in the table's order. */
 export function optionsTable(): string {
-  const rows = CONFIG_KEYS.map((spec) => {
-    const doc = CONFIG_DOCS[spec.key] ?? "";
-    const env =
-      spec.env.map((e) => `\`${e}\``).join(", then ") + (spec.kind === "list" ? " (comma-separated)" : "");
-    return `| \`${spec.key}\` | ${flagOf(spec)} | ${env} | ${defaultOf(spec)} | ${doc.replaceAll("|", "\\|")} |`;
-  });
-  return ["| key | flag | environment | default | meaning |", "|---|---|---|---|---|", ...rows].join("\n");
+  return [
+    "| key | flag | environment | default | meaning |",
+    "|---|---|---|---|---|",
+    ...OPTIONS.map(optionRow),
+  ].join("\n");
 }
 
 // ---------------------------------------------------------------- reliability matrix

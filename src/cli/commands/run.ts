@@ -11,6 +11,7 @@ import {
   type LoadedConfig,
   loadConfig,
 } from "../../config/load.js";
+import { OPTIONS } from "../../config/options.js";
 import { startDaemon } from "../../daemon/daemon.js";
 import { installShutdownHandlers, setProcessTitle } from "../../daemon/shutdown.js";
 import { type LocalSigner, localSigner } from "../../hyperliquid/signing.js";
@@ -18,134 +19,14 @@ import { acquireStateLock } from "../../state/lock.js";
 import { createLogger, flushLogger } from "../../utils/logger.js";
 import type { CliDeps } from "../deps.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../master.js";
-import { addServiceOptions, collect } from "../options.js";
+import { addConfigFlags, addServiceOptions, SERVICE_KEYS } from "../options.js";
 
-/** Every configuration flag of `run` (also accepted by `config check`); each has an HL_* twin (docs/daemon.md). */
+/** Every configuration flag of `run` (also accepted by `config check`), made from the table of options. */
 export function addRunOptions(cmd: Command): Command {
-  return addServiceOptions(cmd)
-    .addOption(
-      new Option(
-        "--account <addr>",
-        "account whose schedule is kept (repeatable; env HL_ACCOUNTS)",
-      ).argParser(collect),
-    )
-    .addOption(new Option("--vault <addr>", "act for a vault or subaccount (env HL_VAULT)"))
-    .addOption(new Option("--interval <duration>", "push cadence (env HL_INTERVAL; default 15s)"))
-    .addOption(
-      new Option(
-        "--deadline <duration>",
-        "how far ahead each push sets the cancel (env HL_DEADLINE; default 60s)",
-      ),
-    )
-    .addOption(
-      new Option(
-        "--request-timeout <duration>",
-        "time-out and expiresAfter window of each push (default 5s)",
-      ),
-    )
-    .addOption(
-      new Option(
-        "--exposure-interval <duration>",
-        "exposure poll cadence, 0 = off (env HL_EXPOSURE_INTERVAL)",
-      ),
-    )
-    .addOption(
-      new Option(
-        "--exposure-user <addr>",
-        "more users to poll (repeatable; env HL_EXPOSURE_USERS)",
-      ).argParser(collect),
-    )
-    .addOption(new Option("--dex <name>", "perp dex to poll (repeatable; env HL_DEXES)").argParser(collect))
-    .addOption(new Option("--exposure-chunk-size <n>", "users per batchClearinghouseStates request"))
-    .addOption(new Option("--exposure-concurrency <n>", "exposure chunks in flight at once"))
-    .addOption(
-      new Option(
-        "--budget-interval <duration>",
-        "how often the address's action budget is read, 0 = off (default 10m)",
-      ),
-    )
-    .addOption(
-      new Option("--budget-warn-days <n>", "warn when the action budget lasts fewer days (default 14)"),
-    )
-    .addOption(
-      new Option(
-        "--explorer-url <url>",
-        "explorer endpoint for the exchange's record (env HL_EXPLORER_URL; default: the network's)",
-      ),
-    )
-    .addOption(
-      new Option("--agent-warn-days <n>", "warn daily when the API wallet expires within n days (default 7)"),
-    )
-    .addOption(
-      new Option(
-        "--agent-check-interval <duration>",
-        "how often the API wallet is checked in extraAgents, 0 = start-up only (default 1h)",
-      ),
-    )
-    .addOption(new Option("--max-leverage <x>", "alert above this leverage"))
-    .addOption(new Option("--min-liquidation-distance-pct <pct>", "alert below this distance to liquidation"))
-    .addOption(new Option("--max-notional-usd <usd>", "alert above this total notional"))
-    .addOption(new Option("--clock-skew-warn <duration>", "warn above this local/exchange clock difference"))
-    .addOption(
-      new Option(
-        "--state-dir <dir>",
-        "where the trigger ledger lives (env HL_STATE_DIR, then STATE_DIRECTORY)",
-      ),
-    )
-    .addOption(
-      new Option(
-        "--health <host:port|off>",
-        "health and metrics listener (env HL_HEALTH; default 127.0.0.1:9464)",
-      ),
-    )
-    .addOption(
-      new Option("--on-shutdown <mode>", "remove or keep the schedule on a graceful stop").choices([
-        "remove",
-        "keep",
-      ]),
-    )
-    .addOption(new Option("--shutdown-timeout <duration>", "bound for a graceful stop (default 5s)"))
-    .addOption(new Option("--guard-file <file>", "push only while the trading engine keeps touching FILE"))
-    .addOption(new Option("--guard-max-age <duration>", "maximum age of the guard file (default 10s)"))
-    .addOption(new Option("--guard-url <url>", "push only while the engine's health URL answers 2xx"))
-    .addOption(new Option("--guard-interval <duration>", "how often the guard is checked (default 2s)"))
-    .addOption(
-      new Option("--on-engine-down <mode>", "expedite, lapse or cancel when the guard fails").choices([
-        "expedite",
-        "lapse",
-        "cancel",
-      ]),
-    )
-    .addOption(new Option("--cancel-stops", "with --on-engine-down cancel: cancel trigger orders too"))
-    .addOption(
-      new Option(
-        "--permanent-recheck-interval <duration>",
-        "re-check cadence after a permanent refusal (default 5m)",
-      ),
-    )
-    .addOption(new Option("--trigger-limit <n>", "triggers per UTC day the exchange allows (default 10)"))
-    .addOption(
-      new Option("--trigger-warn-remaining <n>", "warn when this many triggers or fewer remain (default 3)"),
-    )
-    .addOption(
-      new Option(
-        "--watch-address <addr>",
-        "follow HyperEVM txs from/to ADDR (repeatable; needs --rpc-url)",
-      ).argParser(collect),
-    )
-    .addOption(new Option("--chain-poll-interval <duration>", "chain watch: head poll cadence"))
-    .addOption(new Option("--chain-stall-threshold <duration>", "chain watch: stall warning threshold"))
-    .addOption(new Option("--chain-max-lag-blocks <n>", "chain watch: skip ahead beyond this lag"))
-    .addOption(new Option("--chain-page-size <n>", "chain watch: ots_getBlockTransactions page size"))
-    .addOption(
-      new Option(
-        "--notify-url <url>",
-        "POST a JSON document per event that matters to this webhook (repeatable; env HL_NOTIFY_URLS)",
-      ).argParser(collect),
-    )
-    .addOption(
-      new Option("--key-file <file>", "the signer's private key file (mode 0600); never the key itself"),
-    );
+  return addConfigFlags(
+    addServiceOptions(cmd),
+    OPTIONS.map((o) => o.key).filter((k) => !SERVICE_KEYS.includes(k)),
+  );
 }
 
 /** What `run --help` adds after the options: where the key comes from, examples (docs/cli.md). */

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
 import { effectiveExplorerUrl, effectiveStateDir, effectiveUrls, loadConfig } from "../../config/load.js";
+import { optionOf } from "../../config/options.js";
 import type { Config } from "../../config/schema.js";
 import { entryOnDay, LEDGER_FILE, type LedgerEntry, readLedgerFile } from "../../daemon/ledger.js";
 import { ExplorerClient } from "../../hyperliquid/explorer.js";
@@ -13,6 +14,7 @@ import { formatDuration } from "../../utils/duration.js";
 import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
+import { configFlag } from "../options.js";
 
 export type StatusAccount = {
   account: string;
@@ -98,12 +100,7 @@ export function registerStatus(program: Command, deps: CliDeps): void {
   program
     .command("status")
     .description("the local trigger ledger and armed deadline of each account")
-    .addOption(
-      new Option(
-        "--state-dir <dir>",
-        "where the trigger ledger lives (env HL_STATE_DIR, then STATE_DIRECTORY)",
-      ),
-    )
+    .addOption(configFlag(optionOf("stateDir")))
     .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))
     .addOption(new Option("--json", "one JSON document on stdout"))
     .addOption(
@@ -112,13 +109,9 @@ export function registerStatus(program: Command, deps: CliDeps): void {
         "also read the exchange's record (explorer userDetails, historicalOrders) and show it beside the ledger; writes nothing",
       ),
     )
-    .addOption(
-      new Option("--network <name>", "mainnet or testnet (env HL_NETWORK)").choices(["mainnet", "testnet"]),
-    )
-    .addOption(new Option("--api-url <url>", "trading API base URL (env HL_API_URL)"))
-    .addOption(
-      new Option("--explorer-url <url>", "explorer endpoint (env HL_EXPLORER_URL; default: the network's)"),
-    )
+    .addOption(configFlag(optionOf("network")))
+    .addOption(configFlag(optionOf("apiUrl")))
+    .addOption(configFlag(optionOf("explorerUrl")))
     .addOption(
       new Option("--account <addr>", "an account to reconcile besides the ledger's (repeatable)").argParser(
         (v: string, prev: string[] | undefined) => [...(prev ?? []), v],

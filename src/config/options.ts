@@ -1,0 +1,506 @@
+/**
+ * The one table of options. Each configuration key is written here once: its name (the key), its flag, its
+ * environment variable(s), its type (the zod type and the `kind` that says how text is read), its default and its
+ * one-line description. Everything else is derived from this table:
+ * - ConfigSchema (the parse of the merged file < env < flags, ./load.ts) and DEFAULTS;
+ * - config/schema.json (`hl-deadman config schema`, ./json-schema.ts);
+ * - the flags and their help (src/cli/options.ts), defaults formatted by formatDefault, never typed twice;
+ * - the option table of docs/operations.md (`npm run docs:generate`).
+ *
+ * Durations are milliseconds here; the loaders accept `500ms`, `15s`, `2m`, `1h` or plain milliseconds.
+ */
+import { z } from "zod";
+import { formatDuration } from "../utils/duration.js";
+import { LISTEN_ADDRESS_PATTERN, listenAddressProblem } from "./listen.js";
+
+/** How a text value (a flag, an environment variable) is read for the key. */
+export type OptionKind = "string" | "duration" | "list" | "int" | "number" | "enum" | "boolean";
+
+/** What a row says besides its zod type and its default. */
+type RowMeta = {
+  /** the long flag, without the leading dashes */
+  flag: string;
+  /** environment variables, first match wins */
+  env: string | readonly string[];
+  kind: OptionKind;
+  /** one line: the meaning, written once (JSON schema, flag help and docs show it) */
+  description: string;
+  /** the flag's value placeholder (default by kind: DURATION, N, NUMBER, VALUE; an enum's docs list its choices) */
+  metavar?: string;
+};
+
+const rows = z.registry<RowMeta>();
+
+/** A row with a default: the key is optional in the input and always present in the output. */
+function option<T extends z.ZodType>(type: T, row: RowMeta & { default: z.output<T> }): z.ZodDefault<T>;
+/** A row without a default: the key may be absent. */
+function option<T extends z.ZodType>(type: T, row: RowMeta): z.ZodOptional<T>;
+function option(type: z.ZodType, row: RowMeta & { default?: unknown }): z.ZodType {
+  const { default: value, ...meta } = row;
+  const field = ("default" in row ? type.default(value as never) : type.optional()).meta({
+    description: row.description,
+  });
+  rows.add(field, meta);
+  return field;
+}
+
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be 0x followed by 40 hexadecimal digits")
+  .transform((a) => a.toLowerCase());
+const httpUrl = () => z.url({ protocol: /^https?$/ });
+const durationMs = () => z.number().int().nonnegative();
+const listenAddress = z
+  .string()
+  .superRefine((value, ctx) => {
+    const problem = listenAddressProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  })
+  .meta({ pattern: LISTEN_ADDRESS_PATTERN });
+
+export const ConfigSchema = z
+  .object({
+    network: option(z.enum(["mainnet", "testnet"]), {
+      flag: "network",
+      env: "HL_NETWORK",
+      kind: "enum",
+      metavar: "NAME",
+      default: "mainnet",
+      description: "`mainnet` or `testnet`: default URLs and the signing source (`a` mainnet, `b` testnet).",
+    }),
+    apiUrl: option(httpUrl(), {
+      flag: "api-url",
+      env: "HL_API_URL",
+      kind: "string",
+      metavar: "URL",
+      description:
+        "Trading API base URL; `/exchange` and `/info` are appended. Default: the network's official API.",
+    }),
+    rpcUrl: option(httpUrl(), {
+      flag: "rpc-url",
+      env: "HL_RPC_URL",
+      kind: "string",
+      metavar: "URL",
+      description: "HyperEVM JSON-RPC endpoint, used as given. May contain a key path segment; never logged.",
+    }),
+    explorerUrl: option(httpUrl(), {
+      flag: "explorer-url",
+      env: "HL_EXPLORER_URL",
+      kind: "string",
+      metavar: "URL",
+      description:
+        "The explorer endpoint (`userDetails`), path included. Default: the network's official explorer.",
+    }),
+    logLevel: option(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]), {
+      flag: "log-level",
+      env: "HL_LOG_LEVEL",
+      kind: "enum",
+      metavar: "LEVEL",
+      default: "info",
+      description: "pino level.",
+    }),
+    accounts: option(z.array(address), {
+      flag: "account",
+      env: "HL_ACCOUNTS",
+      kind: "list",
+      metavar: "ADDR",
+      default: [],
+      description: "Accounts whose schedule is kept. Default: the signer's own address.",
+    }),
+    vault: option(address, {
+      flag: "vault",
+      env: "HL_VAULT",
+      kind: "string",
+      metavar: "ADDR",
+      description: "Act for a vault or subaccount (`vaultAddress`).",
+    }),
+    interval: option(durationMs(), {
+      flag: "interval",
+      env: "HL_INTERVAL",
+      kind: "duration",
+      default: 15_000,
+      description: "Push cadence (ms).",
+    }),
+    deadline: option(durationMs(), {
+      flag: "deadline",
+      env: "HL_DEADLINE",
+      kind: "duration",
+      default: 60_000,
+      description: "How far ahead each push sets the cancel time (ms); at least 5 s plus a safety margin.",
+    }),
+    requestTimeout: option(durationMs(), {
+      flag: "request-timeout",
+      env: "HL_REQUEST_TIMEOUT",
+      kind: "duration",
+      default: 5_000,
+      description:
+        "Time-out of one exchange request, and the `expiresAfter` window of each signed push (ms).",
+    }),
+    exposureInterval: option(durationMs(), {
+      flag: "exposure-interval",
+      env: "HL_EXPOSURE_INTERVAL",
+      kind: "duration",
+      default: 30_000,
+      description: "`batchClearinghouseStates` poll cadence (ms); 0 turns it off.",
+    }),
+    exposureUsers: option(z.array(address), {
+      flag: "exposure-user",
+      env: "HL_EXPOSURE_USERS",
+      kind: "list",
+      metavar: "ADDR",
+      default: [],
+      description: "More users to poll besides the accounts.",
+    }),
+    dexes: option(z.array(z.string()), {
+      flag: "dex",
+      env: "HL_DEXES",
+      kind: "list",
+      metavar: "NAME",
+      default: [""],
+      description: 'Perp dexes to poll ("" is the first perp dex).',
+    }),
+    exposureChunkSize: option(z.number().int().min(1).max(1000), {
+      flag: "exposure-chunk-size",
+      env: "HL_EXPOSURE_CHUNK_SIZE",
+      kind: "int",
+      default: 50,
+      description: "Users per `batchClearinghouseStates` request.",
+    }),
+    exposureConcurrency: option(z.number().int().min(1).max(16), {
+      flag: "exposure-concurrency",
+      env: "HL_EXPOSURE_CONCURRENCY",
+      kind: "int",
+      default: 2,
+      description: "Chunks in flight at once.",
+    }),
+    thresholds: z
+      .object({
+        maxLeverage: option(z.number().positive(), {
+          flag: "max-leverage",
+          env: "HL_MAX_LEVERAGE",
+          kind: "number",
+          description: "Maximum leverage (total notional / account value).",
+        }),
+        minLiquidationDistancePct: option(z.number().nonnegative(), {
+          flag: "min-liquidation-distance-pct",
+          env: "HL_MIN_LIQUIDATION_DISTANCE_PCT",
+          kind: "number",
+          description: "Minimum distance to liquidation, in percent of the mark price.",
+        }),
+        maxNotionalUsd: option(z.number().positive(), {
+          flag: "max-notional-usd",
+          env: "HL_MAX_NOTIONAL_USD",
+          kind: "number",
+          description: "Maximum total notional per account, in USD.",
+        }),
+      })
+      .default({})
+      .meta({
+        description: "Alert thresholds for the exposure poll; each crossing logs `exposure.alert` once.",
+      }),
+    clockSkewWarn: option(durationMs(), {
+      flag: "clock-skew-warn",
+      env: "HL_CLOCK_SKEW_WARN",
+      kind: "duration",
+      default: 2_000,
+      description: "Warn when the local clock and the exchange differ by more than this (ms).",
+    }),
+    stateDir: option(z.string().min(1), {
+      flag: "state-dir",
+      env: ["HL_STATE_DIR", "STATE_DIRECTORY"],
+      kind: "string",
+      metavar: "DIR",
+      description:
+        "Where the trigger ledger lives. Default: $HL_STATE_DIR, then $STATE_DIRECTORY, then ./.hl-deadman.",
+    }),
+    health: option(listenAddress, {
+      flag: "health",
+      env: "HL_HEALTH",
+      kind: "string",
+      metavar: "HOST:PORT|off",
+      default: "127.0.0.1:9464",
+      description: "`HOST:PORT` for /healthz, /readyz, /metrics, or `off`.",
+    }),
+    onShutdown: option(z.enum(["remove", "keep"]), {
+      flag: "on-shutdown",
+      env: "HL_ON_SHUTDOWN",
+      kind: "enum",
+      metavar: "MODE",
+      default: "remove",
+      description: "What a graceful stop does to the schedule: `remove` it, or `keep` it armed.",
+    }),
+    shutdownTimeout: option(durationMs(), {
+      flag: "shutdown-timeout",
+      env: "HL_SHUTDOWN_TIMEOUT",
+      kind: "duration",
+      default: 5_000,
+      description: "Upper bound for a graceful stop (ms); the process exits by then whatever happens.",
+    }),
+    guardFile: option(z.string().min(1), {
+      flag: "guard-file",
+      env: "HL_GUARD_FILE",
+      kind: "string",
+      metavar: "FILE",
+      description: "Push only while the trading engine keeps touching this file.",
+    }),
+    guardMaxAge: option(durationMs(), {
+      flag: "guard-max-age",
+      env: "HL_GUARD_MAX_AGE",
+      kind: "duration",
+      default: 10_000,
+      description: "Maximum age of the guard file's mtime (ms).",
+    }),
+    guardUrl: option(httpUrl(), {
+      flag: "guard-url",
+      env: "HL_GUARD_URL",
+      kind: "string",
+      metavar: "URL",
+      description: "Push only while the engine's health URL answers 2xx.",
+    }),
+    guardInterval: option(durationMs(), {
+      flag: "guard-interval",
+      env: "HL_GUARD_INTERVAL",
+      kind: "duration",
+      default: 2_000,
+      description: "How often the guard is checked (ms).",
+    }),
+    onEngineDown: option(z.enum(["expedite", "lapse", "cancel"]), {
+      flag: "on-engine-down",
+      env: "HL_ON_ENGINE_DOWN",
+      kind: "enum",
+      metavar: "MODE",
+      default: "expedite",
+      description:
+        "When the guard fails: `expedite` (cancel at the 5 s minimum, once), `lapse` (stop pushing) or `cancel` (cancel open orders; expedite when not confirmed).",
+    }),
+    cancelStops: option(z.boolean(), {
+      flag: "cancel-stops",
+      env: "HL_CANCEL_STOPS",
+      kind: "boolean",
+      default: false,
+      description: "With onEngineDown cancel: cancel trigger (stop/take-profit) orders too.",
+    }),
+    permanentRecheckInterval: option(durationMs(), {
+      flag: "permanent-recheck-interval",
+      env: "HL_PERMANENT_RECHECK_INTERVAL",
+      kind: "duration",
+      default: 300_000,
+      description:
+        "Re-check cadence for an account refused permanently (volume gate, unknown signer...) (ms).",
+    }),
+    budgetInterval: option(durationMs(), {
+      flag: "budget-interval",
+      env: "HL_BUDGET_INTERVAL",
+      kind: "duration",
+      default: 600_000,
+      description:
+        "How often the address's lifetime action budget (userRateLimit) is read (ms); 0 turns it off.",
+    }),
+    budgetWarnDays: option(z.number().nonnegative(), {
+      flag: "budget-warn-days",
+      env: "HL_BUDGET_WARN_DAYS",
+      kind: "number",
+      default: 14,
+      description: "Warn when the action budget would run out within this many days at the push rate.",
+    }),
+    triggerLimit: option(z.number().int().min(1), {
+      flag: "trigger-limit",
+      env: "HL_TRIGGER_LIMIT",
+      kind: "int",
+      default: 10,
+      description: "Triggers per UTC day the exchange allows.",
+    }),
+    triggerWarnRemaining: option(z.number().int().min(0), {
+      flag: "trigger-warn-remaining",
+      env: "HL_TRIGGER_WARN_REMAINING",
+      kind: "int",
+      default: 3,
+      description: "Warn when this many triggers or fewer remain today.",
+    }),
+    agentWarnDays: option(z.number().nonnegative(), {
+      flag: "agent-warn-days",
+      env: "HL_AGENT_WARN_DAYS",
+      kind: "number",
+      default: 7,
+      description: "Warn daily when the signing API wallet expires within this many days.",
+    }),
+    agentCheckInterval: option(durationMs(), {
+      flag: "agent-check-interval",
+      env: "HL_AGENT_CHECK_INTERVAL",
+      kind: "duration",
+      default: 3_600_000,
+      description:
+        "How often the signing API wallet is checked in `extraAgents` (ms); 0 checks only at start-up.",
+    }),
+    watchAddresses: option(z.array(address), {
+      flag: "watch-address",
+      env: "HL_WATCH_ADDRESSES",
+      kind: "list",
+      metavar: "ADDR",
+      default: [],
+      description:
+        "Follow new HyperEVM blocks and log transactions from or to these addresses (needs rpcUrl).",
+    }),
+    chainPollInterval: option(durationMs(), {
+      flag: "chain-poll-interval",
+      env: "HL_CHAIN_POLL_INTERVAL",
+      kind: "duration",
+      default: 2_000,
+      description: "Chain watch: how often to ask for the head (ms).",
+    }),
+    chainStallThreshold: option(durationMs(), {
+      flag: "chain-stall-threshold",
+      env: "HL_CHAIN_STALL_THRESHOLD",
+      kind: "duration",
+      default: 60_000,
+      description: "Chain watch: warn when the head is older than this (ms).",
+    }),
+    chainMaxLagBlocks: option(z.number().int().min(1), {
+      flag: "chain-max-lag-blocks",
+      env: "HL_CHAIN_MAX_LAG_BLOCKS",
+      kind: "int",
+      default: 200,
+      description: "Chain watch: skip ahead when more than this many blocks behind.",
+    }),
+    chainPageSize: option(z.number().int().min(1).max(1000), {
+      flag: "chain-page-size",
+      env: "HL_CHAIN_PAGE_SIZE",
+      kind: "int",
+      default: 100,
+      description: "Chain watch: page size for ots_getBlockTransactions.",
+    }),
+    notifyUrls: option(z.array(httpUrl()), {
+      flag: "notify-url",
+      env: "HL_NOTIFY_URLS",
+      kind: "list",
+      metavar: "URL",
+      default: [],
+      description:
+        "Webhook URLs that get a JSON document for each event that matters (trigger, not protected, engine down...). May hold a token or user:pass; never logged.",
+    }),
+    keyFile: option(z.string().min(1), {
+      flag: "key-file",
+      env: "HL_KEY_FILE",
+      kind: "string",
+      metavar: "FILE",
+      description: "File holding the signer's private key (mode 0600 or stricter). Never the key itself.",
+    }),
+  })
+  .strict();
+
+export type Config = z.output<typeof ConfigSchema>;
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+/** One configuration key, as read from its row of the table. */
+export type ConfigOption = {
+  /** dotted path in the config object (e.g. `thresholds.maxLeverage`) */
+  key: string;
+  /** environment variables, first match wins */
+  env: readonly string[];
+  /** the long flag (without the leading dashes) */
+  flag: string;
+  /** the commander attribute name the flag lands in */
+  attr: string;
+  kind: OptionKind;
+  description: string;
+  /** the parsed default, or undefined when the key has none */
+  default: unknown;
+  /** the flag's value placeholder in the docs (an enum's choices joined by `|`; none for a boolean) */
+  metavar: string;
+  /** the flag's value placeholder in the help, a word (`NAME`, `DURATION`; commander lists an enum's choices) */
+  placeholder: string;
+  /** an enum's allowed values */
+  choices: readonly string[] | undefined;
+};
+
+/** The name loadConfig and the CLI have long used for a row. */
+export type KeySpec = ConfigOption;
+
+const KIND_METAVAR: Record<OptionKind, string> = {
+  string: "VALUE",
+  list: "VALUE",
+  duration: "DURATION",
+  int: "N",
+  number: "NUMBER",
+  enum: "VALUE",
+  boolean: "",
+};
+
+const deepFreeze = <T>(value: T): T => {
+  if (typeof value === "object" && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+};
+
+/** Frozen defaults: ConfigSchema's output for an empty input, i.e. each row's default. */
+export const DEFAULTS: Readonly<Config> = deepFreeze(ConfigSchema.parse({}));
+
+type Table = { options: ConfigOption[]; groups: Record<string, string> };
+
+function readTable(shape: Record<string, z.ZodType>, prefix: string, out: Table): Table {
+  for (const [name, field] of Object.entries(shape)) {
+    const key = prefix + name;
+    const row = rows.get(field);
+    if (!row) {
+      // A group (`thresholds`): an object with a default, whose fields are rows.
+      out.groups[key] = field.description ?? "";
+      readTable((field as z.ZodDefault<z.ZodObject>).unwrap().shape, `${key}.`, out);
+      continue;
+    }
+    const base = field instanceof z.ZodDefault || field instanceof z.ZodOptional ? field.unwrap() : field;
+    const choices = base instanceof z.ZodEnum ? (base.options as string[]) : undefined;
+    out.options.push({
+      key,
+      env: typeof row.env === "string" ? [row.env] : [...row.env],
+      flag: row.flag,
+      attr: row.flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
+      kind: row.kind,
+      description: row.description,
+      default: key.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], DEFAULTS),
+      metavar: choices ? choices.join("|") : (row.metavar ?? KIND_METAVAR[row.kind]),
+      placeholder: row.metavar ?? KIND_METAVAR[row.kind],
+      choices,
+    });
+  }
+  return out;
+}
+
+const TABLE = readTable(ConfigSchema.shape, "", { options: [], groups: {} });
+
+/** Every configuration key, in the table's order (nested keys dotted). */
+export const OPTIONS: readonly ConfigOption[] = Object.freeze(TABLE.options);
+
+/** The groups of the table (objects holding rows: `thresholds`) and their description. */
+export const GROUP_DOCS: Readonly<Record<string, string>> = Object.freeze(TABLE.groups);
+
+/** The row of `key`; throws for a key the table does not have (a typo in code, never user input). */
+export function optionOf(key: string): ConfigOption {
+  const found = OPTIONS.find((o) => o.key === key);
+  if (!found) throw new Error(`no option ${key}`);
+  return found;
+}
+
+/**
+ * A default for people, the same in the flag help and the docs: durations as `15s`, lists as JSON, none (undefined)
+ * for a key without a default or with an empty list.
+ */
+export function formatDefault(option: ConfigOption): string | undefined {
+  const value = option.default;
+  if (value === undefined) return undefined;
+  if (option.kind === "duration" && typeof value === "number") return formatDuration(value);
+  if (Array.isArray(value)) return value.length === 0 ? undefined : JSON.stringify(value);
+  return String(value);
+}
+
+/** Each key's description, groups included (the words of the table). */
+export const CONFIG_DOCS: Readonly<Record<string, string>> = Object.freeze(
+  Object.fromEntries(
+    OPTIONS.flatMap((o) => {
+      const group = o.key.includes(".") ? o.key.split(".")[0]! : undefined;
+      const first = group && OPTIONS.find((p) => p.key.startsWith(`${group}.`)) === o;
+      return [...(first ? [[group, GROUP_DOCS[group]!] as const] : []), [o.key, o.description] as const];
+    }),
+  ),
+);

@@ -1,0 +1,127 @@
+/**
+ * The cross-field rules: what no single key's type can say (deadline against interval and requestTimeout, one
+ * guard, vault against accounts...). Errors fail the configuration (exit 78); warnings are logged at start.
+ */
+import { formatDuration } from "../utils/duration.js";
+import type { Config } from "./options.js";
+import { show } from "./values.js";
+
+/** Where each effective value came from: `default`, `file <path>`, `env HL_X`, `flag --x`. */
+export type ConfigSources = Record<string, string>;
+
+/** The exchange refuses a scheduleCancel time less than 5 s ahead (docs/exchange-behaviour.md §3). */
+export const EXCHANGE_MIN_LEAD_MS = 5_000;
+/** Extra room on top of the 5 s minimum for clock skew between us and the exchange. */
+export const SKEW_MARGIN_MS = 1_000;
+/** Absolute floor for the deadline: 5 s exchange minimum + 5 s safety margin. */
+export const MIN_DEADLINE_MS = 10_000;
+/** Margin kept between the last retry's latest landing and the deadline (see the interval rule). */
+export const RETRY_MARGIN_MS = 5_000;
+export const MIN_INTERVAL_MS = 1_000;
+export const MIN_REQUEST_TIMEOUT_MS = 100;
+
+/** scheduleCancel actions per day per account at `intervalMs` (docs/exchange-behaviour.md §10 table). */
+export const actionsPerDay = (intervalMs: number): number =>
+  intervalMs > 0 ? Math.round(86_400_000 / intervalMs) : 0;
+
+const fmt = (ms: number) => formatDuration(ms);
+const at = (sources: ConfigSources, key: string) => (sources[key] ? ` (${sources[key]})` : "");
+
+/**
+ * The cross-field rules (errors) and the warnings. The numbers are written down in docs/daemon.md:
+ * - deadline >= max(10 s, 5 s + requestTimeout + 1 s): the exchange refuses a time < 5 s ahead
+ *   (docs/exchange-behaviour.md §3) and a push may take up to requestTimeout to land, plus 1 s for clock skew;
+ * - deadline >= interval + 2 x requestTimeout + 5 s and interval <= deadline / 2: when a push fails, at least
+ *   two retries (each bounded by requestTimeout) still fit before the confirmed deadline lapses.
+ */
+export function checkConfigRules(
+  config: Config,
+  sources: ConfigSources = {},
+): { errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const { interval, deadline, requestTimeout } = config;
+
+  if (interval < MIN_INTERVAL_MS)
+    errors.push(
+      `interval = ${fmt(interval)}${at(sources, "interval")}: must be at least ${fmt(MIN_INTERVAL_MS)}`,
+    );
+  if (requestTimeout < MIN_REQUEST_TIMEOUT_MS)
+    errors.push(
+      `requestTimeout = ${fmt(requestTimeout)}${at(sources, "requestTimeout")}: must be at least ${fmt(MIN_REQUEST_TIMEOUT_MS)}`,
+    );
+  const minDeadline = Math.max(MIN_DEADLINE_MS, EXCHANGE_MIN_LEAD_MS + requestTimeout + SKEW_MARGIN_MS);
+  if (deadline < minDeadline)
+    errors.push(
+      `deadline = ${fmt(deadline)}${at(sources, "deadline")}: must be at least ${fmt(minDeadline)} ` +
+        `(the exchange's 5s minimum + requestTimeout ${fmt(requestTimeout)} + 1s skew margin, and never below 10s)`,
+    );
+  const retryRoom = interval + 2 * requestTimeout + RETRY_MARGIN_MS;
+  if (deadline < retryRoom)
+    errors.push(
+      `deadline = ${fmt(deadline)}${at(sources, "deadline")}: must be at least interval + 2 x requestTimeout + 5s = ` +
+        `${fmt(retryRoom)} so that two retries fit before the deadline lapses; lower interval or requestTimeout, or raise deadline`,
+    );
+  if (interval * 2 > deadline)
+    errors.push(
+      `interval = ${fmt(interval)}${at(sources, "interval")}: must be at most half the deadline (${fmt(deadline / 2)})`,
+    );
+  if (config.exposureInterval !== 0 && config.exposureInterval < 1_000)
+    errors.push(
+      `exposureInterval = ${fmt(config.exposureInterval)}${at(sources, "exposureInterval")}: must be 0 (off) or at least 1s`,
+    );
+  if (config.shutdownTimeout < 500)
+    errors.push(
+      `shutdownTimeout = ${fmt(config.shutdownTimeout)}${at(sources, "shutdownTimeout")}: must be at least 500ms`,
+    );
+  if (config.guardInterval < 100)
+    errors.push(
+      `guardInterval = ${fmt(config.guardInterval)}${at(sources, "guardInterval")}: must be at least 100ms`,
+    );
+  if (config.guardFile && config.guardUrl)
+    errors.push(
+      `guardFile and guardUrl${at(sources, "guardFile")}: set one engine guard, not both (got ${config.guardFile} and ${config.guardUrl})`,
+    );
+  if (config.guardFile && config.guardMaxAge < config.guardInterval)
+    errors.push(
+      `guardMaxAge = ${fmt(config.guardMaxAge)}${at(sources, "guardMaxAge")}: must be at least guardInterval (${fmt(config.guardInterval)})`,
+    );
+  if (config.permanentRecheckInterval < interval)
+    errors.push(
+      `permanentRecheckInterval = ${fmt(config.permanentRecheckInterval)}${at(sources, "permanentRecheckInterval")}: must be at least the interval (${fmt(interval)})`,
+    );
+  if (config.triggerWarnRemaining >= config.triggerLimit)
+    errors.push(
+      `triggerWarnRemaining = ${config.triggerWarnRemaining}${at(sources, "triggerWarnRemaining")}: must be below triggerLimit (${config.triggerLimit})`,
+    );
+  if (config.vault && config.accounts.length > 0 && !config.accounts.every((a) => a === config.vault))
+    errors.push(
+      `accounts = ${show(config.accounts)}${at(sources, "accounts")}: with vault ${config.vault} the account is the vault; drop accounts or set it to the vault`,
+    );
+  if (config.watchAddresses.length > 0 && !config.rpcUrl)
+    errors.push(
+      `watchAddresses${at(sources, "watchAddresses")}: needs rpcUrl (--rpc-url / HL_RPC_URL), a node that serves ots_* (the official RPC is not known to)`,
+    );
+  // The listen address (`health`) is checked once, by the schema, with src/config/listen.ts.
+
+  // Warnings: settings that burn the address's lifetime action budget, or that risk false triggers.
+  const perDay = actionsPerDay(interval);
+  if (interval < 5_000)
+    warnings.push(
+      `interval ${fmt(interval)} is below 5s: ${perDay.toLocaleString("en-US")} scheduleCancel actions per day per account, ` +
+        "each spending the address's lifetime action budget (10,000 + 1 per USDC traded)",
+    );
+  if (deadline < 30_000)
+    warnings.push(
+      `deadline ${fmt(deadline)} is below 30s: a short network or exchange hiccup can let the switch fire (a false trigger costs 1 of ${config.triggerLimit} per day)`,
+    );
+  if (deadline > 600_000)
+    warnings.push(
+      `deadline ${fmt(deadline)} is above 10m: open orders stay live that long after the engine dies`,
+    );
+  if (config.shutdownTimeout < requestTimeout)
+    warnings.push(
+      `shutdownTimeout ${fmt(config.shutdownTimeout)} is below requestTimeout ${fmt(requestTimeout)}: a slow removal on shutdown may be cut short`,
+    );
+  return { errors, warnings };
+}
