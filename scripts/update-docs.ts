@@ -1,6 +1,7 @@
 /**
  * `npm run docs:generate`: rewrites the generated sections of the docs (the option table in docs/operations.md and
- * the reliability matrix in docs/reliability.md, test/docs/generated.ts) from their sources.
+ * the reliability matrix in docs/reliability.md, the error policy in docs/errors.md; test/docs/generated.ts) from
+ * their sources.
  * test/docs/generated.test.ts fails while a document is stale.
  */
 import { readFileSync, writeFileSync } from "node:fs";

@@ -42,7 +42,14 @@ export type {
   SwitchState,
   SwitchStatus,
 } from "./daemon/types.js";
+export { ArgumentError } from "./errors/argument.js";
 export { BaseError, ValidationError } from "./errors/base.js";
+export {
+  ERROR_POLICY,
+  type ErrorDomain,
+  type ErrorPolicy,
+  shouldRetry,
+} from "./errors/policy.js";
 export {
   type BlockTag,
   EvmClient,
@@ -52,6 +59,8 @@ export {
 } from "./evm/client.js";
 export {
   EvmArgumentError,
+  EvmError,
+  type EvmErrorKind,
   EvmHttpError,
   EvmInconsistentBlockError,
   EvmMalformedResponseError,
@@ -130,6 +139,7 @@ export {
   type SimulatorUser,
   startSimulator,
 } from "./sim/server.js";
+export { TransportError, type TransportErrorKind } from "./transport/errors.js";
 export { type Clock, ManualClock, systemClock } from "./utils/clock.js";
 export { DecimalError, parseDecimal, ratio } from "./utils/decimal.js";
 export { parseDuration } from "./utils/duration.js";

@@ -11,6 +11,8 @@
  * - A failed poll (any dex) logs `exposure.failed` at warn with the error kind and message, counts
  *   `exposure_poll_failures_total`, and is retried at the next tick. It never throws out of the poller.
  */
+
+import { ArgumentError } from "../errors/argument.js";
 import type { HyperliquidErrorKind } from "../hyperliquid/errors.js";
 import type { ClearinghouseState } from "../hyperliquid/schemas.js";
 import { normalizeAddress } from "../utils/address.js";
@@ -107,7 +109,7 @@ export function createExposurePoller({
   timers = systemTimers(),
 }: CreateExposurePollerParameters): ExposurePoller {
   if (!Number.isFinite(intervalMs) || intervalMs < 0) {
-    throw new RangeError(`intervalMs must be a number of milliseconds >= 0, got ${intervalMs}`);
+    throw new ArgumentError(`intervalMs must be a number of milliseconds >= 0, got ${intervalMs}`);
   }
   const users = [...new Set(rawUsers.map((u, i) => normalizeAddress(u, `exposure users[${i}]`)))];
   const dexList = [...new Set(dexes)];

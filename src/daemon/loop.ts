@@ -2,6 +2,8 @@
  * Compatibility wrapper: the drift-free loop is `every` in utils/runtime.ts (monotonic clock, stall detection).
  * `createLoop` keeps the start/stop shape the engine guard uses.
  */
+
+import { ArgumentError } from "../errors/argument.js";
 import type { Clock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 import { every, type Repeating, type TickInfo, type Timers } from "../utils/runtime.js";
@@ -50,7 +52,7 @@ export function createLoop({
   stallThresholdMs,
   name = "push",
 }: CreateLoopParameters): Loop {
-  if (!(intervalMs > 0)) throw new RangeError(`loop interval must be > 0 ms, got ${intervalMs}`);
+  if (!(intervalMs > 0)) throw new ArgumentError(`loop interval must be > 0 ms, got ${intervalMs}`);
   let rep: Repeating | undefined;
   let ticks = 0;
   let stalls = 0;

@@ -12,6 +12,7 @@
  * - the HTTP `Date` header, which has 1 s resolution (truncated), so the exchange's time lies in
  *   [date, date + 1000): we take date + 500 with an extra ± 500 ms of uncertainty.
  */
+import { ArgumentError } from "../errors/argument.js";
 
 export type SkewSample = {
   /** local minus exchange, ms */
@@ -81,7 +82,7 @@ export class SkewEstimator {
   #estimate: SkewEstimate | null = null;
 
   constructor({ alpha = 0.3, stepMs = 10_000 }: SkewEstimatorParameters = {}) {
-    if (!(alpha > 0 && alpha <= 1)) throw new RangeError(`alpha must be in (0, 1], got ${alpha}`);
+    if (!(alpha > 0 && alpha <= 1)) throw new ArgumentError(`alpha must be in (0, 1], got ${alpha}`);
     this.#alpha = alpha;
     this.#stepMs = stepMs;
   }

@@ -8,6 +8,9 @@ export type BaseErrorParameters = {
   metaMessages?: (string | undefined | false)[] | undefined;
 };
 
+/** How far `walk` follows `cause`. */
+const MAX_CAUSE_DEPTH = 16;
+
 export class BaseError extends Error {
   override name = "BaseError";
   readonly shortMessage: string;
@@ -36,10 +39,13 @@ export class BaseError extends Error {
     this.metaMessages = metaMessages;
   }
 
-  /** Walks the cause chain and returns the first error for which `fn` is true (or the last error). */
+  /**
+   * Walks the cause chain and returns the first error for which `fn` is true (or the last error). Stops after
+   * MAX_CAUSE_DEPTH links, so a cyclic chain cannot hang it. Works on any Error (`BaseError.prototype.walk.call`).
+   */
   walk(fn?: (err: unknown) => boolean): unknown {
     let err: unknown = this;
-    while (err instanceof Error) {
+    for (let depth = 0; err instanceof Error && depth < MAX_CAUSE_DEPTH; depth++) {
       if (fn?.(err)) return err;
       if (err.cause === undefined) break;
       err = err.cause;

@@ -1,30 +1,24 @@
 /**
  * A JSON-RPC 2.0 client for HyperEVM over got, with the `ots_` block-explorer methods (docs/exchange-behaviour.md §17, §18).
  *
+ * - Requests go through the one HTTP transport (src/transport/http.ts: keep-alive agent, bounded bodies,
+ *   time-outs, abort signal), like the exchange and info clients.
  * - ids are correlated (a response with another id is malformed); batches are answered in any order and restored
- *   to call order (docs/exchange-behaviour.md §20); errors map to JsonRpcError (code, message, data), non-2xx to EvmHttpError, no
- *   answer to EvmTransportError, bad bodies to EvmMalformedResponseError.
+ *   to call order (docs/exchange-behaviour.md §20); errors map to the EvmError family (src/evm/errors.ts):
+ *   JsonRpcError (code, message, data), non-2xx to EvmHttpError, no answer to EvmTransportError, bad bodies to
+ *   EvmMalformedResponseError; bad arguments throw ArgumentError.
  * - The RPC URL may hold an endpoint key as a path segment; only its redacted form (`redactUrl`) is ever put in an
  *   error, and got's own errors (whose options hold the URL) are never attached as a cause.
  * - No retries here: callers (the CLI, the chain watch) decide; the chain watch simply tries again next tick.
  */
-import http from "node:http";
-import https from "node:https";
-import got, { type Got } from "got";
+import { ArgumentError } from "../errors/argument.js";
 import { ValidationError } from "../errors/base.js";
 import { parse } from "../errors/parse.js";
+import { TransportError } from "../transport/errors.js";
+import { createHttpTransport, type HttpResponse, type HttpTransport } from "../transport/http.js";
+import { type BodyLimits, DEFAULT_BODY_LIMITS } from "../utils/bounded-body.js";
+import { redactUrl } from "../utils/redact.js";
 import {
-  BodyLimitError,
-  type BodyLimits,
-  type BoundedResponse,
-  DEFAULT_BODY_LIMITS,
-  parseBoundedJson,
-  postBounded,
-} from "../utils/bounded-body.js";
-import { redactUrl, scrub } from "../utils/redact.js";
-import { VERSION } from "../version.js";
-import {
-  EvmArgumentError,
   EvmHttpError,
   EvmMalformedResponseError,
   EvmNotFoundError,
@@ -73,17 +67,8 @@ type RpcResponse = { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: 
 
 export class EvmClient {
   readonly url: string;
-  readonly #rpcUrl: string;
-  readonly #timeoutMs: number;
-  readonly #userAgent: string;
   readonly #batchMaxSize: number;
-  readonly #secrets: string[];
-  readonly #agents = {
-    http: new http.Agent({ keepAlive: true }),
-    https: new https.Agent({ keepAlive: true }),
-  };
-  readonly #client: Got;
-  readonly #limits: BodyLimits;
+  readonly #transport: HttpTransport;
   #nextId = 1;
 
   constructor({
@@ -97,40 +82,37 @@ export class EvmClient {
     try {
       parsed = new URL(rpcUrl);
     } catch {
-      throw new EvmArgumentError(`Invalid RPC URL ${redactUrl(rpcUrl)}: not an absolute URL.`);
+      throw new ArgumentError(`Invalid RPC URL ${redactUrl(rpcUrl)}: not an absolute URL.`, {
+        argument: "rpcUrl",
+      });
     }
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
-      throw new EvmArgumentError(`Invalid RPC URL ${redactUrl(rpcUrl)}: the scheme must be http or https.`);
+      throw new ArgumentError(`Invalid RPC URL ${redactUrl(rpcUrl)}: the scheme must be http or https.`, {
+        argument: "rpcUrl",
+      });
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1)
-      throw new EvmArgumentError(`timeoutMs must be a positive integer, got ${timeoutMs}.`);
+      throw new ArgumentError(`timeoutMs must be a positive integer, got ${timeoutMs}.`, {
+        argument: "timeoutMs",
+      });
     if (!Number.isInteger(batchMaxSize) || batchMaxSize < 1)
-      throw new EvmArgumentError(`batchMaxSize must be a positive integer, got ${batchMaxSize}.`);
-    this.#rpcUrl = rpcUrl;
+      throw new ArgumentError(`batchMaxSize must be a positive integer, got ${batchMaxSize}.`, {
+        argument: "batchMaxSize",
+      });
     this.url = redactUrl(rpcUrl);
-    this.#timeoutMs = timeoutMs;
-    this.#userAgent = userAgent ?? `hl-deadman/${VERSION}`;
     this.#batchMaxSize = batchMaxSize;
-    this.#limits = { ...DEFAULT_BODY_LIMITS, ...limits };
-    this.#client = got.extend({
-      agent: this.#agents,
-      retry: { limit: 0 },
-      throwHttpErrors: false,
-      followRedirect: false,
+    // No retries (retryLimit 0): the callers decide (see above).
+    this.#transport = createHttpTransport({
+      baseUrl: rpcUrl,
+      timeoutMs,
+      limits: { ...DEFAULT_BODY_LIMITS, ...limits },
+      ...(userAgent ? { userAgent } : {}),
     });
-    // Everything that could identify the key: the URL, its path segments, user info, query.
-    this.#secrets = [
-      rpcUrl,
-      ...parsed.pathname.split("/").filter((s) => s.length >= 6),
-      parsed.username,
-      parsed.password,
-      parsed.search.slice(1),
-    ].filter((s) => s.length >= 6);
   }
 
   /** One call; resolves to `result` (not validated: the typed methods below validate). */
   async request<T = unknown>(method: string, params: unknown[], { signal }: RequestOptions = {}): Promise<T> {
     const id = this.#nextId++;
-    const body = await this.#post(JSON.stringify({ jsonrpc: "2.0", id, method, params }), method, signal);
+    const body = await this.#post({ jsonrpc: "2.0", id, method, params }, method, signal);
     if (Array.isArray(body) || body === null || typeof body !== "object")
       throw this.#malformed(method, "expected one JSON-RPC response object");
     return this.#unwrap(body as RpcResponse, id, method) as T;
@@ -152,7 +134,7 @@ export class EvmClient {
         method: c.method,
         params: c.params,
       }));
-      const body = await this.#post(JSON.stringify(payload), label, signal);
+      const body = await this.#post(payload, label, signal);
       if (!Array.isArray(body)) {
         // A whole-batch failure is one error object (-32700/-32600, docs/exchange-behaviour.md §20).
         if (body && typeof body === "object" && "error" in body)
@@ -197,9 +179,11 @@ export class EvmClient {
   ): Promise<OtsBlockTransactions> {
     const param = blockParam(block);
     if (!Number.isSafeInteger(page) || page < 0)
-      throw new EvmArgumentError(`Invalid page ${page}: must be an integer >= 0.`);
+      throw new ArgumentError(`Invalid page ${page}: must be an integer >= 0.`, { argument: "page" });
     if (!Number.isSafeInteger(size) || size < 1 || size > MAX_PAGE_SIZE)
-      throw new EvmArgumentError(`Invalid page size ${size}: must be an integer from 1 to ${MAX_PAGE_SIZE}.`);
+      throw new ArgumentError(`Invalid page size ${size}: must be an integer from 1 to ${MAX_PAGE_SIZE}.`, {
+        argument: "size",
+      });
     const method = "ots_getBlockTransactions";
     let raw: unknown;
     try {
@@ -263,60 +247,44 @@ export class EvmClient {
 
   /** Ends keep-alive connections. */
   close(): void {
-    this.#agents.http.destroy();
-    this.#agents.https.destroy();
+    this.#transport.close();
   }
 
-  async #post(body: string, method: string, signal: AbortSignal | undefined): Promise<unknown> {
-    let response: BoundedResponse;
+  async #post(body: unknown, method: string, signal: AbortSignal | undefined): Promise<unknown> {
+    let response: HttpResponse;
     try {
-      // The same bounded reader as the trading API (docs/security.md, "Bounded input"): size after
+      // The same transport and bounded reader as the trading API (docs/security.md, "Bounded input"): size after
       // decompression, then JSON depth and value count before JSON.parse.
-      response = await postBounded(
-        this.#client,
-        this.#rpcUrl,
-        {
-          body,
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json",
-            "user-agent": this.#userAgent,
-          },
-          timeout: { request: this.#timeoutMs },
-          ...(signal ? { signal } : {}),
-        },
-        this.#limits,
-      );
+      response = await this.#transport.postJson(undefined, body, { signal });
     } catch (error) {
-      if (error instanceof BodyLimitError) throw this.#malformed(method, error.reason);
-      const e = error as { code?: unknown; message?: unknown; name?: unknown };
-      const code = typeof e.code === "string" ? e.code : e.name === "AbortError" ? "ERR_ABORTED" : undefined;
-      const reason = scrub(typeof e.message === "string" ? e.message : String(error), this.#secrets);
-      throw new EvmTransportError({ code, reason, method, url: this.url });
+      if (!(error instanceof TransportError)) throw error;
+      if (error.kind === "malformed_response") throw this.#malformed(method, error.reason);
+      throw new EvmTransportError({
+        code: error.code,
+        reason: error.reason,
+        method,
+        url: this.url,
+        aborted: error.aborted,
+        // Safe to keep: the transport's error holds only the redacted URL and a scrubbed reason.
+        cause: error,
+      });
     }
     const status = response.status;
     if (status < 200 || status > 299)
       throw new EvmHttpError({
         status,
-        body: scrub(response.body.subarray(0, 4096).toString("utf8"), this.#secrets),
+        body: this.#transport.scrub(response.body.subarray(0, 4096).toString("utf8")),
         method,
         url: this.url,
       });
-    const text = response.body.toString("utf8");
+    const text = response.bodyText;
     if (text.trim() === "") throw this.#malformed(method, `empty body (HTTP ${status})`);
-    let json: unknown;
-    try {
-      json = parseBoundedJson(response.body, this.#limits);
-    } catch (error) {
-      if (error instanceof BodyLimitError) throw this.#malformed(method, error.reason);
-      throw error;
-    }
-    if (json === undefined)
+    if (response.json === undefined)
       throw this.#malformed(
         method,
-        `body is not JSON: ${JSON.stringify(scrub(text.slice(0, 80), this.#secrets))}`,
+        `body is not JSON: ${JSON.stringify(this.#transport.scrub(text.slice(0, 80)))}`,
       );
-    return json;
+    return response.json;
   }
 
   #unwrap(response: RpcResponse, id: number | null, method: string): unknown {
@@ -326,7 +294,7 @@ export class EvmClient {
         throw this.#malformed(method, "error member without a numeric code");
       throw new JsonRpcError({
         code: err.code,
-        message: scrub(typeof err.message === "string" ? err.message : "", this.#secrets),
+        message: this.#transport.scrub(typeof err.message === "string" ? err.message : ""),
         data: err.data,
         method,
         url: this.url,
@@ -361,23 +329,21 @@ export class EvmClient {
   }
 }
 
-/** -32601, or a gateway's "method … not supported/whitelisted" under another code. */
+/** -32601, or a gateway's "method … not supported/whitelisted" under another code (kind `method_not_found`). */
 export function isMethodNotFound(error: unknown): boolean {
-  if (!(error instanceof JsonRpcError)) return false;
-  if (error.code === -32601) return true;
-  return /(method|namespace).*(not found|not supported|unsupported|does not exist|not available|not whitelisted|not allowed)/i.test(
-    error.shortMessage,
-  );
+  return error instanceof JsonRpcError && error.kind === "method_not_found";
 }
 
 function blockParam(block: BlockTag): number | string {
   if (block === "latest") return "latest";
   if (typeof block === "bigint") {
-    if (block < 0n) throw new EvmArgumentError(`Invalid block ${block}: must be >= 0.`);
+    if (block < 0n) throw new ArgumentError(`Invalid block ${block}: must be >= 0.`, { argument: "block" });
     return block <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(block) : `0x${block.toString(16)}`;
   }
   if (typeof block === "number" && Number.isSafeInteger(block) && block >= 0) return block;
-  throw new EvmArgumentError(`Invalid block ${String(block)}: must be an integer >= 0 or "latest".`);
+  throw new ArgumentError(`Invalid block ${String(block)}: must be an integer >= 0 or "latest".`, {
+    argument: "block",
+  });
 }
 
 function blockLabel(block: BlockTag): string {

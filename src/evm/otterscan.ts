@@ -8,9 +8,11 @@
  * exactly once, every transaction must have its receipt (joined by hash), and the block hash and count must not
  * change between pages; otherwise EvmInconsistentBlockError says what went wrong.
  */
+
+import { ArgumentError } from "../errors/argument.js";
 import type { BlockTag, BlockTransactionsOptions, EvmClient } from "./client.js";
 import { MAX_PAGE_SIZE } from "./client.js";
-import { EvmArgumentError, EvmInconsistentBlockError } from "./errors.js";
+import { EvmInconsistentBlockError } from "./errors.js";
 import type { OtsBlockAllTransactions, OtsBlockTransactions, OtsReceipt, OtsTransaction } from "./schemas.js";
 
 export async function fetchAllBlockTransactions(
@@ -19,11 +21,9 @@ export async function fetchAllBlockTransactions(
   { pageSize = 100, concurrency = 4, onPage, signal }: BlockTransactionsOptions = {},
 ): Promise<OtsBlockAllTransactions> {
   if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
-    throw new EvmArgumentError(
-      `Invalid page size ${pageSize}: must be an integer from 1 to ${MAX_PAGE_SIZE}.`,
-    );
+    throw new ArgumentError(`Invalid page size ${pageSize}: must be an integer from 1 to ${MAX_PAGE_SIZE}.`);
   if (!Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > 32)
-    throw new EvmArgumentError(`Invalid concurrency ${concurrency}: must be an integer from 1 to 32.`);
+    throw new ArgumentError(`Invalid concurrency ${concurrency}: must be an integer from 1 to 32.`);
   // Pin "latest" to a number first: every page must come from the same block.
   const number = block === "latest" ? await client.blockNumber({ signal }) : block;
   const blockNo = Number(number);

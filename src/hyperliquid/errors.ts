@@ -7,9 +7,11 @@
  * transport failures and unreadable bodies get their own kinds.
  *
  * `retryable`: a new request (always with a fresh nonce) can help. `permanent`: nothing will work until an
- * operator acts (docs/exchange-behaviour.md §11). A message never carries a key; URLs go through `redactUrl`.
+ * operator acts (docs/exchange-behaviour.md §11). Both come from the one policy table (src/errors/policy.ts,
+ * docs/errors.md). A message never carries a key; URLs go through `redactUrl`.
  */
 import { BaseError } from "../errors/base.js";
+import { ERROR_POLICY, isPermanentError, policyFor, shouldRetry } from "../errors/policy.js";
 import { redactUrl } from "../utils/redact.js";
 
 export type HyperliquidErrorKind =
@@ -45,29 +47,21 @@ export type HyperliquidErrorKind =
 export type HyperliquidEndpoint = "exchange" | "info";
 export type NonceDetail = "duplicate" | "too_low" | "too_high";
 
-/** Kinds for which nothing works until an operator acts (docs/exchange-behaviour.md §11). */
-export const PERMANENT_KINDS: ReadonlySet<HyperliquidErrorKind> = new Set([
-  "volume_gate",
-  "unknown_signer",
-  "vault_not_registered",
-  "address_budget",
-]);
+/** Every kind, in the order of the policy table (src/errors/policy.ts). */
+export const HYPERLIQUID_ERROR_KINDS: readonly HyperliquidErrorKind[] = Object.freeze(
+  Object.keys(ERROR_POLICY.hyperliquid).filter((k): k is HyperliquidErrorKind => !k.includes("/")),
+);
 
-const RETRYABLE_KINDS: ReadonlySet<HyperliquidErrorKind> = new Set([
-  "nonce",
-  "expired",
-  "rate_limited",
-  "server_error",
-  "transport",
-  "malformed_response",
-]);
+/** Kinds for which nothing works until an operator acts (docs/exchange-behaviour.md §11): read from the policy table. */
+export const PERMANENT_KINDS: ReadonlySet<HyperliquidErrorKind> = new Set(
+  HYPERLIQUID_ERROR_KINDS.filter((kind) => ERROR_POLICY.hyperliquid[kind].permanent),
+);
 
-/** Whether a fresh request can help, for a kind (and, for `nonce`, its detail). */
+/** Whether a fresh request can help, for a kind (and, for `nonce`, its detail): the policy table's row. */
 export function kindIsRetryable(kind: HyperliquidErrorKind, nonceDetail?: NonceDetail): boolean {
   // A duplicate is cured by the next nonce; too low / too high mean the local clock is off (docs/exchange-behaviour.md §8),
   // and every nonce taken from that clock will be refused the same way.
-  if (kind === "nonce") return nonceDetail !== "too_low" && nonceDetail !== "too_high";
-  return RETRYABLE_KINDS.has(kind);
+  return policyFor("hyperliquid", kind, nonceDetail).retryable;
 }
 
 const HINTS: Record<HyperliquidErrorKind, string> = {
@@ -125,6 +119,7 @@ function clip(text: string, max: number): string {
 
 export class HyperliquidApiError extends BaseError {
   override name = "HyperliquidApiError";
+  readonly domain = "hyperliquid" as const;
   readonly kind: HyperliquidErrorKind;
   /** A new request (with a fresh nonce) can help. */
   readonly retryable: boolean;
@@ -171,8 +166,9 @@ export class HyperliquidApiError extends BaseError {
     this.serverMessage = serverMessage === undefined ? undefined : clip(serverMessage, MAX_KEPT);
     if (nonceDetail) this.nonceDetail = nonceDetail;
     this.aborted = aborted;
-    this.retryable = !aborted && kindIsRetryable(kind, nonceDetail);
-    this.permanent = PERMANENT_KINDS.has(kind);
+    const policy = policyFor("hyperliquid", kind, nonceDetail);
+    this.retryable = !aborted && policy.retryable;
+    this.permanent = policy.permanent;
   }
 }
 
@@ -225,25 +221,8 @@ export function classifyHttpStatus(status: number): HyperliquidErrorKind | undef
   return "malformed_response";
 }
 
-/**
- * Pure predicate (after viem's `shouldRetry`): true when a new request can help. Looks through the cause
- * chain for a HyperliquidApiError; anything else (validation, signing, an abort by the caller) is false.
- */
-export function isRetryable(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (current instanceof HyperliquidApiError) return current.retryable;
-    current = current.cause;
-  }
-  return false;
-}
+/** The policy's `shouldRetry` (src/errors/policy.ts), under its former name. */
+export const isRetryable: (error: unknown) => boolean = shouldRetry;
 
-/** True when the error (or its cause chain) is a HyperliquidApiError that needs an operator. */
-export function isPermanent(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current instanceof Error; depth++) {
-    if (current instanceof HyperliquidApiError) return current.permanent;
-    current = current.cause;
-  }
-  return false;
-}
+/** True when the error (or its cause chain) is of a kind that needs an operator (src/errors/policy.ts). */
+export const isPermanent: (error: unknown) => boolean = isPermanentError;

@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import { DEFAULTS } from "../config/options.js";
+import { ArgumentError } from "../errors/argument.js";
 import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import { type Clock, systemClock } from "../utils/clock.js";
@@ -75,7 +76,7 @@ export type OpenOrdersParameters = {
 
 function positiveInt(value: number, what: string): number {
   if (!Number.isSafeInteger(value) || value < 1) {
-    throw new RangeError(`${what} must be a positive integer, got ${String(value)}`);
+    throw new ArgumentError(`${what} must be a positive integer, got ${String(value)}`);
   }
   return value;
 }

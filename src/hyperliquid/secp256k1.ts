@@ -19,6 +19,7 @@
  */
 import { createECDH, createHmac } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1";
+import { ArgumentError } from "../errors/argument.js";
 
 const P = secp256k1.CURVE.Fp.ORDER;
 const N = secp256k1.CURVE.n;
@@ -286,7 +287,7 @@ export class Secp256k1Signer {
     this.#dBytes = Buffer.from(privateKey.slice(2), "hex");
     this.#d = bytesToBigInt(this.#dBytes);
     if (this.#dBytes.length !== 32 || this.#d <= 0n || this.#d >= N)
-      throw new RangeError("invalid private key");
+      throw new ArgumentError("invalid private key");
   }
 
   /** Signs a 32-byte digest: RFC 6979 nonce, low-s, exactly as noble 1.2.0 / ethers 6 do. */
@@ -310,7 +311,7 @@ export class Secp256k1Signer {
   }
 
   #sign(digest: Uint8Array, multiplyBase: MultiplyBase): RawSignature {
-    if (digest.length !== 32) throw new RangeError("digest must be 32 bytes");
+    if (digest.length !== 32) throw new ArgumentError("digest must be 32 bytes");
     const d = this.#d;
     // bits2int_modN(digest): the digest is exactly 256 bits, so no shift, then mod n
     const m = modN(bytesToBigInt(digest));

@@ -25,6 +25,7 @@ import {
   toUtf8Bytes,
   zeroPadValue,
 } from "ethers";
+import { ArgumentError } from "../errors/argument.js";
 import type { Clock } from "../utils/clock.js";
 import { createRng } from "./prng.js";
 
@@ -213,11 +214,11 @@ export class SimChain {
     const initialBlocks = opts.initialBlocks ?? 120;
     const bigBlockTxs = opts.bigBlockTxs ?? 5000;
     if (!Number.isInteger(blockTimeMs) || blockTimeMs < 1)
-      throw new RangeError(`blockTimeMs must be an integer >= 1, got ${blockTimeMs}`);
+      throw new ArgumentError(`blockTimeMs must be an integer >= 1, got ${blockTimeMs}`);
     if (!Number.isInteger(initialBlocks) || initialBlocks < 1)
-      throw new RangeError(`initialBlocks must be an integer >= 1, got ${initialBlocks}`);
+      throw new ArgumentError(`initialBlocks must be an integer >= 1, got ${initialBlocks}`);
     if (!Number.isInteger(bigBlockTxs) || bigBlockTxs < 0 || bigBlockTxs >= NONCE_STRIDE)
-      throw new RangeError(`bigBlockTxs must be an integer in [0, ${NONCE_STRIDE}), got ${bigBlockTxs}`);
+      throw new ArgumentError(`bigBlockTxs must be an integer in [0, ${NONCE_STRIDE}), got ${bigBlockTxs}`);
     this.#clock = opts.clock;
     const genesisTime = opts.genesisTime ?? opts.clock.now() - (initialBlocks - 1) * blockTimeMs;
     this.options = {
@@ -343,7 +344,7 @@ export class SimChain {
     if (n === this.bigBlock && this.#bigBody) return this.#bigBody;
     const cached = this.#bodies.get(n);
     if (cached) return cached;
-    if (this.header(n) === null) throw new RangeError(`block ${n} does not exist`);
+    if (this.header(n) === null) throw new ArgumentError(`block ${n} does not exist`);
     const body = this.#buildBody(n);
     if (n === this.bigBlock) this.#bigBody = body;
     else {

@@ -3,6 +3,7 @@
  * faults draw from a seeded PRNG, so a run with the same seed and the same requests fails the same way.
  */
 import { z } from "zod";
+import { ArgumentError } from "../errors/argument.js";
 import { parse } from "../errors/parse.js";
 import { createRng, deriveSeed, type Rng } from "./prng.js";
 import type { SimEndpoint } from "./state.js";
@@ -131,7 +132,7 @@ function hugeBody(): string {
 function targets(endpoint: FaultTarget): readonly SimEndpoint[] {
   if (endpoint === "all") return ENDPOINTS;
   if (!ENDPOINTS.includes(endpoint)) {
-    throw new RangeError(
+    throw new ArgumentError(
       `fault endpoint must be exchange, info, evm, explorer or all, got ${JSON.stringify(endpoint)}`,
     );
   }

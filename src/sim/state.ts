@@ -6,6 +6,7 @@
 import { keccak256 } from "ethers/crypto";
 import { toUtf8Bytes } from "ethers/utils";
 import { z } from "zod";
+import { ArgumentError } from "../errors/argument.js";
 import { parse } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import { type Clock, utcDay } from "../utils/clock.js";
@@ -312,7 +313,7 @@ export class SimStore implements SimState {
   /** Approves `agent` to sign for `user` (which must be registered). */
   addAgent(agent: string, user: string): void {
     const acc = this.account(normalizeAddress(user, "agent user"));
-    if (!acc?.isUser) throw new RangeError(`user ${user} is not registered with the simulator`);
+    if (!acc?.isUser) throw new ArgumentError(`user ${user} is not registered with the simulator`);
     this.approveAgent({ user: acc.address, agent, name: `agent-${this.getAgents(acc.address).length + 1}` });
   }
 
@@ -328,7 +329,7 @@ export class SimStore implements SimState {
     validUntil?: number;
   }): SimAgent {
     const acc = this.account(normalizeAddress(user, "agent user"));
-    if (!acc?.isUser) throw new RangeError(`user ${user} is not registered with the simulator`);
+    if (!acc?.isUser) throw new ArgumentError(`user ${user} is not registered with the simulator`);
     const address = normalizeAddress(agent, "agent");
     // One agent per name per user: approving a name again deregisters the agent that had it (the docs'
     // nonces and API wallets page); the unnamed agent ("") is replaced the same way.
@@ -442,14 +443,14 @@ export class SimStore implements SimState {
 
   setVolume(user: string, usd: number): void {
     if (!Number.isFinite(usd) || usd < 0)
-      throw new RangeError(`volume must be a finite number >= 0, got ${usd}`);
+      throw new ArgumentError(`volume must be a finite number >= 0, got ${usd}`);
     this.#ensureAccount(normalizeAddress(user, "setVolume"), true).volumeUsd = usd;
   }
 
   setMark(coin: string, px: string | number): void {
     const n = Number(px);
     if (!Number.isFinite(n) || n <= 0)
-      throw new RangeError(`mark for ${coin} must be > 0, got ${String(px)}`);
+      throw new ArgumentError(`mark for ${coin} must be > 0, got ${String(px)}`);
     this.marks.set(coin, n);
   }
 

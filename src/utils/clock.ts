@@ -2,6 +2,7 @@
  * The clock is passed in, never reached for: everything that needs "now" takes a Clock, so tests can
  * cross a UTC midnight or a deadline without sleeping. `Date.now()` is read only here.
  */
+import { ArgumentError } from "../errors/argument.js";
 export interface Clock {
   /** Milliseconds since the Unix epoch (the wall clock: may be stepped by NTP or an operator). */
   now(): number;
@@ -43,7 +44,8 @@ export class ManualClock implements Clock {
 
   /** Moves both clocks forward by `ms` (never backwards) and notifies listeners. */
   advance(ms: number): number {
-    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`advance(ms) needs a finite ms >= 0, got ${ms}`);
+    if (!Number.isFinite(ms) || ms < 0)
+      throw new ArgumentError(`advance(ms) needs a finite ms >= 0, got ${ms}`);
     this.#now += ms;
     this.#mono += ms;
     this.#emit();
@@ -60,7 +62,7 @@ export class ManualClock implements Clock {
    * The monotonic clock does not move.
    */
   set(ms: number): number {
-    if (!Number.isFinite(ms)) throw new RangeError(`set(ms) needs a finite ms, got ${ms}`);
+    if (!Number.isFinite(ms)) throw new ArgumentError(`set(ms) needs a finite ms, got ${ms}`);
     this.#now = ms;
     this.#emit();
     return this.#now;

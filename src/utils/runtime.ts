@@ -10,6 +10,7 @@
  * computing a delay from two wall-clock readings. Here every delay is a monotonic difference.
  */
 
+import { ArgumentError } from "../errors/argument.js";
 import { type Clock, type ManualClock, monotonicOf } from "./clock.js";
 import type { Logger } from "./logger.js";
 
@@ -152,7 +153,7 @@ export function every(
     signal,
   }: EveryOptions,
 ): Repeating {
-  if (!(intervalMs > 0)) throw new RangeError(`loop interval must be > 0 ms, got ${intervalMs}`);
+  if (!(intervalMs > 0)) throw new ArgumentError(`loop interval must be > 0 ms, got ${intervalMs}`);
   const start = monotonicOf(clock);
   let k = immediate ? 0 : 1;
   let handle: TimerHandle | undefined;

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { CrossingLatch, SkewEstimator, sampleSkew } from "../../src/daemon/skew.js";
+import { ArgumentError } from "../../src/errors/argument.js";
 
 describe("sampleSkew", () => {
   test("default", () => {
@@ -68,7 +69,7 @@ describe("SkewEstimator", () => {
   });
 
   test("error: alpha outside (0, 1]", () => {
-    expect(() => new SkewEstimator({ alpha: 0 })).toThrow(RangeError);
+    expect(() => new SkewEstimator({ alpha: 0 })).toThrow(ArgumentError);
   });
 });
 

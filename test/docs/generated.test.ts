@@ -26,13 +26,13 @@ describe("the docs' generated sections (npm run docs:generate)", () => {
       "<!-- reliability-matrix:end -->",
       "outro",
     ].join("\n");
-    const fresh = updateGenerated(stale);
+    const fresh = updateGenerated(stale, ["options-table", "reliability-matrix"]);
     expect(fresh).not.toContain("| old |");
     expect(fresh.startsWith("intro\n<!-- options-table:start (note) -->\n| key | flag |")).toBe(true);
     expect(generatedSection(fresh, "reliability-matrix")).toBe(matrixTable());
     expect(fresh).toContain("<!-- options-table:end -->\nmiddle\n<!-- reliability-matrix:start -->\n");
     expect(fresh.endsWith("<!-- reliability-matrix:end -->\noutro")).toBe(true);
-    expect(updateGenerated(fresh)).toBe(fresh);
+    expect(updateGenerated(fresh, ["options-table", "reliability-matrix"])).toBe(fresh);
   });
 
   test("error: a missing marker throws, naming the section", () => {

@@ -1,11 +1,13 @@
 /**
  * The generated parts of the docs, each between `<!-- NAME:start … -->` and `<!-- NAME:end -->` markers:
  * - `options-table` in docs/operations.md: one row per configuration key (the table of src/config/options.ts);
- * - `reliability-matrix` in docs/reliability.md: the fault matrix (test/reliability/matrix.ts).
+ * - `reliability-matrix` in docs/reliability.md: the fault matrix (test/reliability/matrix.ts);
+ * - `error-policy` in docs/errors.md: one row per error kind (src/errors/policy.ts).
  * `npm run docs:generate` (scripts/update-docs.ts) rewrites them; test/docs/generated.test.ts fails while a document
  * differs from `updateGenerated(doc)`. No test writes a document.
  */
 import { type ConfigOption, formatDefault, OPTIONS } from "../../src/config/options.js";
+import { ERROR_POLICY, type ErrorPolicy } from "../../src/errors/policy.js";
 import { MATRIX, type ReliabilityCase } from "../reliability/matrix.js";
 
 // ---------------------------------------------------------------- option table
@@ -59,12 +61,32 @@ export function matrixTable(rows: readonly ReliabilityCase[] = MATRIX): string {
   );
 }
 
+// ---------------------------------------------------------------- error policy
+
+/** The error policy: one row per family and kind, in the table's order. */
+export function errorPolicyTable(): string {
+  const yes = (b: boolean) => (b ? "yes" : "—");
+  const rows = Object.entries(ERROR_POLICY).flatMap(([domain, kinds]) =>
+    Object.entries(kinds as Record<string, ErrorPolicy>).map(([kind, p]) => [
+      `\`${domain}\``,
+      `\`${kind}\``,
+      yes(p.retryable),
+      yes(p.permanent),
+      yes(p.outcomeUnknown),
+      String(p.exitCode),
+      p.note.replaceAll("|", "\\|"),
+    ]),
+  );
+  return paddedTable(["family", "kind", "retryable", "permanent", "outcome unknown", "exit", "when"], rows);
+}
+
 // ---------------------------------------------------------------- the README
 
 /** Each generated section, the document (relative to the repository) that holds it, and its source. */
 export const GENERATED: ReadonlyArray<{ name: string; file: string; content: () => string }> = [
   { name: "options-table", file: "docs/operations.md", content: optionsTable },
   { name: "reliability-matrix", file: "docs/reliability.md", content: () => matrixTable() },
+  { name: "error-policy", file: "docs/errors.md", content: errorPolicyTable },
 ];
 
 /** The text between a section's markers (trimmed); throws when the markers are missing. */

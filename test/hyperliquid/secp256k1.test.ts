@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { id, SigningKey, Wallet } from "ethers";
 import { beforeAll, describe, expect, test } from "vitest";
+import { ArgumentError } from "../../src/errors/argument.js";
 import { precomputeBaseTable, Secp256k1Signer } from "../../src/hyperliquid/secp256k1.js";
 import { signL1Action } from "../../src/hyperliquid/signing.js";
 
@@ -84,7 +85,7 @@ describe("Secp256k1Signer", () => {
   });
 
   test("error: a key outside 1..n-1 is refused", () => {
-    expect(() => new Secp256k1Signer(`0x${"00".repeat(32)}`)).toThrow(RangeError);
-    expect(() => new Secp256k1Signer(`0x${"ff".repeat(32)}`)).toThrow(RangeError);
+    expect(() => new Secp256k1Signer(`0x${"00".repeat(32)}`)).toThrow(ArgumentError);
+    expect(() => new Secp256k1Signer(`0x${"ff".repeat(32)}`)).toThrow(ArgumentError);
   });
 });

@@ -11,18 +11,14 @@
  */
 import { type Command, Option } from "commander";
 import { effectiveUrls, loadConfig } from "../../config/load.js";
-import { type BlockTag, EvmClient, isMethodNotFound, MAX_PAGE_SIZE } from "../../evm/client.js";
-import {
-  EvmArgumentError,
-  EvmHttpError,
-  EvmNotFoundError,
-  EvmTransportError,
-  JsonRpcError,
-} from "../../evm/errors.js";
+import { ArgumentError } from "../../errors/argument.js";
+import { policyFor } from "../../errors/policy.js";
+import { type BlockTag, EvmClient, MAX_PAGE_SIZE } from "../../evm/client.js";
+import { EvmError } from "../../evm/errors.js";
 import { formatHeader, formatTransactions } from "../../evm/format.js";
 import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
-import { CliError, unavailableError, usageError } from "../errors.js";
+import { CliError, usageError } from "../errors.js";
 import { addServiceOptions, type ServiceOptions } from "../options.js";
 
 type EvmOptions = ServiceOptions;
@@ -57,23 +53,43 @@ function clientFor(opts: EvmOptions, deps: CliDeps): EvmClient {
   return new EvmClient({ rpcUrl, timeoutMs: Math.max(config.requestTimeout, 10_000) });
 }
 
-/** Maps client errors to the contract's exit codes with a one-line message (never the raw URL). */
+/** Maps client errors to the contract's exit codes (the policy table, src/errors/policy.ts) with a one-line message (never the raw URL). */
 function cliErrorFor(error: unknown, command: string, client: EvmClient): unknown {
-  if (error instanceof EvmNotFoundError) return new CliError(error.shortMessage, ExitCode.runtime);
-  if (error instanceof EvmArgumentError) return usageError(`${command}: ${error.shortMessage}`);
-  if (error instanceof EvmTransportError || error instanceof EvmHttpError)
-    return unavailableError(`${command}: the RPC at ${client.url} could not answer: ${error.shortMessage}`, {
-      details: error.details,
-    });
-  if (error instanceof JsonRpcError && isMethodNotFound(error))
-    return unavailableError(
-      `${command}: the node at ${client.url} does not serve ${error.method} (the ots_ namespace)`,
-    );
-  if (error instanceof Error && "shortMessage" in error)
-    return new CliError(`${command}: ${(error as { shortMessage: string }).shortMessage}`, ExitCode.runtime, {
-      metaMessages: (error as { metaMessages?: string[] }).metaMessages,
-    });
-  return error;
+  if (error instanceof ArgumentError) return usageError(`${command}: ${error.shortMessage}`);
+  if (!(error instanceof EvmError)) {
+    if (error instanceof Error && "shortMessage" in error)
+      return new CliError(
+        `${command}: ${(error as { shortMessage: string }).shortMessage}`,
+        ExitCode.runtime,
+        {
+          metaMessages: (error as { metaMessages?: string[] }).metaMessages,
+        },
+      );
+    return error;
+  }
+  const { exitCode } = policyFor("evm", error.kind);
+  switch (error.kind) {
+    case "not_found":
+      return new CliError(error.shortMessage, exitCode);
+    case "transport":
+    case "http":
+      return new CliError(
+        `${command}: the RPC at ${client.url} could not answer: ${error.shortMessage}`,
+        exitCode,
+        {
+          details: error.details,
+        },
+      );
+    case "method_not_found":
+      return new CliError(
+        `${command}: the node at ${client.url} does not serve ${error.method} (the ots_ namespace)`,
+        exitCode,
+      );
+    default:
+      return new CliError(`${command}: ${error.shortMessage}`, exitCode, {
+        metaMessages: error.metaMessages,
+      });
+  }
 }
 
 async function withClient<T>(
@@ -161,7 +177,12 @@ export function registerEvm(program: Command, deps: CliDeps): void {
       url: c.url,
     }));
     if (opts.json) deps.stdout.write(`${JSON.stringify({ rpc: url, ...answer })}\n`);
-    if (!answer.supported) throw unavailableError(`the node at ${url} does not serve the ots_ namespace`);
+    // "No" is the policy of method_not_found (src/errors/policy.ts): exit 69.
+    if (!answer.supported)
+      throw new CliError(
+        `the node at ${url} does not serve the ots_ namespace`,
+        policyFor("evm", "method_not_found").exitCode,
+      );
     if (!opts.json)
       deps.stdout.write(
         `the node at ${url} serves the ots_ namespace${answer.apiLevel === null ? "" : ` (api level ${answer.apiLevel})`}\n`,

@@ -10,13 +10,14 @@ import { type Command, Option } from "commander";
 import { loadConfig } from "../../config/load.js";
 import { NETWORK_URLS } from "../../config/schema.js";
 import { type AccountFigures, deriveFigures, type PositionFigures } from "../../daemon/figures.js";
+import { policyFor } from "../../errors/policy.js";
 import { HyperliquidApiError } from "../../hyperliquid/errors.js";
 import { InfoClient } from "../../hyperliquid/info.js";
 import type { ClearinghouseState } from "../../hyperliquid/schemas.js";
 import { isAddress } from "../../utils/address.js";
 import { redactUrl } from "../../utils/redact.js";
 import type { CliDeps } from "../deps.js";
-import { unavailableError, usageError } from "../errors.js";
+import { CliError, usageError } from "../errors.js";
 import { addServiceOptions, collect, type ServiceOptions } from "../options.js";
 
 export type ExposureEntry = {
@@ -154,8 +155,10 @@ export function registerExposure(program: Command, deps: CliDeps): void {
       });
     } catch (error) {
       if (error instanceof HyperliquidApiError) {
-        throw unavailableError(
+        // The exit code is the policy table's (src/errors/policy.ts): 69 unreachable, 5xx, 429, unreadable.
+        throw new CliError(
           `exposure: the API at ${redactUrl(apiUrl)} could not answer (${error.kind}): ${error.shortMessage}`,
+          policyFor("hyperliquid", error.kind, error.nonceDetail).exitCode,
           { cause: error },
         );
       }

@@ -1,8 +1,10 @@
 import { type Command, Option } from "commander";
 import { loadSigningKey } from "../../config/keys.js";
 import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/load.js";
+import { optionOf } from "../../config/options.js";
 import { planAccounts } from "../../daemon/daemon.js";
 import type { BaseError } from "../../errors/base.js";
+import { policyFor } from "../../errors/policy.js";
 import { HyperliquidApiError } from "../../hyperliquid/errors.js";
 import { ExchangeClient } from "../../hyperliquid/exchange.js";
 import { BareDurationError, formatDuration, parseDurationText } from "../../utils/duration.js";
@@ -10,17 +12,14 @@ import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { describeSignerAccount, resolveSignerAccount } from "../master.js";
-import { addServiceOptions, collect } from "../options.js";
-
-/** Kinds where the exchange could not be reached or did not answer usefully: exit 69 (unavailable). */
-const UNAVAILABLE = new Set(["transport", "server_error", "rate_limited", "malformed_response"]);
+import { addServiceOptions, configFlag } from "../options.js";
 
 function addOneShotOptions(cmd: Command): Command {
   return addServiceOptions(cmd)
-    .addOption(new Option("--account <addr>", "the account (default: the signer's own)").argParser(collect))
-    .addOption(new Option("--vault <addr>", "act for a vault or subaccount (vaultAddress)"))
-    .addOption(new Option("--key-file <file>", "the signer's private key file (mode 0600)"))
-    .addOption(new Option("--request-timeout <duration>", "time-out and expiresAfter window (default 5s)"));
+    .addOption(configFlag(optionOf("accounts")))
+    .addOption(configFlag(optionOf("vault")))
+    .addOption(configFlag(optionOf("keyFile")))
+    .addOption(configFlag(optionOf("requestTimeout")));
 }
 
 /** `--at` accepts ISO-8601 or milliseconds since the epoch. */
@@ -75,9 +74,11 @@ async function send(opts: Record<string, unknown>, deps: CliDeps, time: number |
     }
   } catch (error) {
     if (error instanceof HyperliquidApiError) {
-      const code = UNAVAILABLE.has(error.kind) ? ExitCode.unavailable : ExitCode.runtime;
+      // The exit code is the policy table's (src/errors/policy.ts): 69 when the exchange could not be reached or
+      // did not answer usefully, 1 when it refused.
+      const code = policyFor("hyperliquid", error.kind, error.nonceDetail).exitCode;
       throw new CliError(
-        error.serverMessage && !UNAVAILABLE.has(error.kind)
+        error.serverMessage && code !== ExitCode.unavailable
           ? `The exchange refused (${error.kind}): ${error.serverMessage}`
           : error.shortMessage,
         code,

@@ -3,6 +3,7 @@
  * runtime. It decides nothing: it feeds events in, carries the effects out, and turns their results into the
  * next events (docs/daemon.md "The switch machine").
  */
+import { policyFor } from "../../errors/policy.js";
 import { HyperliquidApiError } from "../../hyperliquid/errors.js";
 import {
   answerDateOf,
@@ -108,17 +109,20 @@ export type Switch = {
   kick(reason?: string): void;
 };
 
-/** Kinds after which the request may or may not have been applied by the exchange. */
-const UNKNOWN_OUTCOME_KINDS = new Set(["transport", "server_error", "malformed_response"]);
-
+/**
+ * A push's failure as the machine sees it, from the one policy table (src/errors/policy.ts, docs/errors.md). The
+ * switch reads the kind's row, not the error's own `retryable`: a push its own time-out aborted is still a
+ * `transport` failure the switch tries again, with a fresh nonce.
+ */
 export function describeFailure(error: unknown): Failure {
   if (error instanceof HyperliquidApiError) {
+    const policy = policyFor("hyperliquid", error.kind, error.nonceDetail);
     return {
       kind: error.kind,
       message: error.serverMessage ?? error.shortMessage,
-      permanent: error.permanent,
-      retryable: error.retryable || error.kind === "transport",
-      outcomeUnknown: UNKNOWN_OUTCOME_KINDS.has(error.kind),
+      permanent: policy.permanent,
+      retryable: policy.retryable,
+      outcomeUnknown: policy.outcomeUnknown,
     };
   }
   const message = error instanceof Error ? error.message : String(error);

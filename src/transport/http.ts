@@ -1,0 +1,261 @@
+/**
+ * The one HTTP transport (used by the exchange, info and EVM clients alike). It knows nothing of Hyperliquid or
+ * JSON-RPC: it POSTs a body to a URL and returns the status, headers, body and Date header, or throws a
+ * TransportError (src/transport/errors.ts). Each protocol layer classifies statuses and bodies itself.
+ *
+ * - One got instance and one keep-alive agent per base URL; redirects are not followed; statuses are never thrown.
+ * - Bodies are read under the bounds of ../utils/bounded-body.ts (size after decompression, JSON depth and number of
+ *   values), before JSON.parse sees them (docs/security.md, "Bounded input").
+ * - A per-attempt connect and request time-out; the caller's abort signal ends the request at once.
+ * - Retries only when asked twice: `retryLimit > 0` on the transport AND `idempotent: true` on the call. A
+ *   non-idempotent POST (a signed /exchange action) is sent once, whatever the transport's retryLimit.
+ *   An idempotent call is retried on a TransportError that `shouldRetry` accepts (never an abort) and on 429 or 5xx.
+ * - The URL may hold a key (an RPC endpoint key as a path segment): errors carry only `redactUrl(url)`, messages
+ *   are scrubbed of its secret parts, and got's own errors (whose options hold the URL) are never kept as a cause.
+ */
+import http from "node:http";
+import https from "node:https";
+import { performance } from "node:perf_hooks";
+import got, { type Got } from "got";
+import { shouldRetry } from "../errors/policy.js";
+import {
+  BodyLimitError,
+  type BodyLimits,
+  DEFAULT_BODY_LIMITS,
+  parseBoundedJson,
+  postBounded,
+} from "../utils/bounded-body.js";
+import { redactUrl, scrub } from "../utils/redact.js";
+import { VERSION } from "../version.js";
+import { TransportError } from "./errors.js";
+
+export type HttpTransportOptions = {
+  /** Where requests go; a call's `path` is appended (none: the URL as given, e.g. a JSON-RPC endpoint). */
+  baseUrl: string;
+  /** Connect time-out and whole-request time-out, per attempt (ms). Default 5000. */
+  timeoutMs?: number;
+  userAgent?: string;
+  /** Extra attempts for idempotent calls after a retryable TransportError, 429 or 5xx. Default 0. */
+  retryLimit?: number;
+  /** First back-off between retries (ms), doubled each time, capped at 2 s. Default 200. */
+  retryDelayMs?: number;
+  /** Default body bounds of every call. Default DEFAULT_BODY_LIMITS. */
+  limits?: Partial<BodyLimits> | undefined;
+};
+
+export type PostOptions = {
+  signal?: AbortSignal | undefined;
+  /** Per-attempt time-out of this call (ms). Default: the transport's. */
+  timeoutMs?: number | undefined;
+  /** Body bounds of this call, over the transport's. */
+  limits?: Partial<BodyLimits> | undefined;
+  /** The call is safe to repeat (a read): only then may the transport retry it. Default false. */
+  idempotent?: boolean | undefined;
+};
+
+export type HttpResponse = {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The decompressed body. */
+  body: Buffer;
+  bodyText: string;
+  /** The parsed body, or undefined when the body is not JSON (`null` is a valid JSON body). */
+  json: unknown | undefined;
+  /** The response's Date header in ms, when present and readable (second precision). */
+  date: number | undefined;
+  /** Wall time of the last attempt (monotonic clock). */
+  elapsedMs: number;
+  /** How many attempts were made (1 without retries). */
+  attempts: number;
+};
+
+export type HttpTransport = {
+  readonly baseUrl: string;
+  /** `baseUrl` as it may be shown (redactUrl). */
+  readonly shownUrl: string;
+  /** POSTs `body` (a JSON value, sent as JSON) to `baseUrl` + `path`. */
+  postJson(path: string | undefined, body: unknown, options?: PostOptions): Promise<HttpResponse>;
+  /** Masks the secret parts of the base URL (path segments, user info, query) in `text`. */
+  scrub(text: string): string;
+  /** Destroys the keep-alive sockets. Idempotent. */
+  close(): void;
+};
+
+/** 429 and 5xx: statuses after which a repeated read can succeed. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
+
+/** Everything in a URL that could identify a key: the URL, its path segments, user info, query. */
+export function secretsOf(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [url].filter((s) => s.length >= 6);
+  }
+  return [
+    url,
+    ...parsed.pathname.split("/"),
+    decodeURIComponent(parsed.username),
+    decodeURIComponent(parsed.password),
+    parsed.username,
+    parsed.password,
+    parsed.search.slice(1),
+  ].filter((s) => s.length >= 6);
+}
+
+export function joinUrl(baseUrl: string, path: string | undefined): string {
+  if (path === undefined || path === "") return baseUrl;
+  return `${baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
+}
+
+function parseDate(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+function codeOf(error: unknown): string | undefined {
+  const e = error as { code?: unknown; name?: unknown };
+  if (typeof e?.code === "string") return e.code;
+  return e?.name === "AbortError" ? "ERR_ABORTED" : undefined;
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = codeOf(error);
+  const base = error.message.split("\n")[0] ?? error.name;
+  return code !== undefined && !base.includes(code) ? `${code}: ${base}` : base;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+export function createHttpTransport({
+  baseUrl,
+  timeoutMs = 5000,
+  userAgent = `hl-deadman/${VERSION}`,
+  retryLimit = 0,
+  retryDelayMs = 200,
+  limits,
+}: HttpTransportOptions): HttpTransport {
+  const isHttps = new URL(baseUrl).protocol === "https:";
+  const defaults: BodyLimits = { ...DEFAULT_BODY_LIMITS, ...(limits ?? {}) };
+  const secrets = secretsOf(baseUrl);
+  const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: 16, maxFreeSockets: 4 };
+  const agent = isHttps ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  const client: Got = got.extend({
+    agent: isHttps ? { https: agent as https.Agent } : { http: agent },
+    throwHttpErrors: false,
+    retry: { limit: 0 },
+    followRedirect: false,
+    headers: { "user-agent": userAgent, accept: "application/json" },
+  });
+  const shownBase = redactUrl(baseUrl);
+  let closed = false;
+  const scrubText = (text: string) => scrub(text, secrets);
+
+  async function attempt(
+    url: string,
+    body: string,
+    callLimits: BodyLimits,
+    signal: AbortSignal | undefined,
+    perAttemptTimeout: number,
+  ): Promise<Omit<HttpResponse, "attempts">> {
+    const started = performance.now();
+    try {
+      const response = await postBounded(
+        client,
+        url,
+        {
+          body,
+          headers: { "content-type": "application/json" },
+          signal,
+          timeout: { connect: perAttemptTimeout, request: perAttemptTimeout },
+        },
+        callLimits,
+      );
+      const elapsedMs = performance.now() - started;
+      // Bounded before JSON.parse: depth and number of values (docs/security.md, "Bounded input").
+      const json = parseBoundedJson(response.body, callLimits);
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: response.body,
+        bodyText: response.body.toString("utf8"),
+        json,
+        date: parseDate(response.headers.date),
+        elapsedMs,
+      };
+    } catch (error) {
+      const shown = redactUrl(url);
+      if (error instanceof BodyLimitError) {
+        throw new TransportError({
+          kind: "malformed_response",
+          url: shown,
+          reason: scrubText(error.reason),
+          limit: error.limit,
+        });
+      }
+      const aborted = signal?.aborted === true;
+      throw new TransportError({
+        kind: "transport",
+        url: shown,
+        aborted,
+        code: aborted ? "ERR_ABORTED" : codeOf(error),
+        reason: aborted ? "request aborted" : scrubText(describe(error)),
+      });
+    }
+  }
+
+  return {
+    baseUrl,
+    shownUrl: shownBase,
+    scrub: scrubText,
+    async postJson(path, body, { signal, timeoutMs: callTimeout, limits: callLimits, idempotent } = {}) {
+      const url = joinUrl(baseUrl, path);
+      if (closed)
+        throw new TransportError({ kind: "transport", url: redactUrl(url), reason: "transport is closed" });
+      const text = JSON.stringify(body);
+      const bounds = { ...defaults, ...(callLimits ?? {}) };
+      const limit = idempotent === true ? Math.max(0, Math.floor(retryLimit)) : 0;
+      const perAttemptTimeout = callTimeout ?? timeoutMs;
+      for (let attemptNo = 1; ; attemptNo++) {
+        const last = attemptNo > limit;
+        try {
+          const response = await attempt(url, text, bounds, signal, perAttemptTimeout);
+          if (last || !isRetryableStatus(response.status)) return { ...response, attempts: attemptNo };
+        } catch (error) {
+          if (last || !shouldRetry(error)) throw error;
+        }
+        await sleep(Math.min(2000, retryDelayMs * 2 ** (attemptNo - 1)), signal);
+        if (signal?.aborted) {
+          throw new TransportError({
+            kind: "transport",
+            url: redactUrl(url),
+            aborted: true,
+            code: "ERR_ABORTED",
+            reason: "request aborted",
+          });
+        }
+      }
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      agent.destroy();
+    },
+  };
+}
