@@ -12,6 +12,7 @@
 import { TransportError } from "../transport/errors.js";
 import {
   createHttpTransport as createGenericTransport,
+  type HttpTransportOptions as GenericOptions,
   type HttpResponse as GenericResponse,
   joinUrl,
 } from "../transport/http.js";
@@ -21,16 +22,11 @@ import { HyperliquidApiError, type HyperliquidEndpoint } from "./errors.js";
 /** 8 MiB for /info (docs/security.md, "Bounded input"); /exchange answers are capped at 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = DEFAULT_BODY_LIMITS.maxBytes;
 
-export type HttpTransportOptions = {
-  /** `https://api.hyperliquid.xyz` or the simulator's URL; the path is appended. */
-  baseUrl: string;
-  /** Connect time-out and whole-request time-out, per attempt (ms). Default 5000. */
-  timeoutMs?: number;
-  userAgent?: string;
-  /** Extra attempts for info requests after a transport error, 429 or 5xx. Default 0. Never used for /exchange. */
-  retryLimit?: number;
-  /** First back-off between retries (ms), doubled each time, capped at 2 s. Default 200. */
-  retryDelayMs?: number;
+/**
+ * The generic transport's options (timeouts, user agent, retries for /info only) without its generic body bounds:
+ * each endpoint has its own (8 MiB for /info, 1 MiB for /exchange), which these three override.
+ */
+export type HttpTransportOptions = Omit<GenericOptions, "limits"> & {
   /** Bodies larger than this (after decompression) are refused as malformed_response. Default 8 MiB (/info), 1 MiB (/exchange). */
   maxBodyBytes?: number;
   /** Depth and value-count bounds checked before JSON.parse (docs/security.md). Default DEFAULT_BODY_LIMITS. */

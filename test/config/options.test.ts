@@ -13,7 +13,7 @@ import { runCli } from "../../src/cli/program.js";
 import { configJsonSchema } from "../../src/config/json-schema.js";
 import { type ConfigOption, DEFAULTS, OPTIONS } from "../../src/config/options.js";
 import { parseDurationText } from "../../src/utils/duration.js";
-import { generatedSection } from "../docs/generated.js";
+import { optionTableRows } from "../docs/generated.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -89,18 +89,8 @@ function schemaEntry(key: string): Record<string, unknown> | undefined {
 }
 
 /** docs/operations.md's option table (the committed file), by key: [key, flag, environment, default, meaning]. */
-function docRows(): Map<string, string[]> {
-  const doc = readFileSync(path.join(ROOT, "docs/operations.md"), "utf8");
-  const rows = new Map<string, string[]>();
-  for (const line of generatedSection(doc, "options-table").split("\n").slice(2)) {
-    const cells = line
-      .split(/(?<!\\)\|/)
-      .slice(1, -1)
-      .map((c) => c.trim());
-    rows.set((cells[0] ?? "").replaceAll("`", ""), cells);
-  }
-  return rows;
-}
+const docRows = (): Map<string, string[]> =>
+  optionTableRows(readFileSync(path.join(ROOT, "docs/operations.md"), "utf8"));
 
 /** A valid value for the flag or variable, other than the default, and what the loader makes of it. */
 function sample(option: ConfigOption): { text: string | undefined; value: unknown } {

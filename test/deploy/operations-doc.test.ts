@@ -4,22 +4,11 @@ import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { DEFAULTS, OPTIONS } from "../../src/config/options.js";
 import { formatDuration } from "../../src/utils/duration.js";
-import { generatedSection, optionsTable } from "../docs/generated.js";
+import { generatedSection, optionsTable, optionTableRows } from "../docs/generated.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const docPath = join(root, "docs/operations.md");
-/** The option table's rows by key: [key, flag, environment, default, meaning], cells trimmed. */
-function tableRows(doc: string): Map<string, string[]> {
-  const rows = new Map<string, string[]>();
-  for (const line of currentTable(doc).split("\n").slice(2)) {
-    const cells = line
-      .split(/(?<!\\)\|/)
-      .slice(1, -1)
-      .map((c) => c.trim());
-    rows.set((cells[0] ?? "").replaceAll("`", ""), cells);
-  }
-  return rows;
-}
+const tableRows = optionTableRows;
 
 /** The option table as it stands in docs/operations.md (between its markers). */
 const currentTable = (doc: string): string => generatedSection(doc, "options-table");

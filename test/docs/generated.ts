@@ -97,6 +97,19 @@ export function generatedSection(doc: string, name: string): string {
   return doc.slice(start.index + start[0].length, end).trim();
 }
 
+/** The rows of docs/operations.md's option table in `doc`, by key: [key, flag, environment, default, meaning]. */
+export function optionTableRows(doc: string): Map<string, string[]> {
+  const rows = new Map<string, string[]>();
+  for (const line of generatedSection(doc, "options-table").split("\n").slice(2)) {
+    const cells = line
+      .split(/(?<!\\)\|/)
+      .slice(1, -1)
+      .map((c) => c.trim());
+    rows.set((cells[0] ?? "").replaceAll("`", ""), cells);
+  }
+  return rows;
+}
+
 /** `doc` with each named generated section replaced by its current content. Pure; idempotent. */
 export function updateGenerated(
   doc: string,
