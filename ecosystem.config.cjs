@@ -23,15 +23,17 @@ module.exports = {
       // SIGINT is pm2's default stop signal; hl-deadman treats it exactly like SIGTERM (graceful stop).
       shutdown_with_message: false,
       autorestart: true,
-      // A run shorter than min_uptime counts as unstable; after max_restarts unstable restarts pm2 gives up (the
-      // process shows "errored") and the exchange cancels the orders at the deadline.
+      // A crash is restarted at once: while the daemon is down nothing pushes the schedule forward. A run shorter
+      // than min_uptime counts as unstable; after max_restarts unstable restarts pm2 gives up (the process shows
+      // "errored") and the exchange cancels the orders at the deadline.
+      // No restart_delay / exp_backoff_restart_delay: pm2 labels an app that has either "waiting restart" after ANY
+      // exit, even one it will never restart (stop_exit_codes below), so an operator would read a configuration
+      // error as "about to come back" (docs/daemon.md, "Start order and exit").
       min_uptime: 10000,
       max_restarts: 10,
-      exp_backoff_restart_delay: 200,
       // Exit 78 is a configuration error: restarting cannot fix it (like systemd's RestartPreventExitStatus=78).
-      // hl-deadman ends the process explicitly on every exit, so pm2 sees the code. pm2 then shows the app as
-      // "waiting restart" (because of exp_backoff_restart_delay) although it never restarts it: `pm2 logs` has the
-      // one-line cause, `pm2 jlist` the exit_code 78 (docs/daemon.md, "Start order and exit").
+      // hl-deadman ends the process explicitly on every exit, so pm2 sees the code: the app shows "stopped", never
+      // restarted; `pm2 logs` has the one-line cause, `pm2 jlist` the exit_code 78.
       stop_exit_codes: [78],
       watch: false,
       max_memory_restart: "256M",

@@ -1,15 +1,31 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 // CI (.ci/run) sets VITEST_JSON_REPORT so it can print "N passed, N failed" from vitest's JSON reporter.
 const jsonReport = process.env.VITEST_JSON_REPORT;
 
+// Files that need modules nobody else in the worker has loaded yet (e.g. the signer before its comb table is built).
+// Every other file shares its worker's module cache (isolate: false): loading ethers, zod, got and the sources once
+// per worker instead of once per file saves about a third of the suite's CPU (docs/development.md, "Tests and
+// checks"). A test must therefore not rely on a module's first load; the ones that do are listed here.
+const FRESH_MODULES = ["test/hyperliquid/secp256k1-first.test.ts"];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     environment: "node",
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // Most files wait on sockets, child processes and timers rather than the CPU: one more worker than cores keeps
+    // both cores of a small machine busy (vitest's default is cores - 1, i.e. one worker on 2 cores).
+    maxWorkers: Math.max(3, availableParallelism()),
+    projects: [
+      {
+        extends: true,
+        test: { name: "suite", include: ["test/**/*.test.ts"], exclude: FRESH_MODULES, isolate: false },
+      },
+      { extends: true, test: { name: "fresh-modules", include: FRESH_MODULES, isolate: true } },
+    ],
     // matrix-reporter prints the reliability matrix's count from the run's actual results.
     reporters: [
       "default",

@@ -6,9 +6,9 @@
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { cli } from "../helpers/cli.js";
 import { startHostileServer } from "../hostile/bodies.js";
 import { assertBuilt, freePort, spawnCli, tempDir } from "../reliability/harness.js";
-import { cli } from "./helpers.js";
 
 const master = new Wallet(id("hl-deadman agent test: master")).address.toLowerCase();
 const agent = new Wallet(id("hl-deadman agent test: agent"));
@@ -39,7 +39,9 @@ describe("userRole in the simulator", () => {
 describe("schedule with an agent key", () => {
   test("behavior: names the master it scheduled, and says the signer is its agent", async () => {
     const r = await cli(["schedule", "--in", "60s", "--api-url", sim.apiUrl], {
-      HL_PRIVATE_KEY: agent.privateKey,
+      env: {
+        HL_PRIVATE_KEY: agent.privateKey,
+      },
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`Scheduled cancel of ${master}`);
@@ -47,7 +49,9 @@ describe("schedule with an agent key", () => {
     expect(r.stderr).toContain(`is an API (agent) wallet of ${master}`);
     expect(sim.state.getSchedule(master)).not.toBeNull();
     const json = await cli(["schedule", "--in", "60s", "--json", "--api-url", sim.apiUrl], {
-      HL_PRIVATE_KEY: agent.privateKey,
+      env: {
+        HL_PRIVATE_KEY: agent.privateKey,
+      },
     });
     expect(JSON.parse(json.stdout)).toMatchObject({
       ok: true,
@@ -60,7 +64,9 @@ describe("schedule with an agent key", () => {
     const server = await startHostileServer(() => ({ body: JSON.stringify({ role: "agent" }) }));
     try {
       const r = await cli(["schedule", "--in", "60s", "--api-url", server.url], {
-        HL_PRIVATE_KEY: agent.privateKey,
+        env: {
+          HL_PRIVATE_KEY: agent.privateKey,
+        },
       });
       expect(r.code).toBe(78);
       expect(r.stderr).toContain("--account");

@@ -9,7 +9,7 @@ import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { cli } from "./helpers.js";
+import { cli } from "../helpers/cli.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const tmp = mkdtempSync(path.join(tmpdir(), "hl-first-hour-"));
@@ -28,7 +28,7 @@ describe("durations need a unit on flags and in the environment", () => {
     expect(flag.code).toBe(78);
     expect(flag.stderr).toContain("did you mean 15s?");
     expect(flag.stderr).not.toContain("15ms");
-    const env = await cli(["config", "check", "--no-key"], { HL_INTERVAL: "15" });
+    const env = await cli(["config", "check", "--no-key"], { env: { HL_INTERVAL: "15" } });
     expect(env.code).toBe(78);
     expect(env.stderr).toMatch(/HL_INTERVAL.*did you mean 15s\?/);
   });
@@ -42,7 +42,7 @@ describe("durations need a unit on flags and in the environment", () => {
   });
 
   test("error: schedule --in 60 is a usage error with 'did you mean 60s?'", async () => {
-    const r = await cli(["schedule", "--in", "60"], { HL_PRIVATE_KEY: KEY });
+    const r = await cli(["schedule", "--in", "60"], { env: { HL_PRIVATE_KEY: KEY } });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("did you mean 60s?");
   });
@@ -70,7 +70,7 @@ describe("durations need a unit on flags and in the environment", () => {
 
 describe("usage errors", () => {
   test("error: a mistyped flag is one line with the suggestion and 'see --help', never the whole help", async () => {
-    const r = await cli(["run", "--intervl", "15s"], {}, { tty: true });
+    const r = await cli(["run", "--intervl", "15s"], { tty: true });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     const lines = r.stderr.trim().split("\n");
@@ -82,12 +82,12 @@ describe("usage errors", () => {
   });
 
   test("behavior: run's errors are JSON lines when its logs are (not a terminal), text on a terminal", async () => {
-    const json = await cli(["run", "--interval", "15"], {}, { tty: false });
+    const json = await cli(["run", "--interval", "15"], { tty: false });
     expect(json.code).toBe(78);
     const line = JSON.parse(json.stderr.trim()) as Record<string, unknown>;
     expect(line).toMatchObject({ level: 50, event: "cli.error", exitCode: 78 });
     expect(String(line.msg)).toContain("did you mean 15s?");
-    const text = await cli(["run", "--interval", "15"], {}, { tty: true });
+    const text = await cli(["run", "--interval", "15"], { tty: true });
     expect(text.stderr).toMatch(/^hl-deadman: Invalid configuration/);
   });
 });
@@ -95,7 +95,9 @@ describe("usage errors", () => {
 describe("--json answers in JSON, on failure too", () => {
   test("error: schedule --json refused by the exchange prints {error:{code,message}} on stdout", async () => {
     const r = await cli(["schedule", "--in", "60s", "--json", "--api-url", sim.apiUrl], {
-      HL_PRIVATE_KEY: KEY,
+      env: {
+        HL_PRIVATE_KEY: KEY,
+      },
     });
     expect(r.code).not.toBe(0);
     const doc = JSON.parse(r.stdout) as { error: { code: string; exitCode: number; message: string } };

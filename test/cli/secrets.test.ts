@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { maskSecrets } from "../../src/utils/redact.js";
-import { cli } from "./helpers.js";
+import { cli } from "../helpers/cli.js";
 
 const HEX = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";
 const KEY = `0x${HEX}`;
@@ -45,7 +45,7 @@ describe("configuration errors never print a pasted key", () => {
   for (const c of cases) {
     test(`error: ${c.what}`, async () => {
       for (const tty of [true, false]) {
-        const r = await cli(["run", ...c.args, "--json"], c.env ?? {}, { tty });
+        const r = await cli(["run", ...c.args, "--json"], { env: c.env ?? {}, tty });
         expect(r.code, r.stderr).not.toBe(0);
         const all = r.stdout + r.stderr;
         expect(all.length).toBeGreaterThan(0);

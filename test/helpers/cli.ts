@@ -11,29 +11,35 @@ import { ROOT } from "./process.js";
 
 export type CliResult = { code: number; stdout: string; stderr: string };
 
-function sink(onData: (s: string) => void): Writable {
-  return new Writable({
+/** A stream that collects what is written; `isTTY` makes the CLI take it for a terminal (pretty logs, colour). */
+function sink(onData: (s: string) => void, tty: boolean): Writable {
+  const stream = new Writable({
     write(chunk: Buffer | string, _encoding, done) {
       onData(chunk.toString());
       done();
     },
   });
+  return Object.assign(stream, { isTTY: tty, columns: 80 });
 }
 
-/** `hl-deadman ...args` in-process. `env` is the whole environment the command sees (nothing inherited). */
+/**
+ * `hl-deadman ...args` in-process. `env` is the whole environment the command sees (nothing inherited); `tty`
+ * makes stdout and stderr look like a terminal.
+ */
 export async function cli(
   args: string[],
   {
     env = {},
     cwd = ROOT,
     clock = systemClock,
-  }: { env?: NodeJS.ProcessEnv; cwd?: string; clock?: Clock } = {},
+    tty = false,
+  }: { env?: NodeJS.ProcessEnv; cwd?: string; clock?: Clock; tty?: boolean } = {},
 ): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
   const deps: CliDeps = {
-    stdout: sink((s) => (stdout += s)),
-    stderr: sink((s) => (stderr += s)),
+    stdout: sink((s) => (stdout += s), tty),
+    stderr: sink((s) => (stderr += s), tty),
     env,
     clock,
     cwd,

@@ -16,6 +16,7 @@ import { createSwitch } from "../../../src/daemon/switch.js";
 import { ExchangeClient } from "../../../src/hyperliquid/exchange.js";
 import { type Clock, ManualClock, utcDay } from "../../../src/utils/clock.js";
 import { ManualTimers } from "../../../src/utils/runtime.js";
+import { eventually } from "../../helpers/eventually.js";
 import { captureLogger, type Harness, harness, type LogLine } from "../helpers.js";
 
 let hs: Harness[] = [];
@@ -252,8 +253,15 @@ describe("issue #11: never ready while nothing is armed", () => {
     const wallet = Wallet.createRandom() as unknown as Wallet;
     const first = track(await harness({ stateDir, wallet }));
     await first.advance(15_000);
+    const sent = first.sim.state.requestCount("exchange");
     first.sim.faults.set("exchange", { blackhole: true });
     await first.advance(15_000, 1_000, { bounded: true }); // the next push leaves and is never answered
+    // The bounded steps give the push 15 ms of real time each; on a loaded machine its write-ahead fsync can take
+    // longer, so wait (in real time) until the request has reached the exchange, i.e. until it has left.
+    await eventually(() => first.sim.state.requestCount("exchange") > sent, {
+      timeoutMs: 5_000,
+      what: "the blackholed push to reach the simulator",
+    });
     await Promise.all(first.daemon.switches.map((s) => s.stop())); // SIGKILL: no removal
     const pending = first.daemon.ledger.get(first.account).pendingUntil;
     expect(pending).not.toBeNull();
