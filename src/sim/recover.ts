@@ -7,10 +7,12 @@
  * 2. A signer we have seen: recovery multiplies by a fresh point R for every signature (~1.5-2 ms of CPU here).
  *    Nearly every request comes from a known signer, so the signature is first checked against the cached public
  *    keys of recent signers. Each key holds a precomputed comb table (src/hyperliquid/secp256k1.ts), so
- *    R' = (z/s)·G + (r/s)·P is 66 table additions. If R'.x = r and R'.y has the parity that v announces,
+ *    R' = (z/s)·G + (r/s)·P is 66 table additions (48 once the tables are widened, see BASE_BITS). If R'.x = r and R'.y has the parity that v announces,
  *    recovery with that v yields exactly P (Q = r⁻¹(s·R − z·G) = P), so the result is identical; otherwise
  *    (or on a special case of the arithmetic) we fall back to full recovery.
  */
+
+import { secp256k1 } from "@noble/curves/secp256k1";
 import { SigningKey } from "ethers/crypto";
 import { CombTable, signedBy } from "../hyperliquid/secp256k1.js";
 import {
@@ -21,8 +23,32 @@ import {
 
 /** How many recent signers are tried before a full recovery (each try costs about a sixth of one). */
 const MAX_TRIES = 3;
-/** Cached keys (each holds a precomputed table of ~0.4 MiB). */
+/** Cached keys (each holds a precomputed table, see KEY_BITS). */
 const MAX_KEYS = 16;
+/**
+ * Comb widths (src/hyperliquid/secp256k1.ts): a check costs one mixed addition per window of G's table plus one per
+ * window of the key's. Until a table has earned its keep, the narrow 8-bit ones are used (33 windows; G's is the
+ * signer's, shared): a simulator in a test that sees a few signatures builds nothing more. After WIDEN_AFTER fast
+ * checks, G gets its own 12-bit table (22 windows × 2048 points, ~4.5 MiB, ~0.25 s of CPU once) and, after
+ * WIDEN_AFTER fast checks of the same key, that key a 10-bit one (26 windows × 512 points, ~1.3 MiB, ~75 ms):
+ * 48 additions per check instead of 66.
+ */
+const BASE_BITS = 12;
+const KEY_BITS = 10;
+const WIDEN_AFTER = 64;
+
+let wideBase: CombTable | undefined;
+let fastChecks = 0;
+/** G's table for the next check: the signer's until `widenAfter` checks were made, then the wide one. */
+function baseTable(widenAfter: number): CombTable | undefined {
+  if (wideBase) return wideBase;
+  if (++fastChecks <= widenAfter) return undefined;
+  wideBase = new CombTable(secp256k1.CURVE.Gx, secp256k1.CURVE.Gy, BASE_BITS);
+  return wideBase;
+}
+
+type CachedKey = { table: CombTable; checks: number };
+
 /** Remembered (digest, signature) → signer answers. */
 const MAX_SIGNATURES = 4096;
 
@@ -42,11 +68,24 @@ function parseSignature(signature: {
 
 export class SignerRecovery {
   /** lower-case address → comb table of its public key, most recently used last */
-  readonly #keys = new Map<string, CombTable>();
+  readonly #keys = new Map<string, CachedKey>();
   /** digest ‖ r ‖ s ‖ v → lower-case address, oldest first */
   readonly #seen = new Map<string, string>();
+  readonly #widenAfter: number;
   hits = 0;
   misses = 0;
+
+  /** `widenAfter`: fast checks before the wide tables are built (default WIDEN_AFTER; tests use 0). */
+  constructor(options: { widenAfter?: number } = {}) {
+    this.#widenAfter = options.widenAfter ?? WIDEN_AFTER;
+  }
+
+  /** Comb widths of the tables the next check of `address` would use (tests). */
+  tableBits(address: string): { base: number; key: number } | null {
+    const key = this.#keys.get(address.toLowerCase());
+    if (!key) return null;
+    return { base: wideBase ? wideBase.bits : 8, key: key.table.bits };
+  }
 
   /** Same contract as recoverL1ActionSignerSync, but returns the lower-case address. */
   recover(params: RecoverL1ActionSignerParameters, remember: (address: string) => boolean): string {
@@ -85,13 +124,19 @@ export class SignerRecovery {
     if (this.#keys.size === 0) return null;
     const sig = parseSignature(signature);
     if (!sig) return null;
-    const entries = [...this.#keys].reverse().slice(0, MAX_TRIES);
-    for (const [address, table] of entries) {
-      const ok = signedBy(table, digest, sig);
+    const base = baseTable(this.#widenAfter);
+    // most recently used first
+    const entries = this.#keys.size === 1 ? [...this.#keys] : [...this.#keys].reverse().slice(0, MAX_TRIES);
+    for (const [address, key] of entries) {
+      const ok = base ? signedBy(key.table, digest, sig, base) : signedBy(key.table, digest, sig);
       if (ok === null) return null;
       if (ok) {
         this.#keys.delete(address);
-        this.#keys.set(address, table);
+        this.#keys.set(address, key);
+        if (++key.checks >= this.#widenAfter && key.table.bits < KEY_BITS) {
+          // the table's first point is 1·P
+          key.table = new CombTable(key.table.xs[0]!, key.table.ys[0]!, KEY_BITS);
+        }
         return address;
       }
     }
@@ -108,6 +153,6 @@ export class SignerRecovery {
       const oldest = this.#keys.keys().next().value;
       if (oldest !== undefined) this.#keys.delete(oldest);
     }
-    this.#keys.set(address, new CombTable(x, y));
+    this.#keys.set(address, { table: new CombTable(x, y), checks: 0 });
   }
 }

@@ -3,7 +3,7 @@ import { secp256k1 } from "@noble/curves/secp256k1";
 import { id, SigningKey, Wallet } from "ethers";
 import { beforeAll, describe, expect, test } from "vitest";
 import { ArgumentError } from "../../src/errors/argument.js";
-import { precomputeBaseTable, Secp256k1Signer } from "../../src/hyperliquid/secp256k1.js";
+import { fastInvert, precomputeBaseTable, Secp256k1Signer } from "../../src/hyperliquid/secp256k1.js";
 import { signL1Action } from "../../src/hyperliquid/signing.js";
 
 // The fast signer (src/hyperliquid/secp256k1.ts) must give exactly what ethers/noble give: same RFC 6979 nonce,
@@ -87,5 +87,23 @@ describe("Secp256k1Signer", () => {
   test("error: a key outside 1..n-1 is refused", () => {
     expect(() => new Secp256k1Signer(`0x${"00".repeat(32)}`)).toThrow(ArgumentError);
     expect(() => new Secp256k1Signer(`0x${"ff".repeat(32)}`)).toThrow(ArgumentError);
+  });
+});
+
+describe("fastInvert", () => {
+  test("behavior: a·a⁻¹ ≡ 1 mod n and mod p, for edge and hashed values", () => {
+    const n = secp256k1.CURVE.n;
+    const p = secp256k1.CURVE.Fp.ORDER;
+    const values = [1n, 2n, 3n, n - 1n, p - 1n, 1n << 200n, (1n << 255n) + 19n];
+    for (let i = 0; i < 200; i++) values.push(BigInt(id(`fastInvert ${i}`)));
+    for (const m of [n, p]) {
+      for (const v of values) {
+        const a = v % m;
+        if (a === 0n) continue;
+        const inv = fastInvert(a, m);
+        expect(inv >= 0n && inv < m).toBe(true);
+        expect((a * inv) % m).toBe(1n);
+      }
+    }
   });
 });

@@ -489,4 +489,46 @@ describe("signer recovery cache", () => {
     expect(got).toBe(expected);
     expect(got).not.toBe(user.address.toLowerCase());
   });
+  test("behavior: with the wide comb tables, the fast path agrees with full recovery and refuses wrong signatures", async () => {
+    const recovery = new SignerRecovery({ widenAfter: 0 });
+    const address = user.address.toLowerCase();
+    const remember = (a: string) => a === address;
+    const answer = (params: Parameters<typeof recoverL1ActionSignerSync>[0]) => {
+      try {
+        return recoverL1ActionSignerSync(params).toLowerCase();
+      } catch {
+        return "throws";
+      }
+    };
+    const got = (params: Parameters<typeof recoverL1ActionSignerSync>[0]) => {
+      try {
+        return recovery.recover(params, remember);
+      } catch {
+        return "throws";
+      }
+    };
+    for (let i = 0; i < 6; i++) {
+      const body = await signedScheduleCancel({
+        privateKey: user.privateKey,
+        nonce: T0 + i,
+        time: T0 + 60_000 + i,
+      });
+      const params = { action: body.action, nonce: body.nonce, isMainnet: true, signature: body.signature };
+      expect(recovery.recover(params, remember)).toBe(address);
+      if (i >= 2) expect(recovery.tableBits(address)).toEqual({ base: 12, key: 10 });
+      const s = BigInt(body.signature.s);
+      const wrong = [
+        { ...params, signature: { ...body.signature, v: body.signature.v === 27 ? 28 : 27 } },
+        { ...params, signature: { ...body.signature, s: `0x${(s - 1n).toString(16).padStart(64, "0")}` } },
+        { ...params, action: { type: "scheduleCancel", time: T0 + 61_000 + i } },
+        { ...params, nonce: params.nonce + 1 },
+      ];
+      for (const w of wrong) {
+        const expected = answer(w);
+        expect(expected).not.toBe(address);
+        expect(got(w)).toBe(expected);
+      }
+    }
+    expect(recovery.hits).toBeGreaterThanOrEqual(5);
+  });
 });
