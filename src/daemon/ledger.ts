@@ -24,6 +24,7 @@ import { formatIssues } from "../errors/parse.js";
 import { checkStateFile } from "../state/files.js";
 import { type Clock, utcDay } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
+import type { TimerHandle, Timers } from "../utils/runtime.js";
 import {
   capHistory,
   HISTORY_SIZE,
@@ -344,15 +345,17 @@ export class Ledger {
    * Resolves when everything stored so far is on disk ("written"), when the write failed ("failed", logged),
    * or after `budgetMs` ("timeout") with the write still running (it still completes, then cleans up).
    */
-  async durable(budgetMs: number, wait: (ms: number) => Promise<void> = defaultWait): Promise<Durability> {
-    let finished = false;
+  async durable(budgetMs: number, timers: Timers = unrefTimers): Promise<Durability> {
+    let budget: TimerHandle | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      budget = timers.after(budgetMs, () => resolve("timeout"));
+    });
     const written = this.flush().then(() => {
-      finished = true;
+      // the budget's timer is not left to wake the process once the write is done
+      budget?.cancel();
       return this.#lastWriteError === null ? ("written" as const) : ("failed" as const);
     });
-    const timeout = wait(budgetMs).then(() => "timeout" as const);
-    const result = await Promise.race([written, timeout]);
-    return finished ? await written : result;
+    return await Promise.race([written, timeout]);
   }
 
   /**
@@ -542,7 +545,11 @@ export class Ledger {
   }
 }
 
-const defaultWait = (ms: number) =>
-  new Promise<void>((resolve) => {
-    setTimeout(resolve, ms).unref?.();
-  });
+/** Timers that do not keep the process alive on their own (the default budget of `durable`). */
+const unrefTimers: Timers = {
+  after(ms, fn) {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    handle.unref?.();
+    return { cancel: () => clearTimeout(handle) };
+  },
+};

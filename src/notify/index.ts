@@ -48,13 +48,15 @@ export function createDaemonNotifications({
   const listeners: EventListener[] = [];
   const notifier = urls.length > 0 ? createNotifier({ ...notifierOptions, urls, logger, registry }) : null;
   const host = hostname();
+  let watcher: { nudge(): void; stop(): void } | null = null;
   const dispatch = (e: LoggedEvent) => {
     for (const l of listeners) l(e);
+    // every change of a switch's status is logged: the protection watcher looks again (./protection.ts)
+    if (e.event !== "protection.low" && e.event !== "protection.restored") watcher?.nudge();
     if (!notifier) return;
     const n = toNotification(e, { now: clock.now(), host, version: VERSION });
     if (n) notifier.send(n);
   };
-  let watcher: { stop(): void } | null = null;
   return {
     logger: tapLogger(logger, dispatch),
     listen(listener) {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { Ledger, readLedgerFile } from "../../src/daemon/ledger.js";
 import { ManualClock } from "../../src/utils/clock.js";
+import { ManualTimers } from "../../src/utils/runtime.js";
 import { captureLogger } from "./helpers.js";
 
 const A = "0x1111111111111111111111111111111111111111";
@@ -11,6 +12,36 @@ const open = (stateDir: string, clock: ManualClock, log = captureLogger()) =>
   Ledger.open({ stateDir, clock, logger: log.logger, triggerLimit: 10 });
 
 describe("Ledger", () => {
+  test("durable: 'written' leaves no budget timer behind; a disk slower than the budget answers 'timeout'", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const timers = new ManualTimers(clock);
+    let release: (() => void) | undefined;
+    let slow = false;
+    const l = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+      beforeSync: () => (slow ? new Promise<void>((r) => (release = r)) : Promise.resolve()),
+    });
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    expect(await l.durable(5_000, timers)).toBe("written");
+    expect(timers.pending).toBe(0);
+    slow = true;
+    l.recordPush(A, { deadline: clock.now() + 75_000, at: clock.now() });
+    const result = l.durable(5_000, timers);
+    await new Promise((r) => setTimeout(r, 20));
+    clock.advance(5_000);
+    expect(await result).toBe("timeout");
+    release?.();
+    await l.flush();
+    expect(JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).accounts[A].armedUntil).toBe(
+      clock.now() - 5_000 + 75_000,
+    );
+    timers.dispose();
+  });
+
   test("default: changes are written atomically and read back at start", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));

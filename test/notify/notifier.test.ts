@@ -367,6 +367,100 @@ describe("protection low (derived from the switches' status)", () => {
   });
 });
 
+describe("protection watcher: when it looks", () => {
+  const healthy = (clock: ManualClock): SwitchStatus => ({
+    account: "0xaaaa",
+    state: "armed",
+    armedUntil: clock.now() + 60_000,
+    lastPushAt: clock.now(),
+    consecutiveFailures: 0,
+    lastError: null,
+    notProtectedReason: null,
+    day: "2026-01-01",
+    triggersToday: 0,
+    triggerLimit: 10,
+    exhausted: false,
+  });
+
+  test("a healthy switch pushed every 15 s is looked at about once per push, not once a second", () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    const status = healthy(clock);
+    let looks = 0;
+    const seen: LoggedEvent[] = [];
+    const w = watchProtection({
+      status: () => {
+        looks++;
+        return [status];
+      },
+      clock,
+      timers,
+      intervalMs: 15_000,
+      deadlineMs: 60_000,
+      onEvent: (e) => seen.push(e),
+    });
+    for (let push = 0; push < 8; push++) {
+      for (let s = 0; s < 15; s++) clock.advance(1_000); // a second at a time: every timer due gets its turn
+      status.armedUntil = clock.now() + 60_000;
+      w.nudge(); // the push's heartbeat.ok
+    }
+    expect(seen).toHaveLength(0);
+    // 120 s: 8 nudges and at most one timed look per push interval (a 1 s poll would be 120)
+    expect(looks).toBeLessThanOrEqual(8 + 9);
+    w.stop();
+    timers.dispose();
+  });
+
+  test("with no event at all, protection.low comes the moment the margin is crossed", () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    const status = healthy(clock);
+    const seen: LoggedEvent[] = [];
+    const w = watchProtection({
+      status: () => [status],
+      clock,
+      timers,
+      intervalMs: 15_000,
+      deadlineMs: 60_000,
+      onEvent: (e) => seen.push(e),
+    });
+    clock.advance(30_000); // exactly 30 s left: not below the margin yet
+    expect(seen).toHaveLength(0);
+    clock.advance(1);
+    expect(seen.map((e) => e.event)).toEqual(["protection.low"]);
+    expect(seen[0]!.protectionLeftMs).toBe(29_999);
+    w.stop();
+    timers.dispose();
+  });
+
+  test("a nudge (a logged event) reports protection.restored at once, and a stopped watcher stays quiet", () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    const status = healthy(clock);
+    const seen: LoggedEvent[] = [];
+    const w = watchProtection({
+      status: () => [status],
+      clock,
+      timers,
+      intervalMs: 15_000,
+      deadlineMs: 60_000,
+      onEvent: (e) => seen.push(e),
+    });
+    clock.advance(45_000);
+    expect(seen.map((e) => e.event)).toEqual(["protection.low"]);
+    status.armedUntil = clock.now() + 60_000;
+    w.nudge();
+    expect(seen.map((e) => e.event)).toEqual(["protection.low", "protection.restored"]);
+    w.stop();
+    status.armedUntil = clock.now();
+    w.nudge();
+    clock.advance(120_000);
+    expect(seen).toHaveLength(2);
+    expect(timers.pending).toBe(0);
+    timers.dispose();
+  });
+});
+
 describe("the daemon notifies (in process, against the simulator)", () => {
   let h: Harness | undefined;
   afterEach(async () => {

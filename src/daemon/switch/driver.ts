@@ -12,14 +12,7 @@ import {
 } from "../../hyperliquid/exchange.js";
 import type { Clock } from "../../utils/clock.js";
 import type { Logger } from "../../utils/logger.js";
-import {
-  ExchangeTime,
-  every,
-  type Repeating,
-  sleep,
-  type TimerHandle,
-  type Timers,
-} from "../../utils/runtime.js";
+import { ExchangeTime, every, type Repeating, type TimerHandle, type Timers } from "../../utils/runtime.js";
 import type { Ledger } from "../ledger.js";
 import type { ReconciledView } from "../ledger-model.js";
 import type { Metrics } from "../metrics.js";
@@ -214,17 +207,15 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       case "recordIntent":
         ledger.put(e.entry);
         track(
-          ledger
-            .durable(e.budgetMs, (ms) => sleep(timers, ms))
-            .then((d) =>
-              // A write that failed (read-only, full disk) is logged by the store; the daemon keeps protecting on
-              // its in-memory ledger. A write still running after the budget: the push is not sent.
-              dispatch(
-                d === "timeout"
-                  ? { type: "intentFailed", id: e.id, reason: "disk too slow" }
-                  : { type: "intentRecorded", id: e.id },
-              ),
+          ledger.durable(e.budgetMs, timers).then((d) =>
+            // A write that failed (read-only, full disk) is logged by the store; the daemon keeps protecting on
+            // its in-memory ledger. A write still running after the budget: the push is not sent.
+            dispatch(
+              d === "timeout"
+                ? { type: "intentFailed", id: e.id, reason: "disk too slow" }
+                : { type: "intentRecorded", id: e.id },
             ),
+          ),
         );
         return;
       case "sendPush":
