@@ -14,9 +14,20 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import vm from "node:vm";
 
+/**
+ * The cache for node's flags: V8 rejects a cache made under other flags, so the build makes one without flags
+ * (hl-deadman.cjs.cache: npm start, pm2, Docker) and one per flag set of the shipped units
+ * (hl-deadman.cjs.<hash>.cache: the systemd units' and Kubernetes example's --max-old-space-size=160).
+ */
+export function cacheFileFor(file, execArgv, nodeOptions) {
+  const flags = [...execArgv, ...(nodeOptions ?? "").split(/\s+/)].filter((f) => f !== "").join(" ");
+  if (flags === "") return `${file}.cache`;
+  return `${file}.${createHash("sha256").update(flags).digest("hex").slice(0, 12)}.cache`;
+}
+
 /** Compiles the bundle (with the cache when it matches) and returns its CommonJS wrapper function. */
 function compile(file) {
-  const cacheFile = `${file}.cache`;
+  const cacheFile = cacheFileFor(file, process.execArgv, process.env.NODE_OPTIONS);
   const source = readFileSync(file);
   const digest = createHash("sha256").update(source).digest();
   let cachedData;
@@ -31,7 +42,7 @@ function compile(file) {
   );
   // `node scripts/bundle.mjs` writes the cache after running `--version` once with this set: it then holds the
   // code that every command compiles before it parses its arguments.
-  if (process.env.HL_DEADMAN_WRITE_CODE_CACHE === cacheFile)
+  if (process.env.HL_DEADMAN_WRITE_CODE_CACHE === "1")
     process.once("exit", () => writeFileSync(cacheFile, Buffer.concat([digest, script.createCachedData()])));
   return script.runInThisContext();
 }

@@ -10,7 +10,15 @@
 // The library (dist/index.js and the other dist/ modules) stays as tsc wrote it. pino stays external: its
 // transports (pino-pretty for a terminal) start worker threads that load pino's own files by path.
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -21,11 +29,13 @@ const bundle = path.join(outdir, "hl-deadman.cjs");
 const bin = path.join(outdir, "hl-deadman.js");
 // split chunks of earlier (ES-module) builds
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
-rmSync(`${bundle}.cache`, { force: true });
 // tsc's map and declarations describe the unbundled file this replaces
 for (const stale of ["hl-deadman.js.map", "hl-deadman.d.ts", "hl-deadman.d.ts.map"])
   rmSync(path.join(outdir, stale), { force: true });
 mkdirSync(outdir, { recursive: true });
+// code caches of an earlier build (the loader would ignore them: they carry that bundle's digest)
+for (const stale of readdirSync(outdir))
+  if (/^hl-deadman\.cjs\..*cache$/.test(stale)) rmSync(path.join(outdir, stale));
 
 /**
  * zod's classic entry re-exports every locale as `z.locales` (~270 KB of the ~460 KB zod adds to the bundle,
@@ -73,13 +83,17 @@ writeFileSync(bundle, readFileSync(bundle, "latin1").replace(/^#![^\n]*\n/, ""),
 copyFileSync(path.join(root, "scripts/bin-loader.js"), bin);
 chmodSync(bin, 0o755);
 
-// The code cache: what `--version` compiles (the bundle's top level and every module it evaluates), written by
-// the loader at exit. Without it the CLI still runs, compiling the bundle at each start.
-const made = spawnSync(process.execPath, [bin, "--version"], {
-  env: { ...process.env, NODE_OPTIONS: "", HL_DEADMAN_WRITE_CODE_CACHE: `${bundle}.cache` },
-  encoding: "utf8",
-});
-if (made.status !== 0) {
-  process.stderr.write(`bundle: ${bin} --version failed (${made.status ?? made.signal})\n${made.stderr}`);
-  process.exit(1);
+// The code caches: what `--version` compiles (the bundle's top level and every module it evaluates), written by
+// the loader at exit, one per flag set node is started with by the shipped units (V8 rejects a cache made under
+// other flags). Without a matching one the CLI still runs, compiling the bundle at each start.
+// systemd/hl-deadman*.service and deploy/kubernetes/sidecar.yaml start node with --max-old-space-size=160.
+for (const flags of [[], ["--max-old-space-size=160"]]) {
+  const made = spawnSync(process.execPath, [...flags, bin, "--version"], {
+    env: { ...process.env, NODE_OPTIONS: "", HL_DEADMAN_WRITE_CODE_CACHE: "1" },
+    encoding: "utf8",
+  });
+  if (made.status !== 0) {
+    process.stderr.write(`bundle: ${bin} --version failed (${made.status ?? made.signal})\n${made.stderr}`);
+    process.exit(1);
+  }
 }

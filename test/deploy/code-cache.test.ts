@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -8,7 +8,8 @@ import { afterEach, describe, expect, test } from "vitest";
 import { VERSION } from "../../src/version.js";
 
 // dist/bin/hl-deadman.js (scripts/bin-loader.js) runs the bundle dist/bin/hl-deadman.cjs with V8's code cache
-// dist/bin/hl-deadman.cjs.cache, whose first 32 bytes are the SHA-256 of the bundle it was made from.
+// dist/bin/hl-deadman.cjs.cache (or .<hash of node's flags>.cache), whose first 32 bytes are the SHA-256 of the
+// bundle it was made from.
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, "../..");
 const bin = join(root, "dist/bin");
@@ -33,11 +34,26 @@ const version = async (binDir: string) =>
   ).stdout.trim();
 
 describe("the bundle's code cache", () => {
-  test("behavior: the build's cache was made from the bundle it sits beside", () => {
+  test("behavior: the build made a cache from the bundle it sits beside, without flags and with the units' flags", () => {
     const bundle = readFileSync(join(bin, "hl-deadman.cjs"));
-    const cache = readFileSync(join(bin, "hl-deadman.cjs.cache"));
-    expect(cache.length).toBeGreaterThan(100_000);
-    expect(cache.subarray(0, 32).toString("hex")).toBe(createHash("sha256").update(bundle).digest("hex"));
+    const digest = createHash("sha256").update(bundle).digest("hex");
+    // the flags node gets from the shipped units: a cache made under other flags would be rejected by V8
+    for (const unit of [
+      "systemd/hl-deadman.service",
+      "systemd/hl-deadman@.service",
+      "deploy/kubernetes/sidecar.yaml",
+    ])
+      expect(readFileSync(join(root, unit), "utf8").match(/--max-old-space-size=\d+/g)).toEqual([
+        "--max-old-space-size=160",
+      ]);
+    const withFlags = createHash("sha256").update("--max-old-space-size=160").digest("hex").slice(0, 12);
+    const caches = readdirSync(bin).filter((f) => f.endsWith(".cache"));
+    expect(caches.sort()).toEqual(["hl-deadman.cjs.cache", `hl-deadman.cjs.${withFlags}.cache`].sort());
+    for (const name of caches) {
+      const cache = readFileSync(join(bin, name));
+      expect(cache.length).toBeGreaterThan(100_000);
+      expect(cache.subarray(0, 32).toString("hex")).toBe(digest);
+    }
   });
 
   test("behavior: a cache made from another bundle of the same length is not used (its old code never runs)", async () => {
