@@ -18,6 +18,7 @@ import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { ManualClock } from "../../src/utils/clock.js";
 import { ExitCode } from "../../src/utils/exit-codes.js";
 import { ManualScheduler, type Scheduler } from "../../src/utils/scheduler.js";
+import { eventually } from "../helpers/eventually.js";
 import { captureLogger, tick } from "./helpers.js";
 
 const listen = <T extends Server | HttpServer>(server: T) =>
@@ -155,16 +156,21 @@ describe("startDaemon: ordered start, rollback, close", () => {
       { beforeLedgerSync: slowDisk },
     );
     const daemon = await startDaemon(p);
+    // Real time, bounded: on a loaded machine the first push reaches its write-ahead fsync after many ticks.
+    await eventually(() => held === 1, { timeoutMs: 5_000, what: "the first push's write-ahead" });
     for (let i = 0; i < 20; i++) await tick();
     // The first push is still writing its intent: nothing was asked of /info yet, nothing sent to /exchange.
     expect(held).toBe(1);
     expect(sim.state.requestCount("info")).toBe(0);
     expect(sim.state.requestCount("exchange")).toBe(0);
     release();
-    for (let i = 0; i < 20 && log.events("exposure").length === 0; i++) {
-      await daemon.settle();
-      await tick();
-    }
+    await eventually(
+      async () => {
+        await daemon.settle();
+        return log.events("exposure").length > 0 && log.events("budget").length > 0;
+      },
+      { timeoutMs: 5_000, what: "the first exposure poll and budget check" },
+    );
     expect(log.events("heartbeat.ok")).toHaveLength(1);
     expect(log.events("exposure")).toHaveLength(1);
     expect(log.events("budget")).toHaveLength(1);
@@ -177,20 +183,20 @@ describe("startDaemon: ordered start, rollback, close", () => {
     sim.faults.set("exchange", { blackhole: true });
     const { params: p, log } = params({ health: "off", exposureInterval: 30_000, requestTimeout: 5_000 });
     const daemon = await startDaemon(p);
-    for (let i = 0; i < 20 && sim.state.requestCount("exchange") === 0; i++) {
-      await tick();
-      await new Promise((done) => setTimeout(done, 10));
-    }
+    await eventually(() => sim.state.requestCount("exchange") > 0, {
+      timeoutMs: 5_000,
+      what: "the first push to reach the exchange",
+    });
     expect(sim.state.requestCount("exchange")).toBe(1);
     expect(sim.state.requestCount("info")).toBe(0);
     clock.advance(4_999);
     await tick();
     expect(sim.state.requestCount("info")).toBe(0);
     clock.advance(1);
-    for (let i = 0; i < 20 && log.events("exposure").length === 0; i++) {
-      await tick();
-      await new Promise((done) => setTimeout(done, 10));
-    }
+    await eventually(() => log.events("exposure").length > 0, {
+      timeoutMs: 5_000,
+      what: "the exposure poll one request time-out after the start",
+    });
     expect(log.events("exposure")).toHaveLength(1);
     sim.faults.clear();
     await daemon.close({ mode: "keep" });

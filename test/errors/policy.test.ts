@@ -33,7 +33,7 @@ import {
   type NonceDetail,
 } from "../../src/hyperliquid/errors.js";
 import { TransportError } from "../../src/transport/errors.js";
-import { cli } from "../cli/helpers.js";
+import { cli } from "../helpers/cli.js";
 import { startHostileServer } from "../hostile/bodies.js";
 
 const doc = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), "utf8");
@@ -294,7 +294,7 @@ describe("schedule exits with the table's code for every Hyperliquid kind (docs/
     try {
       const r = await cli(
         ["schedule", "--in", "60s", "--account", ACCOUNT, "--api-url", server.url, "--json"],
-        { HL_PRIVATE_KEY: KEY },
+        { env: { HL_PRIVATE_KEY: KEY } },
       );
       expect(r.code, r.stdout + r.stderr).toBe(PROMISES[HYPERLIQUID[key as HyperliquidPolicyKey]].code);
       expect(server.seen.some((s) => s.path === "/exchange")).toBe(true);
