@@ -382,15 +382,16 @@ describe("protection watcher: when it looks", () => {
     exhausted: false,
   });
 
-  test("a healthy switch pushed every 15 s is looked at about once per push, not once a second", () => {
+  /** A watcher over one account on a manual clock, with the events it logs and how often it looked. */
+  const watch = () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const timers = new ManualTimers(clock);
     const status = healthy(clock);
-    let looks = 0;
     const seen: LoggedEvent[] = [];
+    const counted = { looks: 0 };
     const w = watchProtection({
       status: () => {
-        looks++;
+        counted.looks++;
         return [status];
       },
       clock,
@@ -399,6 +400,11 @@ describe("protection watcher: when it looks", () => {
       deadlineMs: 60_000,
       onEvent: (e) => seen.push(e),
     });
+    return { clock, timers, status, seen, counted, w };
+  };
+
+  test("a healthy switch pushed every 15 s is looked at about once per push, not once a second", () => {
+    const { clock, timers, status, seen, counted, w } = watch();
     for (let push = 0; push < 8; push++) {
       for (let s = 0; s < 15; s++) clock.advance(1_000); // a second at a time: every timer due gets its turn
       status.armedUntil = clock.now() + 60_000;
@@ -406,24 +412,13 @@ describe("protection watcher: when it looks", () => {
     }
     expect(seen).toHaveLength(0);
     // 120 s: 8 nudges and at most one timed look per push interval (a 1 s poll would be 120)
-    expect(looks).toBeLessThanOrEqual(8 + 9);
+    expect(counted.looks).toBeLessThanOrEqual(8 + 9);
     w.stop();
     timers.dispose();
   });
 
   test("with no event at all, protection.low comes the moment the margin is crossed", () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const timers = new ManualTimers(clock);
-    const status = healthy(clock);
-    const seen: LoggedEvent[] = [];
-    const w = watchProtection({
-      status: () => [status],
-      clock,
-      timers,
-      intervalMs: 15_000,
-      deadlineMs: 60_000,
-      onEvent: (e) => seen.push(e),
-    });
+    const { clock, timers, seen, w } = watch();
     clock.advance(30_000); // exactly 30 s left: not below the margin yet
     expect(seen).toHaveLength(0);
     clock.advance(1);
@@ -434,18 +429,7 @@ describe("protection watcher: when it looks", () => {
   });
 
   test("a nudge (a logged event) reports protection.restored at once, and a stopped watcher stays quiet", () => {
-    const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const timers = new ManualTimers(clock);
-    const status = healthy(clock);
-    const seen: LoggedEvent[] = [];
-    const w = watchProtection({
-      status: () => [status],
-      clock,
-      timers,
-      intervalMs: 15_000,
-      deadlineMs: 60_000,
-      onEvent: (e) => seen.push(e),
-    });
+    const { clock, timers, status, seen, w } = watch();
     clock.advance(45_000);
     expect(seen.map((e) => e.event)).toEqual(["protection.low"]);
     status.armedUntil = clock.now() + 60_000;
