@@ -16,7 +16,7 @@ export type ServiceOptions = {
   logLevel?: string;
 };
 
-/** The configuration keys every command that talks to the service takes (docs/cli-contract.md). */
+/** The configuration keys every command that talks to the service takes (README.md, "Commands"; docs/operations.md, "Options"). */
 export const SERVICE_KEYS: readonly string[] = ["network", "apiUrl", "rpcUrl", "logLevel"];
 
 /**
@@ -59,7 +59,7 @@ export function addConfigFlags(cmd: Command, keys: readonly string[]): Command {
   return cmd;
 }
 
-/** Options shared by every command that talks to the service (docs/cli-contract.md, "Options shared by every command ..."). */
+/** Options shared by every command that talks to the service (README.md, "Commands": every command that talks to the service). */
 export function addServiceOptions(cmd: Command): Command {
   cmd.addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"));
   addConfigFlags(cmd, SERVICE_KEYS);

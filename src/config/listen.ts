@@ -1,5 +1,5 @@
 /**
- * The one listen-address rule (`health`, docs/cli-contract.md "run options"): `HOST:PORT`, `[IPv6]:PORT`, `:PORT`
+ * The one listen-address rule (`health`, docs/operations.md "Options", `health`): `HOST:PORT`, `[IPv6]:PORT`, `:PORT`
  * or `off`. The config schema, the health server and anything else that binds use parseListenAddress; the JSON
  * schema's pattern is LISTEN_ADDRESS_PATTERN, the same expression.
  */

@@ -5,7 +5,7 @@
  *   missed ticks skipped, never bunched), separate from the heartbeat's; no shared lock, so a slow or failing
  *   /info never delays a push. Polls never overlap: a tick or pollNow() during a poll joins it, and a "trigger"
  *   poll runs once more after it so the log shows what a trigger left open.
- * - One `exposure` log line per account (and dex) per poll, with the fields of docs/cli-contract.md (Logs) plus derived figures
+ * - One `exposure` log line per account (and dex) per poll, with the fields of docs/observability.md ("Log events") plus derived figures
  *   (figures.ts: exact BigInt decimals); `exposure.alert` / `exposure.alert.cleared` once per crossing of a
  *   threshold; `clock.skew` / `clock.skew.cleared` once per crossing of the skew limit (skew.ts).
  * - A failed poll (any dex) logs `exposure.failed` at warn with the error kind and message, counts

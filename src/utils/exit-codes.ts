@@ -1,4 +1,4 @@
-/** Exit codes of the operator contract (docs/cli-contract.md, "Exit codes"); sysexits.h values. */
+/** Exit codes of the operator contract (docs/cli.md, "Exit codes"); sysexits.h values. */
 export const ExitCode = Object.freeze({
   ok: 0,
   runtime: 1,

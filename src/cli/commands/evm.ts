@@ -1,5 +1,5 @@
 /**
- * `hl-deadman evm header BLOCK|latest`, `evm txs BLOCK [--page N --size S | --all]`, `evm probe` (docs/cli-contract.md, Commands).
+ * `hl-deadman evm header BLOCK|latest`, `evm txs BLOCK [--page N --size S | --all]`, `evm probe` (docs/evm.md, "The CLI").
  *
  * The RPC URL comes from --rpc-url, HL_RPC_URL, the config file's rpcUrl, then the network's default; it is shown
  * only redacted. `--json` prints exactly the method's shapes: the header as returned; for txs one object
