@@ -48,7 +48,15 @@ import {
   type ShutdownOutcome,
   type Switch,
 } from "./switch.js";
-import type { ChainWatchStatus, ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "./types.js";
+import {
+  type ChainWatchStatus,
+  EXPOSURE_OFF,
+  type ExposureStatus,
+  type GuardStatus,
+  NO_GUARD,
+  type Readiness,
+  type SwitchStatus,
+} from "./types.js";
 
 /** What the daemon needs from the chain watch (src/daemon/chain-watch.ts). */
 export type DaemonChainWatch = {
@@ -479,17 +487,8 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     }
   }
 
-  const exposureStatus = (): ExposureStatus =>
-    exposure?.status() ?? {
-      enabled: false,
-      intervalMs: 0,
-      lastSuccessAt: null,
-      lastAttemptAt: null,
-      lastError: null,
-      clockSkewMs: null,
-    };
-  const guardStatus = (): GuardStatus =>
-    guard?.status() ?? { configured: false, up: true, kind: null, lastCheckAt: null, detail: null };
+  const exposureStatus = (): ExposureStatus => exposure?.status() ?? EXPOSURE_OFF;
+  const guardStatus = (): GuardStatus => guard?.status() ?? NO_GUARD;
   const status = () => switches.map((s) => s.status());
   const readiness = () =>
     computeReadiness({

@@ -64,6 +64,25 @@ export type GuardStatus = {
   detail: string | null;
 };
 
+/** The exposure status of a daemon that polls nothing (`exposureInterval` 0). */
+export const EXPOSURE_OFF: Readonly<ExposureStatus> = Object.freeze({
+  enabled: false,
+  intervalMs: 0,
+  lastSuccessAt: null,
+  lastAttemptAt: null,
+  lastError: null,
+  clockSkewMs: null,
+});
+
+/** The guard status when no guard is configured: the engine counts as alive. */
+export const NO_GUARD: Readonly<GuardStatus> = Object.freeze({
+  configured: false,
+  up: true,
+  kind: null,
+  lastCheckAt: null,
+  detail: null,
+});
+
 export type ChainWatchStatus = {
   enabled: boolean;
   supported: boolean | null;

@@ -11,7 +11,7 @@ import {
   parseListenAddress,
 } from "../../src/daemon/health.js";
 import { createMetrics } from "../../src/daemon/metrics.js";
-import type { ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "../../src/daemon/types.js";
+import { type ExposureStatus, NO_GUARD, type Readiness, type SwitchStatus } from "../../src/daemon/types.js";
 import { InfoClient } from "../../src/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../src/hyperliquid/schemas.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
@@ -46,8 +46,7 @@ const exposure = (over: Partial<ExposureStatus> = {}): ExposureStatus => ({
   clockSkewMs: 12,
   ...over,
 });
-const noGuard: GuardStatus = { configured: false, up: true, kind: null, lastCheckAt: null, detail: null };
-const base = { now: NOW, intervalMs: 15_000, deadlineMs: 60_000, guard: noGuard };
+const base = { now: NOW, intervalMs: 15_000, deadlineMs: 60_000, guard: NO_GUARD };
 
 describe("computeReadiness", () => {
   test("default", () => {
@@ -456,7 +455,7 @@ describe("health server against the simulator", () => {
           now: clock.now(),
           accounts: [sw],
           exposure: poller.status(),
-          guard: noGuard,
+          guard: NO_GUARD,
           intervalMs: 15_000,
           deadlineMs: 60_000,
         }),

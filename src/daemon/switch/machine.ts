@@ -295,6 +295,11 @@ class Ctx {
     });
   }
 
+  /** The not-protected gauge for one reason: 1 while the switch is not protected for it, 0 once it is again. */
+  notProtectedGauge(reason: string, value: 0 | 1) {
+    this.fx.push({ type: "metric", op: "set", name: "notProtected", labels: { reason }, value });
+  }
+
   /** The UTC day of the exchange's time, forward only. */
   roll() {
     // A day is never rolled on an unverified clock: a restart on a wall clock stepped forward near midnight
@@ -600,13 +605,7 @@ class Ctx {
       );
     }
     if (m.notProtectedReason !== null) {
-      this.fx.push({
-        type: "metric",
-        op: "set",
-        name: "notProtected",
-        labels: { reason: m.notProtectedReason },
-        value: 0,
-      });
+      this.notProtectedGauge(m.notProtectedReason, 0);
       this.log(
         "info",
         "switch.protected",
@@ -674,24 +673,11 @@ class Ctx {
 
     if (ev.permanent) {
       const first = m.notProtectedReason !== ev.kind;
-      if (m.notProtectedReason !== null && first)
-        this.fx.push({
-          type: "metric",
-          op: "set",
-          name: "notProtected",
-          labels: { reason: m.notProtectedReason },
-          value: 0,
-        });
+      if (m.notProtectedReason !== null && first) this.notProtectedGauge(m.notProtectedReason, 0);
       m.notProtectedReason = ev.kind;
       m.state = "not_protected";
       m.nextPermanentCheckMono = this.now.mono + m.cfg.permanentRecheckMs;
-      this.fx.push({
-        type: "metric",
-        op: "set",
-        name: "notProtected",
-        labels: { reason: ev.kind },
-        value: 1,
-      });
+      this.notProtectedGauge(ev.kind, 1);
       this.log("warn", "heartbeat.failed", without(base), `push refused: ${ev.message}`);
       if (first) {
         this.log(
@@ -820,13 +806,7 @@ class Ctx {
     const m = this.m;
     if (state === "ok") {
       if (m.agentReason === null) return;
-      this.fx.push({
-        type: "metric",
-        op: "set",
-        name: "notProtected",
-        labels: { reason: m.agentReason },
-        value: 0,
-      });
+      this.notProtectedGauge(m.agentReason, 0);
       this.log(
         "info",
         "switch.protected",
@@ -842,17 +822,11 @@ class Ctx {
     const reason = state === "missing" ? "agent_missing" : "agent_expired";
     if (m.agentReason === reason) return;
     if (m.notProtectedReason !== null && m.notProtectedReason !== reason)
-      this.fx.push({
-        type: "metric",
-        op: "set",
-        name: "notProtected",
-        labels: { reason: m.notProtectedReason },
-        value: 0,
-      });
+      this.notProtectedGauge(m.notProtectedReason, 0);
     m.agentReason = reason;
     m.notProtectedReason = reason;
     m.state = "not_protected";
-    this.fx.push({ type: "metric", op: "set", name: "notProtected", labels: { reason }, value: 1 });
+    this.notProtectedGauge(reason, 1);
     this.log(
       "error",
       "switch.not_protected",

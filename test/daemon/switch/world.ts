@@ -19,6 +19,7 @@ import {
   step,
   type TimerName,
 } from "../../../src/daemon/switch/machine.js";
+import { EXPOSURE_OFF, NO_GUARD } from "../../../src/daemon/types.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../../src/hyperliquid/errors.js";
 import { nonceFloor } from "../../../src/hyperliquid/nonce.js";
 import { utcDay } from "../../../src/utils/clock.js";
@@ -508,15 +509,8 @@ export class World {
     const ready = computeReadiness({
       now,
       accounts: [st],
-      exposure: {
-        enabled: false,
-        intervalMs: 0,
-        lastSuccessAt: null,
-        lastAttemptAt: null,
-        lastError: null,
-        clockSkewMs: null,
-      },
-      guard: { configured: false, up: true, kind: null, lastCheckAt: null, detail: null },
+      exposure: EXPOSURE_OFF,
+      guard: NO_GUARD,
       intervalMs: this.cfg.intervalMs,
       deadlineMs: this.cfg.deadlineMs,
     }).ready;
