@@ -5,14 +5,79 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { id, Wallet } from "ethers";
+import { startSimulator } from "../../src/sim/server.js";
 import type { ReceivedAction } from "../../src/sim/state.js";
-import { runCliProcess, type SpawnedProcess } from "../helpers/process.js";
+import { runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
 
 // One process helper, one JSON-lines reader and one polling helper for the whole suite (test/helpers/).
 export { eventually, sleep } from "../helpers/eventually.js";
 export { jsonLineSplitter, type LogLine } from "../helpers/json-lines.js";
 export { assertBuilt, CLI, ROOT, spawnCli } from "../helpers/process.js";
 export type DaemonProcess = SpawnedProcess;
+
+/** Short cadence permitted by config validation: deadline ≥ max(10 s, interval + 2 × requestTimeout + 5 s). */
+export const FAST_CADENCE = [
+  "--interval",
+  "1s",
+  "--deadline",
+  "10s",
+  "--request-timeout",
+  "1s",
+  "--exposure-interval",
+  "0",
+];
+
+/**
+ * One simulator, one registered user with two open orders, one key (derived from `seed`) and one state dir, for
+ * one process test; `start` spawns `run` against them (health off, FAST_CADENCE, the simulator's explorer when
+ * `explorer`). Everything is closed through `cleanups`, the test file's list.
+ */
+export async function processSetup(
+  seed: string,
+  cleanups: Array<() => unknown>,
+  { volumeUsd, explorer = false }: { volumeUsd?: number; explorer?: boolean } = {},
+) {
+  const wallet = new Wallet(id(seed));
+  const user = wallet.address.toLowerCase();
+  const sim = await startSimulator({
+    users: [
+      {
+        address: user,
+        ...(volumeUsd !== undefined ? { volumeUsd } : {}),
+        orders: [
+          { coin: "BTC", side: "B", limitPx: "50000", sz: "0.01" },
+          { coin: "ETH", side: "A", limitPx: "5000", sz: "0.5" },
+        ],
+      },
+    ],
+  });
+  const state = tempDir();
+  cleanups.push(
+    () => sim.close(),
+    () => state.cleanup(),
+  );
+  const start = (extra: string[] = []): DaemonProcess => {
+    const p = spawnCli(
+      [
+        "run",
+        "--api-url",
+        sim.apiUrl,
+        ...(explorer ? ["--explorer-url", sim.explorerUrl] : []),
+        "--state-dir",
+        state.dir,
+        "--health",
+        "off",
+        ...FAST_CADENCE,
+        ...extra,
+      ],
+      { HL_PRIVATE_KEY: wallet.privateKey },
+    );
+    cleanups.push(() => p.kill("SIGKILL"));
+    return p;
+  };
+  return { wallet, user, sim, state, start };
+}
 
 /** Runs the CLI to completion (bounded) and returns code, stdout, stderr. */
 export async function runCli(

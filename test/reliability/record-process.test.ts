@@ -5,16 +5,11 @@
  */
 import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
-import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startSimulator } from "../../src/sim/server.js";
-import { assertBuilt, type DaemonProcess, eventually, spawnCli, tempDir } from "./harness.js";
+import { assertBuilt, eventually, processSetup } from "./harness.js";
 import { reliabilityFile } from "./report.js";
 
 const { proven } = reliabilityFile("record-process.test.ts");
-
-// Short cadence permitted by config validation: deadline ≥ max(10 s, interval + 2 × requestTimeout + 5 s).
-const FAST = ["--interval", "1s", "--deadline", "10s", "--request-timeout", "1s", "--exposure-interval", "0"];
 
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
@@ -25,48 +20,11 @@ beforeAll(() => {
   assertBuilt();
 });
 
-async function setup(label: string, volumeUsd?: number) {
-  const wallet = new Wallet(id(`hl-deadman reliability record: ${label}`));
-  const user = wallet.address.toLowerCase();
-  const sim = await startSimulator({
-    users: [
-      {
-        address: user,
-        ...(volumeUsd !== undefined ? { volumeUsd } : {}),
-        orders: [
-          { coin: "BTC", side: "B", limitPx: "50000", sz: "0.01" },
-          { coin: "ETH", side: "A", limitPx: "5000", sz: "0.5" },
-        ],
-      },
-    ],
+const setup = (label: string, volumeUsd?: number) =>
+  processSetup(`hl-deadman reliability record: ${label}`, cleanups, {
+    ...(volumeUsd !== undefined ? { volumeUsd } : {}),
+    explorer: true,
   });
-  const state = tempDir();
-  cleanups.push(
-    () => sim.close(),
-    () => state.cleanup(),
-  );
-  const start = (extra: string[] = []): DaemonProcess => {
-    const p = spawnCli(
-      [
-        "run",
-        "--api-url",
-        sim.apiUrl,
-        "--explorer-url",
-        sim.explorerUrl,
-        "--state-dir",
-        state.dir,
-        "--health",
-        "off",
-        ...FAST,
-        ...extra,
-      ],
-      { HL_PRIVATE_KEY: wallet.privateKey },
-    );
-    cleanups.push(() => p.kill("SIGKILL"));
-    return p;
-  };
-  return { user, sim, state, start };
-}
 
 describe.concurrent("reliability: the exchange's record (process)", () => {
   test("behavior: SIGKILL, a fire and a deleted ledger: the restart recovers the count from the record", async () => {

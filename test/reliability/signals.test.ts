@@ -5,23 +5,18 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import type { SimulatorHandle } from "../../src/sim/server.js";
 import {
   assertBuilt,
   assertDeadlinesNeverMoveEarlier,
   type DaemonProcess,
   eventually,
-  spawnCli,
-  tempDir,
+  processSetup,
 } from "./harness.js";
 import { reliabilityFile } from "./report.js";
 
 const { proven } = reliabilityFile("signals.test.ts");
-
-// Short cadence permitted by config validation: deadline ≥ max(10 s, interval + 2 × requestTimeout + 5 s).
-const FAST = ["--interval", "1s", "--deadline", "10s", "--request-timeout", "1s", "--exposure-interval", "0"];
 
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
@@ -32,36 +27,8 @@ beforeAll(() => {
   assertBuilt();
 });
 
-/** One simulator, one registered user with two open orders, one key, one state dir: per test, no sharing. */
-async function setup(label: string) {
-  const wallet = new Wallet(id(`hl-deadman reliability: ${label}`));
-  const user = wallet.address.toLowerCase();
-  const sim = await startSimulator({
-    users: [
-      {
-        address: user,
-        orders: [
-          { coin: "BTC", side: "B", limitPx: "50000", sz: "0.01" },
-          { coin: "ETH", side: "A", limitPx: "5000", sz: "0.5" },
-        ],
-      },
-    ],
-  });
-  const state = tempDir();
-  cleanups.push(
-    () => sim.close(),
-    () => state.cleanup(),
-  );
-  const start = (extra: string[] = []): DaemonProcess => {
-    const p = spawnCli(
-      ["run", "--api-url", sim.apiUrl, "--state-dir", state.dir, "--health", "off", ...FAST, ...extra],
-      { HL_PRIVATE_KEY: wallet.privateKey },
-    );
-    cleanups.push(() => p.kill("SIGKILL"));
-    return p;
-  };
-  return { wallet, user, sim, state, start };
-}
+/** One simulator, one user with two open orders, one key, one state dir: per test, no sharing. */
+const setup = (label: string) => processSetup(`hl-deadman reliability: ${label}`, cleanups);
 
 /** Waits for the first confirmed push and checks the simulator holds exactly that deadline. */
 async function armed(p: DaemonProcess, sim: SimulatorHandle, user: string) {

@@ -26,6 +26,7 @@ import {
   assertBuilt,
   type DaemonProcess,
   eventually,
+  FAST_CADENCE,
   freePort,
   getJson,
   runCli,
@@ -37,7 +38,7 @@ import { reliabilityFile } from "./report.js";
 
 const { proven } = reliabilityFile("state.test.ts");
 
-const FAST = ["--interval", "1s", "--deadline", "10s", "--request-timeout", "1s", "--exposure-interval", "0"];
+const FAST = FAST_CADENCE;
 const cleanups: Array<() => unknown> = [];
 beforeAll(() => assertBuilt());
 afterAll(async () => {
