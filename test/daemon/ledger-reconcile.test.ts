@@ -7,6 +7,7 @@ import { describe, expect, test } from "vitest";
 import { newEntry, withReconciled, withTrigger } from "../../src/daemon/ledger-model.js";
 import { initialModel, type Now, type SwitchConfig, step } from "../../src/daemon/switch/machine.js";
 import { utcDay } from "../../src/utils/clock.js";
+import { SWITCH_CFG } from "./switch/world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const DAY = utcDay(T0);
@@ -55,16 +56,7 @@ describe("withReconciled", () => {
 });
 
 describe("the switch machine's `reconciled` event", () => {
-  const CFG: SwitchConfig = {
-    account: ACCOUNT,
-    intervalMs: 15_000,
-    deadlineMs: 60_000,
-    requestTimeoutMs: 5_000,
-    permanentRecheckMs: 300_000,
-    triggerWarnRemaining: 2,
-    onEngineDown: "expedite",
-    cancelStops: false,
-  };
+  const CFG: SwitchConfig = { ...SWITCH_CFG, account: ACCOUNT };
   const at = (ms: number): Now => ({ mono: ms, wall: T0 + ms, verified: true });
 
   test("behavior: raises the count and persists it; reaching the limit turns the switch exhausted", () => {

@@ -13,18 +13,9 @@
 import { fc, test } from "@fast-check/vitest";
 import { describe, expect } from "vitest";
 import type { SwitchConfig } from "../../../src/daemon/switch/machine.js";
-import { type Command, type Plant, World } from "./world.js";
+import { type Command, type Plant, SWITCH_CFG, World } from "./world.js";
 
-const CFG: SwitchConfig = {
-  account: "0x00000000000000000000000000000000000000aa",
-  intervalMs: 15_000,
-  deadlineMs: 60_000,
-  requestTimeoutMs: 5_000,
-  permanentRecheckMs: 300_000,
-  triggerWarnRemaining: 2,
-  onEngineDown: "expedite",
-  cancelStops: false,
-};
+const CFG: SwitchConfig = SWITCH_CFG;
 
 const STARTS = [
   Date.UTC(2026, 0, 1, 12, 0, 0),

@@ -15,18 +15,10 @@ import {
   status,
   step,
 } from "../../../src/daemon/switch/machine.js";
+import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
-const CFG: SwitchConfig = {
-  account: "0x00000000000000000000000000000000000000aa",
-  intervalMs: 15_000,
-  deadlineMs: 60_000,
-  requestTimeoutMs: 5_000,
-  permanentRecheckMs: 300_000,
-  triggerWarnRemaining: 2,
-  onEngineDown: "expedite",
-  cancelStops: false,
-};
+const CFG: SwitchConfig = SWITCH_CFG;
 const at = (ms: number, verified = true): Now => ({ mono: ms, wall: T0 + ms, verified });
 
 /** Runs events from a fresh model; returns the model and the last step's effects. */

@@ -25,6 +25,18 @@ import { nonceFloor } from "../../../src/hyperliquid/nonce.js";
 import { utcDay } from "../../../src/utils/clock.js";
 import { ExchangeTime } from "../../../src/utils/runtime.js";
 
+/** The switch configuration the machine's tests start from: the defaults' cadence, one account. */
+export const SWITCH_CFG: Readonly<SwitchConfig> = Object.freeze({
+  account: "0x00000000000000000000000000000000000000aa",
+  intervalMs: 15_000,
+  deadlineMs: 60_000,
+  requestTimeoutMs: 5_000,
+  permanentRecheckMs: 300_000,
+  triggerWarnRemaining: 2,
+  onEngineDown: "expedite",
+  cancelStops: false,
+});
+
 export const MIN_LEAD_MS = 5_000;
 export const DAILY_LIMIT = 10;
 /** Exchange-time estimate error allowed (the Date header's 1 s resolution + the correction threshold). */
