@@ -7,7 +7,7 @@
  * 2. A signer we have seen: recovery multiplies by a fresh point R for every signature (~1.5-2 ms of CPU here).
  *    Nearly every request comes from a known signer, so the signature is first checked against the cached public
  *    keys of recent signers. Each key holds a precomputed comb table (src/hyperliquid/secp256k1.ts), so
- *    R' = (z/s)·G + (r/s)·P is 66 table additions (48 once the tables are widened, see BASE_BITS). If R'.x = r and R'.y has the parity that v announces,
+ *    R' = (z/s)·G + (r/s)·P is 66 table additions (44 once the tables are widened, see BASE_BITS). If R'.x = r and R'.y has the parity that v announces,
  *    recovery with that v yields exactly P (Q = r⁻¹(s·R − z·G) = P), so the result is identical; otherwise
  *    (or on a special case of the arithmetic) we fall back to full recovery.
  */
@@ -30,11 +30,13 @@ const MAX_KEYS = 16;
  * window of the key's. Until a table has earned its keep, the narrow 8-bit ones are used (33 windows; G's is the
  * signer's, shared): a simulator in a test that sees a few signatures builds nothing more. After WIDEN_AFTER fast
  * checks, G gets its own 12-bit table (22 windows × 2048 points, ~4.5 MiB, ~0.25 s of CPU once) and, after
- * WIDEN_AFTER fast checks of the same key, that key a 10-bit one (26 windows × 512 points, ~1.3 MiB, ~75 ms):
- * 48 additions per check instead of 66.
+ * WIDEN_AFTER fast checks of the same key, that key a 12-bit one too (~4.5 MiB, ~0.2 s once): 44 additions per
+ * check instead of 66. Measured (issue 15, in-process, 1,000 checks): 10-bit key tables 205-265 µs per check,
+ * 12-bit 187-231 µs; 13-bit tables (twice the memory and build time) were within the noise of 12-bit ones. At
+ * most MAX_KEYS busy signers hold a wide table (16 × 4.5 MiB).
  */
 const BASE_BITS = 12;
-const KEY_BITS = 10;
+const KEY_BITS = 12;
 const WIDEN_AFTER = 64;
 
 let wideBase: CombTable | undefined;

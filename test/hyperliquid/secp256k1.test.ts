@@ -3,7 +3,7 @@ import { secp256k1 } from "@noble/curves/secp256k1";
 import { id, SigningKey, Wallet } from "ethers";
 import { beforeAll, describe, expect, test } from "vitest";
 import { ArgumentError } from "../../src/errors/argument.js";
-import { fastInvert, precomputeBaseTable, Secp256k1Signer } from "../../src/hyperliquid/secp256k1.js";
+import { fastInvert, precomputeBaseTable, red, Secp256k1Signer } from "../../src/hyperliquid/secp256k1.js";
 import { signL1Action } from "../../src/hyperliquid/signing.js";
 
 // The fast signer (src/hyperliquid/secp256k1.ts) must give exactly what ethers/noble give: same RFC 6979 nonce,
@@ -104,6 +104,27 @@ describe("fastInvert", () => {
         expect(inv >= 0n && inv < m).toBe(true);
         expect((a * inv) % m).toBe(1n);
       }
+    }
+  });
+});
+
+describe("red (reduction mod p without a division)", () => {
+  test("behavior: equals the true residue in [0, p) for signed products of values in (−4p, 4p) and at the edges", () => {
+    const p = secp256k1.CURVE.Fp.ORDER;
+    const mod = (a: bigint) => ((a % p) + p) % p;
+    const edges = [0n, 1n, p - 1n, p, p + 1n, 2n * p, (1n << 256n) - 1n, 1n << 256n, 4n * p - 1n];
+    const values = [...edges, ...edges.map((e) => -e)];
+    for (let i = 0; i < 100; i++) {
+      const h = BigInt(id(`red ${i}`));
+      values.push(h, -h, h % p, (h * 3n) % (4n * p));
+    }
+    for (const a of values) {
+      for (const b of values) {
+        const got = red(a * b);
+        expect(got).toBe(mod(a * b));
+      }
+      expect(red(a)).toBe(mod(a));
+      expect(red(a << 1n)).toBe(mod(a << 1n));
     }
   });
 });

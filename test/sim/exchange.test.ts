@@ -515,7 +515,7 @@ describe("signer recovery cache", () => {
       });
       const params = { action: body.action, nonce: body.nonce, isMainnet: true, signature: body.signature };
       expect(recovery.recover(params, remember)).toBe(address);
-      if (i >= 2) expect(recovery.tableBits(address)).toEqual({ base: 12, key: 10 });
+      if (i >= 2) expect(recovery.tableBits(address)).toEqual({ base: 12, key: 12 });
       const s = BigInt(body.signature.s);
       const wrong = [
         { ...params, signature: { ...body.signature, v: body.signature.v === 27 ? 28 : 27 } },
