@@ -151,18 +151,32 @@ describe("startDaemon: ordered start, rollback, close", () => {
       held++;
       return held === 1 ? new Promise<void>((done) => (release = done)) : Promise.resolve();
     };
+    // The roll-over job is scheduled in the start order; node-cron may start it only once `after` settled.
+    let rolloverMayStart = false;
+    const recording = new ManualScheduler();
+    const scheduler: Scheduler = {
+      schedule(expr, fn, options) {
+        void options?.after?.then(() => {
+          rolloverMayStart = true;
+        });
+        return recording.schedule(expr, fn);
+      },
+    };
     const { params: p, log } = params(
       { health: "off", exposureInterval: 30_000, budgetInterval: 600_000 },
-      { beforeLedgerSync: slowDisk },
+      { beforeLedgerSync: slowDisk, scheduler },
     );
     const daemon = await startDaemon(p);
     // Real time, bounded: on a loaded machine the first push reaches its write-ahead fsync after many ticks.
     await eventually(() => held === 1, { timeoutMs: 5_000, what: "the first push's write-ahead" });
     for (let i = 0; i < 20; i++) await tick();
-    // The first push is still writing its intent: nothing was asked of /info yet, nothing sent to /exchange.
+    // The first push is still writing its intent: nothing was asked of /info yet, nothing sent to /exchange, and
+    // the roll-over job has not been let start.
     expect(held).toBe(1);
     expect(sim.state.requestCount("info")).toBe(0);
     expect(sim.state.requestCount("exchange")).toBe(0);
+    expect(recording.jobs.map((j) => j.expr)).toEqual(["0 0 * * *"]);
+    expect(rolloverMayStart).toBe(false);
     release();
     await eventually(
       async () => {
@@ -175,6 +189,7 @@ describe("startDaemon: ordered start, rollback, close", () => {
     expect(log.events("exposure")).toHaveLength(1);
     expect(log.events("budget")).toHaveLength(1);
     expect(sim.state.requestCount("info")).toBeGreaterThan(0);
+    expect(rolloverMayStart).toBe(true);
     await daemon.close();
   });
 
