@@ -40,8 +40,89 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * @sindresorhus/is (got's argument checks) builds two `Intl.ListFormat`s when it is loaded, for its error messages.
+ * The first Intl object a process builds loads ICU's locale data: ~5 ms of CPU and ~6 MiB resident, on the path
+ * to the first push (BENCHMARKS.md, cold start). They are built on first use instead; the messages are the same.
+ * The build fails if the lines are not found (a new version of the package): look at them again then.
+ */
+const lazyListFormat = {
+  name: "lazy-list-format",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]@sindresorhus[\\/]is[\\/]distribution[\\/]index\.js$/ }, async (args) => {
+      const { readFile } = await import("node:fs/promises");
+      const source = await readFile(args.path, "utf8");
+      const eager =
+        /const (andFormatter|orFormatter) = new Intl\.ListFormat\('en', \{ style: 'long', type: '(conjunction|disjunction)' \}\);/g;
+      const found = source.match(eager) ?? [];
+      if (found.length !== 2)
+        throw new Error(
+          `lazy-list-format: expected 2 eager Intl.ListFormat lines in ${args.path}, found ${found.length}`,
+        );
+      const contents = source.replace(
+        eager,
+        (_line, name, type) =>
+          `const ${name} = { format(values) { return (this.f ??= new Intl.ListFormat('en', { style: 'long', type: '${type}' })).format(values); } };`,
+      );
+      return { contents, loader: "js" };
+    });
+  },
+};
+
+/**
+ * prom-client requires @opentelemetry/api (~24 KB minified) at the top of its process-CPU metric, for exemplars,
+ * which hl-deadman never enables. The package is left out of the bundle and required from node_modules on first
+ * use, so a daemon does not parse or evaluate it on the way to the first push. The build fails if the line is not
+ * found (a new version of prom-client).
+ */
+const lazyOpenTelemetry = {
+  name: "lazy-opentelemetry",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]prom-client[\\/]lib[\\/]metrics[\\/]processCpuTotal\.js$/ }, async (args) => {
+      const { readFile } = await import("node:fs/promises");
+      const source = await readFile(args.path, "utf8");
+      const eager = "const OtelApi = require('@opentelemetry/api');";
+      if (!source.includes(eager)) throw new Error(`lazy-opentelemetry: expected "${eager}" in ${args.path}`);
+      const lazy =
+        "let otel; const OtelApi = { get trace() { return (otel ??= require('@opentelemetry/api')).trace; }, " +
+        "get context() { return (otel ??= require('@opentelemetry/api')).context; } };";
+      return { contents: source.replace(eager, lazy), loader: "js" };
+    });
+  },
+};
+
+/**
+ * got imports http2-wrapper at the top of its options module, and http2-wrapper loads node:http2: ~8 ms of CPU on
+ * the way to the first push, for a wrapper got only uses with `http2: true`, which hl-deadman never sets (it
+ * speaks HTTP/1.1 with keep-alive). The package is left out of the bundle and required from node_modules on first
+ * use, so HTTP/2 still works for whoever turns it on. The build fails if the import is not found (a new got).
+ */
+const lazyHttp2Wrapper = {
+  name: "lazy-http2-wrapper",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]got[\\/]dist[\\/]source[\\/]core[\\/]options\.js$/ }, async (args) => {
+      const { readFile } = await import("node:fs/promises");
+      const source = await readFile(args.path, "utf8");
+      const eager = "import http2wrapper from 'http2-wrapper';";
+      if (!source.includes(eager)) throw new Error(`lazy-http2-wrapper: expected "${eager}" in ${args.path}`);
+      const lazy =
+        "let http2wrapperModule; const http2wrapper = { " +
+        "get globalAgent() { return (http2wrapperModule ??= require('http2-wrapper')).globalAgent; }, " +
+        "get auto() { return (http2wrapperModule ??= require('http2-wrapper')).auto; } };";
+      const contents = source.replace(eager, lazy);
+      // the only uses are .globalAgent and .auto; any other would be undefined here, so refuse to build
+      const code = contents.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+      const uses = new Set(code.match(/http2wrapper\.[A-Za-z]+/g) ?? []);
+      for (const use of uses)
+        if (use !== "http2wrapper.globalAgent" && use !== "http2wrapper.auto")
+          throw new Error(`lazy-http2-wrapper: got uses ${use}; extend the lazy object`);
+      return { contents, loader: "js" };
+    });
+  },
+};
+
 await build({
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, lazyListFormat, lazyOpenTelemetry, lazyHttp2Wrapper],
   entryPoints: { "hl-deadman": path.join(root, "src/bin/hl-deadman.ts") },
   tsconfig: path.join(root, "tsconfig.build.json"),
   outdir,
@@ -56,7 +137,7 @@ await build({
   charset: "ascii",
   legalComments: "none",
   chunkNames: "chunks/[name]-[hash]",
-  external: ["pino", "pino-pretty"],
+  external: ["pino", "pino-pretty", "@opentelemetry/api", "http2-wrapper"],
   // CommonJS dependencies (prom-client, ...) call require() for node: built-ins; give the ES module one.
   banner: {
     js: 'import{createRequire as __hlCreateRequire}from"node:module";const require=__hlCreateRequire(import.meta.url);',
