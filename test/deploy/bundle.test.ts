@@ -1,0 +1,48 @@
+/**
+ * The bundled CLI (scripts/bundle.mjs) leaves out of the start path what the daemon never uses on its way to the
+ * first push (BENCHMARKS.md, cold start): got's http2-wrapper (and with it node:http2) and prom-client's
+ * @opentelemetry/api are required from node_modules on first use, and node-cron is a chunk loaded when the
+ * roll-over job starts. Checked on the built files, in a real process: what `--version` (which loads the same
+ * static module graph as `run`) loaded, and that the left-out packages resolve from dist/bin for whoever needs them.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+
+const root = resolve(import.meta.dirname, "../..");
+const cli = join(root, "dist/bin/hl-deadman.js");
+const tmp = mkdtempSync(join(tmpdir(), "hl-deadman-bundle-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** Runs the CLI with a preload that writes, at exit, the built-in modules and the CommonJS files it loaded. */
+function loaded(args: string[]): { builtins: string[]; files: string[] } {
+  const out = join(tmp, `loaded-${args.join("-")}.json`);
+  const probe = join(tmp, "probe.cjs");
+  writeFileSync(
+    probe,
+    `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify({` +
+      `builtins: process.moduleLoadList, files: Object.keys(require("module")._cache) })));`,
+  );
+  execFileSync(process.execPath, ["--require", probe, cli, ...args], { encoding: "utf8", env: {} });
+  return JSON.parse(readFileSync(out, "utf8")) as { builtins: string[]; files: string[] };
+}
+
+describe("the bundled CLI's start path", () => {
+  test("behavior: neither node:http2, http2-wrapper, @opentelemetry/api nor node-cron is loaded to start", () => {
+    const { builtins, files } = loaded(["--version"]);
+    // the probe sees the graph: got itself (bundled) pulled in node:https
+    expect(builtins).toContain("NativeModule https");
+    expect(builtins.filter((m) => /http2/.test(m))).toEqual([]);
+    expect(files.filter((f) => /http2-wrapper|@opentelemetry|node-cron/.test(f))).toEqual([]);
+  });
+
+  test("behavior: the packages left out of the bundle resolve from dist/bin, for HTTP/2 or exemplars", () => {
+    const require = createRequire(cli);
+    expect(require.resolve("http2-wrapper")).toContain(join("node_modules", "http2-wrapper"));
+    expect(require.resolve("@opentelemetry/api")).toContain(join("node_modules", "@opentelemetry", "api"));
+    expect(typeof (require("http2-wrapper") as { auto?: unknown }).auto).toBe("function");
+  });
+});
