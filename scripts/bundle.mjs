@@ -5,8 +5,9 @@
 // Why: Node 20 resolves, reads and links every file of an ES-module graph one by one; the daemon's graph is
 // ~700 files (got, zod, ethers, prom-client, ...). One file starts in about half the time and keeps less code
 // resident (BENCHMARKS.md, cold start and memory). The library (dist/index.js and the other dist/ modules) stays
-// as tsc wrote it. pino stays external: its transports (pino-pretty for a terminal) start worker threads that
-// load pino's own files by path.
+// as tsc wrote it. pino is bundled (its ~29 CommonJS files cost ~15 ms to resolve and load one by one); its
+// transports would start worker threads that load pino's own files by path, so the logger never uses one
+// (src/utils/logger.ts: pino-pretty, external, runs in the main thread for a terminal).
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -137,7 +138,7 @@ await build({
   charset: "ascii",
   legalComments: "none",
   chunkNames: "chunks/[name]-[hash]",
-  external: ["pino", "pino-pretty", "@opentelemetry/api", "http2-wrapper"],
+  external: ["pino-pretty", "@opentelemetry/api", "http2-wrapper"],
   // CommonJS dependencies (prom-client, ...) call require() for node: built-ins; give the ES module one.
   banner: {
     js: 'import{createRequire as __hlCreateRequire}from"node:module";const require=__hlCreateRequire(import.meta.url);',

@@ -1,4 +1,6 @@
+import { createRequire } from "node:module";
 import { type DestinationStream, type LevelWithSilent, type Logger, pino } from "pino";
+import type PinoPretty from "pino-pretty";
 
 export type { Logger } from "pino";
 
@@ -57,20 +59,20 @@ export function createLogger({
     ...(now ? { timestamp: () => `,"time":${now()}` } : {}),
   };
   if (usePretty) {
-    return pino({
-      ...options,
-      transport: {
-        target: "pino-pretty",
+    // In this thread, not as a pino transport: a transport starts a worker thread that loads pino's files by path,
+    // which the bundled CLI (scripts/bundle.mjs) does not have. pino-pretty is loaded only here, for a terminal.
+    const pretty = createRequire(import.meta.url)("pino-pretty") as typeof PinoPretty;
+    return pino(
+      options,
+      pretty({
         // One line per event for people: the message first, then the fields inline.
-        options: {
-          colorize: true,
-          translateTime: "SYS:HH:MM:ss.l",
-          ignore: "pid,hostname,module",
-          singleLine: true,
-          sync: true,
-        },
-      },
-    });
+        colorize: true,
+        translateTime: "SYS:HH:MM:ss.l",
+        ignore: "pid,hostname,module",
+        singleLine: true,
+        sync: true,
+      }),
+    );
   }
   return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
 }
