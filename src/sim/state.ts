@@ -380,8 +380,19 @@ export class SimStore implements SimState {
   ): SimExplorerTx {
     const time = this.clock.now();
     const block = ++this.#block;
-    const hash = keccak256(toUtf8Bytes(`${block}:${tx.user}:${tx.nonce}`));
-    const entry: SimExplorerTx = { action: tx.action, block, error: tx.error, hash, time, user: tx.user };
+    let hash: string | undefined;
+    const entry: SimExplorerTx = {
+      action: tx.action,
+      block,
+      error: tx.error,
+      // computed when first read (the explorer's answer), not for every action: ~25 µs of keccak each
+      get hash() {
+        hash ??= keccak256(toUtf8Bytes(`${block}:${tx.user}:${tx.nonce}`));
+        return hash;
+      },
+      time,
+      user: tx.user,
+    };
     const limit = this.options.explorerTxLimit ?? 2000;
     for (const a of new Set(addresses.filter((x): x is string => x !== null).map((x) => x.toLowerCase()))) {
       const list = this.#explorer.get(a) ?? [];
