@@ -462,13 +462,15 @@ async function benchModuleCost() {
 //    keep-alive with bounded concurrency; every one is recovered (secp256k1) and answered by the simulator.
 async function benchSimulator(sim) {
   const N = 2_000;
+  /** Rounds of N; the median round (by CPU rate) is reported: this VM's speed drifts by tens of % within minutes. */
+  const ROUNDS = 3;
   /** sent first and not counted: the simulator learns the signer's key and its code is compiled, as in a long run */
   const WARMUP = 200;
   const concurrency = 16;
   const base = Date.now();
   const signStart = performance.now();
   const bodies = [];
-  for (let i = 0; i < N + WARMUP; i++) {
+  for (let i = 0; i < N * ROUNDS + WARMUP; i++) {
     const action = { type: "scheduleCancel", time: base + 120_000 + i };
     const nonce = base + i;
     const signature = await ours.signL1Action({ wallet: loadWallet, action, nonce, isMainnet: true });
@@ -496,49 +498,65 @@ async function benchSimulator(sim) {
   const warmup = bodies.splice(0, WARMUP);
   for (let i = 0; i < warmup.length; i += concurrency)
     await Promise.all(warmup.slice(i, i + concurrency).map((b) => postJson(agent, url, b)));
-  const cpuStart = cpuNsMsOf(sim.pid);
-  const start = performance.now();
-  let next = 0;
-  let accepted = 0;
-  let refused = 0;
-  let lastRefusal = "";
-  async function worker() {
-    while (next < N) {
-      const body = bodies[next++];
-      const res = await postJson(agent, url, body);
-      let ok = false;
-      try {
-        ok = res.status === 200 && JSON.parse(res.text).status === "ok";
-      } catch {
-        ok = false;
-      }
-      if (ok) accepted++;
-      else {
-        refused++;
-        lastRefusal = `${res.status} ${res.text.slice(0, 200)}`;
+
+  async function round(batch) {
+    const cpuStart = cpuNsMsOf(sim.pid);
+    const start = performance.now();
+    let next = 0;
+    let accepted = 0;
+    let refused = 0;
+    let lastRefusal = "";
+    async function worker() {
+      while (next < batch.length) {
+        const body = batch[next++];
+        const res = await postJson(agent, url, body);
+        let ok = false;
+        try {
+          ok = res.status === 200 && JSON.parse(res.text).status === "ok";
+        } catch {
+          ok = false;
+        }
+        if (ok) accepted++;
+        else {
+          refused++;
+          lastRefusal = `${res.status} ${res.text.slice(0, 200)}`;
+        }
       }
     }
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    const wallMs = performance.now() - start;
+    const simCpuMs = cpuNsMsOf(sim.pid) - cpuStart;
+    return {
+      accepted,
+      refused,
+      lastRefusal,
+      wallMs,
+      simCpuMs,
+      perSec: (accepted * 1000) / wallMs,
+      /** verified actions per second of the simulator's own CPU time (its capacity on one core) */
+      perCpuSec: (accepted * 1000) / simCpuMs,
+    };
   }
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const wallMs = performance.now() - start;
-  const simCpuMs = cpuNsMsOf(sim.pid) - cpuStart;
+  const rounds = [];
+  for (let r = 0; r < ROUNDS; r++) rounds.push(await round(bodies.slice(r * N, (r + 1) * N)));
   agent.destroy();
-  const perSec = (accepted * 1000) / wallMs;
+  const median = [...rounds].sort((a, b) => a.perCpuSec - b.perCpuSec)[Math.floor(ROUNDS / 2)];
   return {
     requests: N,
+    rounds: ROUNDS,
     concurrency,
-    accepted,
-    refused,
-    lastRefusal,
-    perSec,
-    /** verified actions per second of the simulator's own CPU time (its capacity on one core) */
-    perCpuSec: (accepted * 1000) / simCpuMs,
-    wallMs,
-    simCpuMs,
-    simCpuUsPerAction: (simCpuMs * 1000) / N,
+    accepted: median.accepted,
+    refused: rounds.reduce((n, r) => n + r.refused, 0),
+    lastRefusal: rounds.map((r) => r.lastRefusal).find((x) => x) ?? "",
+    perSec: median.perSec,
+    perCpuSec: median.perCpuSec,
+    wallMs: median.wallMs,
+    simCpuMs: median.simCpuMs,
+    simCpuUsPerAction: (median.simCpuMs * 1000) / N,
+    roundsPerCpuSec: rounds.map((r) => r.perCpuSec),
     recoverUs,
     verifyCachedUs,
-    recoverShare: Math.min(1, (recoverUs * N) / 1000 / simCpuMs),
+    recoverShare: Math.min(1, (recoverUs * N) / 1000 / median.simCpuMs),
     signMs,
     rssMiB: mib(statusKb(sim.pid, "VmRSS")),
   };
@@ -878,7 +896,7 @@ function render(results) {
     const met = simulator.perCpuSec >= 2000 && simulator.refused === 0;
     targets.push({ name: "simulator", met, wallMet: simulator.perSec >= 2000 });
     L.push(
-      `| Simulator: verified \`scheduleCancel\` actions/s (${fmtInt(simulator.requests)} pre-signed, keep-alive, ${simulator.concurrency} in flight) | ${fmtInt(simulator.perCpuSec)}/s per second of simulator CPU (${fmtInt(simulator.perSec)}/s wall, the load generator sharing the 2 cores); ${simulator.accepted} accepted, ${simulator.refused} refused | one full secp256k1 recovery per action: ${fmtInt(simulator.recoverUs)} µs → ≤ ${fmtInt(1e6 / simulator.recoverUs)}/s | ≥ 2,000/s | ${verdict(met)} (CPU); wall ${simulator.perSec >= 2000 ? "met" : "missed"} |`,
+      `| Simulator: verified \`scheduleCancel\` actions/s (${fmtInt(simulator.requests)} pre-signed, keep-alive, ${simulator.concurrency} in flight; median of ${simulator.rounds} rounds: ${simulator.roundsPerCpuSec.map(fmtInt).join(", ")}/s) | ${fmtInt(simulator.perCpuSec)}/s per second of simulator CPU (${fmtInt(simulator.perSec)}/s wall, the load generator sharing the 2 cores); ${simulator.accepted} accepted, ${simulator.refused} refused in all | one full secp256k1 recovery per action: ${fmtInt(simulator.recoverUs)} µs → ≤ ${fmtInt(1e6 / simulator.recoverUs)}/s | ≥ 2,000/s | ${verdict(met)} (CPU); wall ${simulator.perSec >= 2000 ? "met" : "missed"} |`,
     );
     L.push(
       `| Simulator CPU per verified action | ${fmtInt(simulator.simCpuUsPerAction)} µs | a full secp256k1 signer recovery: ${fmtInt(simulator.recoverUs)} µs; noble's check against a cached key (the previous fast path): ${fmtInt(simulator.verifyCachedUs)} µs | — | measured |`,
@@ -949,9 +967,11 @@ function render(results) {
       "  heap after `gc()` across 100 cycles.",
       "- **5,000-tx block**: `EvmClient.blockTransactions(block, { pageSize: 100, concurrency })` after one warm-up",
       "  fetch; the CLI `evm txs BLOCK --all --json` as a whole process, peak RSS from VmHWM.",
-      "- **Simulator**: 2,200 requests signed up front by a registered user; 200 sent first as a warm-up (the",
-      "  simulator learns the signer's key, its code is compiled), then 2,000 over a keep-alive agent with 16 in",
-      '  flight; the rate counts `{"status":"ok"}` answers over wall time and over the simulator\'s CPU time (schedstat).',
+      "- **Simulator**: 6,200 requests signed up front by a registered user; 200 sent first as a warm-up (the",
+      "  simulator learns the signer's key, builds its wide tables, its code is compiled), then three rounds of 2,000",
+      "  over a keep-alive agent with 16 in flight; each round's rate counts `{\"status\":\"ok\"}` answers over wall time",
+      "  and over the simulator's CPU time (schedstat); the median round is reported (this VM's speed drifts by tens of",
+      "  per cent within minutes: one run measured 472, 551 and 606 µs per action back to back).",
     ],
   );
   L.push("");
