@@ -20,6 +20,7 @@
 import { createECDH, createHmac } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { ArgumentError } from "../errors/argument.js";
+import { type FieldWasm, fieldWasm } from "./field-wasm.js";
 
 const P = secp256k1.CURVE.Fp.ORDER;
 const N = secp256k1.CURVE.n;
@@ -255,6 +256,55 @@ export class CombTable {
     }
   }
 
+  #wasmAt: number | undefined;
+
+  /**
+   * The table's points in WebAssembly memory (x ‖ y, 64 bytes each, src/hyperliquid/field-wasm.ts), copied on
+   * first use; the region is given back when the table is collected.
+   */
+  wasmPoints(f: FieldWasm): number {
+    if (this.#wasmAt !== undefined) return this.#wasmAt;
+    const bytes = this.xs.length * 64;
+    const at = f.alloc(bytes);
+    for (let i = 0; i < this.xs.length; i++) {
+      f.write(at + 64 * i, this.xs[i]!);
+      f.write(at + 64 * i + 32, this.ys[i]!);
+    }
+    this.#wasmAt = at;
+    reclaim.register(this, { at, bytes });
+    return at;
+  }
+
+  /**
+   * The accumulator at `acc` in WebAssembly memory (X ‖ Y ‖ Z; holding a point when `started`) += k·B, k as 32
+   * big-endian bytes. Returns whether it holds a point afterwards. Throws SpecialCase on equal x (the caller
+   * falls back to the BigInt code).
+   */
+  addMultipleWasm(f: FieldWasm, acc: number, started: boolean, k: Uint8Array): boolean {
+    const { bits, windows, points } = this;
+    const table = this.wasmPoints(f);
+    const full = points * 2;
+    let carry = 0;
+    let has = started;
+    for (let w = 0; w < windows; w++) {
+      let digit = windowValue(k, w * bits, bits) + carry;
+      if (digit > points) {
+        digit -= full;
+        carry = 1;
+      } else carry = 0;
+      if (digit === 0) continue;
+      const pt = table + 64 * (w * points + (digit > 0 ? digit : -digit) - 1);
+      if (!has) {
+        f.copy(acc, pt, 64);
+        if (digit < 0) f.neg(acc + 32, acc + 32);
+        f.write(acc + 64, 1n);
+        has = true;
+      } else if (f.madd(acc, pt, digit < 0 ? 1 : 0) !== 0) throw new SpecialCase();
+    }
+    if (carry !== 0) throw new SpecialCase();
+    return has;
+  }
+
   /** acc + k·B, k as 32 big-endian bytes; returns the new accumulator (undefined = the point at infinity). */
   addMultiple(acc: Jacobian | undefined, k: Uint8Array): Jacobian | undefined {
     const { xs, ys, bits, windows, points } = this;
@@ -277,6 +327,25 @@ export class CombTable {
     return acc;
   }
 }
+
+/** Wasm regions of collected tables go back to the allocator. */
+const reclaim = new FinalizationRegistry<{ at: number; bytes: number }>(({ at, bytes }) => {
+  wasmField?.free(at, bytes);
+});
+
+/** The WebAssembly field (null where WebAssembly is unavailable, e.g. node --jitless: the BigInt code runs). */
+let wasmField: FieldWasm | null | undefined;
+function wasmOrNull(): FieldWasm | null {
+  if (wasmField === undefined) {
+    try {
+      wasmField = fieldWasm();
+    } catch {
+      wasmField = null;
+    }
+  }
+  return wasmField;
+}
+let wasmAcc: number | undefined;
 
 /** The affine point of a Jacobian accumulator. */
 function toAffine(acc: Jacobian): { x: bigint; y: bigint } {
@@ -345,8 +414,17 @@ export function signedBy(
   const u1 = modN(z * sInv);
   const u2 = modN(r * sInv);
   try {
-    let acc = u1 === 0n ? undefined : base.addMultiple(undefined, bigIntTo32Bytes(u1));
-    acc = key.addMultiple(acc, bigIntTo32Bytes(u2));
+    let acc: Jacobian | undefined;
+    const f = wasmOrNull();
+    if (f) {
+      wasmAcc ??= f.alloc(96);
+      let started = u1 === 0n ? false : base.addMultipleWasm(f, wasmAcc, false, bigIntTo32Bytes(u1));
+      started = key.addMultipleWasm(f, wasmAcc, started, bigIntTo32Bytes(u2));
+      if (started) acc = { x: f.read(wasmAcc), y: f.read(wasmAcc + 32), z: f.read(wasmAcc + 64) };
+    } else {
+      acc = u1 === 0n ? undefined : base.addMultiple(undefined, bigIntTo32Bytes(u1));
+      acc = key.addMultiple(acc, bigIntTo32Bytes(u2));
+    }
     if (acc === undefined) return false;
     // x = X/Z² equals r iff X = r·Z² (no inversion needed to refuse); y's parity needs the affine y
     const zz = (acc.z * acc.z) % P;

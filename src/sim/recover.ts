@@ -9,7 +9,8 @@
  *    keys of recent signers. Each key holds a precomputed comb table (src/hyperliquid/secp256k1.ts), so
  *    R' = (z/s)·G + (r/s)·P is 66 table additions (44 once the tables are widened, see BASE_BITS). If R'.x = r and R'.y has the parity that v announces,
  *    recovery with that v yields exactly P (Q = r⁻¹(s·R − z·G) = P), so the result is identical; otherwise
- *    (or on a special case of the arithmetic) we fall back to full recovery.
+ *    (or on a special case of the arithmetic) we fall back to full recovery. The additions run in WebAssembly
+ *    (src/hyperliquid/field-wasm.ts: ~0.9 µs each against ~4.5 µs in BigInt) wherever WebAssembly is available.
  */
 
 import { secp256k1 } from "@noble/curves/secp256k1";

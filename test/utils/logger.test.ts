@@ -20,7 +20,8 @@ describe("createLogger on a terminal", () => {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", TERM: "xterm" },
       timeout: 20_000,
     }).catch((error: { stdout?: string; code?: unknown }) => {
-      if (error.code === "ENOENT") throw new Error("`script` (util-linux) is missing: apt-get install -y bsdutils");
+      if (error.code === "ENOENT")
+        throw new Error("`script` (util-linux) is missing: apt-get install -y bsdutils");
       return { stdout: error.stdout ?? "" };
     });
     const lines = stdout.split(/\r?\n/).filter((l) => l.trim() !== "");
