@@ -774,16 +774,13 @@ const MISSED_NOTES = {
   },
   simulator: ({ simulator }) => [
     `- **Simulator: ${fmtInt(simulator.perCpuSec)} verified actions per simulator CPU-second, ${fmtInt(simulator.perSec)}/s wall (median of ${simulator.rounds} rounds: ${simulator.roundsPerCpuSec.map(fmtInt).join(", ")}/s).**`,
-    `  ${fmtInt(simulator.simCpuUsPerAction)} µs of CPU per action. Measured (issue 15, a profile of 12,000 actions and the`,
-    "  same load with the check stubbed out): about half is the signature check against the signer's cached comb",
-    "  tables (44 mixed additions once the 12-bit tables of G and of a busy signer are built, each 11 BigInt products",
-    "  with a reduction that folds 2^256 ≡ 2^32 + 977: ~80 ns per 256-bit product, ~170 ns per reduction, every",
-    "  value a new heap object), the other half node's HTTP server (one writev(2) per answer ~30 µs), msgpack and",
-    "  three keccaks in JavaScript (~40 µs), zod and GC. This VM's speed drifts within minutes (rounds above; one",
-    "  profile run measured 472, 551 and 606 µs per action back to back), so the same code meets or misses the",
-    "  target with the minute. What would reach it in every run: the field arithmetic in WebAssembly (32-bit limbs,",
-    "  no allocation per operation), or the checks spread over a worker thread per core (more actions per second",
-    "  of wall time, not per CPU-second).",
+    `  ${fmtInt(simulator.simCpuUsPerAction)} µs of CPU per action. Measured (issue 15, a profile of 12,000 actions): the`,
+    "  signature check against the signer's cached comb tables is now ~110 µs (44 mixed additions in WebAssembly,",
+    "  ~0.9 µs each, src/hyperliquid/field-wasm.ts; two BigInt inversions ~30 µs); the rest is node's HTTP server (one",
+    "  writev(2) per answer ~35 µs), msgpack and three keccaks in JavaScript (~30 µs), zod, the store and GC. This",
+    "  VM's speed drifts within minutes (rounds above), so the same code meets or misses the target with the",
+    "  minute. What would reach it in every run: the keccaks and the inversions in WebAssembly too, or the checks",
+    "  spread over a worker thread per core (more actions per second of wall time, not per CPU-second).",
   ],
 };
 
