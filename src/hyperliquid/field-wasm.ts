@@ -129,6 +129,41 @@ function moduleBytes(fns: Fn[], exports: [string, number][]): Uint8Array {
 /** p's limbs, little-endian. */
 const P_LIMBS = Array.from({ length: 8 }, (_, i) => (P >> BigInt(32 * i)) & MASK32);
 
+/** target = (value + carry) mod 2^32, carry = (value + carry) >> 32; `value` is code leaving an i64 (< 2^64 − 2^32). */
+function carried(target: number, carry: number, value: number[]): number[] {
+  return [
+    ...value,
+    ...op.get(carry),
+    ...op.add,
+    ...op.tee(target),
+    ...op.i64(32),
+    ...op.shrU,
+    ...op.set(carry),
+    ...op.get(target),
+    ...op.i64(0xffffffff),
+    ...op.and,
+    ...op.set(target),
+  ];
+}
+
+/**
+ * v = a + b limb by limb (`limb(i)` leaves a_i + b_i on the stack), then folded and reduced into out (param 0): the
+ * end of add and of sub (which adds p − b).
+ */
+function sumAndStore(
+  limb: (i: number) => number[],
+  v: number[],
+  top: number,
+  carry: number,
+  tmp: number[],
+): number[] {
+  const code: number[] = [...op.i64(0), ...op.set(carry)];
+  for (let i = 0; i < 8; i++) code.push(...carried(v[i]!, carry, limb(i)));
+  code.push(...op.get(carry), ...op.set(top));
+  code.push(...foldAndStore(v, top, carry, tmp, 0));
+  return code;
+}
+
 /**
  * Straight-line code that takes limbs v[0..7] (locals, each < 2^32 after normalisation) plus a `top` local, folds
  * top·2^256 ≡ top·(2^32 + 977) twice, then subtracts p once if the value is ≥ p; stores the result at out.
@@ -140,27 +175,14 @@ function foldAndStore(v: number[], top: number, carry: number, tmp: number[], ou
     code.push(...op.get(v[0]!), ...op.get(top), ...op.i64(977), ...op.mul, ...op.add, ...op.set(v[0]!));
     code.push(...op.get(v[1]!), ...op.get(top), ...op.add, ...op.set(v[1]!));
     code.push(...op.i64(0), ...op.set(carry));
-    for (let i = 0; i < 8; i++) {
-      code.push(...op.get(v[i]!), ...op.get(carry), ...op.add, ...op.tee(v[i]!));
-      code.push(...op.i64(32), ...op.shrU, ...op.set(carry));
-      code.push(...op.get(v[i]!), ...op.i64(0xffffffff), ...op.and, ...op.set(v[i]!));
-    }
+    for (let i = 0; i < 8; i++) code.push(...carried(v[i]!, carry, op.get(v[i]!)));
     code.push(...op.get(carry), ...op.set(top));
   }
   // t = v + (2^256 − p) = v + 2^32 + 977; if that carries out, v ≥ p and t (mod 2^256) = v − p
   code.push(...op.i64(0), ...op.set(carry));
   for (let i = 0; i < 8; i++) {
     const addend = i === 0 ? 977n : i === 1 ? 1n : 0n;
-    code.push(
-      ...op.get(v[i]!),
-      ...op.i64(addend),
-      ...op.add,
-      ...op.get(carry),
-      ...op.add,
-      ...op.tee(tmp[i]!),
-    );
-    code.push(...op.i64(32), ...op.shrU, ...op.set(carry));
-    code.push(...op.get(tmp[i]!), ...op.i64(0xffffffff), ...op.and, ...op.set(tmp[i]!));
+    code.push(...carried(tmp[i]!, carry, [...op.get(v[i]!), ...op.i64(addend), ...op.add]));
   }
   // carry (0 or 1) chooses t over v
   code.push(...op.get(carry), ...op.eqz, ...op.ifVoid);
@@ -173,13 +195,12 @@ function foldAndStore(v: number[], top: number, carry: number, tmp: number[], ou
 
 /** mul(out, a, b): out = a·b mod p. out may be a or b. */
 function mulFn(): Fn {
-  // params 0 out, 1 a, 2 b; i64 locals: a0..a7 (3..10), b0..b7 (11..18), t0..t15 (19..34), carry 35, s 36, tmp 37..44
+  // params 0 out, 1 a, 2 b; i64 locals: a0..a7 (3..10), b0..b7 (11..18), t0..t15 (19..34), carry 35, tmp 36..43
   const A = (i: number) => 3 + i;
   const B = (i: number) => 11 + i;
   const T = (i: number) => 19 + i;
   const CARRY = 35;
-  const S = 36;
-  const TMP = Array.from({ length: 8 }, (_, i) => 37 + i);
+  const TMP = Array.from({ length: 8 }, (_, i) => 36 + i);
   const code: number[] = [];
   for (let i = 0; i < 8; i++) code.push(...op.load(1, 4 * i), ...op.set(A(i)));
   for (let i = 0; i < 8; i++) code.push(...op.load(2, 4 * i), ...op.set(B(i)));
@@ -187,12 +208,16 @@ function mulFn(): Fn {
   // operand scanning: t[i+j] + a_i·b_j + carry ≤ 2^64 − 1 exactly
   for (let i = 0; i < 8; i++) {
     code.push(...op.i64(0), ...op.set(CARRY));
-    for (let j = 0; j < 8; j++) {
-      code.push(...op.get(T(i + j)), ...op.get(A(i)), ...op.get(B(j)), ...op.mul, ...op.add);
-      code.push(...op.get(CARRY), ...op.add, ...op.tee(S));
-      code.push(...op.i64(32), ...op.shrU, ...op.set(CARRY));
-      code.push(...op.get(S), ...op.i64(0xffffffff), ...op.and, ...op.set(T(i + j)));
-    }
+    for (let j = 0; j < 8; j++)
+      code.push(
+        ...carried(T(i + j), CARRY, [
+          ...op.get(T(i + j)),
+          ...op.get(A(i)),
+          ...op.get(B(j)),
+          ...op.mul,
+          ...op.add,
+        ]),
+      );
     code.push(...op.get(CARRY), ...op.set(T(i + 8)));
   }
   // first fold: u_i = t_i + 977·t_{8+i} + t_{8+i−1}, u_8 = t_15; each < 2^43
@@ -203,49 +228,39 @@ function mulFn(): Fn {
   }
   // normalise t0..t7 to 32 bits, the carry and t15 into top (reuse T(8))
   code.push(...op.i64(0), ...op.set(CARRY));
-  for (let i = 0; i < 8; i++) {
-    code.push(...op.get(T(i)), ...op.get(CARRY), ...op.add, ...op.tee(S));
-    code.push(...op.i64(32), ...op.shrU, ...op.set(CARRY));
-    code.push(...op.get(S), ...op.i64(0xffffffff), ...op.and, ...op.set(T(i)));
-  }
+  for (let i = 0; i < 8; i++) code.push(...carried(T(i), CARRY, op.get(T(i))));
   code.push(...op.get(T(15)), ...op.get(CARRY), ...op.add, ...op.set(T(8)));
   code.push(...foldAndStore([0, 1, 2, 3, 4, 5, 6, 7].map(T), T(8), CARRY, TMP, 0));
-  return { params: [I32, I32, I32], results: [], locals: 42, localType: I64, body: code };
+  return { params: [I32, I32, I32], results: [], locals: 41, localType: I64, body: code };
 }
+
+/** The i64 locals add and sub share (after their three i32 parameters): v0..v7, top, carry, tmp0..tmp7. */
+const SUM = {
+  v: Array.from({ length: 8 }, (_, i) => 3 + i),
+  top: 11,
+  carry: 12,
+  tmp: Array.from({ length: 8 }, (_, i) => 13 + i),
+  /** locals after the parameters */
+  count: 18,
+};
 
 /** add(out, a, b): out = a + b mod p (a, b < p). */
 function addFn(): Fn {
-  // i64 locals: v0..v7 (3..10), top 11, carry 12, tmp 13..20
-  const V = (i: number) => 3 + i;
-  const TOP = 11;
-  const CARRY = 12;
-  const TMP = Array.from({ length: 8 }, (_, i) => 13 + i);
-  const code: number[] = [...op.i64(0), ...op.set(CARRY)];
-  for (let i = 0; i < 8; i++) {
-    code.push(
-      ...op.load(1, 4 * i),
-      ...op.load(2, 4 * i),
-      ...op.add,
-      ...op.get(CARRY),
-      ...op.add,
-      ...op.tee(V(i)),
-    );
-    code.push(...op.i64(32), ...op.shrU, ...op.set(CARRY));
-    code.push(...op.get(V(i)), ...op.i64(0xffffffff), ...op.and, ...op.set(V(i)));
-  }
-  code.push(...op.get(CARRY), ...op.set(TOP));
-  code.push(...foldAndStore([0, 1, 2, 3, 4, 5, 6, 7].map(V), TOP, CARRY, TMP, 0));
-  return { params: [I32, I32, I32], results: [], locals: 18, localType: I64, body: code };
+  const code = sumAndStore(
+    (i) => [...op.load(1, 4 * i), ...op.load(2, 4 * i), ...op.add],
+    SUM.v,
+    SUM.top,
+    SUM.carry,
+    SUM.tmp,
+  );
+  return { params: [I32, I32, I32], results: [], locals: SUM.count, localType: I64, body: code };
 }
 
 /** sub(out, a, b): out = a − b mod p (a, b < p): a + (p − b), p − b computed limb by limb. */
 function subFn(): Fn {
-  // i64 locals: v0..v7 (3..10), top 11, carry 12, tmp 13..20, borrow 21
-  const V = (i: number) => 3 + i;
-  const TOP = 11;
-  const CARRY = 12;
-  const TMP = Array.from({ length: 8 }, (_, i) => 13 + i);
-  const BORROW = 21;
+  // i64 locals: SUM's, then borrow
+  const TMP = SUM.tmp;
+  const BORROW = SUM.count + 3;
   const code: number[] = [...op.i64(0), ...op.set(BORROW)];
   // tmp = p − b (b < p, so no borrow out)
   for (let i = 0; i < 8; i++) {
@@ -262,22 +277,16 @@ function subFn(): Fn {
     code.push(...op.get(TMP[i]!), ...op.i64(0xffffffff), ...op.and, ...op.set(TMP[i]!));
   }
   // v = a + tmp
-  code.push(...op.i64(0), ...op.set(CARRY));
-  for (let i = 0; i < 8; i++) {
-    code.push(
-      ...op.load(1, 4 * i),
-      ...op.get(TMP[i]!),
-      ...op.add,
-      ...op.get(CARRY),
-      ...op.add,
-      ...op.tee(V(i)),
-    );
-    code.push(...op.i64(32), ...op.shrU, ...op.set(CARRY));
-    code.push(...op.get(V(i)), ...op.i64(0xffffffff), ...op.and, ...op.set(V(i)));
-  }
-  code.push(...op.get(CARRY), ...op.set(TOP));
-  code.push(...foldAndStore([0, 1, 2, 3, 4, 5, 6, 7].map(V), TOP, CARRY, TMP, 0));
-  return { params: [I32, I32, I32], results: [], locals: 19, localType: I64, body: code };
+  code.push(
+    ...sumAndStore(
+      (i) => [...op.load(1, 4 * i), ...op.get(TMP[i]!), ...op.add],
+      SUM.v,
+      SUM.top,
+      SUM.carry,
+      TMP,
+    ),
+  );
+  return { params: [I32, I32, I32], results: [], locals: SUM.count + 1, localType: I64, body: code };
 }
 
 /** isZero(a) → 1 when all limbs are 0. */
@@ -321,23 +330,19 @@ function maddFn(): Fn {
   const c = (f: number, ...args: number[][]) => [...args.flat(), ...op.call(f)];
   const at = (addr: number) => op.i32(addr);
   const g = op.get;
+  /** local `to` = local `from` + offset (i32.add) */
+  const offsetOf = (to: number, from: number, offset: number) => [
+    ...g(from),
+    ...op.i32(offset),
+    0x6a,
+    ...op.set(to),
+  ];
   const code: number[] = [
-    ...g(ACC),
-    ...op.set(X1),
-    ...g(ACC),
-    ...op.i32(32),
-    0x6a,
-    ...op.set(Y1),
-    ...g(ACC),
-    ...op.i32(64),
-    0x6a,
-    ...op.set(Z1),
-    ...g(PT),
-    ...op.set(X2),
-    ...g(PT),
-    ...op.i32(32),
-    0x6a,
-    ...op.set(Y2),
+    ...offsetOf(X1, ACC, 0),
+    ...offsetOf(Y1, ACC, 32),
+    ...offsetOf(Z1, ACC, 64),
+    ...offsetOf(X2, PT, 0),
+    ...offsetOf(Y2, PT, 32),
     // y2 = neg ? 0 − y : y  (into scratch)
     ...g(NEG),
     ...op.ifVoid,

@@ -281,33 +281,38 @@ export class CombTable {
    * falls back to the BigInt code).
    */
   addMultipleWasm(f: FieldWasm, acc: number, started: boolean, k: Uint8Array): boolean {
-    const { bits, windows, points } = this;
     const table = this.wasmPoints(f);
-    const full = points * 2;
-    let carry = 0;
     let has = started;
-    for (let w = 0; w < windows; w++) {
-      let digit = windowValue(k, w * bits, bits) + carry;
-      if (digit > points) {
-        digit -= full;
-        carry = 1;
-      } else carry = 0;
-      if (digit === 0) continue;
-      const pt = table + 64 * (w * points + (digit > 0 ? digit : -digit) - 1);
+    this.#eachDigit(k, (i, negative) => {
+      const pt = table + 64 * i;
       if (!has) {
         f.copy(acc, pt, 64);
-        if (digit < 0) f.neg(acc + 32, acc + 32);
+        if (negative) f.neg(acc + 32, acc + 32);
         f.write(acc + 64, 1n);
         has = true;
-      } else if (f.madd(acc, pt, digit < 0 ? 1 : 0) !== 0) throw new SpecialCase();
-    }
-    if (carry !== 0) throw new SpecialCase();
+      } else if (f.madd(acc, pt, negative ? 1 : 0) !== 0) throw new SpecialCase();
+    });
     return has;
   }
 
   /** acc + k·B, k as 32 big-endian bytes; returns the new accumulator (undefined = the point at infinity). */
   addMultiple(acc: Jacobian | undefined, k: Uint8Array): Jacobian | undefined {
-    const { xs, ys, bits, windows, points } = this;
+    const { xs, ys } = this;
+    let out = acc;
+    this.#eachDigit(k, (i, negative) => {
+      const x = xs[i]!;
+      if (out === undefined) out = { x, y: negative ? P - ys[i]! : ys[i]!, z: 1n };
+      else addAffine(out, x, negative ? -ys[i]! : ys[i]!);
+    });
+    return out;
+  }
+
+  /**
+   * k's signed digits, one window each, low first: calls `visit` with the table index of |digit|·(window's base)
+   * and the digit's sign, for each non-zero digit.
+   */
+  #eachDigit(k: Uint8Array, visit: (index: number, negative: boolean) => void): void {
+    const { bits, windows, points } = this;
     const full = points * 2;
     let carry = 0;
     for (let w = 0; w < windows; w++) {
@@ -316,15 +321,10 @@ export class CombTable {
         digit -= full;
         carry = 1;
       } else carry = 0;
-      if (digit === 0) continue;
-      const i = w * points + (digit > 0 ? digit : -digit) - 1;
-      const x = xs[i]!;
-      if (acc === undefined) acc = { x, y: digit > 0 ? ys[i]! : P - ys[i]!, z: 1n };
-      else addAffine(acc, x, digit > 0 ? ys[i]! : -ys[i]!);
+      if (digit !== 0) visit(w * points + (digit > 0 ? digit : -digit) - 1, digit < 0);
     }
     // unreachable for k < 2^256 (the last window only takes the carry), kept as a guard
     if (carry !== 0) throw new SpecialCase();
-    return acc;
   }
 }
 
