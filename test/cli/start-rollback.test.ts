@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { assertBuilt, CLI, spawnNode } from "../helpers/process.js";
+import { assertBuilt, CLI, FAST_CADENCE, spawnNode } from "../helpers/process.js";
 
 function alive(pid: number | undefined): boolean {
   if (pid === undefined) return false;
@@ -46,31 +46,15 @@ describe("run: a start-up failure rolls back and exits", () => {
   });
 
   test("behavior: health port taken -> exit 69 naming the port, nothing armed, no process left", async () => {
-    const out = spawnNode(
-      [
-        CLI,
-        "run",
-        "--health",
-        `127.0.0.1:${port}`,
-        "--interval",
-        "1s",
-        "--deadline",
-        "10s",
-        "--request-timeout",
-        "1s",
-        "--json",
-      ],
-      {
-        env: {
-          PATH: process.env.PATH,
-          HL_PRIVATE_KEY: wallet.privateKey,
-          HL_API_URL: sim.apiUrl,
-          HL_STATE_DIR: join(dir, "state"),
-          HL_EXPOSURE_INTERVAL: "0",
-          HL_BUDGET_INTERVAL: "0",
-        },
+    const out = spawnNode([CLI, "run", "--health", `127.0.0.1:${port}`, ...FAST_CADENCE, "--json"], {
+      env: {
+        PATH: process.env.PATH,
+        HL_PRIVATE_KEY: wallet.privateKey,
+        HL_API_URL: sim.apiUrl,
+        HL_STATE_DIR: join(dir, "state"),
+        HL_BUDGET_INTERVAL: "0",
       },
-    );
+    });
     try {
       const { code } = await out.exitWithin(8_000);
       expect(code, `stdout:\n${out.stdout()}\nstderr:\n${out.stderr()}`).toBe(69);

@@ -161,3 +161,15 @@ export async function runCliProcess(
   clearTimeout(timer);
   return { code, signal, stdout: p.stdout(), stderr: p.stderr() };
 }
+
+/** Short cadence permitted by config validation: deadline ≥ max(10 s, interval + 2 × requestTimeout + 5 s). */
+export const FAST_CADENCE = [
+  "--interval",
+  "1s",
+  "--deadline",
+  "10s",
+  "--request-timeout",
+  "1s",
+  "--exposure-interval",
+  "0",
+];

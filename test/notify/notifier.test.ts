@@ -323,23 +323,26 @@ describe("delivery to a loopback receiver", () => {
   });
 });
 
+/** One account armed for a minute from now, nothing wrong. */
+const healthy = (clock: ManualClock): SwitchStatus => ({
+  account: "0xaaaa",
+  state: "armed",
+  armedUntil: clock.now() + 60_000,
+  lastPushAt: clock.now(),
+  consecutiveFailures: 0,
+  lastError: null,
+  notProtectedReason: null,
+  day: "2026-01-01",
+  triggersToday: 0,
+  triggerLimit: 10,
+  exhausted: false,
+});
+
 describe("protection low (derived from the switches' status)", () => {
   test("emits protection.low once below the readiness margin, then protection.restored", () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const timers = new ManualTimers(clock);
-    const status: SwitchStatus = {
-      account: "0xaaaa",
-      state: "armed",
-      armedUntil: clock.now() + 60_000,
-      lastPushAt: clock.now(),
-      consecutiveFailures: 0,
-      lastError: null,
-      notProtectedReason: null,
-      day: "2026-01-01",
-      triggersToday: 0,
-      triggerLimit: 10,
-      exhausted: false,
-    };
+    const status = healthy(clock);
     const seen: LoggedEvent[] = [];
     const w = watchProtection({
       status: () => [status],
@@ -368,20 +371,6 @@ describe("protection low (derived from the switches' status)", () => {
 });
 
 describe("protection watcher: when it looks", () => {
-  const healthy = (clock: ManualClock): SwitchStatus => ({
-    account: "0xaaaa",
-    state: "armed",
-    armedUntil: clock.now() + 60_000,
-    lastPushAt: clock.now(),
-    consecutiveFailures: 0,
-    lastError: null,
-    notProtectedReason: null,
-    day: "2026-01-01",
-    triggersToday: 0,
-    triggerLimit: 10,
-    exhausted: false,
-  });
-
   /** A watcher over one account on a manual clock, with the events it logs and how often it looked. */
   const watch = () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));

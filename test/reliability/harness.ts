@@ -8,25 +8,13 @@ import path from "node:path";
 import { id, Wallet } from "ethers";
 import { startSimulator } from "../../src/sim/server.js";
 import type { ReceivedAction } from "../../src/sim/state.js";
-import { runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
+import { FAST_CADENCE, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
 
 // One process helper, one JSON-lines reader and one polling helper for the whole suite (test/helpers/).
 export { eventually, sleep } from "../helpers/eventually.js";
 export { jsonLineSplitter, type LogLine } from "../helpers/json-lines.js";
-export { assertBuilt, CLI, ROOT, spawnCli } from "../helpers/process.js";
+export { assertBuilt, CLI, FAST_CADENCE, ROOT, spawnCli } from "../helpers/process.js";
 export type DaemonProcess = SpawnedProcess;
-
-/** Short cadence permitted by config validation: deadline ≥ max(10 s, interval + 2 × requestTimeout + 5 s). */
-export const FAST_CADENCE = [
-  "--interval",
-  "1s",
-  "--deadline",
-  "10s",
-  "--request-timeout",
-  "1s",
-  "--exposure-interval",
-  "0",
-];
 
 /**
  * One simulator, one registered user with two open orders, one key (derived from `seed`) and one state dir, for
