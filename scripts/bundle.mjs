@@ -9,6 +9,7 @@
 // transports would start worker threads that load pino's own files by path, so the logger never uses one
 // (src/utils/logger.ts: pino-pretty, external, runs in the main thread for a terminal).
 import { mkdirSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -42,85 +43,96 @@ const zodEnglishOnly = {
 };
 
 /**
+ * A plugin that rewrites one dependency file as it is loaded: `transform(source, path)` returns the new text, or
+ * throws (the build fails) when the text it expects is not there: a new version of the package, to look at again.
+ */
+function rewrite(name, filter, transform) {
+  return {
+    name,
+    setup(b) {
+      b.onLoad({ filter }, async (args) => ({
+        contents: transform(await readFile(args.path, "utf8"), args.path),
+        loader: "js",
+      }));
+    },
+  };
+}
+
+/**
+ * Replaces the statement `eager` (which loads `pkg` at once) with an object `binding` whose `members` require `pkg`
+ * from node_modules on first use; `pkg` is external, so it is neither parsed nor evaluated on the way to the first
+ * push, and still works for whoever uses it.
+ */
+function requireOnFirstUse(name, source, file, { eager, binding, pkg, members }) {
+  if (!source.includes(eager)) throw new Error(`${name}: expected "${eager}" in ${file}`);
+  const getters = members.map((m) => `get ${m}() { return (loaded ??= require('${pkg}')).${m}; }`);
+  return source.replace(eager, `let loaded; const ${binding} = { ${getters.join(", ")} };`);
+}
+
+/**
  * @sindresorhus/is (got's argument checks) builds two `Intl.ListFormat`s when it is loaded, for its error messages.
  * The first Intl object a process builds loads ICU's locale data: ~5 ms of CPU and ~6 MiB resident, on the path
  * to the first push (BENCHMARKS.md, cold start). They are built on first use instead; the messages are the same.
- * The build fails if the lines are not found (a new version of the package): look at them again then.
  */
-const lazyListFormat = {
-  name: "lazy-list-format",
-  setup(b) {
-    b.onLoad({ filter: /[\\/]@sindresorhus[\\/]is[\\/]distribution[\\/]index\.js$/ }, async (args) => {
-      const { readFile } = await import("node:fs/promises");
-      const source = await readFile(args.path, "utf8");
-      const eager =
-        /const (andFormatter|orFormatter) = new Intl\.ListFormat\('en', \{ style: 'long', type: '(conjunction|disjunction)' \}\);/g;
-      const found = source.match(eager) ?? [];
-      if (found.length !== 2)
-        throw new Error(
-          `lazy-list-format: expected 2 eager Intl.ListFormat lines in ${args.path}, found ${found.length}`,
-        );
-      const contents = source.replace(
-        eager,
-        (_line, name, type) =>
-          `const ${name} = { format(values) { return (this.f ??= new Intl.ListFormat('en', { style: 'long', type: '${type}' })).format(values); } };`,
+const lazyListFormat = rewrite(
+  "lazy-list-format",
+  /[\\/]@sindresorhus[\\/]is[\\/]distribution[\\/]index\.js$/,
+  (source, file) => {
+    const eager =
+      /const (andFormatter|orFormatter) = new Intl\.ListFormat\('en', \{ style: 'long', type: '(conjunction|disjunction)' \}\);/g;
+    const found = source.match(eager) ?? [];
+    if (found.length !== 2)
+      throw new Error(
+        `lazy-list-format: expected 2 eager Intl.ListFormat lines in ${file}, found ${found.length}`,
       );
-      return { contents, loader: "js" };
-    });
+    return source.replace(
+      eager,
+      (_line, name, type) =>
+        `const ${name} = { format(values) { return (this.f ??= new Intl.ListFormat('en', { style: 'long', type: '${type}' })).format(values); } };`,
+    );
   },
-};
+);
 
 /**
  * prom-client requires @opentelemetry/api (~24 KB minified) at the top of its process-CPU metric, for exemplars,
- * which hl-deadman never enables. The package is left out of the bundle and required from node_modules on first
- * use, so a daemon does not parse or evaluate it on the way to the first push. The build fails if the line is not
- * found (a new version of prom-client).
+ * which hl-deadman never enables.
  */
-const lazyOpenTelemetry = {
-  name: "lazy-opentelemetry",
-  setup(b) {
-    b.onLoad({ filter: /[\\/]prom-client[\\/]lib[\\/]metrics[\\/]processCpuTotal\.js$/ }, async (args) => {
-      const { readFile } = await import("node:fs/promises");
-      const source = await readFile(args.path, "utf8");
-      const eager = "const OtelApi = require('@opentelemetry/api');";
-      if (!source.includes(eager)) throw new Error(`lazy-opentelemetry: expected "${eager}" in ${args.path}`);
-      const lazy =
-        "let otel; const OtelApi = { get trace() { return (otel ??= require('@opentelemetry/api')).trace; }, " +
-        "get context() { return (otel ??= require('@opentelemetry/api')).context; } };";
-      return { contents: source.replace(eager, lazy), loader: "js" };
-    });
-  },
-};
+const lazyOpenTelemetry = rewrite(
+  "lazy-opentelemetry",
+  /[\\/]prom-client[\\/]lib[\\/]metrics[\\/]processCpuTotal\.js$/,
+  (source, file) =>
+    requireOnFirstUse("lazy-opentelemetry", source, file, {
+      eager: "const OtelApi = require('@opentelemetry/api');",
+      binding: "OtelApi",
+      pkg: "@opentelemetry/api",
+      members: ["trace", "context"],
+    }),
+);
 
 /**
  * got imports http2-wrapper at the top of its options module, and http2-wrapper loads node:http2: ~8 ms of CPU on
  * the way to the first push, for a wrapper got only uses with `http2: true`, which hl-deadman never sets (it
- * speaks HTTP/1.1 with keep-alive). The package is left out of the bundle and required from node_modules on first
- * use, so HTTP/2 still works for whoever turns it on. The build fails if the import is not found (a new got).
+ * speaks HTTP/1.1 with keep-alive).
  */
-const lazyHttp2Wrapper = {
-  name: "lazy-http2-wrapper",
-  setup(b) {
-    b.onLoad({ filter: /[\\/]got[\\/]dist[\\/]source[\\/]core[\\/]options\.js$/ }, async (args) => {
-      const { readFile } = await import("node:fs/promises");
-      const source = await readFile(args.path, "utf8");
-      const eager = "import http2wrapper from 'http2-wrapper';";
-      if (!source.includes(eager)) throw new Error(`lazy-http2-wrapper: expected "${eager}" in ${args.path}`);
-      const lazy =
-        "let http2wrapperModule; const http2wrapper = { " +
-        "get globalAgent() { return (http2wrapperModule ??= require('http2-wrapper')).globalAgent; }, " +
-        "get auto() { return (http2wrapperModule ??= require('http2-wrapper')).auto; } };";
-      const contents = source.replace(eager, lazy);
-      // the only uses are .globalAgent and .auto; any other would be undefined here, so refuse to build
-      const code = contents.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-      const uses = new Set(code.match(/http2wrapper\.[A-Za-z]+/g) ?? []);
-      for (const use of uses)
-        if (use !== "http2wrapper.globalAgent" && use !== "http2wrapper.auto")
-          throw new Error(`lazy-http2-wrapper: got uses ${use}; extend the lazy object`);
-      return { contents, loader: "js" };
+const HTTP2_MEMBERS = ["globalAgent", "auto"];
+const lazyHttp2Wrapper = rewrite(
+  "lazy-http2-wrapper",
+  /[\\/]got[\\/]dist[\\/]source[\\/]core[\\/]options\.js$/,
+  (source, file) => {
+    const contents = requireOnFirstUse("lazy-http2-wrapper", source, file, {
+      eager: "import http2wrapper from 'http2-wrapper';",
+      binding: "http2wrapper",
+      pkg: "http2-wrapper",
+      members: HTTP2_MEMBERS,
     });
+    // any member got uses beyond these would be undefined here, so refuse to build
+    const code = contents.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+    for (const use of new Set(code.match(/http2wrapper\.[A-Za-z]+/g) ?? []))
+      if (!HTTP2_MEMBERS.includes(use.slice("http2wrapper.".length)))
+        throw new Error(`lazy-http2-wrapper: got uses ${use}; extend the lazy object`);
+    return contents;
   },
-};
+);
 
 await build({
   plugins: [zodEnglishOnly, lazyListFormat, lazyOpenTelemetry, lazyHttp2Wrapper],
