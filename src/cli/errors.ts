@@ -15,8 +15,6 @@ export const usageError = (message: string, args?: BaseErrorParameters) =>
   new CliError(message, ExitCode.usage, args);
 export const configError = (message: string, args?: BaseErrorParameters) =>
   new CliError(message, ExitCode.config, args);
-export const unavailableError = (message: string, args?: BaseErrorParameters) =>
-  new CliError(message, ExitCode.unavailable, args);
 
 /** Maps any error to the contract's exit code. Errors may also carry `exitCode` themselves. */
 export function exitCodeFor(error: unknown): ExitCode {

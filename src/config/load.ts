@@ -22,7 +22,6 @@ export {
   CONFIG_DOCS,
   type ConfigOption,
   formatDefault,
-  type KeySpec,
   OPTIONS,
   OPTIONS as CONFIG_KEYS,
   type OptionKind,

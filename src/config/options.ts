@@ -411,10 +411,11 @@ export type ConfigOption = {
   placeholder: string;
   /** an enum's allowed values */
   choices: readonly string[] | undefined;
+  /** a URL (or a list of them), by its type: shown redacted in messages (docs/security.md) */
+  url: boolean;
 };
 
 /** The name loadConfig and the CLI have long used for a row. */
-export type KeySpec = ConfigOption;
 
 const KIND_METAVAR: Record<OptionKind, string> = {
   string: "VALUE",
@@ -451,6 +452,7 @@ function readTable(shape: Record<string, z.ZodType>, prefix: string, out: Table)
     }
     const base = field instanceof z.ZodDefault || field instanceof z.ZodOptional ? field.unwrap() : field;
     const choices = base instanceof z.ZodEnum ? (base.options as string[]) : undefined;
+    const url = base instanceof z.ZodURL || (base instanceof z.ZodArray && base.element instanceof z.ZodURL);
     out.options.push({
       key,
       env: typeof row.env === "string" ? [row.env] : [...row.env],
@@ -462,6 +464,7 @@ function readTable(shape: Record<string, z.ZodType>, prefix: string, out: Table)
       metavar: choices ? choices.join("|") : (row.metavar ?? KIND_METAVAR[row.kind]),
       placeholder: row.metavar ?? KIND_METAVAR[row.kind],
       choices,
+      url,
     });
   }
   return out;

@@ -80,7 +80,7 @@ export function checkConfigRules(
     );
   if (config.guardFile && config.guardUrl)
     errors.push(
-      `guardFile and guardUrl${at(sources, "guardFile")}: set one engine guard, not both (got ${config.guardFile} and ${config.guardUrl})`,
+      `guardFile and guardUrl${at(sources, "guardFile")}: set one engine guard, not both (got ${show(config.guardFile)} and ${show(config.guardUrl, "guardUrl")})`,
     );
   if (config.guardFile && config.guardMaxAge < config.guardInterval)
     errors.push(

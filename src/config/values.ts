@@ -25,8 +25,8 @@ export function setPath(obj: Record<string, unknown>, path: string, value: unkno
   cur[parts[parts.length - 1]!] = value;
 }
 
-/** URL-valued keys (the rows whose placeholder is URL): shown redacted (credentials, endpoint-key segments). */
-const URL_KEYS = new Set(OPTIONS.filter((o) => o.metavar === "URL").map((o) => o.key));
+/** URL-valued keys (by their type, options.ts): shown redacted (credentials, endpoint-key segments). */
+const URL_KEYS = new Set(OPTIONS.filter((o) => o.url).map((o) => o.key));
 
 /**
  * A value for a message: key-like values and URL credentials masked before any truncation (docs/security.md,

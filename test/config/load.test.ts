@@ -113,6 +113,12 @@ describe("loadConfig", () => {
     expect(
       issuesOf(() => loadConfig({ options: { guardFile: "/a", guardUrl: "http://127.0.0.1:1/h" } }))[0],
     ).toContain("set one engine guard, not both");
+    // the guard URL's credentials are never printed, even in this message
+    const both = issuesOf(() =>
+      loadConfig({ options: { guardFile: "/a", guardUrl: "http://ops:hunter2@127.0.0.1:1/h" } }),
+    )[0];
+    expect(both).toContain("set one engine guard, not both");
+    expect(both).not.toContain("hunter2");
     expect(
       issuesOf(() =>
         loadConfig({ options: { watchAddress: ["0x1111111111111111111111111111111111111111"] } }),

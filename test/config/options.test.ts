@@ -133,6 +133,16 @@ const at = (obj: unknown, key: string) =>
   key.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], obj);
 
 describe("the table of options, and everything derived from it", () => {
+  test("behavior: the options shown redacted as URLs are those whose type is a URL (or a list of URLs)", () => {
+    expect(OPTIONS.filter((o) => o.url).map((o) => o.key)).toEqual([
+      "apiUrl",
+      "rpcUrl",
+      "explorerUrl",
+      "guardUrl",
+      "notifyUrls",
+    ]);
+  });
+
   test("default: every row has its flag in run --help, with its environment variable and its default", async () => {
     const help = await helpEntries();
     for (const option of OPTIONS) {
