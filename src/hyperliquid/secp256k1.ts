@@ -41,32 +41,16 @@ function modN(a: bigint): bigint {
   return r < 0n ? r + N : r;
 }
 
-/** a⁻¹ mod m (extended Euclid; a ≠ 0 mod m). */
-function invert(a: bigint, m: bigint): bigint {
-  let t = 0n;
-  let newT = 1n;
-  let r = m;
-  let newR = a % m;
-  if (newR < 0n) newR += m;
-  while (newR !== 0n) {
-    const q = r / newR;
-    const t2 = t - q * newT;
-    t = newT;
-    newT = t2;
-    const r2 = r - q * newR;
-    r = newR;
-    newR = r2;
-  }
-  return t < 0n ? t + m : t;
-}
+/** Raised when the fast path meets a case it does not handle (the caller uses noble instead). */
+class SpecialCase extends Error {}
 
 /**
  * a⁻¹ mod m (a ≠ 0 mod m) by Lehmer's variant of extended Euclid: the quotients are found on the leading 52 bits
- * in double arithmetic and applied to the BigInts a few dozen steps at a time, about
- * half the time of `invert`. The result is checked (a·a⁻¹ ≡ 1); if the check fails (it
- * should not), `invert` answers, so the value is always exactly a⁻¹.
+ * in double arithmetic and applied to the BigInts a few dozen steps at a time, about half the time of one BigInt
+ * division per step. The result is checked (a·a⁻¹ ≡ 1); a failed check (it should not happen) throws SpecialCase,
+ * which the signer answers with noble and the simulator's check with a full recovery.
  */
-export function fastInvert(a: bigint, m: bigint): bigint {
+export function invert(a: bigint, m: bigint): bigint {
   let v = a % m;
   if (v < 0n) v += m;
   const reduced = v;
@@ -119,12 +103,9 @@ export function fastInvert(a: bigint, m: bigint): bigint {
   }
   let r = x1 % m;
   if (r < 0n) r += m;
-  if ((r * reduced) % m === 1n) return r;
-  return invert(a, m);
+  if ((r * reduced) % m !== 1n) throw new SpecialCase();
+  return r;
 }
-
-/** Raised when the fast path meets a case it does not handle (the caller uses noble instead). */
-class SpecialCase extends Error {}
 
 /** Jacobian point (x = X/Z², y = Y/Z³), mutable accumulator. */
 type Jacobian = { x: bigint; y: bigint; z: bigint };
@@ -410,7 +391,7 @@ export function signedBy(
   if (v !== 27 && v !== 28) return false;
   if (r <= 0n || r >= N || s <= 0n || s > HALF_N) return null;
   const z = modN(bytesToBigInt(digest));
-  const sInv = fastInvert(s, N);
+  const sInv = invert(s, N);
   const u1 = modN(z * sInv);
   const u2 = modN(r * sInv);
   try {
@@ -429,7 +410,7 @@ export function signedBy(
     // x = X/Z² equals r iff X = r·Z² (no inversion needed to refuse); y's parity needs the affine y
     const zz = (acc.z * acc.z) % P;
     if ((r * zz) % P !== acc.x) return false;
-    const zInv = fastInvert(acc.z, P);
+    const zInv = invert(acc.z, P);
     const y = (((acc.y * zInv) % P) * ((zInv * zInv) % P)) % P;
     return Number(y & 1n) === v - 27;
   } catch (error) {

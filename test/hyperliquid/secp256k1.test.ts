@@ -3,7 +3,7 @@ import { secp256k1 } from "@noble/curves/secp256k1";
 import { id, SigningKey, Wallet } from "ethers";
 import { beforeAll, describe, expect, test } from "vitest";
 import { ArgumentError } from "../../src/errors/argument.js";
-import { fastInvert, precomputeBaseTable, red, Secp256k1Signer } from "../../src/hyperliquid/secp256k1.js";
+import { invert, precomputeBaseTable, red, Secp256k1Signer } from "../../src/hyperliquid/secp256k1.js";
 import { signL1Action } from "../../src/hyperliquid/signing.js";
 
 // The fast signer (src/hyperliquid/secp256k1.ts) must give exactly what ethers/noble give: same RFC 6979 nonce,
@@ -90,18 +90,29 @@ describe("Secp256k1Signer", () => {
   });
 });
 
-describe("fastInvert", () => {
-  test("behavior: a·a⁻¹ ≡ 1 mod n and mod p, for edge and hashed values", () => {
+/** The textbook extended Euclid, to check `invert` (Lehmer's variant) against. */
+function euclidInverse(a: bigint, m: bigint): bigint {
+  let [t, newT, r, newR] = [0n, 1n, m, ((a % m) + m) % m];
+  while (newR !== 0n) {
+    const q = r / newR;
+    [t, newT] = [newT, t - q * newT];
+    [r, newR] = [newR, r - q * newR];
+  }
+  return t < 0n ? t + m : t;
+}
+
+describe("invert", () => {
+  test("behavior: equals the textbook extended Euclid mod n and mod p, for edge and hashed values", () => {
     const n = secp256k1.CURVE.n;
     const p = secp256k1.CURVE.Fp.ORDER;
-    const values = [1n, 2n, 3n, n - 1n, p - 1n, 1n << 200n, (1n << 255n) + 19n];
+    const values = [1n, 2n, 3n, n - 1n, p - 1n, 1n << 200n, (1n << 255n) + 19n, 1n << 52n, (1n << 53n) - 1n];
     for (let i = 0; i < 200; i++) values.push(BigInt(id(`fastInvert ${i}`)));
     for (const m of [n, p]) {
       for (const v of values) {
         const a = v % m;
         if (a === 0n) continue;
-        const inv = fastInvert(a, m);
-        expect(inv >= 0n && inv < m).toBe(true);
+        const inv = invert(a, m);
+        expect(inv).toBe(euclidInverse(a, m));
         expect((a * inv) % m).toBe(1n);
       }
     }
