@@ -776,7 +776,7 @@ const MISSED_NOTES = {
     `- **Simulator: ${fmtInt(simulator.perCpuSec)} verified actions per simulator CPU-second, ${fmtInt(simulator.perSec)}/s wall (median of ${simulator.rounds} rounds: ${simulator.roundsPerCpuSec.map(fmtInt).join(", ")}/s).**`,
     `  ${fmtInt(simulator.simCpuUsPerAction)} µs of CPU per action. Measured (issue 15, a profile of 12,000 actions): the`,
     "  signature check against the signer's cached comb tables is now ~110 µs (44 mixed additions in WebAssembly,",
-    "  ~0.9 µs each, src/hyperliquid/field-wasm.ts; two BigInt inversions ~30 µs); the rest is node's HTTP server (one",
+    "  ~0.9 µs each, src/sim/field-wasm.ts; two BigInt inversions ~30 µs); the rest is node's HTTP server (one",
     "  writev(2) per answer ~35 µs), msgpack and three keccaks in JavaScript (~30 µs), zod, the store and GC. This",
     "  VM's speed drifts within minutes (rounds above), so the same code meets or misses the target with the",
     "  minute. What would reach it in every run: the keccaks and the inversions in WebAssembly too, or the checks",

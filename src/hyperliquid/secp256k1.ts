@@ -20,7 +20,6 @@
 import { createECDH, createHmac } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { ArgumentError } from "../errors/argument.js";
-import { type FieldWasm, fieldWasm } from "./field-wasm.js";
 
 const P = secp256k1.CURVE.Fp.ORDER;
 const N = secp256k1.CURVE.n;
@@ -36,13 +35,13 @@ function modP(a: bigint): bigint {
   return r < 0n ? r + P : r;
 }
 
-function modN(a: bigint): bigint {
+export function modN(a: bigint): bigint {
   const r = a % N;
   return r < 0n ? r + N : r;
 }
 
 /** Raised when the fast path meets a case it does not handle (the caller uses noble instead). */
-class SpecialCase extends Error {}
+export class SpecialCase extends Error {}
 
 /**
  * a⁻¹ mod m (a ≠ 0 mod m) by Lehmer's variant of extended Euclid: the quotients are found on the leading 52 bits
@@ -108,7 +107,7 @@ export function invert(a: bigint, m: bigint): bigint {
 }
 
 /** Jacobian point (x = X/Z², y = Y/Z³), mutable accumulator. */
-type Jacobian = { x: bigint; y: bigint; z: bigint };
+export type Jacobian = { x: bigint; y: bigint; z: bigint };
 
 /** 2^256 mod P (P = 2^256 − 2^32 − 977). */
 const P_FOLD = (1n << 32n) + 977n;
@@ -237,50 +236,11 @@ export class CombTable {
     }
   }
 
-  #wasmAt: number | undefined;
-
-  /**
-   * The table's points in WebAssembly memory (x ‖ y, 64 bytes each, src/hyperliquid/field-wasm.ts), copied on
-   * first use; the region is given back when the table is collected.
-   */
-  wasmPoints(f: FieldWasm): number {
-    if (this.#wasmAt !== undefined) return this.#wasmAt;
-    const bytes = this.xs.length * 64;
-    const at = f.alloc(bytes);
-    for (let i = 0; i < this.xs.length; i++) {
-      f.write(at + 64 * i, this.xs[i]!);
-      f.write(at + 64 * i + 32, this.ys[i]!);
-    }
-    this.#wasmAt = at;
-    reclaim.register(this, { at, bytes });
-    return at;
-  }
-
-  /**
-   * The accumulator at `acc` in WebAssembly memory (X ‖ Y ‖ Z; holding a point when `started`) += k·B, k as 32
-   * big-endian bytes. Returns whether it holds a point afterwards. Throws SpecialCase on equal x (the caller
-   * falls back to the BigInt code).
-   */
-  addMultipleWasm(f: FieldWasm, acc: number, started: boolean, k: Uint8Array): boolean {
-    const table = this.wasmPoints(f);
-    let has = started;
-    this.#eachDigit(k, (i, negative) => {
-      const pt = table + 64 * i;
-      if (!has) {
-        f.copy(acc, pt, 64);
-        if (negative) f.neg(acc + 32, acc + 32);
-        f.write(acc + 64, 1n);
-        has = true;
-      } else if (f.madd(acc, pt, negative ? 1 : 0) !== 0) throw new SpecialCase();
-    });
-    return has;
-  }
-
   /** acc + k·B, k as 32 big-endian bytes; returns the new accumulator (undefined = the point at infinity). */
   addMultiple(acc: Jacobian | undefined, k: Uint8Array): Jacobian | undefined {
     const { xs, ys } = this;
     let out = acc;
-    this.#eachDigit(k, (i, negative) => {
+    this.eachDigit(k, (i, negative) => {
       const x = xs[i]!;
       if (out === undefined) out = { x, y: negative ? P - ys[i]! : ys[i]!, z: 1n };
       else addAffine(out, x, negative ? -ys[i]! : ys[i]!);
@@ -292,7 +252,7 @@ export class CombTable {
    * k's signed digits, one window each, low first: calls `visit` with the table index of |digit|·(window's base)
    * and the digit's sign, for each non-zero digit.
    */
-  #eachDigit(k: Uint8Array, visit: (index: number, negative: boolean) => void): void {
+  eachDigit(k: Uint8Array, visit: (index: number, negative: boolean) => void): void {
     const { bits, windows, points } = this;
     const full = points * 2;
     let carry = 0;
@@ -309,25 +269,6 @@ export class CombTable {
   }
 }
 
-/** Wasm regions of collected tables go back to the allocator. */
-const reclaim = new FinalizationRegistry<{ at: number; bytes: number }>(({ at, bytes }) => {
-  wasmField?.free(at, bytes);
-});
-
-/** The WebAssembly field (null where WebAssembly is unavailable, e.g. node --jitless: the BigInt code runs). */
-let wasmField: FieldWasm | null | undefined;
-function wasmOrNull(): FieldWasm | null {
-  if (wasmField === undefined) {
-    try {
-      wasmField = fieldWasm();
-    } catch {
-      wasmField = null;
-    }
-  }
-  return wasmField;
-}
-let wasmAcc: number | undefined;
-
 /** The affine point of a Jacobian accumulator. */
 function toAffine(acc: Jacobian): { x: bigint; y: bigint } {
   const zInv = invert(acc.z, P);
@@ -335,18 +276,22 @@ function toAffine(acc: Jacobian): { x: bigint; y: bigint } {
   return { x: (acc.x * zInv2) % P, y: (((acc.y * zInv2) % P) * zInv) % P };
 }
 
-/** The table of G, built once, on demand. */
-let BASE_TABLE: CombTable | undefined;
+/** Tables of G by comb width, each built once, on demand (the signer's 8-bit one; the simulator's wide one). */
+const BASE_TABLES = new Map<number, CombTable>();
 
-/** Whether the table of G has been built (tests). */
-export function baseTableBuilt(): boolean {
-  return BASE_TABLE !== undefined;
+/** Whether the table of G of this width has been built (tests). */
+export function baseTableBuilt(bits = SIGNER_BITS): boolean {
+  return BASE_TABLES.has(bits);
 }
 
-/** Builds the table of G now (normally built on a key's second signature). Idempotent. */
-export function precomputeBaseTable(): CombTable {
-  BASE_TABLE ??= new CombTable(GX, GY);
-  return BASE_TABLE;
+/** The table of G of this width, built now if it was not (the signer's is normally built on its 65th signature). */
+export function precomputeBaseTable(bits = SIGNER_BITS): CombTable {
+  let table = BASE_TABLES.get(bits);
+  if (!table) {
+    table = new CombTable(GX, GY, bits);
+    BASE_TABLES.set(bits, table);
+  }
+  return table;
 }
 
 type MultiplyBase = (k: Uint8Array) => { x: bigint; y: bigint };
@@ -375,55 +320,11 @@ export function publicKeyOf(privateKey: string): string {
   return `0x${key.getPublicKey("hex", "uncompressed")}`;
 }
 
-/**
- * Whether `signature` over `digest` recovers exactly to the public key whose table is `key` (recovery with
- * v = 27/28 takes R = (r, y of v's parity), so this checks u1·G + u2·P = R: x equal to r, not only mod n, and
- * y's parity). `null` when the check hit a special case: the caller must recover in full. `base` is a comb
- * table of G (default: the signer's, 8-bit; the simulator passes a wider one).
- */
-export function signedBy(
-  key: CombTable,
-  digest: Uint8Array,
-  signature: { r: bigint; s: bigint; v: number },
-  base: CombTable = precomputeBaseTable(),
-): boolean | null {
-  const { r, s, v } = signature;
-  if (v !== 27 && v !== 28) return false;
-  if (r <= 0n || r >= N || s <= 0n || s > HALF_N) return null;
-  const z = modN(bytesToBigInt(digest));
-  const sInv = invert(s, N);
-  const u1 = modN(z * sInv);
-  const u2 = modN(r * sInv);
-  try {
-    let acc: Jacobian | undefined;
-    const f = wasmOrNull();
-    if (f) {
-      wasmAcc ??= f.alloc(96);
-      let started = u1 === 0n ? false : base.addMultipleWasm(f, wasmAcc, false, bigIntTo32Bytes(u1));
-      started = key.addMultipleWasm(f, wasmAcc, started, bigIntTo32Bytes(u2));
-      if (started) acc = { x: f.read(wasmAcc), y: f.read(wasmAcc + 32), z: f.read(wasmAcc + 64) };
-    } else {
-      acc = u1 === 0n ? undefined : base.addMultiple(undefined, bigIntTo32Bytes(u1));
-      acc = key.addMultiple(acc, bigIntTo32Bytes(u2));
-    }
-    if (acc === undefined) return false;
-    // x = X/Z² equals r iff X = r·Z² (no inversion needed to refuse); y's parity needs the affine y
-    const zz = (acc.z * acc.z) % P;
-    if ((r * zz) % P !== acc.x) return false;
-    const zInv = invert(acc.z, P);
-    const y = (((acc.y * zInv) % P) * ((zInv * zInv) % P)) % P;
-    return Number(y & 1n) === v - 27;
-  } catch (error) {
-    if (error instanceof SpecialCase) return null;
-    throw error;
-  }
-}
-
-function bytesToBigInt(bytes: Uint8Array): bigint {
+export function bytesToBigInt(bytes: Uint8Array): bigint {
   return BigInt(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex")}`);
 }
 
-function bigIntTo32Bytes(n: bigint): Buffer {
+export function bigIntTo32Bytes(n: bigint): Buffer {
   return Buffer.from(n.toString(16).padStart(64, "0"), "hex");
 }
 
@@ -465,7 +366,7 @@ export class Secp256k1Signer {
     // none at all for a daemon that signs a few times a minute (the table costs ~20 ms of CPU once).
     signaturesMade++;
     const multiply =
-      BASE_TABLE === undefined && signaturesMade <= TABLE_AFTER ? nativeMultiplyBase : combMultiplyBase;
+      !baseTableBuilt() && signaturesMade <= TABLE_AFTER ? nativeMultiplyBase : combMultiplyBase;
     try {
       return this.#sign(digest, multiply);
     } catch (error) {

@@ -10,17 +10,17 @@
  *    R' = (z/s)·G + (r/s)·P is 66 table additions (44 once the tables are widened, see BASE_BITS). If R'.x = r and R'.y has the parity that v announces,
  *    recovery with that v yields exactly P (Q = r⁻¹(s·R − z·G) = P), so the result is identical; otherwise
  *    (or on a special case of the arithmetic) we fall back to full recovery. The additions run in WebAssembly
- *    (src/hyperliquid/field-wasm.ts: ~0.9 µs each against ~4.5 µs in BigInt) wherever WebAssembly is available.
+ *    (src/sim/field-wasm.ts: ~0.9 µs each against ~4.5 µs in BigInt) wherever WebAssembly is available.
  */
 
-import { secp256k1 } from "@noble/curves/secp256k1";
 import { SigningKey } from "ethers/crypto";
-import { CombTable, signedBy } from "../hyperliquid/secp256k1.js";
+import { CombTable, precomputeBaseTable } from "../hyperliquid/secp256k1.js";
 import {
   l1ActionDigestBytes,
   type RecoverL1ActionSignerParameters,
   recoverL1ActionSignerSync,
 } from "../hyperliquid/signing.js";
+import { signedBy } from "./check.js";
 
 /** How many recent signers are tried before a full recovery (each try costs about a sixth of one). */
 const MAX_TRIES = 3;
@@ -37,18 +37,10 @@ const MAX_KEYS = 16;
  * most MAX_KEYS busy signers hold a wide table (16 × 4.5 MiB).
  */
 const BASE_BITS = 12;
+/** The signer's width (src/hyperliquid/secp256k1.ts), the default table of G. */
+const NARROW_BITS = 8;
 const KEY_BITS = 12;
 const WIDEN_AFTER = 64;
-
-let wideBase: CombTable | undefined;
-let fastChecks = 0;
-/** G's table for the next check: the signer's until `widenAfter` checks were made, then the wide one. */
-function baseTable(widenAfter: number): CombTable | undefined {
-  if (wideBase) return wideBase;
-  if (++fastChecks <= widenAfter) return undefined;
-  wideBase = new CombTable(secp256k1.CURVE.Gx, secp256k1.CURVE.Gy, BASE_BITS);
-  return wideBase;
-}
 
 type CachedKey = { table: CombTable; checks: number };
 
@@ -75,6 +67,8 @@ export class SignerRecovery {
   /** digest ‖ r ‖ s ‖ v → lower-case address, oldest first */
   readonly #seen = new Map<string, string>();
   readonly #widenAfter: number;
+  /** fast checks made; past `widenAfter`, G's wide table (one per process, precomputeBaseTable) is used */
+  #fastChecks = 0;
   hits = 0;
   misses = 0;
 
@@ -87,7 +81,7 @@ export class SignerRecovery {
   tableBits(address: string): { base: number; key: number } | null {
     const key = this.#keys.get(address.toLowerCase());
     if (!key) return null;
-    return { base: wideBase ? wideBase.bits : 8, key: key.table.bits };
+    return { base: this.#baseBits(this.#fastChecks + 1), key: key.table.bits };
   }
 
   /** Same contract as recoverL1ActionSignerSync, but returns the lower-case address. */
@@ -127,11 +121,11 @@ export class SignerRecovery {
     if (this.#keys.size === 0) return null;
     const sig = parseSignature(signature);
     if (!sig) return null;
-    const base = baseTable(this.#widenAfter);
+    const base = precomputeBaseTable(this.#baseBits(++this.#fastChecks));
     // most recently used first
     const entries = this.#keys.size === 1 ? [...this.#keys] : [...this.#keys].reverse().slice(0, MAX_TRIES);
     for (const [address, key] of entries) {
-      const ok = base ? signedBy(key.table, digest, sig, base) : signedBy(key.table, digest, sig);
+      const ok = signedBy(key.table, digest, sig, base);
       if (ok === null) return null;
       if (ok) {
         this.#keys.delete(address);
@@ -144,6 +138,11 @@ export class SignerRecovery {
       }
     }
     return null;
+  }
+
+  /** Comb width of G's table for fast check number `n`: 8 bits until `widenAfter` checks were made, then wide. */
+  #baseBits(n: number): number {
+    return n > this.#widenAfter ? BASE_BITS : NARROW_BITS;
   }
 
   #learn(digest: Uint8Array, signature: { r: string; s: string; v: number }, address: string): void {

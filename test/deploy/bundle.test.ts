@@ -6,7 +6,7 @@
  * static module graph as `run`) loaded, and that the left-out packages resolve from dist/bin for whoever needs them.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -37,6 +37,28 @@ describe("the bundled CLI's start path", () => {
     expect(builtins).toContain("NativeModule https");
     expect(builtins.filter((m) => /http2/.test(m))).toEqual([]);
     expect(files.filter((f) => /http2-wrapper|@opentelemetry|node-cron/.test(f))).toEqual([]);
+  });
+
+  test("behavior: the simulator's WebAssembly check is not in the files the CLI loads to start", () => {
+    // the main file and every chunk it imports statically (import("...") chunks load only when used)
+    const dir = join(root, "dist/bin");
+    const start = new Set<string>();
+    const walk = (file: string) => {
+      if (start.has(file)) return;
+      start.add(file);
+      const text = readFileSync(join(dir, file), "utf8");
+      for (const m of text.matchAll(/from"\.\/((?:chunks\/)?[\w.-]+\.js)"/g))
+        walk(file.startsWith("chunks/") && !m[1]!.startsWith("chunks/") ? `chunks/${m[1]}` : m[1]!);
+    };
+    walk("hl-deadman.js");
+    expect(start.size).toBeGreaterThan(3);
+    const withCheck = [...start].filter((f) => readFileSync(join(dir, f), "utf8").includes('"madd"'));
+    expect(withCheck).toEqual([]);
+    // it is in the simulator's chunk
+    const all = readdirSync(join(dir, "chunks")).filter((f) =>
+      readFileSync(join(dir, "chunks", f), "utf8").includes('"madd"'),
+    );
+    expect(all.length).toBe(1);
   });
 
   test("behavior: the packages left out of the bundle resolve from dist/bin, for HTTP/2 or exemplars", () => {

@@ -1,14 +1,14 @@
 /**
- * The WebAssembly field arithmetic (src/hyperliquid/field-wasm.ts) against BigInt: every product, sum and difference
+ * The WebAssembly field arithmetic (src/sim/field-wasm.ts) against BigInt: every product, sum and difference
  * mod p, on edges and on random elements (fast-check, seed printed on failure), and the mixed point addition
- * against noble's point arithmetic. Then signedBy without WebAssembly (node --jitless): the BigInt path answers.
+ * against noble's point arithmetic. Then signedBy (src/sim/check.ts) without WebAssembly (node --jitless): the BigInt path answers.
  */
 import { execFileSync } from "node:child_process";
 import { resolve } from "node:path";
 import { fc } from "@fast-check/vitest";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { describe, expect, test } from "vitest";
-import { fieldWasm } from "../../src/hyperliquid/field-wasm.js";
+import { fieldWasm } from "../../src/sim/field-wasm.js";
 
 const P = secp256k1.CURVE.Fp.ORDER;
 const mod = (a: bigint) => ((a % P) + P) % P;
@@ -108,7 +108,8 @@ describe("field arithmetic in WebAssembly", () => {
   test("behavior: without WebAssembly (node --jitless) signedBy checks with BigInt and gives the same answers", () => {
     const root = resolve(import.meta.dirname, "../..");
     const script = `
-      const { CombTable, signedBy } = await import(${JSON.stringify(`${root}/dist/hyperliquid/secp256k1.js`)});
+      const { CombTable } = await import(${JSON.stringify(`${root}/dist/hyperliquid/secp256k1.js`)});
+      const { signedBy } = await import(${JSON.stringify(`${root}/dist/sim/check.js`)});
       const { secp256k1 } = await import("@noble/curves/secp256k1");
       const key = secp256k1.utils.randomPrivateKey();
       const pub = secp256k1.ProjectivePoint.fromPrivateKey(key).toAffine();

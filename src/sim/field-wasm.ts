@@ -10,7 +10,7 @@
  * accumulator). An element is 32 bytes, little-endian limbs, always fully reduced (< p). A point is x ‖ y
  * (64 bytes); a Jacobian accumulator X ‖ Y ‖ Z (96 bytes).
  *
- * Every function is checked against the BigInt arithmetic by test/hyperliquid/field-wasm.test.ts.
+ * Every function is checked against the BigInt arithmetic by test/sim/field-wasm.test.ts.
  */
 
 const P = (1n << 256n) - (1n << 32n) - 977n;
