@@ -277,13 +277,14 @@ export class EvmClient {
         method,
         url: this.url,
       });
-    const text = response.bodyText;
-    if (text.trim() === "") throw this.#malformed(method, `empty body (HTTP ${status})`);
-    if (response.json === undefined)
+    if (response.json === undefined) {
+      const text = response.bodyText;
+      if (text.trim() === "") throw this.#malformed(method, `empty body (HTTP ${status})`);
       throw this.#malformed(
         method,
         `body is not JSON: ${JSON.stringify(this.#transport.scrub(text.slice(0, 80)))}`,
       );
+    }
     return response.json;
   }
 

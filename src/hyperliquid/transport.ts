@@ -75,14 +75,13 @@ export function createHttpTransport({
     async postJson(path, body, { signal, timeoutMs: callTimeout } = {}) {
       const endpoint = endpointOf(path);
       try {
-        const { body: _raw, ...response } = await transport.postJson(path, body, {
+        return await transport.postJson(path, body, {
           signal,
           timeoutMs: callTimeout,
           limits: limits[endpoint],
           // A signed action is not idempotent: never retried (docs/exchange-behaviour.md §8).
           idempotent: endpoint !== "exchange",
         });
-        return response;
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;
         throw new HyperliquidApiError({

@@ -58,7 +58,8 @@ export type HttpResponse = {
   headers: Record<string, string | string[] | undefined>;
   /** The decompressed body. */
   body: Buffer;
-  bodyText: string;
+  /** The body as UTF-8 text, converted when first read (most answers are read as `json` only). */
+  readonly bodyText: string;
   /** The parsed body, or undefined when the body is not JSON (`null` is a valid JSON body). */
   json: unknown | undefined;
   /** The response's Date header in ms, when present and readable (second precision). */
@@ -173,7 +174,7 @@ export function createHttpTransport({
     callLimits: BodyLimits,
     signal: AbortSignal | undefined,
     perAttemptTimeout: number,
-  ): Promise<Omit<HttpResponse, "attempts">> {
+  ): Promise<HttpResponse> {
     const started = performance.now();
     try {
       const response = await postBounded(
@@ -190,14 +191,19 @@ export function createHttpTransport({
       const elapsedMs = performance.now() - started;
       // Bounded before JSON.parse: depth and number of values (docs/security.md, "Bounded input").
       const json = parseBoundedJson(response.body, callLimits);
+      let text: string | undefined;
       return {
         status: response.status,
         headers: response.headers,
         body: response.body,
-        bodyText: response.body.toString("utf8"),
+        get bodyText() {
+          text ??= response.body.toString("utf8");
+          return text;
+        },
         json,
         date: parseDate(response.headers.date),
         elapsedMs,
+        attempts: 1,
       };
     } catch (error) {
       const shown = redactUrl(url);
@@ -236,7 +242,10 @@ export function createHttpTransport({
         const last = attemptNo > limit;
         try {
           const response = await attempt(url, text, bounds, signal, perAttemptTimeout);
-          if (last || !isRetryableStatus(response.status)) return { ...response, attempts: attemptNo };
+          if (last || !isRetryableStatus(response.status)) {
+            response.attempts = attemptNo;
+            return response;
+          }
         } catch (error) {
           if (last || !shouldRetry(error)) throw error;
         }
