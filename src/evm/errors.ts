@@ -74,9 +74,8 @@ export class JsonRpcError extends EvmError {
     url,
   }: { code: number; message: string; data?: unknown; method: string; url: string }) {
     super(`JSON-RPC error ${code} from ${method}: ${message}`, {
-      kind: isMethodNotFoundAnswer(code, `JSON-RPC error ${code} from ${method}: ${message}`)
-        ? "method_not_found"
-        : "json_rpc",
+      // the node's own words, not the method name or batch label this message adds
+      kind: isMethodNotFoundAnswer(code, message) ? "method_not_found" : "json_rpc",
       method,
       url,
       metaMessages: [

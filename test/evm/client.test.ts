@@ -316,3 +316,24 @@ describe("EvmClient", () => {
     }
   });
 });
+
+describe("JsonRpcError: its kind comes from the node's answer", () => {
+  const url = "http://127.0.0.1:1/evm";
+  test("pure: a gateway's 'not whitelisted' is method_not_found; a method name in the label is not", () => {
+    expect(
+      new JsonRpcError({
+        code: -32000,
+        message: "the method ots_getBlockTransactions is not whitelisted",
+        method: "ots_getBlockTransactions",
+        url,
+      }).kind,
+    ).toBe("method_not_found");
+    expect(new JsonRpcError({ code: -32601, message: "nope", method: "eth_call", url }).kind).toBe(
+      "method_not_found",
+    );
+    // the label names a method and the answer says "not found": the node did not refuse the method
+    expect(
+      new JsonRpcError({ code: -32000, message: "header not found", method: "eth_getMethodTable", url }).kind,
+    ).toBe("json_rpc");
+  });
+});
