@@ -11,7 +11,7 @@
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Logger } from "../utils/logger.js";
-import { redactUrl, scrub } from "../utils/redact.js";
+import { redactUrl, scrub, secretsOf } from "../utils/redact.js";
 import type { Notification } from "./events.js";
 
 export type NotifierOptions = {
@@ -109,10 +109,7 @@ export function createNotifier({
   const log = logger.child({ module: "notify" });
   const metrics = metricsFor(registry);
   const targets = urls.map(target);
-  const secrets = urls.flatMap((u) => {
-    const p = new URL(u);
-    return [u, p.username, p.password, p.pathname, p.search].filter((s) => s.length >= 6);
-  });
+  const secrets = urls.flatMap(secretsOf);
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
   let idle: (() => void) | null = null;

@@ -25,7 +25,7 @@ import {
   parseBoundedJson,
   postBounded,
 } from "../utils/bounded-body.js";
-import { redactUrl, scrub } from "../utils/redact.js";
+import { redactUrl, scrub, secretsOf } from "../utils/redact.js";
 import { VERSION } from "../version.js";
 import { TransportError } from "./errors.js";
 
@@ -85,25 +85,6 @@ export type HttpTransport = {
 /** 429 and 5xx: statuses after which a repeated read can succeed. */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || (status >= 500 && status <= 599);
-}
-
-/** Everything in a URL that could identify a key: the URL, its path segments, user info, query. */
-export function secretsOf(url: string): string[] {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return [url].filter((s) => s.length >= 6);
-  }
-  return [
-    url,
-    ...parsed.pathname.split("/"),
-    decodeURIComponent(parsed.username),
-    decodeURIComponent(parsed.password),
-    parsed.username,
-    parsed.password,
-    parsed.search.slice(1),
-  ].filter((s) => s.length >= 6);
 }
 
 export function joinUrl(baseUrl: string, path: string | undefined): string {

@@ -51,3 +51,22 @@ export function showUrl(value: string): string {
     return maskSecrets(value);
   }
 }
+
+/** Everything in a URL that could identify a key: the URL, its path segments, user info, query. */
+export function secretsOf(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [url].filter((s) => s.length >= 6);
+  }
+  return [
+    url,
+    ...parsed.pathname.split("/"),
+    decodeURIComponent(parsed.username),
+    decodeURIComponent(parsed.password),
+    parsed.username,
+    parsed.password,
+    parsed.search.slice(1),
+  ].filter((s) => s.length >= 6);
+}

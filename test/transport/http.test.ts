@@ -6,7 +6,8 @@
 import { describe, expect, test } from "vitest";
 import { shouldRetry } from "../../src/errors/policy.js";
 import { TransportError } from "../../src/transport/errors.js";
-import { createHttpTransport, joinUrl, secretsOf } from "../../src/transport/http.js";
+import { createHttpTransport, joinUrl } from "../../src/transport/http.js";
+import { secretsOf } from "../../src/utils/redact.js";
 import { startHostileServer } from "../hostile/bodies.js";
 import { freePort } from "../reliability/harness.js";
 
