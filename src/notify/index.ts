@@ -51,8 +51,9 @@ export function createDaemonNotifications({
   let watcher: { nudge(): void; stop(): void } | null = null;
   const dispatch = (e: LoggedEvent) => {
     for (const l of listeners) l(e);
-    // every change of a switch's status is logged: the protection watcher looks again (./protection.ts)
-    if (e.event !== "protection.low" && e.event !== "protection.restored") watcher?.nudge();
+    // every change of a switch's status is logged by the switch: the protection watcher looks again
+    // (./protection.ts); other lines (exposure, notifications, the ledger) change no switch's protection
+    if (e.module === "switch") watcher?.nudge();
     if (!notifier) return;
     const n = toNotification(e, { now: clock.now(), host, version: VERSION });
     if (n) notifier.send(n);

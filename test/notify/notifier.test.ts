@@ -11,6 +11,7 @@ import { loadConfig } from "../../src/config/load.js";
 import { ManualTimers } from "../../src/daemon/loop.js";
 import type { SwitchStatus } from "../../src/daemon/types.js";
 import { toNotification } from "../../src/notify/events.js";
+import { createDaemonNotifications } from "../../src/notify/index.js";
 import { createNotifier } from "../../src/notify/notifier.js";
 import { watchProtection } from "../../src/notify/protection.js";
 import { type LoggedEvent, tapLogger } from "../../src/notify/tap.js";
@@ -458,5 +459,31 @@ describe("the daemon notifies (in process, against the simulator)", () => {
     expect(trigger).toMatchObject({ severity: "critical", account: h.account });
     expect(trigger.figures).toMatchObject({ triggersToday: 1, triggerLimit: 10, triggersLeft: 9 });
     expect(String(trigger.text)).toContain("TRIGGER on account");
+  });
+});
+
+describe("protection watcher: what makes it look again", () => {
+  test("behavior: a switch's log line does; an exposure or notification line does not", () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    const { logger } = captureLogger();
+    const n = createDaemonNotifications({ urls: [], logger, registry: new Registry(), clock, timers });
+    let looks = 0;
+    n.watch({
+      status: () => {
+        looks++;
+        return [healthy(clock)];
+      },
+      intervalMs: 15_000,
+      deadlineMs: 60_000,
+    });
+    const before = looks;
+    n.logger.child({ module: "exposure" }).info({ event: "exposure", account: "0xaaaa" }, "exposure");
+    n.logger.child({ module: "notify" }).info({ event: "notify.sent" }, "sent");
+    expect(looks).toBe(before);
+    n.logger.child({ module: "switch", account: "0xaaaa" }).info({ event: "heartbeat.ok" }, "armed");
+    expect(looks).toBe(before + 1);
+    void n.close(0);
+    timers.dispose();
   });
 });
