@@ -17,7 +17,18 @@ import {
   joinUrl,
 } from "../transport/http.js";
 import { type BodyLimits, DEFAULT_BODY_LIMITS, EXCHANGE_BODY_LIMITS } from "../utils/bounded-body.js";
-import { HyperliquidApiError, type HyperliquidEndpoint } from "./errors.js";
+import {
+  classifyHttpStatus,
+  HyperliquidApiError,
+  type HyperliquidEndpoint,
+  kindIsRetryable,
+} from "./errors.js";
+
+/** A read's answer is tried again when the policy table says its status's kind is retryable (src/errors/policy.ts). */
+const retryStatus = (status: number): boolean => {
+  const kind = classifyHttpStatus(status);
+  return kind !== undefined && kindIsRetryable(kind);
+};
 
 /** 8 MiB for /info (docs/security.md, "Bounded input"); /exchange answers are capped at 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = DEFAULT_BODY_LIMITS.maxBytes;
@@ -81,6 +92,7 @@ export function createHttpTransport({
           limits: limits[endpoint],
           // A signed action is not idempotent: never retried (docs/exchange-behaviour.md §8).
           idempotent: endpoint !== "exchange",
+          retryStatus,
         });
       } catch (error) {
         if (!(error instanceof TransportError)) throw error;

@@ -51,6 +51,8 @@ export type PostOptions = {
   limits?: Partial<BodyLimits> | undefined;
   /** The call is safe to repeat (a read): only then may the transport retry it. Default false. */
   idempotent?: boolean | undefined;
+  /** Which answers' statuses are worth another attempt (the caller's error policy). Default: isRetryableStatus. */
+  retryStatus?: ((status: number) => boolean) | undefined;
 };
 
 export type HttpResponse = {
@@ -82,7 +84,7 @@ export type HttpTransport = {
   close(): void;
 };
 
-/** 429 and 5xx: statuses after which a repeated read can succeed. */
+/** 429 and 5xx: statuses after which a repeated read can succeed (the default; a caller may pass its policy's). */
 export function isRetryableStatus(status: number): boolean {
   return status === 429 || (status >= 500 && status <= 599);
 }
@@ -211,7 +213,17 @@ export function createHttpTransport({
     baseUrl,
     shownUrl: shownBase,
     scrub: scrubText,
-    async postJson(path, body, { signal, timeoutMs: callTimeout, limits: callLimits, idempotent } = {}) {
+    async postJson(
+      path,
+      body,
+      {
+        signal,
+        timeoutMs: callTimeout,
+        limits: callLimits,
+        idempotent,
+        retryStatus = isRetryableStatus,
+      } = {},
+    ) {
       const url = joinUrl(baseUrl, path);
       if (closed)
         throw new TransportError({ kind: "transport", url: redactUrl(url), reason: "transport is closed" });
@@ -223,7 +235,7 @@ export function createHttpTransport({
         const last = attemptNo > limit;
         try {
           const response = await attempt(url, text, bounds, signal, perAttemptTimeout);
-          if (last || !isRetryableStatus(response.status)) {
+          if (last || !retryStatus(response.status)) {
             response.attempts = attemptNo;
             return response;
           }

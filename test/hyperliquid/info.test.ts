@@ -231,6 +231,15 @@ describe("batchClearinghouseStates", () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  test("behavior: which statuses are retried is the policy table's: an unexpected 3xx (malformed_response, retryable) is", async () => {
+    client.close();
+    client = new InfoClient({ apiUrl: server.url, clock, retryDelayMs: 10 });
+    server.push({ status: 302, body: "" });
+    const states = await client.batchClearinghouseStates({ users: [user(7)] });
+    expect(states[0]!.withdrawable).toBe("7.0");
+    expect(server.requests).toHaveLength(2);
+  });
+
   test("behavior: retries are bounded by retryLimit, and 4xx is not retried", async () => {
     client.close();
     client = makeClient({ retryLimit: 2 });
