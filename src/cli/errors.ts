@@ -1,4 +1,5 @@
-import { BaseError, type BaseErrorParameters, ValidationError } from "../errors/base.js";
+import { BaseError, type BaseErrorParameters } from "../errors/base.js";
+import { exitCodeOfError } from "../errors/policy.js";
 import { ExitCode } from "../utils/exit-codes.js";
 
 /** An error that tells the CLI which exit code to use (docs/cli.md: 1 runtime, 2 usage, 66 no input, 69 unavailable, 75 locked, 78 config). */
@@ -24,6 +25,6 @@ export function exitCodeFor(error: unknown): ExitCode {
     if (typeof code === "number" && (Object.values(ExitCode) as number[]).includes(code))
       return code as ExitCode;
   }
-  if (error instanceof ValidationError) return ExitCode.runtime;
-  return ExitCode.runtime;
+  // an error of a family (exchange, node, transport, argument) that no command wrapped: the policy table's code
+  return exitCodeOfError(error) ?? ExitCode.runtime;
 }

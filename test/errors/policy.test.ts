@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { Wallet } from "ethers";
 import { describe, expect, test } from "vitest";
+import { CliError, exitCodeFor } from "../../src/cli/errors.js";
 import { describeFailure } from "../../src/daemon/switch/driver.js";
 import { ArgumentError } from "../../src/errors/argument.js";
 import { BaseError, ValidationError } from "../../src/errors/base.js";
@@ -33,6 +34,7 @@ import {
   type NonceDetail,
 } from "../../src/hyperliquid/errors.js";
 import { TransportError } from "../../src/transport/errors.js";
+import { ExitCode } from "../../src/utils/exit-codes.js";
 import { cli } from "../helpers/cli.js";
 import { startHostileServer } from "../hostile/bodies.js";
 
@@ -235,6 +237,22 @@ describe("shouldRetry (pure, reads the table)", () => {
     const b = new BaseError("b", { cause: a });
     (a as { cause?: unknown }).cause = b;
     expect(shouldRetry(a)).toBe(false);
+  });
+});
+
+describe("the CLI's last word: an error no command wrapped exits with the table's code", () => {
+  test("pure: a transport failure exits 69, a bad argument 2, an error of no family 1, a CliError its own", () => {
+    const url = "http://127.0.0.1:1";
+    expect(exitCodeFor(new TransportError({ kind: "transport", url, reason: "x" }))).toBe(
+      policyFor("transport", "transport").exitCode,
+    );
+    expect(exitCodeFor(new TransportError({ kind: "transport", url, reason: "x" }))).toBe(
+      ExitCode.unavailable,
+    );
+    expect(exitCodeFor(new ArgumentError("bad"))).toBe(ExitCode.usage);
+    expect(exitCodeFor(new Error("x"))).toBe(ExitCode.runtime);
+    expect(exitCodeFor(new ValidationError("answer", ["x"]))).toBe(ExitCode.runtime);
+    expect(exitCodeFor(new CliError("x", ExitCode.tempFail))).toBe(ExitCode.tempFail);
   });
 });
 

@@ -12,7 +12,7 @@
 import { type Command, Option } from "commander";
 import { effectiveUrls, loadConfig } from "../../config/load.js";
 import { ArgumentError } from "../../errors/argument.js";
-import { policyFor } from "../../errors/policy.js";
+import { exitCodeOfError, policyFor } from "../../errors/policy.js";
 import { type BlockTag, EvmClient, MAX_PAGE_SIZE } from "../../evm/client.js";
 import { EvmError } from "../../evm/errors.js";
 import { formatHeader, formatTransactions } from "../../evm/format.js";
@@ -60,7 +60,7 @@ function cliErrorFor(error: unknown, command: string, client: EvmClient): unknow
     if (error instanceof Error && "shortMessage" in error)
       return new CliError(
         `${command}: ${(error as { shortMessage: string }).shortMessage}`,
-        ExitCode.runtime,
+        exitCodeOfError(error) ?? ExitCode.runtime,
         {
           metaMessages: (error as { metaMessages?: string[] }).metaMessages,
         },
