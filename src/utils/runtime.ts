@@ -219,13 +219,6 @@ export function every(
   };
 }
 
-/** A promise that resolves after `ms` on the runtime's timers. */
-export function sleep(timers: Timers, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    timers.after(ms, resolve);
-  });
-}
-
 // ------------------------------------------------------------------------------------------- exchange time
 
 /** A wall-clock step smaller than this is noise (scheduling jitter), not a step. */
