@@ -14,7 +14,7 @@ import { formatDuration } from "../../utils/duration.js";
 import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
-import { configFlag } from "../options.js";
+import { collect, configFlag } from "../options.js";
 
 export type StatusAccount = {
   account: string;
@@ -114,7 +114,7 @@ export function registerStatus(program: Command, deps: CliDeps): void {
     .addOption(configFlag(optionOf("explorerUrl")))
     .addOption(
       new Option("--account <addr>", "an account to reconcile besides the ledger's (repeatable)").argParser(
-        (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+        collect,
       ),
     )
     .action(async (opts: Record<string, unknown>) => {
