@@ -59,7 +59,13 @@ async function limited<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Runs `hl-deadman run` with a safe base (loopback API, no health port, temp state dir) plus the case. */
+let cases = 0;
+
+/**
+ * Runs `hl-deadman run` with a safe base (loopback API, no health port, temp state dir) plus the case. Each
+ * case has its own state directory: `run` takes the directory's lock before it reads the key, so cases
+ * running at once on one directory could meet "held by another daemon" (exit 75) instead of their own error.
+ */
 async function check(c: Case) {
   const args = [
     "run",
@@ -68,7 +74,7 @@ async function check(c: Case) {
     "--health",
     "off",
     "--state-dir",
-    path.join(dir.dir, "state"),
+    path.join(dir.dir, `state-${++cases}`),
     ...(c.args ?? []),
   ];
   const r = await limited(() => runCli(args, { HL_PRIVATE_KEY: KEY, ...c.env }, 15_000));
