@@ -53,10 +53,15 @@ beforeAll(async () => {
       stateDir,
       "--interval",
       "1s",
+      // A 30 s deadline, not the 10 s minimum: once, in a full CI run, no push landed for 10 s while Chromium
+      // started beside the other suites, the switch fired and the page rightly said "1 used". The log was not
+      // kept (it is now, in the assertion's message); the two causes that fit are this test process (which
+      // hosts the simulator) starved of CPU, and fsyncs slower than the write-ahead budget (the request
+      // timeout), which skips a push by design.
       "--deadline",
-      "10s",
+      "30s",
       "--request-timeout",
-      "1s",
+      "3s",
       "--exposure-interval",
       "1s",
       "--permanent-recheck-interval",
@@ -100,12 +105,12 @@ describe("status page (headless Chromium)", () => {
       ),
     ).toBe("rgb(26, 127, 55)");
 
-    // the countdown is a number of seconds below the 10 s deadline, and it moves
+    // the countdown is a number of seconds below the 30 s deadline, and it moves
     const countdown = card.locator('[data-field="countdown"]');
     const read = async () => Number((await countdown.textContent())!.replace(" s", ""));
     const first = await read();
     expect(first).toBeGreaterThan(0);
-    expect(first).toBeLessThanOrEqual(10);
+    expect(first).toBeLessThanOrEqual(30);
     await page.waitForFunction(
       (before) =>
         (globalThis as unknown as BrowserWindow).document.querySelector('[data-field="countdown"]')
@@ -115,7 +120,10 @@ describe("status page (headless Chromium)", () => {
       { timeout: 10_000 },
     );
 
-    expect(await card.locator('[data-field="triggers"]').textContent()).toBe("0 used / 10 left (limit 10)");
+    expect(
+      await card.locator('[data-field="triggers"]').textContent(),
+      `the daemon's log:\n${daemon.lines.map((l) => JSON.stringify(l)).join("\n")}`,
+    ).toBe("0 used / 10 left (limit 10)");
     await card.locator('[data-coin="BTC"]').waitFor({ timeout: 10_000 });
     const btc = await card.locator('[data-coin="BTC"] td').allTextContents();
     expect(btc[0]).toBe("BTC");
