@@ -11,7 +11,7 @@
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Logger } from "../utils/logger.js";
-import { redactUrl, scrub, secretsOf } from "../utils/redact.js";
+import { decodeUrlPart, redactUrl, scrub, secretsOf } from "../utils/redact.js";
 import type { Notification } from "./events.js";
 
 export type NotifierOptions = {
@@ -53,8 +53,8 @@ function target(url: string): Target {
   const parsed = new URL(url);
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (parsed.username || parsed.password) {
-    const user = decodeURIComponent(parsed.username);
-    const pass = decodeURIComponent(parsed.password);
+    const user = decodeUrlPart(parsed.username);
+    const pass = decodeUrlPart(parsed.password);
     headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
     parsed.username = "";
     parsed.password = "";

@@ -52,7 +52,19 @@ export function showUrl(value: string): string {
   }
 }
 
-/** Everything in a URL that could identify a key: the URL, its path segments, user info, query. */
+/**
+ * A URL part's percent-decoding, or the part as written when its escapes are malformed (`%E0` alone):
+ * the WHATWG parser keeps such text, and a redaction must not throw on what the parser accepted.
+ */
+export function decodeUrlPart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/** Everything in a URL that could identify a key: the URL, its path segments, user info, query. Never throws. */
 export function secretsOf(url: string): string[] {
   let parsed: URL;
   try {
@@ -63,8 +75,8 @@ export function secretsOf(url: string): string[] {
   return [
     url,
     ...parsed.pathname.split("/"),
-    decodeURIComponent(parsed.username),
-    decodeURIComponent(parsed.password),
+    decodeUrlPart(parsed.username),
+    decodeUrlPart(parsed.password),
     parsed.username,
     parsed.password,
     parsed.search.slice(1),

@@ -131,5 +131,13 @@ describe("createHttpTransport", () => {
     expect(secretsOf(`https://user:password1@h/${KEY}/evm?key=abcdef`)).toEqual(
       expect.arrayContaining([KEY, "password1", "key=abcdef"]),
     );
+    // A malformed escape the URL parser accepts: kept as written, never a URIError (the transport's
+    // constructor calls secretsOf, so a throw here stopped the CLI with "URI malformed").
+    expect(secretsOf("https://user%E0:pass%E0word@h/x")).toEqual(
+      expect.arrayContaining(["user%E0", "pass%E0word"]),
+    );
+    expect(() =>
+      createHttpTransport({ baseUrl: "https://user%E0:pass%E0word@127.0.0.1:9/" }).close(),
+    ).not.toThrow();
   });
 });
