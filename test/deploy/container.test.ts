@@ -113,7 +113,10 @@ describe("Dockerfile", () => {
     expect(instructions(runtime, "STOPSIGNAL").at(-1)?.args).toBe("SIGTERM");
     const entry = execForm(instructions(runtime, "ENTRYPOINT").at(-1)?.args ?? "");
     const pkg = JSON.parse(read("package.json")) as { bin: Record<string, string> };
-    expect(entry).toEqual(["node", pkg.bin["hl-deadman"]]);
+    // node, its flags (the systemd units' own, test/deploy/node-flags.test.ts), the built CLI.
+    expect(entry?.[0]).toBe("node");
+    expect(entry?.at(-1)).toBe(pkg.bin["hl-deadman"]);
+    expect(entry?.slice(1, -1).every((a) => a.startsWith("--"))).toBe(true);
     expect(execForm(instructions(runtime, "CMD").at(-1)?.args ?? "")).toEqual(["run"]);
   });
 
@@ -163,7 +166,7 @@ describe("Dockerfile", () => {
 
 describe("Dockerfile: the commands really run", () => {
   const entry = execForm(instructions(runtime, "ENTRYPOINT").at(-1)?.args ?? "") ?? [];
-  const cli = join(root, entry[1] ?? "missing");
+  const cli = join(root, entry.at(-1) ?? "missing");
 
   beforeAll(() => {
     if (!existsSync(cli)) {
@@ -177,7 +180,11 @@ describe("Dockerfile: the commands really run", () => {
 
   test("default: the entry point exists after the build and its --help lists `run`", async () => {
     expect(existsSync(cli)).toBe(true);
-    const { stdout } = await run(process.execPath, [cli, "--help"], { cwd: root, timeout: 15_000 });
+    // As the image runs it: the entry point's node flags, the CLI, then the command.
+    const { stdout } = await run(process.execPath, [...entry.slice(1, -1), cli, "--help"], {
+      cwd: root,
+      timeout: 15_000,
+    });
     expect(stdout).toMatch(/^\s+run\b/m);
     expect(stdout).toContain("hl-deadman");
   });

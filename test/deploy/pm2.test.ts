@@ -21,6 +21,7 @@ type Pm2App = {
   args: string;
   cwd: string;
   interpreter?: string;
+  node_args?: string[];
   exec_mode: string;
   instances: number;
   kill_timeout: number;
@@ -138,7 +139,8 @@ describe("pm2 stop: SIGINT to the real CLI", () => {
     });
     delete env.CREDENTIALS_DIRECTORY;
 
-    const out = spawnNode([cli, ...args], { cwd: app.cwd, env });
+    // pm2 puts node_args before the script.
+    const out = spawnNode([...(app.node_args ?? []), cli, ...args], { cwd: app.cwd, env });
     try {
       await eventually(
         () => sim.state.getSchedule(user) !== null && /"event":"heartbeat.ok"/.test(out.stdout()),

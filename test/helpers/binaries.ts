@@ -1,5 +1,5 @@
 /**
- * Locates the external programs some tests need (promtool, prometheus, amtool, chromium). A missing program
+ * Locates the external programs some tests need (promtool, prometheus, amtool, chromium, perl). A missing program
  * is a test FAILURE whose message carries the install command: these tests never skip silently (`.ci/run`
  * installs the Debian packages).
  */
@@ -12,6 +12,7 @@ export const DEBIAN_PACKAGE: Readonly<Record<string, string>> = Object.freeze({
   prometheus: "prometheus",
   amtool: "prometheus-alertmanager",
   chromium: "chromium",
+  perl: "perl-base",
 });
 
 export class MissingBinaryError extends Error {

@@ -41,11 +41,17 @@ export type SpawnOptions = {
   env?: Record<string, string | undefined>;
   cwd?: string;
   user?: { uid: number; gid: number } | undefined;
+  /** a command that sets something up and then execs node in its place: `[...via, node, ...argv]` */
+  via?: string[];
 };
 
 /** Spawns `node ...argv` with exactly `env`. */
-export function spawnNode(argv: string[], { env = {}, cwd = ROOT, user }: SpawnOptions = {}): SpawnedProcess {
-  const child = spawn(process.execPath, argv, {
+export function spawnNode(
+  argv: string[],
+  { env = {}, cwd = ROOT, user, via = [] }: SpawnOptions = {},
+): SpawnedProcess {
+  const [command, ...args] = [...via, process.execPath, ...argv] as [string, ...string[]];
+  const child = spawn(command, args, {
     cwd,
     env: env as NodeJS.ProcessEnv,
     stdio: ["ignore", "pipe", "pipe"],
