@@ -276,9 +276,25 @@ async function startSimChild() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+/**
+ * Node's flags in the shipped systemd unit's ExecStart (the words between the node binary and the script; pm2's
+ * file and the image carry the same, test/deploy/node-flags.test.ts). The daemon is measured as deployed, with
+ * them, and also without them (docs/operations.md, "Node flags").
+ */
+function unitNodeFlags() {
+  const unit = readFileSync(path.join(ROOT, "systemd/hl-deadman.service"), "utf8");
+  const exec = /^ExecStart=(.+)$/m.exec(unit)?.[1];
+  if (!exec) throw new Error("systemd/hl-deadman.service has no ExecStart=");
+  const words = exec.trim().split(/\s+/);
+  const script = words.findIndex((w) => w.endsWith(".js"));
+  if (script < 1) throw new Error(`no script in ExecStart=${exec}`);
+  return words.slice(1, script);
+}
+const DEPLOYED_FLAGS = unitNodeFlags();
+
 // 2. Cold start to the first confirmed heartbeat vs `node -e 0` vs a one-shot @nktkas/hyperliquid script.
-function daemonArgs(sim, stateDir, extra = []) {
-  return [CLI, "run", "--api-url", sim.apiUrl, "--state-dir", stateDir, "--health", "127.0.0.1:0", ...extra];
+function daemonArgs(sim, stateDir, flags = DEPLOYED_FLAGS) {
+  return [...flags, CLI, "run", "--api-url", sim.apiUrl, "--state-dir", stateDir, "--health", "127.0.0.1:0"];
 }
 const daemonEnv = () => ({ ...process.env, HL_PRIVATE_KEY: daemonWallet.privateKey, NODE_OPTIONS: "" });
 const isHeartbeat = (line) => /"event"\s*:\s*"heartbeat\.ok"/.test(line);
@@ -289,6 +305,8 @@ async function benchColdStart(sim) {
   const refCpu = [];
   const daemon = [];
   const daemonCpu = [];
+  const plain = [];
+  const plainCpu = [];
   const stops = [];
   for (let i = 0; i < RUNS; i++) {
     bare.push(await timeToExit(process.execPath, ["-e", "0"], { ...process.env, NODE_OPTIONS: "" }));
@@ -301,21 +319,31 @@ async function benchColdStart(sim) {
     ref.push(r.ms);
     refCpu.push(r.cpuMs);
     await waitExit(r.child, 10_000);
-    const stateDir = mkdtempSync(path.join(os.tmpdir(), "hl-bench-"));
-    try {
-      const { child, ms, cpuMs } = await spawnUntilLine(process.execPath, daemonArgs(sim, stateDir), {
-        env: daemonEnv(),
-        match: isHeartbeat,
-        timeoutMs: 20_000,
-      });
-      daemon.push(ms);
-      daemonCpu.push(cpuMs);
-      const t = performance.now();
-      child.kill("SIGTERM");
-      const exit = await waitExit(child, 10_000);
-      stops.push({ ms: performance.now() - t, code: exit.code });
-    } finally {
-      rmSync(stateDir, { recursive: true, force: true });
+    // as deployed (the unit's node flags), then the same command without them
+    for (const [flags, wall, cpu] of [
+      [DEPLOYED_FLAGS, daemon, daemonCpu],
+      [[], plain, plainCpu],
+    ]) {
+      const stateDir = mkdtempSync(path.join(os.tmpdir(), "hl-bench-"));
+      try {
+        const { child, ms, cpuMs } = await spawnUntilLine(
+          process.execPath,
+          daemonArgs(sim, stateDir, flags),
+          {
+            env: daemonEnv(),
+            match: isHeartbeat,
+            timeoutMs: 20_000,
+          },
+        );
+        wall.push(ms);
+        cpu.push(cpuMs);
+        const t = performance.now();
+        child.kill("SIGTERM");
+        const exit = await waitExit(child, 10_000);
+        if (flags === DEPLOYED_FLAGS) stops.push({ ms: performance.now() - t, code: exit.code });
+      } finally {
+        rmSync(stateDir, { recursive: true, force: true });
+      }
     }
   }
   return {
@@ -324,9 +352,12 @@ async function benchColdStart(sim) {
     refCpuMs: median(refCpu),
     daemonMs: median(daemon),
     daemonCpuMs: median(daemonCpu),
+    flags: DEPLOYED_FLAGS,
+    plainMs: median(plain),
+    plainCpuMs: median(plainCpu),
     stopMs: median(stops.map((s) => s.ms)),
     stopCodes: [...new Set(stops.map((s) => s.code))],
-    samples: { bare, ref, refCpu, daemon, daemonCpu },
+    samples: { bare, ref, refCpu, daemon, daemonCpu, plain, plainCpu },
   };
 }
 
@@ -371,57 +402,74 @@ async function benchNpmStart() {
 // 3 + 4. Resident memory after WINDOW_MS at the default cadence, and CPU seconds per hour over the window
 //        (from the first confirmed heartbeat, so start-up is excluded), vs a bare idle node process.
 async function benchSteadyState(sim) {
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), "hl-bench-"));
   const bareChild = spawn(process.execPath, ["-e", "setInterval(()=>{},1000)"], {
     env: { ...process.env, NODE_OPTIONS: "" },
     stdio: "ignore",
   });
   const spawnedAt = performance.now();
-  let heartbeats = 0;
-  let failures = 0;
+  // As deployed (the unit's node flags) and the same command without them, side by side in the same window.
+  const daemons = [];
   try {
-    const { child, lines } = await spawnUntilLine(process.execPath, daemonArgs(sim, stateDir), {
-      env: daemonEnv(),
-      match: isHeartbeat,
-      timeoutMs: 20_000,
-    });
-    heartbeats = 1;
-    lines.on("line", (l) => {
-      if (isHeartbeat(l)) heartbeats++;
-      else if (/"event"\s*:\s*"heartbeat\.failed"/.test(l)) failures++;
-    });
+    for (const flags of [DEPLOYED_FLAGS, []]) {
+      const stateDir = mkdtempSync(path.join(os.tmpdir(), "hl-bench-"));
+      const d = { flags, stateDir, heartbeats: 0, failures: 0 };
+      daemons.push(d);
+      const { child, lines } = await spawnUntilLine(process.execPath, daemonArgs(sim, stateDir, flags), {
+        env: daemonEnv(),
+        match: isHeartbeat,
+        timeoutMs: 20_000,
+      });
+      d.child = child;
+      d.heartbeats = 1;
+      lines.on("line", (l) => {
+        if (isHeartbeat(l)) d.heartbeats++;
+        else if (/"event"\s*:\s*"heartbeat\.failed"/.test(l)) d.failures++;
+      });
+    }
     // Start-up (module loading, the first compilations and collections) continues a few seconds past the first
     // heartbeat: the CPU window opens STARTUP_MS after the spawn, so it measures the steady state.
     await sleep(Math.max(0, Math.min(STARTUP_MS, WINDOW_MS / 2) - (performance.now() - spawnedAt)));
-    const cpuStart = cpuNsMsOf(child.pid);
+    for (const d of daemons) d.cpuStart = cpuNsMsOf(d.child.pid);
     const bareCpuStart = cpuNsMsOf(bareChild.pid);
     const windowStart = performance.now();
     await sleep(Math.max(0, WINDOW_MS - (windowStart - spawnedAt)));
     const windowMs = performance.now() - windowStart;
-    const cpuMs = cpuNsMsOf(child.pid) - cpuStart;
     const bareCpuMs = cpuNsMsOf(bareChild.pid) - bareCpuStart;
-    const rssKb = statusKb(child.pid, "VmRSS");
-    const hwmKb = statusKb(child.pid, "VmHWM");
     const bareRssKb = statusKb(bareChild.pid, "VmRSS");
-    child.kill("SIGTERM");
-    const exit = await waitExit(child, 10_000);
+    const figures = [];
+    for (const d of daemons) {
+      const cpuMs = cpuNsMsOf(d.child.pid) - d.cpuStart;
+      const rssKb = statusKb(d.child.pid, "VmRSS");
+      const hwmKb = statusKb(d.child.pid, "VmHWM");
+      d.child.kill("SIGTERM");
+      const exit = await waitExit(d.child, 10_000);
+      figures.push({
+        flags: d.flags,
+        rssMiB: mib(rssKb),
+        peakMiB: mib(hwmKb),
+        cpuSecPerHour: (cpuMs / windowMs) * 3600,
+        cpuMs,
+        heartbeats: d.heartbeats,
+        failures: d.failures,
+        exitCode: exit.code,
+      });
+    }
+    const [deployed, plain] = figures;
     return {
-      rssMiB: mib(rssKb),
-      peakMiB: mib(hwmKb),
+      ...deployed,
       bareRssMiB: mib(bareRssKb),
-      cpuSecPerHour: (cpuMs / windowMs) * 3600,
       bareCpuSecPerHour: (bareCpuMs / windowMs) * 3600,
-      cpuMs,
       bareCpuMs,
       windowMs,
       aliveMs: performance.now() - spawnedAt,
-      heartbeats,
-      failures,
-      exitCode: exit.code,
+      plain,
     };
   } finally {
     bareChild.kill("SIGTERM");
-    rmSync(stateDir, { recursive: true, force: true });
+    for (const d of daemons) {
+      d.child?.kill("SIGKILL");
+      rmSync(d.stateDir, { recursive: true, force: true });
+    }
   }
 }
 
@@ -693,28 +741,24 @@ const MISSED_NOTES = {
       return row && bare !== undefined ? `+${fmt(row.rssMiB - bare)} MiB` : "n/a";
     };
     return [
-      `- **Memory: ${fmt(steady.rssMiB)} MiB vs ${fmt(1.6 * steady.bareRssMiB)} MiB allowed (${fmt(steady.rssMiB / steady.bareRssMiB, 2)}× bare node).**`,
+      `- **Memory: ${fmt(steady.rssMiB)} MiB as deployed vs ${fmt(1.6 * steady.bareRssMiB)} MiB allowed (${fmt(steady.rssMiB / steady.bareRssMiB, 2)}× bare node; without the unit's node flags ${fmt(steady.plain.rssMiB)} MiB).**`,
       "  The resident set is code, not data: the daemon holds no data that grows (peak",
       `  ${fmt(steady.peakMiB)} MiB at start-up). Each dependency alone, in a fresh node (table below): ethers ${cost("ethers")},`,
       `  got ${cost("got")}, zod ${cost("zod")}, prom-client ${cost("prom-client")}, pino ${cost("pino")} (they share a baseline, so`,
       "  they do not simply add up). Where it is (issue 15, /proc/PID/smaps and pagemap, a V8 heap snapshot, 20 s",
-      "  after the start, beside a bare node): the node binary's own pages, +15 MiB (file-backed, shared between node",
-      "  processes: http, https, tls, crypto, and 5.3 MiB of ICU's data against 0.45 MiB for a bare node); V8's old",
-      "  space 10.2 MiB against 2.7 MiB (code objects and bytecode 4.1 MiB, arrays 2.1, strings 1.8 of which 0.8 is the",
-      "  bundle's source, shapes 1.3); the rest malloc'd by OpenSSL and libuv. ICU: the first Intl object a process",
-      "  builds costs +6.3 MiB resident in a bare node. got's @sindresorhus/is built two at load (now on first use, see",
-      '  docs/development.md, "The build"); node-cron builds an Intl.DateTimeFormat for every date it computes, so the',
-      "  00:00 UTC roll-over job loads ICU all the same. Measured and not shipped (A/B in one run, issue 15): V8",
-      "  without its optimising compilers (--no-opt --no-sparkplug --no-maglev, or --jitless) −4 to −6 MiB (63.5-64.6",
-      "  MiB), still above 1.6×, and it would run every hot path (the embedded simulator's checks, signing) in the",
-      "  interpreter. --max-semi-space-size=1, --single-threaded and a CommonJS bundle were within the noise. What would",
-      "  reach 1.6×: those flags plus a roll-over timer that does not go through node-cron (no ICU), or not loading got",
-      "  and prom-client; the user's stack (got, prom-client, node-cron) is kept by decision, so this stays a",
-      "  documented miss. Under systemd the unit's `MemoryMax=` bounds it either way.",
+      "  after the start, beside a bare node): the node binary's own pages, +15 MiB (file-backed: http, https, tls,",
+      "  crypto, and ICU's data); V8's old space ~10 MiB against 2.7 MiB (bytecode and its metadata ~3.4 MiB, arrays",
+      "  2.1, strings 1.9 of which 0.8 is the bundle's source, shapes 1.3: node's own and the dependencies' code, no",
+      "  single big owner); the rest malloc'd by OpenSSL and libuv. The unit's flags (--jitless: no code space, no",
+      "  compilers' memory; --optimize-for-size: a smaller young generation) take ~6-7 MiB off. ICU: the first",
+      "  Intl.DateTimeFormat a process builds costs +8 MiB resident in a bare node, and node-cron builds one for",
+      "  every date it computes, so the 00:00 UTC roll-over job pays it. What would take more off: a roll-over",
+      "  timer that does not go through node-cron, or not loading got and prom-client; the user's stack keeps them.",
+      "  Under systemd the unit's `MemoryMax=` bounds it either way.",
     ];
   },
   cpu: ({ steady }) => [
-    `- **CPU: ${fmt(steady.cpuSecPerHour, 2)} s/h vs ${fmt(2 * steady.bareCpuSecPerHour, 2)} s/h allowed (${fmt(steady.cpuSecPerHour / steady.bareCpuSecPerHour, 1)}× a bare idle node).**`,
+    `- **CPU: ${fmt(steady.cpuSecPerHour, 2)} s/h as deployed vs ${fmt(2 * steady.bareCpuSecPerHour, 2)} s/h allowed (${fmt(steady.cpuSecPerHour / steady.bareCpuSecPerHour, 1)}× a bare idle node; without the unit's node flags ${fmt(steady.plain.cpuSecPerHour, 2)} s/h, ${fmt(steady.plain.cpuSecPerHour / steady.bareCpuSecPerHour, 1)}×).**`,
     `  The reference does nothing: one timer wake-up a second, ${fmt(steady.bareCpuMs, 1)} ms of CPU in the window. The daemon`,
     `  does its job in the same window (${steady.heartbeats} confirmed pushes, each signed, sent, parsed, validated, written`,
     "  to the ledger with fsync and logged; an exposure poll every 30 s; prom-client's event-loop sampler once a",
@@ -734,7 +778,14 @@ const MISSED_NOTES = {
     "  the sampler at a coarser resolution, and the ledger's writes in one thread-pool trip instead of eight.",
   ],
   "cold start": ({ cold }) => [
-    `- **Cold start: ${fmtInt(cold.daemonMs)} ms vs ${fmtInt(0.6 * cold.refMs)} ms allowed (${fmt(cold.daemonMs / cold.refMs, 2)}× the one-shot script; ${fmt(cold.daemonCpuMs / cold.refCpuMs, 2)}× in CPU).**`,
+    `- **Cold start: ${fmtInt(cold.daemonMs)} ms as deployed vs ${fmtInt(0.6 * cold.refMs)} ms allowed (${fmt(cold.daemonMs / cold.refMs, 2)}× the one-shot script; ${fmt(cold.daemonCpuMs / cold.refCpuMs, 2)}× in CPU; without node flags ${fmtInt(cold.plainMs)} ms, ${fmt(cold.plainMs / cold.refMs, 2)}×).**`,
+    "  Node flags cost the difference (issue 15, --cpu-prof of `hl-deadman --version`, 3 runs each): with any V8 flag,",
+    "  the units' heap cap alone included, node compiles its own built-in modules at start (compileForInternalLoader",
+    "  ~40 ms against ~10 ms) instead of using the code cache built into the binary, which is valid only for V8's",
+    "  default flags; 11 interleaved runs: 274 ms without flags, 316 ms with the heap cap alone, 311-324 ms with the",
+    "  deployed flags. The JIT's absence itself costs little at start. What would win it back: no V8 flag at all",
+    "  (no heap cap, no --jitless: MemoryDenyWriteExecute=yes must then go, and ~7 MiB more resident), or a",
+    "  user-land startup snapshot built with the same flags (`node --build-snapshot`, Node 20: CommonJS entry only).",
     "  Profiled (node --cpu-prof, a log-event timeline and strace, issue 15): the process is CPU-bound up to the",
     "  daemon's start. node itself ~60-80 ms; then the ES-module loader reading, pre-parsing and linking the bundle",
     "  and its chunks, node's own http/https/tls/crypto modules, and evaluating zod's schemas, got and prom-client",
@@ -847,7 +898,10 @@ function render(results) {
     const met = r <= 0.6;
     targets.push({ name: "cold start", met });
     L.push(
-      `| \`run\` cold start: spawn → first confirmed \`heartbeat.ok\` (median of ${RUNS}) | ${fmtInt(cold.daemonMs)} ms wall, ${fmtInt(cold.daemonCpuMs)} ms CPU | one-shot @nktkas script (spawn → confirmed push): ${fmtInt(cold.refMs)} ms wall, ${fmtInt(cold.refCpuMs)} ms CPU; \`node -e 0\`: ${fmtInt(cold.bareMs)} ms | ≤ 0.6× (${fmtInt(0.6 * cold.refMs)} ms) | ${verdict(met)} (${fmt(r, 2)}× wall, ${fmt(ratio(cold.daemonCpuMs, cold.refCpuMs), 2)}× CPU) |`,
+      `| \`run\` cold start: spawn → first confirmed \`heartbeat.ok\`, as deployed (\`node ${cold.flags.join(" ")}\`, the systemd unit's flags; median of ${RUNS}) | ${fmtInt(cold.daemonMs)} ms wall, ${fmtInt(cold.daemonCpuMs)} ms CPU | one-shot @nktkas script (spawn → confirmed push): ${fmtInt(cold.refMs)} ms wall, ${fmtInt(cold.refCpuMs)} ms CPU; \`node -e 0\`: ${fmtInt(cold.bareMs)} ms | ≤ 0.6× (${fmtInt(0.6 * cold.refMs)} ms) | ${verdict(met)} (${fmt(r, 2)}× wall, ${fmt(ratio(cold.daemonCpuMs, cold.refCpuMs), 2)}× CPU) |`,
+    );
+    L.push(
+      `| The same cold start without node flags (\`node dist/bin/hl-deadman.js run\`; runs interleaved with the above) | ${fmtInt(cold.plainMs)} ms wall, ${fmtInt(cold.plainCpuMs)} ms CPU | the same one-shot script | — | ${fmt(ratio(cold.plainMs, cold.refMs), 2)}× wall, ${fmt(ratio(cold.plainCpuMs, cold.refCpuMs), 2)}× CPU |`,
     );
     L.push(
       `| Graceful stop: SIGTERM → schedule removed → exit (median) | ${fmtInt(cold.stopMs)} ms (exit code ${cold.stopCodes.join(", ")}) | — | < shutdownTimeout (5 s) | ${verdict(cold.stopMs < 5000 && cold.stopCodes.every((c) => c === 0))} |`,
@@ -863,10 +917,14 @@ function render(results) {
     const cpuRatio = ratio(steady.cpuSecPerHour, steady.bareCpuSecPerHour);
     targets.push({ name: "memory", met: memRatio <= 1.6 }, { name: "cpu", met: cpuRatio <= 2 });
     L.push(
-      `| Resident memory after ${fmt(steady.aliveMs / 1000, 0)} s at the default cadence (15 s interval, 60 s deadline, exposure every 30 s, health server on) | ${fmt(steady.rssMiB)} MiB (peak ${fmt(steady.peakMiB)} MiB) | bare \`node\`: ${fmt(steady.bareRssMiB)} MiB | ≤ 1.6× (${fmt(1.6 * steady.bareRssMiB)} MiB) | ${verdict(memRatio <= 1.6)} (${fmt(memRatio, 2)}×) |`,
+      `| Resident memory after ${fmt(steady.aliveMs / 1000, 0)} s at the default cadence (15 s interval, 60 s deadline, exposure every 30 s, health server on), as deployed (\`node ${steady.flags.join(" ")}\`) | ${fmt(steady.rssMiB)} MiB (peak ${fmt(steady.peakMiB)} MiB) | bare \`node\`: ${fmt(steady.bareRssMiB)} MiB | ≤ 1.6× (${fmt(1.6 * steady.bareRssMiB)} MiB) | ${verdict(memRatio <= 1.6)} (${fmt(memRatio, 2)}×) |`,
     );
     L.push(
-      `| CPU per hour at the default cadence (time on CPU of all threads, /proc/PID/task/*/schedstat, from ${fmt(STARTUP_MS / 1000, 0)} s after the spawn to the end of the window, ${fmt(steady.windowMs / 1000, 1)} s, ×${fmt(3600_000 / steady.windowMs, 1)}; ${steady.heartbeats} heartbeats, ${steady.failures} failures) | ${fmt(steady.cpuSecPerHour, 2)} s/h | bare idle \`node -e "setInterval(()=>{},1000)"\`: ${fmt(steady.bareCpuSecPerHour, 2)} s/h | ≤ 2× (${fmt(2 * steady.bareCpuSecPerHour, 2)} s/h) | ${verdict(cpuRatio <= 2)} (${fmt(cpuRatio, 1)}×) |`,
+      `| CPU per hour at the default cadence, as deployed (time on CPU of all threads, /proc/PID/task/*/schedstat, from ${fmt(STARTUP_MS / 1000, 0)} s after the spawn to the end of the window, ${fmt(steady.windowMs / 1000, 1)} s, ×${fmt(3600_000 / steady.windowMs, 1)}; ${steady.heartbeats} heartbeats, ${steady.failures} failures) | ${fmt(steady.cpuSecPerHour, 2)} s/h | bare idle \`node -e "setInterval(()=>{},1000)"\`: ${fmt(steady.bareCpuSecPerHour, 2)} s/h | ≤ 2× (${fmt(2 * steady.bareCpuSecPerHour, 2)} s/h) | ${verdict(cpuRatio <= 2)} (${fmt(cpuRatio, 1)}×) |`,
+    );
+    const p = steady.plain;
+    L.push(
+      `| The same daemon without node flags (\`node dist/bin/hl-deadman.js run\`), side by side in the same window (${p.heartbeats} heartbeats, ${p.failures} failures) | ${fmt(p.rssMiB)} MiB (peak ${fmt(p.peakMiB)} MiB); ${fmt(p.cpuSecPerHour, 2)} s/h | the same bare \`node\` | — | ${fmt(ratio(p.rssMiB, steady.bareRssMiB), 2)}× memory, ${fmt(ratio(p.cpuSecPerHour, steady.bareCpuSecPerHour), 1)}× CPU |`,
     );
   } else
     L.push(`| Memory and CPU at the default cadence | not measured: ${steady.error} | | | not measured |`);
@@ -950,13 +1008,15 @@ function render(results) {
       "  repository as it is after `npm ci` (dist/ built by `prepare`), spawn → first `heartbeat.ok` line; the run fails",
       "  the target if prestart rebuilt dist/.",
       '- **Cold start**: spawn → first stdout line with `"event":"heartbeat.ok"` of',
-      "  `node dist/bin/hl-deadman.js run --api-url <sim> --state-dir <fresh tmp> --health 127.0.0.1:0` (key in",
-      "  `HL_PRIVATE_KEY`), against bench/ref-nktkas.mjs (one `scheduleCancel` with @nktkas/hyperliquid's `ExchangeClient`,",
+      "  `node <the systemd unit's node flags> dist/bin/hl-deadman.js run --api-url <sim> --state-dir <fresh tmp>",
+      "  --health 127.0.0.1:0` (key in `HL_PRIVATE_KEY`), and the same without the flags,",
+      "  against bench/ref-nktkas.mjs (one `scheduleCancel` with @nktkas/hyperliquid's `ExchangeClient`,",
       "  spawn → its `ok` line once the push is confirmed); CPU = time on CPU of all the process's threads at that line",
       "  (/proc/PID/task/*/schedstat). The simulator runs in its own process (bench/sim-server.mjs). Runs interleaved;",
       "  medians.",
-      '- **Memory and CPU**: the same daemon command at the default cadence, next to `node -e "setInterval(()=>{},1000)"`',
-      "  started at the same moment; VmRSS from /proc/PID/status at the end of the window; CPU from schedstat (ns) from",
+      "- **Memory and CPU**: the same daemon command at the default cadence, with the unit's node flags and without",
+      '  them, side by side, next to `node -e "setInterval(()=>{},1000)"` started at the same moment (the reference is',
+      "  a plain node, without flags); VmRSS from /proc/PID/status at the end of the window; CPU from schedstat (ns) from",
       "  10 s after the spawn (start-up excluded) to the end of the window, extrapolated to one hour.",
       "- **Signing**: `signL1Action` from dist/index.js and from `@nktkas/hyperliquid/signing`, the same ethers `Wallet`,",
       '  the same `{type:"scheduleCancel",time}` actions and nonces, sequential awaits; 300 ms warm-up each, then 4',
