@@ -134,8 +134,70 @@ const lazyHttp2Wrapper = rewrite(
   },
 );
 
+/** `text` with comments removed, to look for a name's uses in code. */
+const codeOf = (text) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+
+/** Replaces each `from` with `to` in `source`; each must occur exactly `count` times, or the build fails. */
+function replaceExactly(name, source, file, pairs) {
+  let out = source;
+  for (const [from, to, count] of pairs) {
+    const found = out.split(from).length - 1;
+    if (found !== count)
+      throw new Error(`${name}: expected ${count} of "${from}" in ${file}, found ${found}`);
+    out = out.split(from).join(to);
+  }
+  return out;
+}
+
+/**
+ * Two node built-ins the daemon never uses, loaded by pino's top-level requires: node:worker_threads, for
+ * transports (which the logger never uses, src/utils/logger.ts) and for an isMainThread check of asynchronous
+ * destinations (the logger's is synchronous); node:assert, by sonic-boom for one argument check and by
+ * thread-stream (pino's transports). Each is required where it is used instead: 10-40 ms off the cold start under
+ * the deployed node flags, whose V8 flags make node compile every built-in it loads (issue 15, A/B, 11 interleaved
+ * runs). node:child_process and dgram stay: node's own net module loads them through node:cluster when a server
+ * listens.
+ */
+const lazyPinoWorkerThreads = rewrite(
+  "lazy-pino-worker-threads",
+  /[\\/]pino[\\/]lib[\\/]tools\.js$/,
+  (source, file) =>
+    replaceExactly("lazy-pino-worker-threads", source, file, [
+      ["const { isMainThread } = require('worker_threads')", "let workerThreads", 1],
+      ["isMainThread", "(workerThreads ??= require('worker_threads')).isMainThread", 1],
+    ]),
+);
+const lazyPinoThreadStream = rewrite(
+  "lazy-pino-thread-stream",
+  /[\\/]pino[\\/]lib[\\/]transport\.js$/,
+  (source, file) =>
+    replaceExactly("lazy-pino-thread-stream", source, file, [
+      ["const ThreadStream = require('thread-stream')", "let ThreadStream", 1],
+      ["new ThreadStream(", "new (ThreadStream ??= require('thread-stream'))(", 1],
+    ]),
+);
+const lazySonicBoomAssert = rewrite(
+  "lazy-sonic-boom-assert",
+  /[\\/]sonic-boom[\\/]index\.js$/,
+  (source, file) => {
+    if (/\bassert\./.test(codeOf(source)))
+      throw new Error(`lazy-sonic-boom-assert: ${file} uses assert.<member>`);
+    return replaceExactly("lazy-sonic-boom-assert", source, file, [
+      ["const assert = require('assert')", "const assert = (...args) => require('assert')(...args)", 1],
+    ]);
+  },
+);
+
 await build({
-  plugins: [zodEnglishOnly, lazyListFormat, lazyOpenTelemetry, lazyHttp2Wrapper],
+  plugins: [
+    zodEnglishOnly,
+    lazyListFormat,
+    lazyOpenTelemetry,
+    lazyHttp2Wrapper,
+    lazyPinoWorkerThreads,
+    lazyPinoThreadStream,
+    lazySonicBoomAssert,
+  ],
   entryPoints: { "hl-deadman": path.join(root, "src/bin/hl-deadman.ts") },
   tsconfig: path.join(root, "tsconfig.build.json"),
   outdir,

@@ -1,8 +1,8 @@
 /**
  * The bundled CLI (scripts/bundle.mjs) leaves out of the start path what the daemon never uses on its way to the
  * first push (BENCHMARKS.md, cold start): got's http2-wrapper (and with it node:http2) and prom-client's
- * @opentelemetry/api are required from node_modules on first use, and node-cron is a chunk loaded when the
- * roll-over job starts. Checked on the built files, in a real process: what `--version` (which loads the same
+ * @opentelemetry/api are required from node_modules on first use, pino's node:worker_threads and node:assert
+ * where they are used, and node-cron is a chunk loaded when the roll-over job starts. Checked on the built files, in a real process: what `--version` (which loads the same
  * static module graph as `run`) loaded, and that the left-out packages resolve from dist/bin for whoever needs them.
  */
 import { execFileSync } from "node:child_process";
@@ -37,6 +37,15 @@ describe("the bundled CLI's start path", () => {
     expect(builtins).toContain("NativeModule https");
     expect(builtins.filter((m) => /http2/.test(m))).toEqual([]);
     expect(files.filter((f) => /http2-wrapper|@opentelemetry|node-cron/.test(f))).toEqual([]);
+  });
+
+  test("behavior: neither node:worker_threads nor node:assert is loaded to start (pino's transports are never used)", () => {
+    const { builtins } = loaded(["--version"]);
+    // the probe sees the logger's graph: pino bundled, its destination (sonic-boom) on node:fs
+    expect(builtins).toContain("NativeModule fs");
+    expect(builtins.filter((m) => /^NativeModule (worker_threads|assert|internal\/worker)$/.test(m))).toEqual(
+      [],
+    );
   });
 
   test("behavior: the simulator's WebAssembly check is not in the files the CLI loads to start", () => {
