@@ -319,11 +319,12 @@ async function benchColdStart(sim) {
     ref.push(r.ms);
     refCpu.push(r.cpuMs);
     await waitExit(r.child, 10_000);
-    // as deployed (the unit's node flags), then the same command without them
-    for (const [flags, wall, cpu] of [
+    // as deployed (the unit's node flags) and the same command without them, first one then the other in turn
+    const pair = [
       [DEPLOYED_FLAGS, daemon, daemonCpu],
       [[], plain, plainCpu],
-    ]) {
+    ];
+    for (const [flags, wall, cpu] of i % 2 === 0 ? pair : pair.reverse()) {
       const stateDir = mkdtempSync(path.join(os.tmpdir(), "hl-bench-"));
       try {
         const { child, ms, cpuMs } = await spawnUntilLine(
