@@ -14,7 +14,7 @@ import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { requireBinary } from "../helpers/binaries.js";
-import { assertBuilt, CLI, ROOT, spawnNode } from "../helpers/process.js";
+import { assertBuilt, CLI, FAST_CADENCE, ROOT, spawnNode } from "../helpers/process.js";
 import { execForm, instructions, parseDockerfile, parseUnit, unitValue } from "./parsers.js";
 
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
@@ -117,12 +117,8 @@ describe("node flags of the daemon", () => {
             sim.apiUrl,
             "--state-dir",
             join(dir, "state"),
-            "--interval",
-            "1s",
-            "--deadline",
-            "10s",
-            "--request-timeout",
-            "1s",
+            ...FAST_CADENCE,
+            // exposure on as well (the last value of an option wins)
             "--exposure-interval",
             "1s",
             "--health",
