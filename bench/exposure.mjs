@@ -99,30 +99,42 @@ async function main() {
     });
 
     // Reference: the same requests through InfoClient alone (HTTP + JSON + zod), without figures, logs, metrics.
-    const fetchOnly = [];
-    for (let i = 0; i < WARMUP + 20; i++) {
+    const fetchOnce = async () => {
       const c0 = process.cpuUsage();
       const states = await info.batchClearinghouseStates({ users: addresses });
       if (states.length !== ACCOUNTS) throw new Error(`got ${states.length} states`);
-      if (i >= WARMUP) fetchOnly.push(cpuMs(process.cpuUsage(c0)));
-    }
-
-    // a longer warm-up for the poller, so JIT and connection-pool allocations settle before the baseline
-    for (let i = 0; i < 4 * WARMUP; i++) await poller.pollNow("interval");
-    if (poller.status().lastError) throw new Error(`poll failed: ${poller.status().lastError}`);
-    globalThis.gc();
-    globalThis.gc();
-    const heapBefore = process.memoryUsage().heapUsed;
-    const cpu = [];
-    const wall = [];
-    const heapTrend = [];
-    for (let i = 0; i < CYCLES; i++) {
+      return cpuMs(process.cpuUsage(c0));
+    };
+    const pollOnce = async () => {
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       await poller.pollNow("interval");
       wall.push(performance.now() - t0);
       cpu.push(cpuMs(process.cpuUsage(c0)));
       if (poller.status().lastError) throw new Error(`poll failed: ${poller.status().lastError}`);
+    };
+    const fetchOnly = [];
+    const cpu = [];
+    const wall = [];
+
+    // warm-up of both, so JIT and connection-pool allocations settle before the baseline
+    for (let i = 0; i < 4 * WARMUP; i++) await fetchOnce();
+    for (let i = 0; i < 4 * WARMUP; i++) await poller.pollNow("interval");
+    if (poller.status().lastError) throw new Error(`poll failed: ${poller.status().lastError}`);
+    globalThis.gc();
+    globalThis.gc();
+    const heapBefore = process.memoryUsage().heapUsed;
+    const heapTrend = [];
+    // The poll and the reference in turn (each first every other cycle), so both are measured in the same minute
+    // of this shared machine and in the same JIT state; medians of CYCLES each.
+    for (let i = 0; i < CYCLES; i++) {
+      if (i % 2 === 0) {
+        await pollOnce();
+        fetchOnly.push(await fetchOnce());
+      } else {
+        fetchOnly.push(await fetchOnce());
+        await pollOnce();
+      }
       if ((i + 1) % 20 === 0) {
         globalThis.gc();
         heapTrend.push(process.memoryUsage().heapUsed);
@@ -131,6 +143,7 @@ async function main() {
     globalThis.gc();
     globalThis.gc();
     const heapAfter = process.memoryUsage().heapUsed;
+    const fetchInPollPhase = median(fetchOnly);
 
     // Derive + log + metrics alone, on the states of one fetch: (a) the same states again (what the static
     // simulator answers every poll: only unchanged values), (b) every value changed on every cycle (a moving
@@ -147,23 +160,31 @@ async function main() {
         position: { ...a.position, szi: bump(a.position.szi), positionValue: bump(a.position.positionValue) },
       })),
     }));
-    const reportCpu = (variant) => {
-      const reporter = createExposureReporter({
-        log: logger.child({ module: "exposure" }),
-        metrics: createMetrics(),
-      });
-      const out = [];
-      for (let i = 0; i < WARMUP + 20; i++) {
-        const set = variant === "changed" && i % 2 ? changed : states;
-        const c0 = process.cpuUsage();
-        for (let a = 0; a < addresses.length; a++)
-          reporter.report(addresses[a], "", set[a], { reason: "interval" });
-        if (i >= WARMUP) out.push(cpuMs(process.cpuUsage(c0)));
-      }
-      return median(out);
+    // The two reporters and the reference in turn, as above: one fetch (its CPU joins the reference's samples),
+    // one cycle on unchanged values, one on changed values, WARMUP + 40 times; medians after the warm-up.
+    const reporterFor = () =>
+      createExposureReporter({ log: logger.child({ module: "exposure" }), metrics: createMetrics() });
+    const unchangedReporter = reporterFor();
+    const changedReporter = reporterFor();
+    const reportOnce = (reporter, set) => {
+      const c0 = process.cpuUsage();
+      for (let a = 0; a < addresses.length; a++)
+        reporter.report(addresses[a], "", set[a], { reason: "interval" });
+      return cpuMs(process.cpuUsage(c0));
     };
-    const reportUnchangedMs = reportCpu("unchanged");
-    const reportChangedMs = reportCpu("changed");
+    const unchangedCpu = [];
+    const changedCpu = [];
+    for (let i = 0; i < WARMUP + 40; i++) {
+      const f = await fetchOnce();
+      const u = reportOnce(unchangedReporter, states);
+      const c = reportOnce(changedReporter, i % 2 ? changed : states);
+      if (i < WARMUP) continue;
+      fetchOnly.push(f);
+      unchangedCpu.push(u);
+      changedCpu.push(c);
+    }
+    const reportUnchangedMs = median(unchangedCpu);
+    const reportChangedMs = median(changedCpu);
     const growth = heapAfter - heapBefore;
     info.close();
     const result = {
@@ -177,7 +198,7 @@ async function main() {
       wallMsPerCycle: round(median(wall)),
       fetchOnlyCpuMs: round(median(fetchOnly)),
       /** poll minus fetch: what the figures, the log lines and the metrics cost in a poll */
-      deriveLogMetricsCpuMs: round(median(cpu) - median(fetchOnly)),
+      deriveLogMetricsCpuMs: round(median(cpu) - fetchInPollPhase),
       reportUnchangedCpuMs: round(reportUnchangedMs),
       reportChangedCpuMs: round(reportChangedMs),
       heapBeforeBytes: heapBefore,

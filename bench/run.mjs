@@ -826,8 +826,10 @@ const MISSED_NOTES = {
       "  case (node --cpu-prof / smaps, issue 15): one synchronous write(2) per log line ~25% (the logger writes stdout synchronously so",
       "  nothing is lost on a crash), the exact BigInt ratios and decimal parses of figures.ts ~38%, pino's",
       "  serialisation ~14%, prom-client's label hashing for the gauges that changed ~13%. What would reach it in every",
-      "  run: one buffered write per poll for the exposure lines (flushed at the end of the poll), and ratios from",
-      "  correctly-rounded floats where 15 significant digits are enough.",
+      "  run: ratios from correctly-rounded floats where 15 significant digits are enough. One write per poll for",
+      "  the exposure lines was measured and not shipped (issue 15, A/B in one process, 1,000 lines, 50 rounds):",
+      "  -20% of the reporter's CPU writing to a pipe (40 -> 32 ms), +10% writing to /dev/null (25 -> 28 ms), where",
+      "  this bench writes; so this figure understates what the log lines cost on a pipe (journald, pm2, docker).",
     ];
   },
   simulator: ({ simulator }) => [
@@ -1033,7 +1035,8 @@ function render(results) {
       "  `process.cpuUsage`; the fetch alone is `InfoClient.batchClearinghouseStates` (HTTP + JSON + zod); derive + log +",
       "  metrics is a full poll minus the fetch, and also the reporter (src/daemon/exposure-report.ts) alone on one",
       "  fetch's states (unchanged values) and alternating with a copy whose every decimal differs (every gauge set);",
-      "  heap after `gc()` across 100 cycles.",
+      "  the fetch alone is measured in turn with each poll and each reporter cycle (medians), so the reference and",
+      "  what is compared with it share the same minute of this machine; heap after `gc()` across 100 cycles.",
       "- **5,000-tx block**: `EvmClient.blockTransactions(block, { pageSize: 100, concurrency })` after one warm-up",
       "  fetch; the CLI `evm txs BLOCK --all --json` as a whole process, peak RSS from VmHWM.",
       "- **Simulator**: 6,200 requests signed up front by a registered user; 200 sent first as a warm-up (the",
