@@ -415,8 +415,6 @@ export type ConfigOption = {
   url: boolean;
 };
 
-/** The name loadConfig and the CLI have long used for a row. */
-
 const KIND_METAVAR: Record<OptionKind, string> = {
   string: "VALUE",
   list: "VALUE",

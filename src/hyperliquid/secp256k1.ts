@@ -21,9 +21,10 @@ import { createECDH, createHmac } from "node:crypto";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { ArgumentError } from "../errors/argument.js";
 
-const P = secp256k1.CURVE.Fp.ORDER;
-const N = secp256k1.CURVE.n;
-const HALF_N = N >> 1n;
+/** The field prime p = 2^256 − 2^32 − 977, the group order n, and n/2 (low-s). */
+export const P = secp256k1.CURVE.Fp.ORDER;
+export const N = secp256k1.CURVE.n;
+export const HALF_N = N >> 1n;
 const GX = secp256k1.CURVE.Gx;
 const GY = secp256k1.CURVE.Gy;
 

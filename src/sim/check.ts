@@ -4,22 +4,20 @@
  * where it is available and in BigInt where it is not (node --jitless). Simulator-only: the daemon's signer
  * neither loads nor evaluates any of it.
  */
-import { secp256k1 } from "@noble/curves/secp256k1";
 import {
   bigIntTo32Bytes,
   bytesToBigInt,
   type CombTable,
+  HALF_N,
   invert,
   type Jacobian,
   modN,
+  N,
+  P,
   precomputeBaseTable,
   SpecialCase,
 } from "../hyperliquid/secp256k1.js";
 import { type FieldWasm, fieldWasm } from "./field-wasm.js";
-
-const P = secp256k1.CURVE.Fp.ORDER;
-const N = secp256k1.CURVE.n;
-const HALF_N = N >> 1n;
 
 /** The WebAssembly field (null where WebAssembly is unavailable, e.g. node --jitless: the BigInt code runs). */
 let wasmField: FieldWasm | null | undefined;

@@ -13,7 +13,8 @@
  * Every function is checked against the BigInt arithmetic by test/sim/field-wasm.test.ts.
  */
 
-const P = (1n << 256n) - (1n << 32n) - 977n;
+import { P } from "../hyperliquid/secp256k1.js";
+
 const MASK32 = 0xffffffffn;
 
 // ------------------------------------------------------------------------------------------------------------
