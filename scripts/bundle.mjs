@@ -58,6 +58,25 @@ function rewrite(name, filter, transform) {
   };
 }
 
+/** `text` with comments removed, to look for a name's uses in code. */
+const codeOf = (text) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+
+/** Replaces each `from` with `to` in `source`; each must occur exactly `count` times, or the build fails. */
+function replaceExactly(name, source, file, pairs) {
+  let out = source;
+  for (const [from, to, count] of pairs) {
+    const found = out.split(from).length - 1;
+    if (found !== count)
+      throw new Error(`${name}: expected ${count} of "${from}" in ${file}, found ${found}`);
+    out = out.split(from).join(to);
+  }
+  return out;
+}
+
+/** A plugin that rewrites one dependency file by `replaceExactly`'s pairs. */
+const rewriteExactly = (name, filter, pairs) =>
+  rewrite(name, filter, (source, file) => replaceExactly(name, source, file, pairs));
+
 /**
  * Replaces the statement `eager` (which loads `pkg` at once) with an object `binding` whose `members` require `pkg`
  * from node_modules on first use; `pkg` is external, so it is neither parsed nor evaluated on the way to the first
@@ -126,28 +145,12 @@ const lazyHttp2Wrapper = rewrite(
       members: HTTP2_MEMBERS,
     });
     // any member got uses beyond these would be undefined here, so refuse to build
-    const code = contents.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-    for (const use of new Set(code.match(/http2wrapper\.[A-Za-z]+/g) ?? []))
+    for (const use of new Set(codeOf(contents).match(/http2wrapper\.[A-Za-z]+/g) ?? []))
       if (!HTTP2_MEMBERS.includes(use.slice("http2wrapper.".length)))
         throw new Error(`lazy-http2-wrapper: got uses ${use}; extend the lazy object`);
     return contents;
   },
 );
-
-/** `text` with comments removed, to look for a name's uses in code. */
-const codeOf = (text) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-
-/** Replaces each `from` with `to` in `source`; each must occur exactly `count` times, or the build fails. */
-function replaceExactly(name, source, file, pairs) {
-  let out = source;
-  for (const [from, to, count] of pairs) {
-    const found = out.split(from).length - 1;
-    if (found !== count)
-      throw new Error(`${name}: expected ${count} of "${from}" in ${file}, found ${found}`);
-    out = out.split(from).join(to);
-  }
-  return out;
-}
 
 /**
  * Two node built-ins the daemon never uses, loaded by pino's top-level requires: node:worker_threads, for
@@ -158,23 +161,17 @@ function replaceExactly(name, source, file, pairs) {
  * runs). node:child_process and dgram stay: node's own net module loads them through node:cluster when a server
  * listens.
  */
-const lazyPinoWorkerThreads = rewrite(
-  "lazy-pino-worker-threads",
-  /[\\/]pino[\\/]lib[\\/]tools\.js$/,
-  (source, file) =>
-    replaceExactly("lazy-pino-worker-threads", source, file, [
-      ["const { isMainThread } = require('worker_threads')", "let workerThreads", 1],
-      ["isMainThread", "(workerThreads ??= require('worker_threads')).isMainThread", 1],
-    ]),
-);
-const lazyPinoThreadStream = rewrite(
+const lazyPinoWorkerThreads = rewriteExactly("lazy-pino-worker-threads", /[\\/]pino[\\/]lib[\\/]tools\.js$/, [
+  ["const { isMainThread } = require('worker_threads')", "let workerThreads", 1],
+  ["isMainThread", "(workerThreads ??= require('worker_threads')).isMainThread", 1],
+]);
+const lazyPinoThreadStream = rewriteExactly(
   "lazy-pino-thread-stream",
   /[\\/]pino[\\/]lib[\\/]transport\.js$/,
-  (source, file) =>
-    replaceExactly("lazy-pino-thread-stream", source, file, [
-      ["const ThreadStream = require('thread-stream')", "let ThreadStream", 1],
-      ["new ThreadStream(", "new (ThreadStream ??= require('thread-stream'))(", 1],
-    ]),
+  [
+    ["const ThreadStream = require('thread-stream')", "let ThreadStream", 1],
+    ["new ThreadStream(", "new (ThreadStream ??= require('thread-stream'))(", 1],
+  ],
 );
 const lazySonicBoomAssert = rewrite(
   "lazy-sonic-boom-assert",
