@@ -3,7 +3,7 @@
 //
 // `node scripts/build.mjs --if-stale` (npm start's prestart) builds only when an input is newer than the stamp:
 // a second `npm start` after `npm ci` (whose `prepare` built dist/) starts at once instead of spending ~7 s in tsc.
-// Inputs: everything under src/, this script, scripts/bundle.mjs, package.json, package-lock.json, tsconfig*.json.
+// Inputs: everything under src/, this script, scripts/bundle.mjs, scripts/bin-loader.js, package.json, package-lock.json, tsconfig*.json.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STAMP = path.join(root, "dist/.build-stamp");
-const OUTPUTS = ["dist/index.js", "dist/bin/hl-deadman.js"];
+const OUTPUTS = ["dist/index.js", "dist/bin/hl-deadman.js", "dist/bin/hl-deadman.cjs"];
 const INPUT_FILES = [
   "package.json",
   "package-lock.json",
@@ -20,6 +20,7 @@ const INPUT_FILES = [
   "tsconfig.build.json",
   "scripts/build.mjs",
   "scripts/bundle.mjs",
+  "scripts/bin-loader.js",
 ];
 
 /** The newest modification time (ms) under a directory, walking it fully (src/ is ~100 files). */

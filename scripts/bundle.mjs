@@ -1,14 +1,28 @@
 // Build step after `tsc` (npm run build): bundles the CLI entry (src/bin/hl-deadman.ts) into one tree-shaken,
-// minified ES module with its dependencies, written over tsc's dist/bin/hl-deadman.js (the package's `bin`), plus
-// split chunks in dist/bin/chunks/ for what only some commands load (the simulator, the chain watch, ...).
+// minified CommonJS file with its dependencies (dist/bin/hl-deadman.cjs), makes V8's code cache for it under each
+// set of node flags the deployments start node with (dist/bin/hl-deadman.cjs.<tag>.cache), and writes over tsc's
+// dist/bin/hl-deadman.js (the package's `bin`) the small loader scripts/bin-loader.js, which runs the bundle with
+// the cache that matches the running node.
 //
 // Why: Node 20 resolves, reads and links every file of an ES-module graph one by one; the daemon's graph is
 // ~700 files (got, zod, ethers, prom-client, ...). One file starts in about half the time and keeps less code
-// resident (BENCHMARKS.md, cold start and memory). The library (dist/index.js and the other dist/ modules) stays
-// as tsc wrote it. pino is bundled (its ~29 CommonJS files cost ~15 ms to resolve and load one by one); its
-// transports would start worker threads that load pino's own files by path, so the logger never uses one
-// (src/utils/logger.ts: pino-pretty, external, runs in the main thread for a terminal).
-import { mkdirSync, rmSync } from "node:fs";
+// resident; with the code cache, V8 deserializes the compiled code instead of parsing and compiling ~1 MB at
+// every start (BENCHMARKS.md, cold start and memory). Node 20 has no code cache for ES modules, hence CommonJS;
+// what only some commands use (the simulator, the chain watch, node-cron) stays in the file, evaluated only when
+// a command imports it. The library (dist/index.js and the other dist/ modules) stays as tsc wrote it. pino is
+// bundled (its ~29 CommonJS files cost ~15 ms to resolve and load one by one); its transports would start worker
+// threads that load pino's own files by path, so the logger never uses one (src/utils/logger.ts: pino-pretty,
+// external, runs in the main thread for a terminal).
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,7 +30,12 @@ import { build } from "esbuild";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = path.join(root, "dist/bin");
+const bundle = path.join(outdir, "hl-deadman.cjs");
+const bin = path.join(outdir, "hl-deadman.js");
+// split chunks of earlier (ES-module) builds, and code caches of earlier bundles (their digest no longer matches)
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
+for (const stale of readdirSync(outdir, { withFileTypes: true }))
+  if (/^hl-deadman\.cjs\..*cache$/.test(stale.name)) rmSync(path.join(outdir, stale.name));
 // tsc's map and declarations describe the unbundled file this replaces
 for (const stale of ["hl-deadman.js.map", "hl-deadman.d.ts", "hl-deadman.d.ts.map"])
   rmSync(path.join(outdir, stale), { force: true });
@@ -195,12 +214,11 @@ await build({
     lazyPinoThreadStream,
     lazySonicBoomAssert,
   ],
-  entryPoints: { "hl-deadman": path.join(root, "src/bin/hl-deadman.ts") },
+  entryPoints: [path.join(root, "src/bin/hl-deadman.ts")],
   tsconfig: path.join(root, "tsconfig.build.json"),
-  outdir,
+  outfile: bundle,
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
   minify: true,
@@ -208,11 +226,36 @@ await build({
   keepNames: true,
   charset: "ascii",
   legalComments: "none",
-  chunkNames: "chunks/[name]-[hash]",
   external: ["pino-pretty", "@opentelemetry/api", "http2-wrapper"],
-  // CommonJS dependencies (prom-client, ...) call require() for node: built-ins; give the ES module one.
-  banner: {
-    js: 'import{createRequire as __hlCreateRequire}from"node:module";const require=__hlCreateRequire(import.meta.url);',
-  },
+  // ES modules (node-cron, the logger's createRequire) read import.meta.url: the bundle's own URL
+  define: { "import.meta.url": "__hlImportMetaUrl" },
+  banner: { js: 'var __hlImportMetaUrl=require("node:url").pathToFileURL(__filename).href;' },
   logLevel: "warning",
 });
+
+// The loader wraps the bundle in a function: a leading #! line would be a syntax error there.
+writeFileSync(bundle, readFileSync(bundle, "latin1").replace(/^#![^\n]*\n/, ""), "latin1");
+copyFileSync(path.join(root, "scripts/bin-loader.js"), bin);
+chmodSync(bin, 0o755);
+
+/**
+ * The node flags the deployments start node with (docs/operations.md, "Node flags"): none (npm start, a shell);
+ * pm2's node_args and the image's ENTRYPOINT; the systemd units' ExecStart, which add the heap cap (as does the
+ * Kubernetes example, through NODE_OPTIONS). V8 refuses a cache made under other flags, so each set gets its own
+ * (test/deploy/code-cache.test.ts checks that every deployment's set has one).
+ */
+const JITLESS = ["--jitless", "--no-expose-wasm", "--optimize-for-size"];
+const CODE_CACHE_FLAGS = [[], JITLESS, [...JITLESS, "--max-old-space-size=160"]];
+
+// Each cache holds what `--version` compiles: the bundle's top level and every module it evaluates, which every
+// command compiles before it parses its arguments. Without a matching one the CLI still runs, compiling as usual.
+for (const flags of CODE_CACHE_FLAGS) {
+  const made = spawnSync(process.execPath, [...flags, bin, "--version"], {
+    env: { ...process.env, NODE_OPTIONS: "", HL_DEADMAN_CODE_CACHE: "write" },
+    encoding: "utf8",
+  });
+  if (made.status !== 0) {
+    process.stderr.write(`bundle: ${bin} --version failed (${made.status ?? made.signal})\n${made.stderr}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// dist/bin/hl-deadman.js, the package's `bin` (copied here by scripts/bundle.mjs): runs the bundled CLI
+// (dist/bin/hl-deadman.cjs) with V8's code cache for the running node and its flags
+// (dist/bin/hl-deadman.cjs.<tag>.cache), so the ~1 MB bundle is deserialized instead of parsed and compiled at
+// every start (BENCHMARKS.md, cold start; docs/development.md, "The build").
+//
+// <tag> is v8.cachedDataVersionTag(): V8's version, its flags and the CPU's features. V8 refuses a cache made
+// under another tag, so the build makes one per flag set the deployments start node with, and a node upgrade
+// simply finds no file for its tag. The cache is only a speed-up, never a source of code: its first 32 bytes are
+// the SHA-256 of the bundle it was made from, and it is used only when they match the bundle read now (V8's own
+// check compares the source's length, not its contents). A missing, stale, foreign or damaged cache means an
+// ordinary compile of the same bundle: slower by some tens of ms, nothing else.
+//
+// HL_DEADMAN_CODE_CACHE (build and install time only; docs/development.md):
+//   write   make the cache for this node and these flags, at exit (scripts/bundle.mjs runs `--version` so)
+//   report  print to stderr which cache was used: "code cache: used|rejected|absent <file>"
+import { createHash } from "node:crypto";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import v8 from "node:v8";
+import vm from "node:vm";
+
+/** The cache file for the running node and its flags. */
+const cacheFileFor = (bundle) => `${bundle}.${v8.cachedDataVersionTag()}.cache`;
+
+/** Compiles the bundle (with the cache when it matches) and returns its CommonJS wrapper function. */
+function compile(file, mode) {
+  const cacheFile = cacheFileFor(file);
+  const source = readFileSync(file);
+  const digest = createHash("sha256").update(source).digest();
+  let cachedData;
+  try {
+    const cache = readFileSync(cacheFile);
+    if (cache.length > 32 && digest.equals(cache.subarray(0, 32))) cachedData = cache.subarray(32);
+  } catch {}
+  // The same wrapper as node's CommonJS loader: the bundle sees require, module, __filename and __dirname.
+  const script = new vm.Script(
+    `(function (exports, require, module, __filename, __dirname) {${source.toString("latin1")}\n})`,
+    { filename: file, cachedData },
+  );
+  if (mode === "report") {
+    const state = cachedData === undefined ? "absent" : script.cachedDataRejected ? "rejected" : "used";
+    process.stderr.write(`code cache: ${state} ${cacheFile}\n`);
+  }
+  // At exit the script holds the code of everything the command compiled (`--version`: the bundle's top level
+  // and every module it evaluates, which every command compiles before it parses its arguments).
+  if (mode === "write")
+    process.once("exit", () => {
+      const temp = `${cacheFile}.${process.pid}.tmp`;
+      writeFileSync(temp, Buffer.concat([digest, script.createCachedData()]));
+      renameSync(temp, cacheFile);
+    });
+  return script.runInThisContext();
+}
+
+// Compiled in a function: the file's and the cache's buffers (~2 MB) are garbage once it returns.
+const file = path.join(path.dirname(fileURLToPath(import.meta.url)), "hl-deadman.cjs");
+const module = { exports: {}, filename: file, id: file, loaded: false };
+compile(file, process.env.HL_DEADMAN_CODE_CACHE)(
+  module.exports,
+  createRequire(file),
+  module,
+  file,
+  path.dirname(file),
+);
