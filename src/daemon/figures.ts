@@ -8,6 +8,9 @@
  */
 import { abs, type Fixed, fixedToNumber, parseDecimal, ratio } from "../utils/decimal.js";
 
+/** 1 at the scale of `parseDecimal` (10^18). */
+const UNIT = 10n ** 18n;
+
 /**
  * The part of a clearinghouse state (docs/exchange-behaviour.md §13) the figures read. `ClearinghouseState` from
  * src/hyperliquid/schemas.ts is assignable to it; taking the structural subset keeps this module pure.
@@ -98,7 +101,7 @@ export function derivePosition(
   if (liquidationPx !== null && size !== 0n && value !== 0n) {
     const liq = parseDecimal(liquidationPx, `${where} liquidationPx`);
     // |mark − liq| / mark = |positionValue − liq·|szi|| / positionValue, exact at scale 10^36
-    const distance = ratio(abs(value * 10n ** 18n - liq * size) * 100n, abs(value) * 10n ** 18n);
+    const distance = ratio(abs(value * UNIT - liq * size) * 100n, abs(value) * UNIT);
     if (distance !== null) figures.liquidationDistancePct = distance;
   }
   return figures;

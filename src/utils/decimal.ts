@@ -6,6 +6,10 @@
  * quotient with at least 20 significant digits and only then converted to a JS number by parsing its decimal
  * text, which JavaScript rounds correctly: the number carries 15+ significant digits, far more than any
  * leverage or percentage needs. No amount ever passes through a float before the final division.
+ *
+ * The exposure reporter parses and divides a few thousand of these per poll (BENCHMARKS.md, exposure): a parse is
+ * one BigInt conversion of the digits, and `ratio` counts its operands' digits against a table of powers of ten
+ * instead of formatting them.
  */
 import { BaseError } from "../errors/base.js";
 
@@ -28,6 +32,25 @@ export class DecimalError extends BaseError {
 }
 
 const DECIMAL_RE = /^(-)?(\d+)(?:\.(\d+))?$/;
+const ZEROS = "0".repeat(DECIMAL_SCALE);
+
+/** 10^0 .. 10^79: the exchange's amounts scaled by 10^18, and the quotients of `ratio`, stay well inside. */
+const POW10: readonly bigint[] = Array.from({ length: 80 }, (_, k) => 10n ** BigInt(k));
+const pow10 = (k: number): bigint => POW10[k] ?? 10n ** BigInt(k);
+
+/** The number of decimal digits of `x` >= 0 (1 for 0), without formatting it. */
+function decimalLength(x: bigint): number {
+  if (x >= POW10[POW10.length - 1]!) return x.toString().length;
+  // the smallest k with x < 10^k
+  let lo = 1;
+  let hi = POW10.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (x < POW10[mid]!) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
 
 /**
  * Parses a decimal string exactly into a `Fixed`. Digits beyond the 18th fractional digit are truncated
@@ -38,8 +61,10 @@ export function parseDecimal(value: string, what?: string): Fixed {
   const match = DECIMAL_RE.exec(value);
   if (!match) throw new DecimalError(value, what);
   const [, minus, whole = "0", frac = ""] = match;
-  const fraction = frac.slice(0, DECIMAL_SCALE).padEnd(DECIMAL_SCALE, "0");
-  const magnitude = BigInt(whole) * SCALE + BigInt(fraction);
+  // one BigInt parse of the digits scaled by 10^18 (whole, then exactly 18 fractional digits)
+  const fraction =
+    frac.length >= DECIMAL_SCALE ? frac.slice(0, DECIMAL_SCALE) : frac + ZEROS.slice(frac.length);
+  const magnitude = BigInt(whole + fraction);
   return minus ? -magnitude : magnitude;
 }
 
@@ -80,8 +105,8 @@ export function ratio(numerator: bigint, denominator: bigint): number | null {
   const n = abs(numerator);
   const d = abs(denominator);
   // enough fractional digits that the quotient keeps >= 20 significant digits whatever the magnitudes
-  const digits = Math.max(20, d.toString().length - n.toString().length + 22);
-  const q = (n * 10n ** BigInt(digits)) / d;
+  const digits = Math.max(20, decimalLength(d) - decimalLength(n) + 22);
+  const q = (n * pow10(digits)) / d;
   const text = q.toString().padStart(digits + 1, "0");
   const decimal = `${text.slice(0, text.length - digits)}.${text.slice(text.length - digits)}`;
   const result = Number(decimal);

@@ -1,3 +1,4 @@
+import { fc } from "@fast-check/vitest";
 import { describe, expect, test } from "vitest";
 import { deriveFigures, type FiguresInput } from "../../src/daemon/figures.js";
 import { DecimalError, formatFixed, parseDecimal, ratio } from "../../src/utils/decimal.js";
@@ -75,6 +76,37 @@ describe("decimal", () => {
     );
     expect(ratio(-2n, 4n)).toBe(-0.5);
     expect(ratio(5n, 0n)).toBeNull();
+  });
+
+  test("behavior: parse and ratio agree with the plain decimal-text computation on random amounts", () => {
+    // The oracle is the arithmetic spelled out on strings: the digits padded to 18 decimals, and the quotient's
+    // digit count taken from its operands' decimal text (the fast path counts digits against a table of powers).
+    const oracleParse = (text: string) => {
+      const [, minus, whole, frac = ""] = /^(-)?(\d+)(?:\.(\d+))?$/.exec(text)!;
+      const magnitude = BigInt(whole!) * 10n ** 18n + BigInt(frac.slice(0, 18).padEnd(18, "0"));
+      return minus ? -magnitude : magnitude;
+    };
+    const oracleRatio = (n: bigint, d: bigint) => {
+      const [a, b] = [n < 0n ? -n : n, d < 0n ? -d : d];
+      const digits = Math.max(20, b.toString().length - a.toString().length + 22);
+      const text = ((a * 10n ** BigInt(digits)) / b).toString().padStart(digits + 1, "0");
+      const value = Number(`${text.slice(0, -digits)}.${text.slice(-digits)}`);
+      return n < 0n !== d < 0n ? -value : value;
+    };
+    const decimal = fc
+      .tuple(fc.boolean(), fc.stringMatching(/^\d{1,30}$/), fc.option(fc.stringMatching(/^\d{1,24}$/)))
+      .map(([minus, whole, frac]) => `${minus ? "-" : ""}${whole}${frac === null ? "" : `.${frac}`}`);
+    fc.assert(
+      fc.property(decimal, decimal, (a, b) => {
+        const [x, y] = [parseDecimal(a), parseDecimal(b)];
+        expect(x).toBe(oracleParse(a));
+        if (x === 0n || y === 0n) return;
+        expect(ratio(x, y)).toBe(oracleRatio(x, y));
+        // the distance to liquidation divides at scale 10^36 (src/daemon/figures.ts)
+        expect(ratio(x * 10n ** 20n, y * 10n ** 18n)).toBe(oracleRatio(x * 10n ** 20n, y * 10n ** 18n));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 
   test("error: non-numeric strings are refused with the value named", () => {
