@@ -12,7 +12,8 @@
 // ordinary compile of the same bundle: slower by some tens of ms, nothing else.
 //
 // HL_DEADMAN_CODE_CACHE (build and install time only; docs/development.md):
-//   write   make the cache for this node and these flags, at exit (scripts/bundle.mjs runs `--version` so)
+//   write   make the cache for this node and these flags, at exit (scripts/bundle.mjs runs `run` up to its first
+//           push so; after a node upgrade, `--version` will do)
 //   report  print to stderr which cache was used: "code cache: used|rejected|absent <file>"
 import { createHash } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -45,7 +46,8 @@ function compile(file, mode) {
     process.stderr.write(`code cache: ${state} ${cacheFile}\n`);
   }
   // At exit the script holds the code of everything the command compiled (`--version`: the bundle's top level
-  // and every module it evaluates, which every command compiles before it parses its arguments).
+  // and every module it evaluates, which every command compiles before it parses its arguments; `run`: also the
+  // daemon's start path).
   if (mode === "write")
     process.once("exit", () => {
       const temp = `${cacheFile}.${process.pid}.tmp`;

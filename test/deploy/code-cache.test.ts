@@ -2,7 +2,8 @@
  * dist/bin/hl-deadman.js (scripts/bin-loader.js) runs the bundle dist/bin/hl-deadman.cjs with V8's code cache
  * dist/bin/hl-deadman.cjs.<tag>.cache, <tag> being v8.cachedDataVersionTag() of the running node and its flags;
  * the cache's first 32 bytes are the SHA-256 of the bundle it was made from (docs/development.md, "The build").
- * Checked in real processes, with the flags every deployment starts node with.
+ * The build makes each cache from a real `run` up to its first push. Checked in real processes, with the flags
+ * every deployment starts node with.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -114,6 +115,17 @@ describe("the bundle's code cache", () => {
       expect(cache.subarray(0, 32).toString("hex"), start.name).toBe(digest);
       expect(await version(bin, start), start.name).toEqual({ version: VERSION, cache: "used" });
     }
+  });
+
+  test("behavior: the build's caches hold the daemon's start path, made from a real run, not only --version", async () => {
+    // scripts/bundle.mjs makes each cache from `run` up to its first confirmed push against a simulator
+    const binDir = copyOfBin();
+    const name = await cacheNameFor({ name: "plain", flags: [] });
+    const fromRun = readFileSync(join(binDir, name)).length;
+    rmSync(join(binDir, name));
+    expect((await version(binDir, { name: "plain", flags: [] }, "write")).version).toBe(VERSION);
+    const fromVersion = readFileSync(join(binDir, name)).length;
+    expect(fromRun).toBeGreaterThan(fromVersion * 1.2);
   });
 
   test("behavior: a cache made from another bundle of the same length is not used (its old code never runs)", async () => {
