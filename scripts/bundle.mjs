@@ -286,7 +286,11 @@ function cacheFromRun(flags, apiUrl, privateKey) {
   child.stderr.on("data", (d) => {
     stderr += d;
   });
-  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill("SIGKILL");
+  }, 15_000);
   createInterface({ input: child.stdout }).on("line", (line) => {
     if (line.includes('"event":"heartbeat.ok"')) child.kill("SIGTERM");
   });
@@ -294,7 +298,9 @@ function cacheFromRun(flags, apiUrl, privateKey) {
     child.once("close", (code, signal) => {
       clearTimeout(timer);
       rmSync(stateDir, { recursive: true, force: true });
-      resolve(code === 0 ? null : `exit ${code ?? signal}: ${stderr.trim().split("\n").at(-1) ?? ""}`);
+      if (code === 0) resolve(null);
+      else if (timedOut) resolve("run confirmed no push in 15 s");
+      else resolve(`run exited ${code ?? signal}: ${stderr.trim().split("\n").at(-1) ?? ""}`);
     });
   });
 }
@@ -305,16 +311,19 @@ function cacheFromRun(flags, apiUrl, privateKey) {
 // `--version` and the build says why. Without any matching cache the CLI still runs, compiling as usual.
 const { startSimulator } = await import(pathToFileURL(path.join(root, "dist/index.js")).href);
 const wallet = Wallet.createRandom();
-const sim = await startSimulator({ users: [{ address: wallet.address.toLowerCase() }] });
+/** The simulator for the runs, or why it could not start (a build without a loopback interface, say). */
+const sim = await startSimulator({ users: [{ address: wallet.address.toLowerCase() }] }).catch(
+  (err) => `the simulator did not start (${err.message})`,
+);
 try {
+  // after one failed run the others are not tried: they would fail alike, 15 s each
+  let failed = typeof sim === "string" ? sim : null;
   for (const flags of CODE_CACHE_FLAGS) {
-    const failed = await cacheFromRun(flags, sim.apiUrl, wallet.privateKey);
+    failed ??= await cacheFromRun(flags, sim.apiUrl, wallet.privateKey);
     if (failed === null) continue;
-    process.stderr.write(
-      `bundle: the code cache for [${flags.join(" ")}] comes from --version: run ${failed}\n`,
-    );
+    process.stderr.write(`bundle: the code cache for [${flags.join(" ")}] comes from --version: ${failed}\n`);
     cacheFromVersion(flags);
   }
 } finally {
-  await sim.close();
+  if (typeof sim !== "string") await sim.close();
 }
