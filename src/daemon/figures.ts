@@ -6,7 +6,15 @@
  * so leverage, margin usage, mark price and distance to liquidation keep 15+ significant digits. The
  * amounts themselves are passed on as the exchange's strings, untouched.
  */
-import { abs, type Fixed, fixedToNumber, parseDecimal, ratio } from "../utils/decimal.js";
+import {
+  abs,
+  checkDecimal,
+  DecimalError,
+  type Fixed,
+  fixedToNumber,
+  parseDecimal,
+  ratio,
+} from "../utils/decimal.js";
 
 /** 1 at the scale of `parseDecimal` (10^18). */
 const UNIT = 10n ** 18n;
@@ -73,16 +81,37 @@ function ratioOfEquity(numerator: Fixed, equity: Fixed): number | null {
   return equity > 0n ? ratio(numerator, equity) : null;
 }
 
+/**
+ * A position's field as a `Fixed`; the error names the position and the field. The name is built only on failure:
+ * this runs for every position of every account on every poll (BENCHMARKS.md, exposure).
+ */
+function positionDecimal(coin: string, field: string, value: string): Fixed {
+  try {
+    return parseDecimal(value);
+  } catch (err) {
+    throw err instanceof DecimalError ? new DecimalError(value, `position ${coin} ${field}`) : err;
+  }
+}
+
+/** `checkDecimal` for a position's field, named as positionDecimal names it. */
+function checkPositionDecimal(coin: string, field: string, value: string): void {
+  try {
+    checkDecimal(value);
+  } catch (err) {
+    throw err instanceof DecimalError ? new DecimalError(value, `position ${coin} ${field}`) : err;
+  }
+}
+
 export function derivePosition(
   position: FiguresInput["assetPositions"][number]["position"],
 ): PositionFigures {
-  const where = `position ${position.coin}`;
-  const szi = parseDecimal(position.szi, `${where} szi`);
-  const value = parseDecimal(position.positionValue, `${where} positionValue`);
+  const coin = position.coin;
+  const szi = positionDecimal(coin, "szi", position.szi);
+  const value = positionDecimal(coin, "positionValue", position.positionValue);
   // validate the strings we pass on as received
-  parseDecimal(position.unrealizedPnl, `${where} unrealizedPnl`);
+  checkPositionDecimal(coin, "unrealizedPnl", position.unrealizedPnl);
   const entryPx = position.entryPx ?? null;
-  if (entryPx !== null) parseDecimal(entryPx, `${where} entryPx`);
+  if (entryPx !== null) checkPositionDecimal(coin, "entryPx", entryPx);
   const liquidationPx = position.liquidationPx ?? null;
   const size = abs(szi);
   const figures: PositionFigures = {
@@ -99,7 +128,7 @@ export function derivePosition(
     markPx: size === 0n ? null : ratio(value, size),
   };
   if (liquidationPx !== null && size !== 0n && value !== 0n) {
-    const liq = parseDecimal(liquidationPx, `${where} liquidationPx`);
+    const liq = positionDecimal(coin, "liquidationPx", liquidationPx);
     // |mark − liq| / mark = |positionValue − liq·|szi|| / positionValue, exact at scale 10^36
     const distance = ratio(abs(value * UNIT - liq * size) * 100n, abs(value) * UNIT);
     if (distance !== null) figures.liquidationDistancePct = distance;
@@ -112,7 +141,7 @@ export function deriveFigures(state: FiguresInput): AccountFigures {
   const accountValue = parseDecimal(summary.accountValue, "marginSummary.accountValue");
   const notional = parseDecimal(summary.totalNtlPos, "marginSummary.totalNtlPos");
   const marginUsed = parseDecimal(summary.totalMarginUsed, "marginSummary.totalMarginUsed");
-  parseDecimal(state.withdrawable, "withdrawable");
+  checkDecimal(state.withdrawable, "withdrawable");
   const crossValue = parseDecimal(state.crossMarginSummary.accountValue, "crossMarginSummary.accountValue");
   const maintenance = parseDecimal(state.crossMaintenanceMarginUsed, "crossMaintenanceMarginUsed");
   return {

@@ -68,6 +68,14 @@ export function parseDecimal(value: string, what?: string): Fixed {
   return minus ? -magnitude : magnitude;
 }
 
+/**
+ * Checks that `value` is a decimal `parseDecimal` accepts, without converting it: for the strings passed on as
+ * received (an entry price, an unrealized PnL), where a conversion would be thrown away.
+ */
+export function checkDecimal(value: string, what?: string): void {
+  if (typeof value !== "string" || !DECIMAL_RE.test(value)) throw new DecimalError(value, what);
+}
+
 export const abs = (x: bigint): bigint => (x < 0n ? -x : x);
 
 /** Formats a `Fixed` as a plain decimal string without trailing zeros ("1.5", "-0.0335", "0"). */

@@ -194,4 +194,21 @@ describe("deriveFigures", () => {
     state.assetPositions[1]!.position.positionValue = "12abc";
     expect(() => deriveFigures(state)).toThrow(/Invalid decimal "12abc" in position BTC positionValue/);
   });
+
+  test("error: every decimal field is checked and named, the ones passed on as received too", () => {
+    const fields = [
+      ["szi", (s: FiguresInput) => s.assetPositions[0]!.position, "position ETH szi"],
+      ["entryPx", (s: FiguresInput) => s.assetPositions[1]!.position, "position BTC entryPx"],
+      ["unrealizedPnl", (s: FiguresInput) => s.assetPositions[2]!.position, "position SOL unrealizedPnl"],
+      ["liquidationPx", (s: FiguresInput) => s.assetPositions[0]!.position, "position ETH liquidationPx"],
+      ["withdrawable", (s: FiguresInput) => s, "withdrawable"],
+    ] as const;
+    for (const [field, holder, named] of fields) {
+      const state = exampleState();
+      (holder(state) as Record<string, unknown>)[field] = "1e5";
+      expect(() => deriveFigures(state), field).toThrow(new RegExp(`Invalid decimal "1e5" in ${named}\\.`));
+      (holder(state) as Record<string, unknown>)[field] = 7;
+      expect(() => deriveFigures(state), field).toThrow(new RegExp(`Invalid decimal 7 in ${named}\\.`));
+    }
+  });
 });
