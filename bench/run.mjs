@@ -789,7 +789,10 @@ const MISSED_NOTES = {
     "  after the start (--trace-gc), just before the window opens at 10 s. This figure moves by 2× between days on",
     "  this shared VM: compare it with its reference in the same run. What would get closer: one ledger write per",
     "  push instead of before and after (a durability change the crash tests of test/reliability must agree to),",
-    "  the sampler at a coarser resolution, and the ledger's writes in one thread-pool trip instead of eight.",
+    "  the sampler at a coarser resolution (it would then miss more of the short stalls it is there to show), the",
+    "  ledger's writes in one thread-pool trip instead of eight, and a Keccak-f written for V8's interpreter (local",
+    "  variables and unrolled steps instead of @noble/hashes' typed arrays, loops and rotation helpers): ~1 ms of the",
+    "  7.3 ms per push at most. Together they do not make 2×: the pushes alone are ~3× the reference.",
   ],
   "cold start": ({ cold }) => [
     `- **Cold start: ${fmtInt(cold.daemonMs)} ms as deployed vs ${fmtInt(0.6 * cold.refMs)} ms allowed (${fmt(cold.daemonMs / cold.refMs, 2)}× the one-shot script; ${fmt(cold.daemonCpuMs / cold.refCpuMs, 2)}× in CPU; without node flags ${fmtInt(cold.plainMs)} ms, ${fmt(cold.plainMs / cold.refMs, 2)}×).**`,
