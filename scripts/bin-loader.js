@@ -14,9 +14,10 @@
 // HL_DEADMAN_CODE_CACHE (build and install time only; docs/development.md):
 //   write   make the cache for this node and these flags, at exit (scripts/bundle.mjs runs `run` up to its first
 //           push so; after a node upgrade, `--version` will do)
-//   report  print to stderr which cache was used: "code cache: used|rejected|absent <file>"
+//   report  print to stderr which cache was used: "code cache: used|rejected|stale|absent <file>" (stale: made
+//           from another bundle; rejected: refused by V8)
 import { createHash } from "node:crypto";
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,8 +33,10 @@ function compile(file, mode) {
   const source = readFileSync(file);
   const digest = createHash("sha256").update(source).digest();
   let cachedData;
+  let state = "absent";
   try {
     const cache = readFileSync(cacheFile);
+    state = "stale";
     if (cache.length > 32 && digest.equals(cache.subarray(0, 32))) cachedData = cache.subarray(32);
   } catch {}
   // The same wrapper as node's CommonJS loader: the bundle sees require, module, __filename and __dirname.
@@ -42,7 +45,7 @@ function compile(file, mode) {
     { filename: file, cachedData },
   );
   if (mode === "report") {
-    const state = cachedData === undefined ? "absent" : script.cachedDataRejected ? "rejected" : "used";
+    if (cachedData !== undefined) state = script.cachedDataRejected ? "rejected" : "used";
     process.stderr.write(`code cache: ${state} ${cacheFile}\n`);
   }
   // At exit the script holds the code of everything the command compiled (`--version`: the bundle's top level
@@ -51,7 +54,10 @@ function compile(file, mode) {
   if (mode === "write")
     process.once("exit", () => {
       const temp = `${cacheFile}.${process.pid}.tmp`;
-      writeFileSync(temp, Buffer.concat([digest, script.createCachedData()]));
+      const fd = openSync(temp, "w", 0o644);
+      writeFileSync(fd, Buffer.concat([digest, script.createCachedData()]));
+      fsyncSync(fd);
+      closeSync(fd);
       renameSync(temp, cacheFile);
     });
   return script.runInThisContext();

@@ -140,7 +140,7 @@ describe("the bundle's code cache", () => {
     expect(after).not.toBe(before);
     expect(after).toHaveLength(before.length);
     writeFileSync(bundlePath, after, "latin1");
-    expect(await version(binDir)).toEqual({ version: other, cache: "absent" });
+    expect(await version(binDir)).toEqual({ version: other, cache: "stale" });
   });
 
   test("behavior: the CLI runs with a damaged cache and without one, compiling as usual", async () => {
