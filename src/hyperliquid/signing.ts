@@ -10,12 +10,12 @@
  * scheduleCancel cases).
  */
 import { Encoder } from "@msgpack/msgpack";
-import { keccak_256 } from "@noble/hashes/sha3";
 // ethers' subpath entry points: the root "ethers" also loads providers, contracts and wordlists (~10 MiB of
 // resident memory the daemon never uses; BENCHMARKS.md, import cost).
 import { Signature, SigningKey } from "ethers/crypto";
 import { computeAddress, recoverAddress } from "ethers/transaction";
 import { BaseError } from "../errors/base.js";
+import { keccak256 } from "./keccak.js";
 import { publicKeyOf, Secp256k1Signer } from "./secp256k1.js";
 
 export type Hex = `0x${string}`;
@@ -65,23 +65,23 @@ export const AGENT_TYPES = Object.freeze({
 });
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
-const keccakHex = (bytes: Uint8Array): Hex => `0x${Buffer.from(keccak_256(bytes)).toString("hex")}`;
+const keccakHex = (bytes: Uint8Array): Hex => `0x${Buffer.from(keccak256(bytes)).toString("hex")}`;
 
 // The EIP-712 constants, hashed once (EIP-712 §hashStruct / §domainSeparator): every signature reuses them.
 /** keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)") ‖ fields */
 const DOMAIN_SEPARATOR = (() => {
   const encoded = new Uint8Array(5 * 32);
   encoded.set(
-    keccak_256(utf8("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")),
+    keccak256(utf8("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")),
   );
-  encoded.set(keccak_256(utf8(EXCHANGE_DOMAIN.name)), 32);
-  encoded.set(keccak_256(utf8(EXCHANGE_DOMAIN.version)), 64);
+  encoded.set(keccak256(utf8(EXCHANGE_DOMAIN.name)), 32);
+  encoded.set(keccak256(utf8(EXCHANGE_DOMAIN.version)), 64);
   new DataView(encoded.buffer).setUint32(96 + 28, EXCHANGE_DOMAIN.chainId, false);
   // verifyingContract is the zero address: its 32-byte slot stays zero
-  return keccak_256(encoded);
+  return keccak256(encoded);
 })();
-const AGENT_TYPE_HASH = keccak_256(utf8("Agent(string source,bytes32 connectionId)"));
-const SOURCE_HASH = { a: keccak_256(utf8("a")), b: keccak_256(utf8("b")) };
+const AGENT_TYPE_HASH = keccak256(utf8("Agent(string source,bytes32 connectionId)"));
+const SOURCE_HASH = { a: keccak256(utf8("a")), b: keccak256(utf8("b")) };
 
 /** The EIP-712 digest of Agent { source, connectionId }: keccak256(0x1901 ‖ domainSeparator ‖ hashStruct). */
 function agentDigest(connectionId: Uint8Array, isMainnet: boolean): Uint8Array {
@@ -93,8 +93,8 @@ function agentDigest(connectionId: Uint8Array, isMainnet: boolean): Uint8Array {
   message[0] = 0x19;
   message[1] = 0x01;
   message.set(DOMAIN_SEPARATOR, 2);
-  message.set(keccak_256(struct), 34);
-  return keccak_256(message);
+  message.set(keccak256(struct), 34);
+  return keccak256(message);
 }
 
 // Default msgpack options (smallest integer encoding; no useBigInt64, see docs/exchange-behaviour.md §2). `undefined`
@@ -172,7 +172,7 @@ export function l1ActionHash(params: L1ActionHashParameters): Hex {
 
 /** l1ActionDigest as bytes (the signer and the simulator hash without hex round trips). */
 export function l1ActionDigestBytes(params: L1ActionHashParameters & { isMainnet: boolean }): Uint8Array {
-  return agentDigest(keccak_256(l1ActionPreimage(params)), params.isMainnet);
+  return agentDigest(keccak256(l1ActionPreimage(params)), params.isMainnet);
 }
 
 /** The EIP-712 digest that is signed for an L1 action. */
