@@ -60,12 +60,16 @@ for (let x = 0; x < 5; x++)
     body.push(`c${x}${half} = ${[0, 1, 2, 3, 4].map((y) => `a${lane(x, y)}${half}`).join(" ^ ")};`);
 for (let x = 0; x < 5; x++) {
   const [p, n] = [(x + 4) % 5, (x + 1) % 5];
-  body.push(`dl = c${p}l ^ ((c${n}l << 1) | (c${n}h >>> 31));`, `dh = c${p}h ^ ((c${n}h << 1) | (c${n}l >>> 31));`);
+  body.push(
+    `dl = c${p}l ^ ((c${n}l << 1) | (c${n}h >>> 31));`,
+    `dh = c${p}h ^ ((c${n}h << 1) | (c${n}l >>> 31));`,
+  );
   for (let y = 0; y < 5; y++) body.push(`a${lane(x, y)}l ^= dl;`, `a${lane(x, y)}h ^= dh;`);
 }
 // ρ and π (§3.2.2-3): b[y][2x + 3y] = rot(a[x][y], r[x][y])
 for (let x = 0; x < 5; x++)
-  for (let y = 0; y < 5; y++) body.push(...rotate(`b${lane(y, (2 * x + 3 * y) % 5)}`, `a${lane(x, y)}`, RHO[x][y]));
+  for (let y = 0; y < 5; y++)
+    body.push(...rotate(`b${lane(y, (2 * x + 3 * y) % 5)}`, `a${lane(x, y)}`, RHO[x][y]));
 // χ (§3.2.4): a[x][y] = b[x][y] ^ (~b[x+1][y] & b[x+2][y])
 for (let y = 0; y < 5; y++)
   for (let x = 0; x < 5; x++)
