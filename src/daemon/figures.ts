@@ -14,10 +14,8 @@ import {
   fixedToNumber,
   parseDecimal,
   ratio,
+  SCALE,
 } from "../utils/decimal.js";
-
-/** 1 at the scale of `parseDecimal` (10^18). */
-const UNIT = 10n ** 18n;
 
 /**
  * The part of a clearinghouse state (docs/exchange-behaviour.md §13) the figures read. `ClearinghouseState` from
@@ -82,21 +80,13 @@ function ratioOfEquity(numerator: Fixed, equity: Fixed): number | null {
 }
 
 /**
- * A position's field as a `Fixed`; the error names the position and the field. The name is built only on failure:
- * this runs for every position of every account on every poll (BENCHMARKS.md, exposure).
+ * `read(value)` (parseDecimal, checkDecimal) for a position's field; a refused value is named by the position and the
+ * field. The name is built only on failure: this runs for every position of every account on every poll
+ * (BENCHMARKS.md, exposure).
  */
-function positionDecimal(coin: string, field: string, value: string): Fixed {
+function positionField<T>(coin: string, field: string, value: string, read: (value: string) => T): T {
   try {
-    return parseDecimal(value);
-  } catch (err) {
-    throw err instanceof DecimalError ? new DecimalError(value, `position ${coin} ${field}`) : err;
-  }
-}
-
-/** `checkDecimal` for a position's field, named as positionDecimal names it. */
-function checkPositionDecimal(coin: string, field: string, value: string): void {
-  try {
-    checkDecimal(value);
+    return read(value);
   } catch (err) {
     throw err instanceof DecimalError ? new DecimalError(value, `position ${coin} ${field}`) : err;
   }
@@ -106,12 +96,12 @@ export function derivePosition(
   position: FiguresInput["assetPositions"][number]["position"],
 ): PositionFigures {
   const coin = position.coin;
-  const szi = positionDecimal(coin, "szi", position.szi);
-  const value = positionDecimal(coin, "positionValue", position.positionValue);
+  const szi = positionField(coin, "szi", position.szi, parseDecimal);
+  const value = positionField(coin, "positionValue", position.positionValue, parseDecimal);
   // validate the strings we pass on as received
-  checkPositionDecimal(coin, "unrealizedPnl", position.unrealizedPnl);
+  positionField(coin, "unrealizedPnl", position.unrealizedPnl, checkDecimal);
   const entryPx = position.entryPx ?? null;
-  if (entryPx !== null) checkPositionDecimal(coin, "entryPx", entryPx);
+  if (entryPx !== null) positionField(coin, "entryPx", entryPx, checkDecimal);
   const liquidationPx = position.liquidationPx ?? null;
   const size = abs(szi);
   const figures: PositionFigures = {
@@ -128,9 +118,9 @@ export function derivePosition(
     markPx: size === 0n ? null : ratio(value, size),
   };
   if (liquidationPx !== null && size !== 0n && value !== 0n) {
-    const liq = positionDecimal(coin, "liquidationPx", liquidationPx);
+    const liq = positionField(coin, "liquidationPx", liquidationPx, parseDecimal);
     // |mark − liq| / mark = |positionValue − liq·|szi|| / positionValue, exact at scale 10^36
-    const distance = ratio(abs(value * UNIT - liq * size) * 100n, abs(value) * UNIT);
+    const distance = ratio(abs(value * SCALE - liq * size) * 100n, abs(value) * SCALE);
     if (distance !== null) figures.liquidationDistancePct = distance;
   }
   return figures;

@@ -15,7 +15,8 @@ import { BaseError } from "../errors/base.js";
 
 /** Digits after the decimal point kept by `parseDecimal`; the exchange sends at most ~8. */
 export const DECIMAL_SCALE = 18;
-const SCALE = 10n ** BigInt(DECIMAL_SCALE);
+/** 1 as a `Fixed` (10^18). */
+export const SCALE = 10n ** BigInt(DECIMAL_SCALE);
 
 /** A decimal amount as an integer number of 10^-18 units. */
 export type Fixed = bigint;
