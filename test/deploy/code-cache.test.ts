@@ -8,62 +8,25 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, test } from "vitest";
 import { VERSION } from "../../src/version.js";
 import { ROOT } from "../helpers/process.js";
-import { execForm, instructions, parseDockerfile, parseUnit, unitValue } from "./parsers.js";
+import { deploymentStarts, type NodeStart } from "./deployments.js";
 
 const run = promisify(execFile);
 const bin = join(ROOT, "dist/bin");
-const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
 
-/** A way node is started: its flags and NODE_OPTIONS. */
-type Start = { name: string; flags: string[]; nodeOptions?: string };
-
-/** How each deployment starts node, read from the deployment files themselves. */
-function deployments(): Start[] {
-  const unitFlags = (path: string) => {
-    const words = (unitValue(parseUnit(read(path)), "Service", "ExecStart") ?? "").split(/\s+/);
-    return words.slice(
-      1,
-      words.findIndex((w) => w.endsWith(".js")),
-    );
-  };
-  const pm2 = createRequire(import.meta.url)(join(ROOT, "ecosystem.config.cjs")) as {
-    apps: { node_args?: string[] }[];
-  };
-  const runtime = parseDockerfile(read("Dockerfile")).stages.at(-1);
-  if (!runtime) throw new Error("no stage in the Dockerfile");
-  const entry = execForm(instructions(runtime, "ENTRYPOINT").at(-1)?.args ?? "");
-  if (!entry) throw new Error("the Dockerfile's ENTRYPOINT is not in exec form");
-  const imageFlags = entry.slice(
-    1,
-    entry.findIndex((w) => w.endsWith(".js")),
-  );
-  const k8sOptions = /name: NODE_OPTIONS\s+value: (.+)/.exec(read("deploy/kubernetes/sidecar.yaml"))?.[1];
-  if (!k8sOptions) throw new Error("no NODE_OPTIONS in deploy/kubernetes/sidecar.yaml");
-  return [
-    { name: "npm start", flags: [] },
-    { name: "systemd/hl-deadman.service", flags: unitFlags("systemd/hl-deadman.service") },
-    { name: "systemd/hl-deadman@.service", flags: unitFlags("systemd/hl-deadman@.service") },
-    { name: "pm2", flags: pm2.apps[0]?.node_args ?? [] },
-    { name: "Dockerfile", flags: imageFlags },
-    { name: "kubernetes", flags: imageFlags, nodeOptions: k8sOptions.trim() },
-  ];
-}
-
-const envOf = (start: Start, extra: Record<string, string> = {}) => ({
+const envOf = (start: NodeStart, extra: Record<string, string> = {}) => ({
   PATH: process.env.PATH,
   NODE_OPTIONS: start.nodeOptions ?? "",
   ...extra,
 });
 
 /** The cache file name that node started this way looks for. */
-async function cacheNameFor(start: Start): Promise<string> {
+async function cacheNameFor(start: NodeStart): Promise<string> {
   const { stdout } = await run(
     process.execPath,
     [...start.flags, "-p", "require('node:v8').cachedDataVersionTag()"],
@@ -73,7 +36,7 @@ async function cacheNameFor(start: Start): Promise<string> {
 }
 
 /** `hl-deadman --version` started this way, with the loader's report of the cache it used. */
-async function version(binDir: string, start: Start = { name: "plain", flags: [] }, mode = "report") {
+async function version(binDir: string, start: NodeStart = { name: "plain", flags: [] }, mode = "report") {
   const { stdout, stderr } = await run(
     process.execPath,
     [...start.flags, join(binDir, "hl-deadman.js"), "--version"],
@@ -104,7 +67,7 @@ describe("the bundle's code cache", () => {
     const digest = createHash("sha256")
       .update(readFileSync(join(bin, "hl-deadman.cjs")))
       .digest("hex");
-    const starts = deployments();
+    const starts = deploymentStarts();
     // the deployments differ: none, the JIT off, the JIT off with the heap cap
     expect(new Set(await Promise.all(starts.map(cacheNameFor))).size).toBe(3);
     for (const start of starts) {

@@ -7,7 +7,6 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { release, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Wallet } from "ethers";
@@ -15,19 +14,15 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { requireBinary } from "../helpers/binaries.js";
 import { assertBuilt, CLI, FAST_CADENCE, ROOT, spawnNode } from "../helpers/process.js";
-import { execForm, instructions, parseDockerfile, parseUnit, unitValue } from "./parsers.js";
+import { imageEntrypoint, nodeFlagsOf, pm2NodeArgs, unitExecStart } from "./deployments.js";
+import { parseUnit, unitValue } from "./parsers.js";
 
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
 const pkg = JSON.parse(read("package.json")) as { bin: Record<string, string> };
 
-/** The node flags of a unit's ExecStart: the words between the node binary and the script, heap cap aside. */
-function unitNodeFlags(path: string): string[] {
-  const exec = unitValue(parseUnit(read(path)), "Service", "ExecStart") ?? "";
-  const words = exec.split(/\s+/);
-  const script = words.findIndex((w) => w.endsWith(".js"));
-  expect(script, `no script in ExecStart of ${path}`).toBeGreaterThan(0);
-  return words.slice(1, script).filter((w) => !w.startsWith("--max-old-space-size"));
-}
+/** The node flags of a unit's ExecStart, heap cap aside (pm2 and the image leave the heap to their host). */
+const unitNodeFlags = (path: string): string[] =>
+  nodeFlagsOf(unitExecStart(path)).filter((w) => !w.startsWith("--max-old-space-size"));
 
 const FLAGS = unitNodeFlags("systemd/hl-deadman.service");
 
@@ -61,14 +56,8 @@ describe("node flags of the daemon", () => {
     for (const unit of ["systemd/hl-deadman.service", "systemd/hl-deadman@.service"])
       expect(unitValue(parseUnit(read(unit)), "Service", "MemoryDenyWriteExecute"), unit).toBe("yes");
 
-    const require = createRequire(import.meta.url);
-    const pm2 = require(join(ROOT, "ecosystem.config.cjs")) as { apps: { node_args?: string[] }[] };
-    expect(pm2.apps[0]?.node_args).toEqual(FLAGS);
-
-    const runtime = parseDockerfile(read("Dockerfile")).stages.at(-1);
-    if (!runtime) throw new Error("no stage in the Dockerfile");
-    const entry = execForm(instructions(runtime, "ENTRYPOINT").at(-1)?.args ?? "");
-    expect(entry).toEqual(["node", ...FLAGS, pkg.bin["hl-deadman"]]);
+    expect(pm2NodeArgs()).toEqual(FLAGS);
+    expect(imageEntrypoint()).toEqual(["node", ...FLAGS, pkg.bin["hl-deadman"]]);
   });
 
   describe("under the kernel's W^X rule (PR_SET_MDWE)", () => {
