@@ -36,10 +36,11 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = path.join(root, "dist/bin");
 const bundle = path.join(outdir, "hl-deadman.cjs");
 const bin = path.join(outdir, "hl-deadman.js");
-// split chunks of earlier (ES-module) builds, and code caches of earlier bundles (their digest no longer matches)
+// split chunks of earlier (ES-module) builds, code caches of earlier bundles (their digest no longer matches) and
+// a cache write's temporary file left by an interrupted build
 rmSync(path.join(outdir, "chunks"), { recursive: true, force: true });
 for (const stale of readdirSync(outdir, { withFileTypes: true }))
-  if (/^hl-deadman\.cjs\..*cache$/.test(stale.name)) rmSync(path.join(outdir, stale.name));
+  if (/^hl-deadman\.cjs\..*\.(cache|tmp)$/.test(stale.name)) rmSync(path.join(outdir, stale.name));
 // tsc's map and declarations describe the unbundled file this replaces
 for (const stale of ["hl-deadman.js.map", "hl-deadman.d.ts", "hl-deadman.d.ts.map"])
   rmSync(path.join(outdir, stale), { force: true });
