@@ -209,14 +209,15 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   const { config, wallet, stateDir } = params;
   const { started, listen } = run;
   const clock = params.clock ?? systemClock;
-  const timers = params.timers ?? systemTimers(clock);
+  const metrics = params.metrics ?? createMetrics();
+  // Real timers report how late they fire: the event-loop delay gauges (src/daemon/metrics.ts).
+  const timers = params.timers ?? systemTimers(clock, { onLate: metrics.recordTimerLateness });
   // The exchange's time: monotonic + an offset corrected from answers' Date headers; a wall step moves nothing.
   const time = new ExchangeTime(clock);
   // One root signal: close() aborts it and every repetition listening to it stops.
   const root = createRootSignal();
   run.abort = () => root.abort("start failed");
   const scheduler = params.scheduler ?? cronScheduler;
-  const metrics = params.metrics ?? createMetrics();
   // Notifications and the status page follow the modules' log events through a tapped logger (src/notify/).
   const notifications = createDaemonNotifications({
     urls: config.notifyUrls,

@@ -3,17 +3,86 @@
  * `_seconds`, `_timestamp_seconds`), labelled by account (and coin for positions). Each part of the daemon
  * (switch, ledger, exposure, guard, chain watch) gets this object and sets its own metrics.
  */
+import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export const METRIC_PREFIX = "hl_deadman_";
 
 /**
- * Sampling period (ms) of prom-client's event-loop-lag histogram. Its default, 10 ms, wakes the process 100
- * times a second, which alone costs ~20 CPU-seconds per hour — more than everything else the daemon does at
- * the default cadence (BENCHMARKS.md). Each sample still measures lag to the millisecond; the daemon's own
- * loop detects stalls (`loop.stalled`) independently.
+ * The event loop's delay, without a timer of its own. prom-client's `nodejs_eventloop_lag_{min,max,mean,stddev,
+ * p50,p90,p99}_seconds` come from perf_hooks.monitorEventLoopDelay, which wakes the process every `resolution` ms
+ * to time its own lateness: at 1 s that alone cost about as much CPU as a whole idle node process (issue 15,
+ * BENCHMARKS.md "CPU per hour"). The same seven gauges here read a histogram of how late the daemon's own timers
+ * fire (the push loop, the lapse timers, the clock watch, the exposure and budget polls: src/utils/runtime.ts
+ * `systemTimers`), measured at wake-ups that happen anyway. That is the delay a push sees; a stall between two
+ * timers shows in `event_loop_utilization_ratio` (time busy since the last scrape), and a late push loop in
+ * `event_loop_stalls_total` and `loop.stalled` (docs/observability.md, "Event loop").
+ *
+ * prom-client still builds its monitor when its default metrics are collected; given this resolution (the
+ * largest a timer takes, ~24.8 days; the timer is unref'd) it never samples, and its seven gauges are replaced.
  */
-export const EVENT_LOOP_SAMPLE_MS = 1_000;
+export const EVENT_LOOP_SAMPLE_MS = 2_147_483_647;
+
+const LOOP_DELAY_STATS = [
+  ["min", "Smallest", (h: RecordableHistogram) => h.min],
+  ["max", "Largest", (h: RecordableHistogram) => h.max],
+  ["mean", "Mean", (h: RecordableHistogram) => h.mean],
+  ["stddev", "Standard deviation of the", (h: RecordableHistogram) => h.stddev],
+  ["p50", "Median", (h: RecordableHistogram) => h.percentile(50)],
+  ["p90", "90th percentile of the", (h: RecordableHistogram) => h.percentile(90)],
+  ["p99", "99th percentile of the", (h: RecordableHistogram) => h.percentile(99)],
+] as const;
+
+/**
+ * How late the daemon's timers fired since the last scrape. `record(lateMs)` is what `systemTimers` calls; the
+ * seven gauges read the histogram once per scrape (the first gauge collected takes the figures and resets it;
+ * the others of the same scrape read those figures), 0 when no timer came due.
+ */
+function loopDelayGauges(registry: Registry, prefix: string) {
+  const histogram = createHistogram();
+  let taken: Map<string, number> | null = null;
+  const figures = () => {
+    if (taken === null) {
+      const empty = histogram.count === 0;
+      taken = new Map(LOOP_DELAY_STATS.map(([stat, , of]) => [stat, empty ? 0 : of(histogram) / 1e9]));
+      histogram.reset();
+      // every gauge of one scrape is collected in the same synchronous pass (prom-client's Registry.metrics)
+      queueMicrotask(() => {
+        taken = null;
+      });
+    }
+    return taken;
+  };
+  for (const [stat, what, ,] of LOOP_DELAY_STATS) {
+    const name = `${prefix}nodejs_eventloop_lag_${stat}_seconds`;
+    registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help: `${what} lateness of the daemon's timers since the last scrape, in seconds (the event loop's delay).`,
+      registers: [registry],
+      collect() {
+        this.set(figures().get(stat) ?? 0);
+      },
+    });
+  }
+  let last = performance.eventLoopUtilization();
+  new Gauge({
+    name: `${prefix}event_loop_utilization_ratio`,
+    help: "Share of the time since the last scrape the event loop spent running code (0-1).",
+    registers: [registry],
+    collect() {
+      const now = performance.eventLoopUtilization();
+      this.set(performance.eventLoopUtilization(now, last).utilization);
+      last = now;
+    },
+  });
+  return {
+    /** Records one timer that fired `lateMs` after it was due (negative: on time). */
+    record(lateMs: number): void {
+      histogram.record(Math.max(1, Math.round(lateMs * 1e6)));
+    },
+  };
+}
 
 export function createMetrics({ registry = new Registry(), defaultMetrics = true } = {}) {
   if (defaultMetrics)
@@ -22,10 +91,15 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
       prefix: METRIC_PREFIX,
       eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
     });
+  const loopDelay = defaultMetrics
+    ? loopDelayGauges(registry, METRIC_PREFIX)
+    : { record(_lateMs: number) {} };
   const r = [registry];
   const p = METRIC_PREFIX;
   return {
     registry,
+    /** Feeds the event-loop delay gauges: how late each of the daemon's timers fired (src/utils/runtime.ts). */
+    recordTimerLateness: loopDelay.record,
     // --- the switch
     armedDeadline: new Gauge({
       name: `${p}armed_deadline_timestamp_seconds`,

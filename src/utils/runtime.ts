@@ -10,6 +10,7 @@
  * computing a delay from two wall-clock readings. Here every delay is a monotonic difference.
  */
 
+import { performance } from "node:perf_hooks";
 import { ArgumentError } from "../errors/argument.js";
 import { type Clock, type ManualClock, monotonicOf } from "./clock.js";
 import type { Logger } from "./logger.js";
@@ -24,12 +25,25 @@ export interface Timers {
 
 /**
  * Real timers (setTimeout, which Node runs on a monotonic clock). They keep the process alive: the push loop
- * is what the daemon exists for.
+ * is what the daemon exists for. `onLate`, when given, hears how late each timer fired (ms after it was due;
+ * negative or zero: on time): the daemon's measure of its event loop's delay (src/daemon/metrics.ts).
  */
-export function systemTimers(_clock?: Clock): Timers {
+export function systemTimers(
+  _clock?: Clock,
+  { onLate }: { onLate?: ((lateMs: number) => void) | undefined } = {},
+): Timers {
   return {
     after(ms: number, fn: () => void): TimerHandle {
-      const handle = setTimeout(fn, Math.max(0, ms));
+      const delay = Math.max(0, ms);
+      if (onLate === undefined) {
+        const handle = setTimeout(fn, delay);
+        return { cancel: () => clearTimeout(handle) };
+      }
+      const due = performance.now() + delay;
+      const handle = setTimeout(() => {
+        onLate(performance.now() - due);
+        fn();
+      }, delay);
       return { cancel: () => clearTimeout(handle) };
     },
   };

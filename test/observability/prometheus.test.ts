@@ -209,6 +209,22 @@ describe("live Prometheus scraping the daemon", () => {
     await resolved("HlDeadmanPushesFailing");
   }, 60_000);
 
+  test("the event-loop figures come from the daemon's own timers (docs/observability.md, Event loop)", async () => {
+    // Its timers (1 s pushes, 500 ms guard, 1 s polls) come due between two scrapes: the lag gauges move.
+    await until("timer lateness in a scrape", async () => {
+      const r = await query("max_over_time(hl_deadman_nodejs_eventloop_lag_max_seconds[20s])");
+      return r.length === 1 && Number(r[0]!.value[1]) > 0;
+    });
+    const p99 = await query("hl_deadman_nodejs_eventloop_lag_p99_seconds");
+    expect(p99).toHaveLength(1);
+    // well under a second on an idle loop: lateness, not the timers' periods
+    expect(Number(p99[0]!.value[1])).toBeLessThan(1);
+    const busy = await query("hl_deadman_event_loop_utilization_ratio");
+    expect(busy).toHaveLength(1);
+    expect(Number(busy[0]!.value[1])).toBeGreaterThan(0);
+    expect(Number(busy[0]!.value[1])).toBeLessThan(1);
+  }, 30_000);
+
   test("every query of the Grafana dashboard returns series from the live Prometheus", async () => {
     const dashboard = JSON.parse(readFileSync(join(ROOT, "deploy/grafana/hl-deadman.json"), "utf8")) as {
       templating: { list: Array<{ name: string; type: string; query?: unknown }> };
