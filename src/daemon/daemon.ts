@@ -247,7 +247,7 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     triggerLimit: config.triggerLimit,
     beforeSync: params.beforeLedgerSync,
   });
-  started.push({ component: "ledger", close: () => ledger.flush() });
+  started.push({ component: "ledger", close: () => ledger.close() });
   run.component = "clients";
 
   // The exchange's time is never before the ledger's last write (a clock stepped back while down).

@@ -15,10 +15,18 @@
  *   in-memory ledger stays authoritative and the daemon keeps protecting. The old file stays intact
  *   (temp + rename), so nothing already written is lost.
  */
-import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { open, readdir, rename, rm } from "node:fs/promises";
+import {
+  close as closeCallback,
+  closeSync,
+  fsync,
+  mkdirSync,
+  open as openCallback,
+  rename as renameCallback,
+  writeSync,
+} from "node:fs";
+import { readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { z } from "zod";
 import { formatIssues } from "../errors/parse.js";
 import { checkStateFile } from "../state/files.js";
@@ -40,6 +48,12 @@ import {
 } from "./ledger-model.js";
 
 export { HISTORY_SIZE } from "./ledger-model.js";
+
+// The write path's file calls, on libuv's thread pool without FileHandle objects (see Ledger#writeOnce).
+const openAsync = promisify(openCallback);
+const fsyncAsync = promisify(fsync);
+const renameAsync = promisify(renameCallback);
+const closeAsync = promisify(closeCallback);
 export const LEDGER_FILE = "ledger.json";
 export const LEDGER_VERSION = 1;
 const TMP_PREFIX = `.${LEDGER_FILE}.tmp-`;
@@ -179,6 +193,9 @@ export class Ledger {
   #pendingCorruptDetail: string | null = null;
   #loadedUpdatedAt: number | null = null;
   #lastNonce: number | null = null;
+  /** the state directory, opened at the first write and kept for its fsyncs (closed by `close`) */
+  #dirFd: number | null = null;
+  #tmpSeq = 0;
 
   private constructor(
     path: string,
@@ -492,25 +509,32 @@ export class Ledger {
     }
   }
 
+  /**
+   * One atomic, durable write: a temp file in the same directory is created, written, fsynced and closed, then
+   * renamed over the ledger, then the directory is fsynced. Whatever waits on the disk (creating the file, both
+   * fsyncs, the rename) runs on libuv's thread pool, so a hung disk never blocks the event loop: `durable` runs
+   * out of budget and the switch says why. Only the write into the page cache and the close after the fsync
+   * (nothing left to flush) run inline, and the directory is opened once and kept: four thread-pool trips a
+   * write instead of eight, each of which wakes two threads (issue 15: they were most of the daemon's context
+   * switches at rest, BENCHMARKS.md "CPU per hour").
+   */
   async #writeOnce(text: string): Promise<void> {
-    const tmp = join(dirname(this.path), `${TMP_PREFIX}${process.pid}-${randomBytes(4).toString("hex")}`);
+    const dir = dirname(this.path);
+    const tmp = join(dir, `${TMP_PREFIX}${process.pid}-${this.#tmpSeq++}`);
     try {
-      const fh = await open(tmp, "w", 0o600);
+      const fd = await openAsync(tmp, "w", 0o600);
       try {
-        await fh.writeFile(text, "utf8");
+        const bytes = Buffer.from(text, "utf8");
+        for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
         if (this.#beforeSync) await this.#beforeSync();
-        await fh.sync();
+        await fsyncAsync(fd);
       } finally {
-        await fh.close();
+        closeSync(fd);
       }
-      await rename(tmp, this.path);
+      await renameAsync(tmp, this.path);
       try {
-        const dir = await open(dirname(this.path), "r");
-        try {
-          await dir.sync();
-        } finally {
-          await dir.close();
-        }
+        this.#dirFd ??= await openAsync(dir, "r");
+        await fsyncAsync(this.#dirFd);
       } catch {
         // Some filesystems refuse fsync on a directory; the rename is still atomic.
       }
@@ -534,6 +558,14 @@ export class Ledger {
       }
       this.#lastWriteError = reason;
     }
+  }
+
+  /** Writes what is pending (as `flush`), then closes the state directory the writes kept open. */
+  async close(): Promise<void> {
+    await this.flush();
+    const fd = this.#dirFd;
+    this.#dirFd = null;
+    if (fd !== null) await closeAsync(fd).catch(() => undefined);
   }
 
   /** Resolves once every change so far is written (or its write failed and was logged). */

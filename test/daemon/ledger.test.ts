@@ -1,4 +1,5 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHook } from "node:async_hooks";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -40,6 +41,45 @@ describe("Ledger", () => {
       clock.now() - 5_000 + 75_000,
     );
     timers.dispose();
+  });
+
+  test("a durable write takes four thread-pool trips: create, fsync, rename, fsync the directory (kept open)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const l = await open(dir, clock);
+    const trips: string[] = [];
+    const hook = createHook({
+      init(_id, type) {
+        if (type.startsWith("FSREQ")) trips.push(type);
+      },
+    });
+    const fdsOnDir = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === dir;
+        } catch {
+          return false;
+        }
+      }).length;
+    try {
+      l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+      await l.flush(); // the first write also opens the directory
+      hook.enable();
+      for (let i = 1; i <= 3; i++) {
+        l.recordPush(A, { deadline: clock.now() + 60_000 + i, at: clock.now() });
+        expect(await l.durable(5_000)).toBe("written");
+      }
+      hook.disable();
+      // each of these waits on the disk, off the event loop; nothing else goes to the pool
+      expect(trips).toEqual(Array(3 * 4).fill("FSREQCALLBACK"));
+      expect(fdsOnDir()).toBe(1);
+      expect(readdirSync(dir)).toEqual(["ledger.json"]);
+      expect((await readLedgerFile(join(dir, "ledger.json"))).ok).toBe(true);
+      await l.close();
+      expect(fdsOnDir()).toBe(0);
+    } finally {
+      hook.disable();
+    }
   });
 
   test("default: changes are written atomically and read back at start", async () => {
