@@ -588,9 +588,11 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   run.component = "pollers";
   // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
   // With the exposure poll off, the heartbeat's own answers (their Date) are what watch the clock's skew.
+  // Checked once per push interval: deadlines are on the exchange's time, which a step does not move, so this
+  // only reports; a shorter period was a wake-up every 5 s for nothing (issue 15, CPU per hour).
   const skewLatch = new CrossingLatch(config.clockSkewWarn);
   const stepWatch: Repeating = every(
-    Math.min(5_000, config.interval),
+    config.interval,
     () => {
       if (!exposure && time.verified) {
         const skewMs = time.skewMs;
