@@ -8,7 +8,9 @@
  * and every status change of a switch is a logged event. So the watcher checks at the earliest such crossing,
  * on every logged event (`nudge`, wired by notify/index.ts), and at least every `maxWaitMs` (a wall-clock
  * step, a change that logged nothing); while an account is low it checks every `everyMs` until it is
- * restored. A healthy daemon is not woken once a second for this (docs/daemon.md "How time is kept").
+ * restored. A healthy daemon is not woken once a second for this (docs/daemon.md "How time is kept"), nor
+ * once per push: `maxWaitMs` is two push intervals, so the push's own `heartbeat.ok` (a nudge, one interval
+ * after the last) always comes first; at one interval the timer fired just before each push's answer.
  */
 import { defaultMinMarginMs } from "../daemon/health.js";
 import type { Timers } from "../daemon/loop.js";
@@ -25,7 +27,7 @@ export type ProtectionWatchOptions = {
   onEvent: (e: LoggedEvent) => void;
   /** check cadence while an account is low (ms, default 1 s) */
   everyMs?: number;
-  /** longest wait between two checks while no account is low (ms, default the push interval, at least everyMs) */
+  /** longest wait between two checks while no account is low (ms, default two push intervals, at least everyMs) */
   maxWaitMs?: number;
 };
 
@@ -37,7 +39,7 @@ export function watchProtection({
   deadlineMs,
   onEvent,
   everyMs = 1_000,
-  maxWaitMs = Math.max(everyMs, intervalMs),
+  maxWaitMs = Math.max(everyMs, 2 * intervalMs),
 }: ProtectionWatchOptions): { check(): void; nudge(): void; stop(): void } {
   const marginMs = defaultMinMarginMs({ intervalMs, deadlineMs });
   const low = new Set<string>();
