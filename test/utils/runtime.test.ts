@@ -18,7 +18,11 @@ function earlyTimers(clock: ManualClock, earlyMs: number) {
     after(ms, fn) {
       const t = { due: clock.monotonic() + Math.max(0, ms), fn, cancelled: false };
       pending.push(t);
-      return { cancel: () => void (t.cancelled = true) };
+      return {
+        cancel: () => {
+          t.cancelled = true;
+        },
+      };
     },
   };
   /** Fires the earliest live timer `earlyMs` before it is due (or at once when that is already past). */
