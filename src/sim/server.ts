@@ -166,7 +166,16 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (closed || clock instanceof ManualClock) return;
     const due = store.nextDue();
     if (due === null) return;
-    timer = setTimeout(() => store.tick(), Math.min(MAX_TIMER_MS, Math.max(0, due - clock.now())));
+    // After the fire, aim at the next schedule, also when nothing fired: node measures the timeout on its own
+    // millisecond clock, so it can wake a fraction of a millisecond before `due` by this clock, and a schedule
+    // left without a timer would never fire (the signals test's SIGKILL row waited for it in vain).
+    timer = setTimeout(
+      () => {
+        store.tick();
+        armTimer();
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, due - clock.now())),
+    );
     timer.unref();
   };
   store.onScheduleChange = armTimer;

@@ -158,6 +158,8 @@ export type SimAccount = {
 
 export interface SimState {
   getSchedule(user: string): number | null;
+  /** sets (or with null removes) a user's scheduled cancel as if an action had set it (tests, rehearsals) */
+  setSchedule(user: string, time: number | null): void;
   getTriggers(user: string): ReadonlyArray<SimTrigger>;
   triggersOn(user: string, day: string): number;
   getOpenOrders(user: string): ReadonlyArray<SimOrder>;

@@ -416,10 +416,7 @@ describe("triggers", () => {
     const body = await signedScheduleCancel({ privateKey: user.privateKey, nonce, time: nonce + 5_050 });
     expect((await post(`${sim.apiUrl}/exchange`, body)).json).toMatchObject({ status: "ok" });
     // Pull the schedule in (same state the exchange writes) so the test needs no 5 s wait.
-    (sim.state as unknown as { setSchedule(u: string, t: number): void }).setSchedule(
-      user.address,
-      Date.now() + 150,
-    );
+    sim.state.setSchedule(user.address, Date.now() + 150);
     const t0 = Date.now();
     while (sim.state.getTriggers(user.address).length === 0 && Date.now() - t0 < 2_000) {
       await new Promise((r) => setTimeout(r, 20));
@@ -429,6 +426,29 @@ describe("triggers", () => {
     expect(sim.state.getOpenOrders(user.address)).toHaveLength(0);
     expect(elapsed).toBeGreaterThanOrEqual(100);
     expect(elapsed).toBeLessThan(1_000);
+  });
+});
+
+describe("triggers on a real clock", () => {
+  test("behavior: a fire timer that wakes before the schedule by the simulator's clock aims again, and fires", async () => {
+    // Node's timers run on their own millisecond clock; the simulator's reads another (here one 10% slow, so
+    // every timer wakes early by it). The schedule must still fire, not be left without a timer.
+    const base = Date.now();
+    const slow = {
+      now: () => base + Math.floor((Date.now() - base) * 0.9),
+      monotonic: () => performance.now(),
+    };
+    sim = await startSimulator({ users: [{ address: user.address }], clock: slow });
+    sim.state.addOrder(user.address, { coin: "BTC", side: "B", limitPx: 90_000, sz: 0.01 });
+    const due = slow.now() + 100;
+    sim.state.setSchedule(user.address, due);
+    const t0 = Date.now();
+    while (sim.state.getTriggers(user.address).length === 0 && Date.now() - t0 < 2_000) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(sim.state.getTriggers(user.address)).toMatchObject([{ time: due, cancelledOrders: 1 }]);
+    expect(slow.now()).toBeGreaterThanOrEqual(due);
+    expect(Date.now() - t0).toBeLessThan(1_000);
   });
 });
 
