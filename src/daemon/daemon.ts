@@ -13,7 +13,7 @@ import { BaseError } from "../errors/base.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { ExplorerClient } from "../hyperliquid/explorer.js";
 import { InfoClient } from "../hyperliquid/info.js";
-import { NonceSource, nonceFloor } from "../hyperliquid/nonce.js";
+import { NonceSource, nonceFloor, nonceSpanMs } from "../hyperliquid/nonce.js";
 import type { LocalSigner } from "../hyperliquid/signing.js";
 import { createDaemonNotifications } from "../notify/index.js";
 import { createCancelExecutor } from "../orders/cancel.js";
@@ -239,6 +239,8 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   let closeMode: "remove" | "keep" = "remove";
   let results: ShutdownOutcome[] = [];
   let nonces: NonceSource | undefined;
+  // How far above the ledger's last write a restart starts its nonces (src/hyperliquid/nonce.ts).
+  const nonceSpan = nonceSpanMs({ requestTimeoutMs: config.requestTimeout, deadlineMs: config.deadline });
   const ledger = await Ledger.open({
     stateDir,
     clock: time,
@@ -246,6 +248,7 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     logger: logger.child({ module: "ledger" }),
     triggerLimit: config.triggerLimit,
     beforeSync: params.beforeLedgerSync,
+    nonceSpanMs: nonceSpan,
   });
   started.push({ component: "ledger", close: () => ledger.close() });
   run.component = "clients";
@@ -253,10 +256,7 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   // The exchange's time is never before the ledger's last write (a clock stepped back while down).
   if (ledger.loadedUpdatedAt !== null) time.notBefore(ledger.loadedUpdatedAt);
   // Nonces never go below the previous run's, even after the wall clock was stepped back.
-  nonces = new NonceSource(
-    time,
-    nonceFloor(ledger.loadedUpdatedAt, ledger.loadedLastNonce, config.requestTimeout),
-  );
+  nonces = new NonceSource(time, nonceFloor(ledger.loadedUpdatedAt, ledger.loadedLastNonce, nonceSpan));
   const client =
     params.client ??
     new ExchangeClient({

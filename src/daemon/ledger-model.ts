@@ -79,6 +79,65 @@ export function withIntent(entry: LedgerEntry, cancelAt: number): LedgerEntry {
   return { ...entry, pendingUntil, pendingLatest };
 }
 
+/** The earliest deadline an entry says may fire (where a restart counts a trigger), or null. */
+export function earliestDeadline(entry: LedgerEntry): number | null {
+  const { armedUntil, pendingUntil } = entry;
+  if (armedUntil === null) return pendingUntil;
+  return pendingUntil === null ? armedUntil : Math.min(armedUntil, pendingUntil);
+}
+
+/** The latest deadline an entry says the exchange may hold (0 when none). */
+function latestDeadline(entry: LedgerEntry): number {
+  return Math.max(entry.armedUntil ?? 0, entry.pendingUntil ?? 0, entry.pendingLatest ?? 0);
+}
+
+function sameLastEvent(a: LedgerEvent[], b: LedgerEvent[]): boolean {
+  if (a.length !== b.length) return false;
+  const x = a.at(-1);
+  const y = b.at(-1);
+  return (
+    x === y ||
+    (x !== undefined &&
+      y !== undefined &&
+      x.at === y.at &&
+      x.type === y.type &&
+      x.deadline === y.deadline &&
+      x.triggersToday === y.triggersToday &&
+      x.detail === y.detail)
+  );
+}
+
+/**
+ * Whether the write-ahead record of a push (`next`, the entry with the push's intent: `withIntent`) would tell a
+ * restart nothing that `onDisk`, the account's entry as last written durably, does not already tell it. Then the
+ * record need not be written before the request leaves (docs/daemon.md, "The ledger"). That is so when:
+ * - a confirmed deadline is on disk, and nothing but the pending times differs from it (same day, count, counted
+ *   deadline, confirmed deadline, history);
+ * - the earliest deadline that may fire is the same (a restart counts the same trigger at the same time: the
+ *   exchange holds the confirmed deadline or this later one, and fires at most one of them);
+ * - the latest deadline the exchange may hold is on the same UTC day (a restart keeps the same possible trigger
+ *   pending past 00:00).
+ * A push that moves the deadline earlier (an engine-down expedite), the first push after nothing was armed, one
+ * across 00:00 UTC, or one after any change not yet on disk is written ahead as before.
+ */
+export function intentCovered(onDisk: LedgerEntry | undefined, next: LedgerEntry): boolean {
+  if (onDisk === undefined || onDisk.armedUntil === null) return false;
+  if (
+    onDisk.account !== next.account ||
+    onDisk.day !== next.day ||
+    onDisk.triggersToday !== next.triggersToday ||
+    onDisk.limit !== next.limit ||
+    onDisk.assumed !== next.assumed ||
+    onDisk.armedUntil !== next.armedUntil ||
+    onDisk.lastPushAt !== next.lastPushAt ||
+    onDisk.lastCountedDeadline !== next.lastCountedDeadline ||
+    !sameLastEvent(onDisk.history, next.history)
+  )
+    return false;
+  if (earliestDeadline(onDisk) !== earliestDeadline(next)) return false;
+  return utcDay(latestDeadline(onDisk)) === utcDay(latestDeadline(next));
+}
+
 /** A push was confirmed: the exchange's schedule is `cancelAt`, earlier or later than before. */
 export function withConfirmedPush(entry: LedgerEntry, cancelAt: number, at: number): LedgerEntry {
   return { ...entry, armedUntil: cancelAt, lastPushAt: at, pendingUntil: null, pendingLatest: null };

@@ -29,6 +29,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { formatIssues } from "../errors/parse.js";
+import { floorCovers, NONCE_SIGN_SLACK_MS } from "../hyperliquid/nonce.js";
 import { checkStateFile } from "../state/files.js";
 import { type Clock, utcDay } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
@@ -36,6 +37,7 @@ import type { TimerHandle, Timers } from "../utils/runtime.js";
 import {
   capHistory,
   HISTORY_SIZE,
+  intentCovered,
   newEntry,
   type ReconciledView,
   rollEntry,
@@ -164,6 +166,11 @@ export type OpenLedgerParameters = {
   beforeSync?: (() => Promise<void>) | undefined;
   /** the last nonce handed out, written as `lastNonce` (it seeds the next run's nonce floor) */
   nonceHint?: (() => number) | undefined;
+  /**
+   * how far above the file's `updatedAt`/`lastNonce` a restart starts its nonces (src/hyperliquid/nonce.ts
+   * `nonceSpanMs`); a write-ahead is skipped only while the push's nonce stays below that (default 0: never)
+   */
+  nonceSpanMs?: number | undefined;
 };
 
 export type CountTriggerResult = { counted: boolean; entry: LedgerEntry; reachedLimit: boolean };
@@ -183,6 +190,7 @@ export class Ledger {
   readonly #historySize: number;
   readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #nonceHint: (() => number) | undefined;
+  readonly #nonceSpanMs: number;
   #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
   #assumeLimitOn: string | null = null;
@@ -196,12 +204,30 @@ export class Ledger {
   /** the state directory, opened at the first write and kept for its fsyncs (closed by `close`) */
   #dirFd: number | null = null;
   #tmpSeq = 0;
+  /** each account's entry as the last completed write put it on disk (read at open, then after each write) */
+  #onDisk = new Map<string, LedgerEntry>();
+  /** `updatedAt` and `lastNonce` of the file as last written (what a restart seeds its nonces from) */
+  #onDiskNonceBase: { updatedAt: number | null; lastNonce: number | null } = {
+    updatedAt: null,
+    lastNonce: null,
+  };
+  /** write-aheads that the file already covered, so nothing was written for them (tests, docs/daemon.md) */
+  #coveredIntents = 0;
 
   private constructor(
     path: string,
-    { clock, logger, triggerLimit, historySize = HISTORY_SIZE, beforeSync, nonceHint }: OpenLedgerParameters,
+    {
+      clock,
+      logger,
+      triggerLimit,
+      historySize = HISTORY_SIZE,
+      beforeSync,
+      nonceHint,
+      nonceSpanMs = 0,
+    }: OpenLedgerParameters,
   ) {
     this.#nonceHint = nonceHint;
+    this.#nonceSpanMs = nonceSpanMs;
     this.path = path;
     this.#clock = clock;
     this.#log = logger;
@@ -239,12 +265,14 @@ export class Ledger {
         ledger.#loadedUpdatedAt = read.file.updatedAt;
         ledger.#updatedAt = read.file.updatedAt;
         ledger.#lastNonce = read.file.lastNonce;
+        ledger.#onDiskNonceBase = { updatedAt: read.file.updatedAt, lastNonce: read.file.lastNonce };
         for (const [account, entry] of Object.entries(read.file.accounts)) {
           ledger.#accounts.set(account.toLowerCase(), {
             ...entry,
             limit: params.triggerLimit,
             history: capHistory(entry.history, ledger.#historySize),
           });
+          ledger.#onDisk.set(account.toLowerCase(), entry);
         }
         ledger.#log.info(
           { event: "ledger.loaded", path, accounts: ledger.#accounts.size },
@@ -356,6 +384,37 @@ export class Ledger {
   put(entry: LedgerEntry): void {
     this.#accounts.set(entry.account.toLowerCase(), structuredClone(entry));
     this.#markDirty();
+  }
+
+  /**
+   * Stores a push's write-ahead `entry` (its intent). When the file as last written already tells a restart
+   * everything this record would (ledger-model.ts `intentCovered`: a confirmed deadline on disk, this push's no
+   * earlier and on the same UTC day, nothing else changed) and a restart from that file would start its nonces
+   * above this push's, nothing is written and this returns true: the request may leave at once. Otherwise it
+   * schedules a write like `put` and returns false: the caller waits for `durable` before the request leaves.
+   */
+  putIntent(entry: LedgerEntry): boolean {
+    const key = entry.account.toLowerCase();
+    // Against the file as last written: a write still running (another account's change, say) leaves this
+    // account's entry as it was unless its in-memory entry differs, and then this one is not covered.
+    const covered =
+      intentCovered(this.#onDisk.get(key), entry) &&
+      // and a restart's nonce floor, seeded from the file, stays above the nonce this push is signed with
+      floorCovers(
+        this.#onDiskNonceBase.updatedAt,
+        this.#onDiskNonceBase.lastNonce,
+        this.#nonceSpanMs,
+        Math.max(Math.floor(this.#clock.now()), this.#nonceHint?.() ?? 0) + NONCE_SIGN_SLACK_MS,
+      );
+    this.#accounts.set(key, structuredClone(entry));
+    if (covered) this.#coveredIntents++;
+    else this.#markDirty();
+    return covered;
+  }
+
+  /** Write-aheads that needed no write (`putIntent` returned true). */
+  get coveredIntents(): number {
+    return this.#coveredIntents;
   }
 
   /**
@@ -502,7 +561,11 @@ export class Ledger {
     try {
       while (this.#dirty) {
         this.#dirty = false;
-        await this.#writeOnce(`${JSON.stringify(this.snapshot(), null, 2)}\n`);
+        const snapshot = this.snapshot();
+        if (await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`)) {
+          this.#onDisk = new Map(Object.entries(snapshot.accounts));
+          this.#onDiskNonceBase = { updatedAt: snapshot.updatedAt, lastNonce: snapshot.lastNonce };
+        }
       }
     } finally {
       this.#writing = null;
@@ -518,7 +581,7 @@ export class Ledger {
    * write instead of eight, each of which wakes two threads (issue 15: they were most of the daemon's context
    * switches at rest, BENCHMARKS.md "CPU per hour").
    */
-  async #writeOnce(text: string): Promise<void> {
+  async #writeOnce(text: string): Promise<boolean> {
     const dir = dirname(this.path);
     const tmp = join(dir, `${TMP_PREFIX}${process.pid}-${this.#tmpSeq++}`);
     try {
@@ -546,6 +609,7 @@ export class Ledger {
         );
       }
       this.#lastWriteError = null;
+      return true;
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       await rm(tmp, { force: true }).catch(() => undefined);
@@ -557,6 +621,7 @@ export class Ledger {
         );
       }
       this.#lastWriteError = reason;
+      return false;
     }
   }
 

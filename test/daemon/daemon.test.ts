@@ -296,8 +296,22 @@ describe("daemon against the simulator (ManualClock)", () => {
     await new Promise((r) => setTimeout(r, 400)); // the client's real 250 ms time-out
     await h.settle({ bounded: true });
     await h.daemon.ledger.flush();
+    // In memory: the exchange holds the confirmed deadline or this push's.
+    expect(h.daemon.ledger.get(h.account)).toMatchObject({ armedUntil: armed, pendingUntil: sentAt + 60_000 });
+    // On disk: the confirmed deadline, which this later push on the same day needed no write-ahead record beside
+    // (docs/daemon.md, "The ledger"): a restart counts the same trigger either way.
+    expect(h.daemon.ledger.coveredIntents).toBe(1);
     const read = (await readLedgerFile(join(h.stateDir, "ledger.json"))) as { ok: true; file: LedgerFile };
-    expect(read.file.accounts[h.account]).toMatchObject({ armedUntil: armed, pendingUntil: sentAt + 60_000 });
+    expect(read.file.accounts[h.account]).toMatchObject({ armedUntil: armed, pendingUntil: null });
+    // The next confirmed push is what the file holds next.
+    h.sim.faults.clear();
+    await h.advance(15_000);
+    const now = (await readLedgerFile(join(h.stateDir, "ledger.json"))) as { ok: true; file: LedgerFile };
+    expect(h.daemon.status()[0]!.state).toBe("armed");
+    expect(now.file.accounts[h.account]).toMatchObject({
+      armedUntil: h.daemon.status()[0]!.armedUntil,
+      pendingUntil: null,
+    });
   });
 
   test("behavior: close() removes the schedule (remove) or leaves it (keep)", async () => {

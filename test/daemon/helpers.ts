@@ -83,7 +83,8 @@ export async function harness({
   const log = captureLogger(onLine);
   const cfg = ConfigSchema.parse({ health: "off", exposureInterval: 0, ...config });
   let daemon: Daemon | undefined;
-  const boot = async () => {
+  /** Starts the daemon; `bounded` as for `settle` (a first push into a blackhole never settles). */
+  const boot = async ({ bounded = false }: { bounded?: boolean } = {}) => {
     daemon = await startDaemon({
       config: cfg,
       wallet,
@@ -96,7 +97,7 @@ export async function harness({
       apiUrl: sim.apiUrl,
       metrics: createMetrics({ defaultMetrics: false }),
     });
-    await settle();
+    await settle({ bounded });
     return daemon;
   };
   /** Lets timers, pushes and ledger writes finish; `bounded` gives up after 15 ms (a blackholed push hangs). */

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { Ledger, readLedgerFile } from "../../src/daemon/ledger.js";
-import { ManualClock } from "../../src/utils/clock.js";
+import { withIntent } from "../../src/daemon/ledger-model.js";
+import { ManualClock, utcDay } from "../../src/utils/clock.js";
 import { ManualTimers } from "../../src/utils/runtime.js";
 import { captureLogger } from "./helpers.js";
 
@@ -80,6 +81,92 @@ describe("Ledger", () => {
     } finally {
       hook.disable();
     }
+  });
+
+  test("behavior: a push the file already covers is stored without a write; any other is written ahead", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    let lastNonce = 0;
+    const l = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+      nonceHint: () => lastNonce,
+      nonceSpanMs: 65_000,
+    });
+    const file = () => readFileSync(join(dir, "ledger.json"), "utf8");
+    const t0 = clock.now();
+    const intent = (deadline: number) => withIntent(l.get(A), deadline);
+    // Nothing on disk: the first push is written ahead.
+    expect(l.putIntent(intent(t0 + 60_000))).toBe(false);
+    expect(await l.durable(5_000)).toBe("written");
+    l.recordPush(A, { deadline: t0 + 60_000, at: t0 });
+    await l.flush();
+    const confirmed = file();
+    const trips: string[] = [];
+    const hook = createHook({
+      init(_id, type) {
+        if (type.startsWith("FSREQ")) trips.push(type);
+      },
+    });
+    hook.enable();
+    try {
+      // 15 s later: a later deadline on the same day, nothing else changed: no write, not even a pool trip.
+      clock.advance(15_000);
+      lastNonce = clock.now();
+      expect(l.putIntent(intent(clock.now() + 60_000))).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(trips).toEqual([]);
+    } finally {
+      hook.disable();
+    }
+    expect(file()).toBe(confirmed);
+    expect(l.coveredIntents).toBe(1);
+    expect(l.get(A).pendingUntil).toBe(clock.now() + 60_000); // in memory all the same
+    // Earlier than the confirmed deadline (an engine-down expedite): written ahead.
+    expect(l.putIntent(intent(clock.now() + 5_500))).toBe(false);
+    await l.flush();
+    expect(JSON.parse(file()).accounts[A].pendingUntil).toBe(clock.now() + 5_500);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    await l.flush();
+    // While a write is pending (another change not on disk yet): written ahead.
+    l.markLimitReached(A, { at: clock.now(), message: "x" });
+    expect(l.putIntent(intent(clock.now() + 61_000))).toBe(false);
+    await l.flush();
+    expect(l.coveredIntents).toBe(1);
+  });
+
+  test("behavior: coverage ends where a restart would start its nonces below this push's, and at 00:00 UTC", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 57, 30));
+    let lastNonce = clock.now();
+    const l = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+      nonceHint: () => lastNonce,
+      nonceSpanMs: 65_000,
+    });
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    await l.flush();
+    const writtenAt = clock.now();
+    // A restart from this file starts its nonces above writtenAt + 65 s: a push signed at 64.5 s (+ the 1 s the
+    // signing may take) is not covered.
+    clock.advance(64_500);
+    lastNonce = clock.now();
+    expect(l.putIntent(withIntent(l.get(A), clock.now() + 60_000))).toBe(false);
+    await l.flush();
+    expect(JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).updatedAt).toBe(writtenAt + 64_500);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() }); // armed until 23:59:34.5
+    await l.flush();
+    // The next push's deadline is on the next UTC day: written ahead (a restart keeps that day's trigger pending).
+    clock.advance(30_000);
+    lastNonce = clock.now();
+    expect(utcDay(clock.now() + 60_000)).toBe("2026-01-02");
+    expect(l.putIntent(withIntent(l.get(A), clock.now() + 60_000))).toBe(false);
+    expect(l.coveredIntents).toBe(0);
   });
 
   test("default: changes are written atomically and read back at start", async () => {

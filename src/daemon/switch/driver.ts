@@ -205,7 +205,12 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         }
         return;
       case "recordIntent":
-        ledger.put(e.entry);
+        // The file may already say all a restart needs about this push (ledger-model.ts `intentCovered`):
+        // the request leaves at once, without a write (docs/daemon.md, "The ledger").
+        if (ledger.putIntent(e.entry)) {
+          track(Promise.resolve().then(() => dispatch({ type: "intentRecorded", id: e.id })));
+          return;
+        }
         track(
           ledger.durable(e.budgetMs, timers).then((d) =>
             // A write that failed (read-only, full disk) is logged by the store; the daemon keeps protecting on

@@ -12,7 +12,8 @@
  *   before. A write-ahead pending push never makes the switch armed; it only lowers the reported deadline
  *   (the exchange holds one of the two) and counts for the conservative trigger count.
  * - The request leaves only after its intent is durable (`intentRecorded`); a disk that cannot take it within
- *   the push's budget is a failed push.
+ *   the push's budget is a failed push. (The driver answers `intentRecorded` at once when the file as last
+ *   written already covers the intent: ledger-model.ts `intentCovered`.)
  * - One push in flight at most; after an unknown outcome the next one waits until the old one can no longer
  *   land (its expiresAfter + EXPIRY_MARGIN_MS), so a late request never replaces a newer schedule.
  * - A trigger is counted when the earliest possibly-armed deadline passes without a newer confirmation; once
@@ -22,6 +23,7 @@
 import { nextUtcMidnight, utcDay } from "../../utils/clock.js";
 import type { LedgerEntry } from "../ledger.js";
 import {
+  earliestDeadline,
   isExhausted,
   type ReconciledView,
   rollEntry,
@@ -204,9 +206,7 @@ export function reportedDeadline(m: SwitchModel): number | null {
 
 /** The earliest deadline that may fire: where a trigger is counted. */
 export function lapseDeadline(m: SwitchModel): number | null {
-  const { armedUntil, pendingUntil } = m.entry;
-  if (armedUntil === null) return pendingUntil;
-  return pendingUntil === null ? armedUntil : Math.min(armedUntil, pendingUntil);
+  return earliestDeadline(m.entry);
 }
 
 /** Where the switch stands: a pure projection (reading never changes anything). */

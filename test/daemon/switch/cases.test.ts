@@ -3,7 +3,7 @@
  * ManualClock for the exchange; the daemon's wall clock can be stepped on its own through the clock seam).
  * Each must be impossible in the machine (docs/daemon.md "The switch machine").
  */
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -249,13 +249,14 @@ describe("issue #11: never ready while nothing is armed", () => {
   });
 
   test("case 3: a restart after a push that never got an answer is not ready until a push confirms", async () => {
+    // The unanswered push is the first one: nothing confirmed is on disk, so its write-ahead record is written
+    // (and only a pending push is left for the restart: the exchange may hold it, or nothing).
     const stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-case3-"));
     const wallet = Wallet.createRandom() as unknown as Wallet;
-    const first = track(await harness({ stateDir, wallet }));
-    await first.advance(15_000);
-    const sent = first.sim.state.requestCount("exchange");
+    const first = track(await harness({ stateDir, wallet, startDaemonNow: false }));
     first.sim.faults.set("exchange", { blackhole: true });
-    await first.advance(15_000, 1_000, { bounded: true }); // the next push leaves and is never answered
+    const sent = first.sim.state.requestCount("exchange");
+    await first.boot({ bounded: true });
     // The bounded steps give the push 15 ms of real time each; on a loaded machine its write-ahead fsync can take
     // longer, so wait (in real time) until the request has reached the exchange, i.e. until it has left.
     await eventually(() => first.sim.state.requestCount("exchange") > sent, {
@@ -275,6 +276,43 @@ describe("issue #11: never ready while nothing is armed", () => {
       neverOverclaims(h);
       await h.advance(1_000);
     }
+  });
+
+  test("case 3b: a later push that never got an answer needs no write-ahead; the restart counts the confirmed deadline once", async () => {
+    // The file already held a confirmed deadline when the next push left, so no write-ahead was needed
+    // (ledger-model.ts intentCovered): the exchange holds that deadline or the later one, and fires one of them.
+    const stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-case3b-"));
+    const wallet = Wallet.createRandom() as unknown as Wallet;
+    const first = track(await harness({ stateDir, wallet }));
+    await first.advance(15_000);
+    const confirmed = first.daemon.ledger.get(first.account).armedUntil!;
+    const sent = first.sim.state.requestCount("exchange");
+    first.sim.faults.set("exchange", { blackhole: true });
+    await first.advance(15_000, 1_000, { bounded: true }); // the next push leaves and is never answered
+    await eventually(() => first.sim.state.requestCount("exchange") > sent, {
+      timeoutMs: 5_000,
+      what: "the blackholed push to reach the simulator",
+    });
+    expect(first.daemon.ledger.coveredIntents).toBeGreaterThanOrEqual(2);
+    await Promise.all(first.daemon.switches.map((s) => s.stop())); // SIGKILL: no removal
+    const onDisk = JSON.parse(readFileSync(join(stateDir, "ledger.json"), "utf8")).accounts[first.account];
+    expect(onDisk).toMatchObject({ armedUntil: confirmed, pendingUntil: null, triggersToday: 0 });
+    const h = track(await harness({ start: first.clock.now(), stateDir, wallet, startDaemonNow: false }));
+    // The new simulator holds the confirmed deadline, as the real exchange would (the blackholed push never
+    // reached it); every push is refused from now on.
+    h.sim.state.setSchedule(h.account, confirmed);
+    h.sim.faults.set("exchange", { errorRate: 1, errorStatus: 503 });
+    await h.boot();
+    expect(h.events("ledger.pending")).toHaveLength(0);
+    for (let i = 0; i < 45; i++) {
+      neverOverclaims(h);
+      await h.advance(1_000);
+    }
+    // past the confirmed deadline: the exchange fired it, the ledger counted it, once
+    expect(h.sim.state.getTriggers(h.account)).toHaveLength(1);
+    expect(h.events("trigger.counted")).toHaveLength(1);
+    expect(h.events("trigger.counted")[0]).toMatchObject({ deadline: confirmed, triggersToday: 1 });
+    expect(h.daemon.readiness().ready).toBe(false);
   });
 
   test("case 4: an ok answer whose statuses carry an error is not a confirmation", async () => {
@@ -343,10 +381,15 @@ describe("issue #11: never ready while nothing is armed", () => {
     let release = () => {};
     const h = track(await harness({ beforeLedgerSync: async () => slow ?? undefined }));
     await h.advance(15_000);
-    const sent = h.sim.state.requestCount("exchange");
     slow = new Promise<void>((r) => {
       release = r;
     });
+    // The push at 30 s needs no write-ahead (the file holds the confirmed deadline it only moves later) and
+    // leaves; its confirmation's write hangs on the slow disk. The push at 45 s must be written ahead (the file
+    // is not as the push expects while a write is running), and is not sent.
+    await h.advance(15_000, 1_000, { bounded: true });
+    const sent = h.sim.state.requestCount("exchange");
+    expect(h.daemon.ledger.coveredIntents).toBe(2); // the pushes at 15 s and 30 s
     await h.advance(21_000, 1_000, { bounded: true });
     // the push's intent never became durable: no request left, the failure is logged
     expect(h.sim.state.requestCount("exchange")).toBe(sent);

@@ -101,7 +101,8 @@ describe("switch machine: invariants hold after every step of random event seque
 
 // Every invariant must be able to fail: each planted bug is found by fast-check (and by the invariant named).
 describe("switch machine: each invariant catches its planted bug", { timeout: 60_000 }, () => {
-  const planted: [Plant, number][] = [
+  // [plant, invariant, runs]: a bug that needs a rarer sequence gets more runs (each is still seconds)
+  const planted: [Plant, number, number?][] = [
     ["pending-as-armed", 1],
     ["forget-trigger", 2],
     ["no-gate", 3],
@@ -110,13 +111,16 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
     ["fast-recheck", 6],
     ["removal-ignored", 7],
     ["day-from-wall", 8],
+    // an expedite (earlier deadline) with no write-ahead, a crash after the exchange applied it, the fire unseen
+    ["cover-without-ledger-rule", 2, 40_000],
+    ["cover-without-nonce-floor", 4],
   ];
-  for (const [plant, invariant] of planted) {
+  for (const [plant, invariant, runs = 5_000] of planted) {
     test(`planted ${plant} → invariant ${invariant}`, () => {
       const result = fc.check(
         fc.property(scenario, (s) => runScenario(s, plant).violations.length === 0),
         // No shrinking: the first failing sequence is enough to name the invariant (shrinking took seconds).
-        { numRuns: 5_000, seed: 11, endOnFailure: true },
+        { numRuns: runs, seed: 11, endOnFailure: true },
       );
       expect(result.failed, `planted ${plant} was not found`).toBe(true);
       const caught = runScenario(result.counterexample![0], plant).violations.map((v) => v.invariant);

@@ -6,7 +6,7 @@
  */
 import { computeReadiness, defaultMinMarginMs } from "../../../src/daemon/health.js";
 import type { LedgerEntry } from "../../../src/daemon/ledger.js";
-import { newEntry, rollEntry } from "../../../src/daemon/ledger-model.js";
+import { intentCovered, newEntry, rollEntry } from "../../../src/daemon/ledger-model.js";
 import { describeFailure } from "../../../src/daemon/switch/driver.js";
 import {
   type Effect,
@@ -21,7 +21,7 @@ import {
 } from "../../../src/daemon/switch/machine.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../../src/daemon/types.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../../src/hyperliquid/errors.js";
-import { nonceFloor } from "../../../src/hyperliquid/nonce.js";
+import { floorCovers, NONCE_SIGN_SLACK_MS, nonceFloor, nonceSpanMs } from "../../../src/hyperliquid/nonce.js";
 import { utcDay } from "../../../src/utils/clock.js";
 import { ExchangeTime } from "../../../src/utils/runtime.js";
 
@@ -69,7 +69,9 @@ export type Plant =
   | "push-when-exhausted" // 5: push at the daily limit
   | "fast-recheck" // 6: permanent refusal re-checked every tick
   | "removal-ignored" // 7: removal reported as removed without being sent
-  | "day-from-wall"; // 8: the day rolls on the local wall clock
+  | "day-from-wall" // 8: the day rolls on the local wall clock
+  | "cover-without-ledger-rule" // 2: no write-ahead record while the nonce floor allows, whatever the file says
+  | "cover-without-nonce-floor"; // 4: a covered push's nonce is not checked against the restart's floor
 
 export class World {
   // --- the exchange
@@ -85,7 +87,8 @@ export class World {
   wallDelta = 0;
   time: ExchangeTime;
   diskSlow = false;
-  /** what is on disk (every ledger effect is written; the intent durably before the request leaves) */
+  /** what is on disk (every ledger effect is written; the intent durably before the request leaves, unless what
+   * is on disk already covers it: ledger-model.ts `intentCovered`) */
   persisted: LedgerEntry;
   /** exchange time of the last ledger write (the file's updatedAt) */
   persistedAt = 0;
@@ -181,6 +184,18 @@ export class World {
         this.timers.delete(e.name);
         return;
       case "recordIntent":
+        // as the driver's ledger: nothing is written when the file already covers the push (ledger-model.ts)
+        if (
+          (this.plant === "cover-without-ledger-rule" || intentCovered(this.persisted, e.entry)) &&
+          (this.plant === "cover-without-nonce-floor" ||
+            floorCovers(
+              this.persistedAt,
+              this.persistedNonce,
+              this.nonceSpan(),
+              Math.max(Math.floor(this.time.now()), this.lastNonceSent) + NONCE_SIGN_SLACK_MS,
+            ))
+        )
+          return this.dispatch({ type: "intentRecorded", id: e.id });
         if (this.diskSlow) return this.dispatch({ type: "intentFailed", id: e.id, reason: "slow" });
         this.persisted = e.entry;
         this.persistedAt = Math.max(this.persistedAt, this.time.now());
@@ -483,11 +498,16 @@ export class World {
     this.lastNonceSent =
       this.plant === "nonce-from-wall"
         ? 0
-        : nonceFloor(this.persistedAt, this.persistedNonce, this.cfg.requestTimeoutMs);
+        : nonceFloor(this.persistedAt, this.persistedNonce, this.nonceSpan());
     this.model = initialModel(this.cfg, this.persisted);
     this.nextTickMono = this.mono + this.cfg.intervalMs;
     this.done = null;
     this.dispatch({ type: "start" });
+  }
+
+  /** The restart's nonce span, as the daemon computes it. */
+  nonceSpan() {
+    return nonceSpanMs(this.cfg);
   }
 
   // ---------------------------------------------------------------------------------------------- invariants
