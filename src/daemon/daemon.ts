@@ -23,14 +23,7 @@ import { createStatusModel, statusPageRoutes } from "../status-page/index.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import { ExitCode } from "../utils/exit-codes.js";
 import type { Logger } from "../utils/logger.js";
-import {
-  createRootSignal,
-  ExchangeTime,
-  every,
-  type Repeating,
-  systemTimers,
-  type Timers,
-} from "../utils/runtime.js";
+import { createRootSignal, ExchangeTime, systemTimers, type Timers } from "../utils/runtime.js";
 import { cronScheduler, type ScheduledJob, type Scheduler } from "../utils/scheduler.js";
 import { VERSION } from "../version.js";
 import { type AgentWatch, createAgentWatch } from "./agent-watch.js";
@@ -84,6 +77,11 @@ export type StartDaemonParameters = {
   beforeLedgerSync?: (() => Promise<void>) | undefined;
   /** replaces the ExchangeClient (tests) */
   client?: ScheduleCancelClient & { close?(): void };
+  /**
+   * runs once per push interval, on the push loop's wake-up (the run command refreshes its state-directory lock
+   * there, src/state/lock.ts `touch`, instead of waking the process on a timer of its own)
+   */
+  onInterval?: (() => void) | undefined;
   /** builds the chain watch when watchAddresses are configured (default: C's chain watch on config.rpcUrl) */
   createChainWatch?:
     | ((deps: { clock: Clock; logger: Logger; metrics: Metrics }) => DaemonChainWatch)
@@ -388,10 +386,13 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   let agentWatch: AgentWatch | null = null;
   // --------------------------------------------------------------------------------------------------------
 
-  const switches = plan.map(({ account, vaultAddress }) =>
+  // Once per push interval, on the first switch's push-loop wake-up (set below): the clock watch and onInterval.
+  let intervalWork: () => void = () => {};
+  const switches = plan.map(({ account, vaultAddress }, i) =>
     createSwitch({
       account,
       vaultAddress,
+      onTick: i === 0 ? () => intervalWork() : undefined,
       client,
       ledger,
       clock,
@@ -589,44 +590,57 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
   // With the exposure poll off, the heartbeat's own answers (their Date) are what watch the clock's skew.
   // Checked once per push interval: deadlines are on the exchange's time, which a step does not move, so this
-  // only reports; a shorter period was a wake-up every 5 s for nothing (issue 15, CPU per hour).
+  // only reports. It runs on the first switch's push-loop wake-up, before its tick, and so does `onInterval`: a
+  // timer of their own would wake the process once more per interval (a 5 s watch was 10 wake-ups in the CPU
+  // window; issue 15, CPU per hour).
   const skewLatch = new CrossingLatch(config.clockSkewWarn);
-  const stepWatch: Repeating = every(
-    config.interval,
-    () => {
-      if (!exposure && time.verified) {
-        const skewMs = time.skewMs;
-        metrics.clockSkew.set(skewMs / 1000);
-        const change = skewLatch.update(Math.abs(skewMs));
-        if (change === "crossed")
-          log.warn(
-            {
-              event: "clock.skew",
-              skewMs: Math.round(skewMs),
-              limitMs: config.clockSkewWarn,
-              source: "date",
-            },
-            `the local clock is ${Math.round(skewMs)} ms off the exchange's (from the answers' Date); deadlines and ` +
-              "nonces use the exchange's time, but fix the host's time sync (chrony/NTP)",
-          );
-        else if (change === "cleared")
-          log.info(
-            { event: "clock.skew.cleared", skewMs: Math.round(skewMs) },
-            "the local clock is back in line",
-          );
+  const onInterval = params.onInterval;
+  let clockWatchStopped = false;
+  intervalWork = () => {
+    if (clockWatchStopped || root.signal.aborted) return;
+    if (onInterval) {
+      try {
+        onInterval();
+      } catch (error) {
+        log.warn({ event: "daemon.interval_failed", err: error }, "the per-interval hook threw");
       }
-      const stepped = time.checkStep();
-      if (!stepped) return;
-      metrics.clockSteps.inc();
-      log.warn(
-        { event: "clock.step", deltaMs: stepped.deltaMs },
-        `the wall clock was stepped by ${stepped.deltaMs} ms; timers run on the monotonic clock, deadlines on the exchange's`,
-      );
-      for (const s of switches) s.clockStepped(stepped.deltaMs);
+    }
+    if (!exposure && time.verified) {
+      const skewMs = time.skewMs;
+      metrics.clockSkew.set(skewMs / 1000);
+      const change = skewLatch.update(Math.abs(skewMs));
+      if (change === "crossed")
+        log.warn(
+          {
+            event: "clock.skew",
+            skewMs: Math.round(skewMs),
+            limitMs: config.clockSkewWarn,
+            source: "date",
+          },
+          `the local clock is ${Math.round(skewMs)} ms off the exchange's (from the answers' Date); deadlines and ` +
+            "nonces use the exchange's time, but fix the host's time sync (chrony/NTP)",
+        );
+      else if (change === "cleared")
+        log.info(
+          { event: "clock.skew.cleared", skewMs: Math.round(skewMs) },
+          "the local clock is back in line",
+        );
+    }
+    const stepped = time.checkStep();
+    if (!stepped) return;
+    metrics.clockSteps.inc();
+    log.warn(
+      { event: "clock.step", deltaMs: stepped.deltaMs },
+      `the wall clock was stepped by ${stepped.deltaMs} ms; timers run on the monotonic clock, deadlines on the exchange's`,
+    );
+    for (const s of switches) s.clockStepped(stepped.deltaMs);
+  };
+  started.push({
+    component: "clock watch",
+    close: () => {
+      clockWatchStopped = true;
     },
-    { clock, timers, name: "clock", signal: root.signal },
-  );
-  started.push({ component: "clock watch", close: () => stepWatch.stop() });
+  });
   // The pollers (exposure, the action budget, the chain watch) start once the first pushes have settled
   // (confirmed, refused or failed), at most one request time-out after the switches started: the first push
   // does not share the event loop, the exchange or the ledger's write with their first requests

@@ -13,7 +13,7 @@ export const METRIC_PREFIX = "hl_deadman_";
  * p50,p90,p99}_seconds` come from perf_hooks.monitorEventLoopDelay, which wakes the process every `resolution` ms
  * to time its own lateness: at 1 s that alone cost about as much CPU as a whole idle node process (issue 15,
  * BENCHMARKS.md "CPU per hour"). The same seven gauges here read a histogram of how late the daemon's own timers
- * fire (the push loop, the lapse timers, the clock watch, the exposure and budget polls: src/utils/runtime.ts
+ * fire (the push loop with the clock watch, the lapse timers, the exposure and budget polls: src/utils/runtime.ts
  * `systemTimers`), measured at wake-ups that happen anyway. That is the delay a push sees; a stall between two
  * timers shows in `event_loop_utilization_ratio` (time busy since the last scrape), and a late push loop in
  * `event_loop_stalls_total` and `loop.stalled` (docs/observability.md, "Event loop").

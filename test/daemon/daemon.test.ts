@@ -297,7 +297,10 @@ describe("daemon against the simulator (ManualClock)", () => {
     await h.settle({ bounded: true });
     await h.daemon.ledger.flush();
     // In memory: the exchange holds the confirmed deadline or this push's.
-    expect(h.daemon.ledger.get(h.account)).toMatchObject({ armedUntil: armed, pendingUntil: sentAt + 60_000 });
+    expect(h.daemon.ledger.get(h.account)).toMatchObject({
+      armedUntil: armed,
+      pendingUntil: sentAt + 60_000,
+    });
     // On disk: the confirmed deadline, which this later push on the same day needed no write-ahead record beside
     // (docs/daemon.md, "The ledger"): a restart counts the same trigger either way.
     expect(h.daemon.ledger.coveredIntents).toBe(1);
@@ -312,6 +315,37 @@ describe("daemon against the simulator (ManualClock)", () => {
       armedUntil: h.daemon.status()[0]!.armedUntil,
       pendingUntil: null,
     });
+  });
+
+  test("behavior: the once-per-interval work (onInterval, the clock watch) runs on the push loop's wake-up, before its push", async () => {
+    const seen: { at: number; sentBefore: number }[] = [];
+    let hook: () => void = () => {};
+    h = await harness({ onInterval: () => hook(), startDaemonNow: false });
+    // every timer callback the daemon's runtime fires, by the monotonic time it fires at
+    const fired = new Map<number, number>();
+    const after = h.timers.after.bind(h.timers);
+    h.timers.after = (ms, fn) =>
+      after(ms, () => {
+        fired.set(h!.clock.monotonic(), (fired.get(h!.clock.monotonic()) ?? 0) + 1);
+        fn();
+      });
+    await h.boot();
+    hook = () => seen.push({ at: h!.clock.monotonic(), sentBefore: h!.sim.state.requestCount("exchange") });
+    const sent = h.sim.state.requestCount("exchange");
+    await h.advance(45_000);
+    // once per interval, at the push loop's slots (15, 30, 45 s), each before that slot's push left
+    expect(seen.map((s) => s.at)).toEqual([15_000, 30_000, 45_000]);
+    expect(seen.map((s) => s.sentBefore)).toEqual([sent, sent + 1, sent + 2]);
+    expect(h.sim.state.requestCount("exchange")).toBe(sent + 3);
+    // one timer at each slot: the push loop's (a clock watch on a timer of its own was a second one)
+    expect([15_000, 30_000, 45_000].map((t) => fired.get(t))).toEqual([1, 1, 1]);
+    // a hook that throws is logged and changes nothing else
+    hook = () => {
+      throw new Error("boom");
+    };
+    await h.advance(15_000);
+    expect(h.events("daemon.interval_failed")).toHaveLength(1);
+    expect(h.sim.state.requestCount("exchange")).toBe(sent + 4);
   });
 
   test("behavior: close() removes the schedule (remove) or leaves it (keep)", async () => {

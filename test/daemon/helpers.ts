@@ -49,6 +49,7 @@ export async function harness({
   onLine,
   localClock,
   beforeLedgerSync,
+  onInterval,
 }: {
   start?: number;
   config?: ConfigInput;
@@ -63,6 +64,8 @@ export async function harness({
   localClock?: Clock;
   /** runs before each ledger fsync (a slow disk) */
   beforeLedgerSync?: () => Promise<void>;
+  /** the daemon's once-per-interval hook (startDaemon's onInterval) */
+  onInterval?: () => void;
 } = {}) {
   const clock = new ManualClock(start);
   const account = wallet.address.toLowerCase();
@@ -93,6 +96,7 @@ export async function harness({
       clock: localClock ?? clock,
       timers,
       beforeLedgerSync,
+      onInterval,
       scheduler,
       apiUrl: sim.apiUrl,
       metrics: createMetrics({ defaultMetrics: false }),

@@ -73,6 +73,8 @@ export type CreateSwitchParameters = {
   cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
   /** the runtime's root signal: the push loop stops when it is aborted */
   signal?: AbortSignal | undefined;
+  /** runs on each push-loop wake-up, before the tick (the daemon's once-per-interval work rides on it) */
+  onTick?: (() => void) | undefined;
 };
 
 export type Switch = {
@@ -325,15 +327,22 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     start() {
       if (model.phase !== "new") return;
       dispatch({ type: "start" });
-      loop = every(p.intervalMs, () => dispatch({ type: "tick" }), {
-        clock: time,
-        timers,
-        logger: log,
-        onStall: () => metrics.eventLoopStalls.inc(),
-        name: "push",
-        immediate: false,
-        signal: p.signal,
-      });
+      loop = every(
+        p.intervalMs,
+        () => {
+          p.onTick?.();
+          dispatch({ type: "tick" });
+        },
+        {
+          clock: time,
+          timers,
+          logger: log,
+          onStall: () => metrics.eventLoopStalls.inc(),
+          name: "push",
+          immediate: false,
+          signal: p.signal,
+        },
+      );
     },
     async stop() {
       stopLoop();
