@@ -8,8 +8,11 @@
  * process start time and boot id, so a pid reused after a crash (PID 1 in every container) is recognised as stale.
  * A stale lock (holder gone) is moved aside and taken over; a live one refuses with exit 75 (EX_TEMPFAIL) naming
  * the holder's pid. A holder on another host name (another container sharing the volume) cannot be checked by
- * pid: it refreshes the file's mtime every 10 s and counts as gone after 30 s without. A state directory where no file can be created (read-only, full) cannot hold a lock either:
- * the daemon then runs without one and says so (its ledger cannot be written there anyway).
+ * pid: it refreshes the file's mtime at least every 15 s and counts as gone after 30 s without. The daemon
+ * refreshes it when it wakes for a push anyway (`touch`, once per push interval), so a timer of its own wakes
+ * the process only when the pushes are further apart than that. A state directory where no file can be created
+ * (read-only, full) cannot hold a lock either: the daemon then runs without one and says so (its ledger cannot
+ * be written there anyway).
  */
 import { randomBytes } from "node:crypto";
 import {
@@ -29,6 +32,7 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { BaseError } from "../errors/base.js";
 import { ExitCode } from "../utils/exit-codes.js";
 
@@ -69,9 +73,19 @@ export type StateLock = {
   readonly held: boolean;
   /** Why the lock could not be taken, or that a stale lock was taken over; for one log line. */
   readonly warning: string | undefined;
+  /**
+   * Refreshes the file's mtime if the last refresh is at least LOCK_TOUCH_MIN_MS old, and moves the lock's own
+   * refresh timer to LOCK_REFRESH_MS from now: call it from wake-ups that happen anyway (the daemon's push loop).
+   */
+  touch(): void;
+  /** Refreshes so far by `touch` and by the lock's own timer (tests, docs/security.md). */
+  readonly refreshes: { touched: number; timer: number };
   /** Removes the lock file if it is still ours. Idempotent; also runs at process exit. */
   release(): void;
 };
+
+/** The refresh timing (tests shorten it; the defaults are LOCK_REFRESH_MS and LOCK_TOUCH_MIN_MS). */
+export type LockTiming = { refreshMs?: number; touchMinMs?: number };
 
 /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or undefined off Linux. */
 export function processStartTime(pid: number): string | undefined {
@@ -91,10 +105,15 @@ function bootId(): string | undefined {
   }
 }
 
-/** The holder refreshes the lock file's mtime this often, so another host or pid namespace can judge it. */
-export const LOCK_REFRESH_MS = 10_000;
-/** A lock from another host (or container) not refreshed for this long is stale. */
-export const FOREIGN_LOCK_STALE_MS = 3 * LOCK_REFRESH_MS;
+/**
+ * The holder refreshes the lock file's mtime at least this often, so another host or pid namespace can judge it:
+ * by `touch` on the daemon's push wake-ups, else by a timer of its own this long after the last refresh.
+ */
+export const LOCK_REFRESH_MS = 15_000;
+/** `touch` refreshes at most this often (a push every second need not write the mtime every second). */
+export const LOCK_TOUCH_MIN_MS = 10_000;
+/** A lock from another host (or container) not refreshed for this long is stale: twice the longest gap. */
+export const FOREIGN_LOCK_STALE_MS = 2 * LOCK_REFRESH_MS;
 
 /**
  * Whether `holder` is a live process (and the same one: start time and boot id match where known). A holder on
@@ -148,7 +167,7 @@ const CANNOT_LOCK = new Set(["EROFS", "EACCES", "EPERM", "ENOSPC", "EDQUOT"]);
  * Takes `<stateDir>/daemon.lock` (creating the directory, mode 0700). Throws StateLockedError when a live
  * process holds it. Registers its own release at process exit.
  */
-export function acquireStateLock(stateDir: string): StateLock {
+export function acquireStateLock(stateDir: string, timing: LockTiming = {}): StateLock {
   const path = join(stateDir, LOCK_FILE);
   const me: LockHolder = {
     pid: process.pid,
@@ -158,7 +177,14 @@ export function acquireStateLock(stateDir: string): StateLock {
     at: new Date().toISOString(),
   };
   const content = `${JSON.stringify(me)}\n`;
-  const unlocked = (warning: string): StateLock => ({ path, held: false, warning, release() {} });
+  const unlocked = (warning: string): StateLock => ({
+    path,
+    held: false,
+    warning,
+    touch() {},
+    refreshes: { touched: 0, timer: 0 },
+    release() {},
+  });
   try {
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -188,7 +214,7 @@ export function acquireStateLock(stateDir: string): StateLock {
     try {
       linkSync(tmp, path);
       unlinkSync(tmp);
-      return held(path, content, warning);
+      return held(path, content, warning, timing);
     } catch (error) {
       try {
         unlinkSync(tmp);
@@ -239,20 +265,33 @@ export function acquireStateLock(stateDir: string): StateLock {
   throw new StateLockedError(path, undefined);
 }
 
-function held(path: string, content: string, warning: string | undefined): StateLock {
+function held(
+  path: string,
+  content: string,
+  warning: string | undefined,
+  { refreshMs = LOCK_REFRESH_MS, touchMinMs = LOCK_TOUCH_MIN_MS }: LockTiming,
+): StateLock {
   let released = false;
+  const refreshes = { touched: 0, timer: 0 };
+  let last = performance.now();
   // Keep the lock visibly alive for daemons that cannot check our pid (another container on the same volume).
-  const refresh = setInterval(() => {
+  const refresh = () => {
+    last = performance.now();
+    timer.refresh();
     try {
       const now = new Date();
       utimesSync(path, now, now);
     } catch {}
-  }, LOCK_REFRESH_MS);
-  refresh.unref();
+  };
+  const timer = setTimeout(() => {
+    refreshes.timer++;
+    refresh();
+  }, refreshMs);
+  timer.unref();
   const release = () => {
     if (released) return;
     released = true;
-    clearInterval(refresh);
+    clearTimeout(timer);
     process.removeListener("exit", release);
     // Only our own lock: never remove a file another daemon took over.
     const current = readHolder(path);
@@ -263,5 +302,16 @@ function held(path: string, content: string, warning: string | undefined): State
     }
   };
   process.on("exit", release);
-  return { path, held: true, warning, release };
+  return {
+    path,
+    held: true,
+    warning,
+    touch() {
+      if (released || performance.now() - last < touchMinMs) return;
+      refreshes.touched++;
+      refresh();
+    },
+    refreshes,
+    release,
+  };
 }

@@ -172,6 +172,8 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
       wallet,
       stateDir,
       logger,
+      // the lock's mtime is refreshed on the push loop's wake-ups (src/state/lock.ts)
+      onInterval: () => lock.touch(),
       ...(apiUrl ? { apiUrl } : {}),
       ...(explorerUrl ? { explorerUrl } : {}),
     });

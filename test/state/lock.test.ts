@@ -1,0 +1,85 @@
+/**
+ * The state-directory lock's refresh (src/state/lock.ts): the mtime that tells another host the holder is alive
+ * is refreshed by `touch` on wake-ups the daemon has anyway, and by the lock's own timer only when those are
+ * further apart than the refresh period. Timings are shortened here (the defaults: 15 s, 10 s, stale at 30 s).
+ */
+import { mkdtempSync, rmSync, statSync, utimesSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, test } from "vitest";
+import {
+  acquireStateLock,
+  FOREIGN_LOCK_STALE_MS,
+  LOCK_REFRESH_MS,
+  LOCK_TOUCH_MIN_MS,
+} from "../../src/state/lock.js";
+
+const dir = mkdtempSync(path.join(tmpdir(), "hl-lock-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const past = new Date(Date.UTC(2020, 0, 1));
+const mtime = (p: string) => statSync(p).mtimeMs;
+
+describe("acquireStateLock: the refresh", () => {
+  test("default: a stale judgement has room for two refresh periods; touches are rate-limited below it", () => {
+    expect(FOREIGN_LOCK_STALE_MS).toBeGreaterThanOrEqual(2 * LOCK_REFRESH_MS);
+    expect(LOCK_TOUCH_MIN_MS).toBeLessThan(LOCK_REFRESH_MS);
+    // a push every 15 s (the default interval) touches at every push
+    expect(15_000).toBeGreaterThanOrEqual(LOCK_TOUCH_MIN_MS);
+  });
+
+  test("behavior: touched on every wake-up, the lock's own timer never fires; the mtime still moves", async () => {
+    const lock = acquireStateLock(path.join(dir, "touched"), { refreshMs: 150, touchMinMs: 40 });
+    try {
+      utimesSync(lock.path, past, past);
+      // a push loop waking every 50 ms: each wake-up touches, the 150 ms timer is pushed back each time
+      for (let i = 0; i < 12; i++) {
+        await sleep(50);
+        lock.touch();
+      }
+      expect(lock.refreshes.timer).toBe(0);
+      expect(lock.refreshes.touched).toBeGreaterThanOrEqual(8);
+      expect(mtime(lock.path)).toBeGreaterThan(past.getTime());
+    } finally {
+      lock.release();
+    }
+  });
+
+  test("behavior: touches closer together than the minimum write nothing more", async () => {
+    const lock = acquireStateLock(path.join(dir, "rate"), { refreshMs: 10_000, touchMinMs: 200 });
+    try {
+      for (let i = 0; i < 20; i++) {
+        lock.touch();
+        await sleep(5);
+      }
+      expect(lock.refreshes.touched).toBe(0);
+      await sleep(200);
+      lock.touch();
+      lock.touch();
+      expect(lock.refreshes.touched).toBe(1);
+    } finally {
+      lock.release();
+    }
+  });
+
+  test("behavior: without touches the lock's own timer keeps the mtime fresh", async () => {
+    const lock = acquireStateLock(path.join(dir, "timer"), { refreshMs: 60, touchMinMs: 30 });
+    try {
+      utimesSync(lock.path, past, past);
+      await sleep(400);
+      expect(lock.refreshes.timer).toBeGreaterThanOrEqual(3);
+      expect(lock.refreshes.touched).toBe(0);
+      expect(Date.now() - mtime(lock.path)).toBeLessThan(1_000);
+    } finally {
+      lock.release();
+    }
+  });
+
+  test("behavior: after release nothing is refreshed or touched", async () => {
+    const lock = acquireStateLock(path.join(dir, "released"), { refreshMs: 40, touchMinMs: 10 });
+    lock.release();
+    await sleep(150);
+    lock.touch();
+    expect(lock.refreshes).toEqual({ touched: 0, timer: 0 });
+  });
+});
