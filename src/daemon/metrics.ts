@@ -96,23 +96,47 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
     : { record(_lateMs: number) {} };
   const r = [registry];
   const p = METRIC_PREFIX;
+  // The armed deadline per account (null: nothing armed) and the clock protection_left_seconds is read against
+  // (the daemon's exchange time): that gauge is computed at each scrape, so it is never stale, and the switch sets
+  // the deadline only when it changes (issue 15: it set both gauges at each of its steps).
+  const armed = new Map<string, number | null>();
+  let protectionNow: () => number = () => Date.now();
+  const armedDeadline = new Gauge({
+    name: `${p}armed_deadline_timestamp_seconds`,
+    help: "Cancel time of the last confirmed push (Unix seconds); 0 when not armed.",
+    labelNames: ["account"],
+    registers: r,
+  });
   return {
     registry,
     /** Feeds the event-loop delay gauges: how late each of the daemon's timers fired (src/utils/runtime.ts). */
     recordTimerLateness: loopDelay.record,
     // --- the switch
-    armedDeadline: new Gauge({
-      name: `${p}armed_deadline_timestamp_seconds`,
-      help: "Cancel time of the last confirmed push (Unix seconds); 0 when not armed.",
-      labelNames: ["account"],
-      registers: r,
-    }),
+    armedDeadline,
     protectionLeft: new Gauge({
       name: `${p}protection_left_seconds`,
-      help: "Seconds until the armed deadline lapses (negative when it has passed).",
+      help: "Seconds until the armed deadline lapses, at the scrape (negative when it has passed; 0 when not armed).",
       labelNames: ["account"],
       registers: r,
+      collect() {
+        const now = protectionNow();
+        for (const [account, until] of armed)
+          this.set({ account }, until === null ? 0 : (until - now) / 1000);
+      },
     }),
+    /**
+     * An account's armed deadline (ms; null when nothing is armed): armed_deadline_timestamp_seconds now, and
+     * protection_left_seconds at each scrape. A value that did not change is not set again.
+     */
+    setArmedUntil(account: string, until: number | null): void {
+      if (armed.get(account) === until && armed.has(account)) return;
+      armed.set(account, until);
+      armedDeadline.set({ account }, until === null ? 0 : until / 1000);
+    },
+    /** The clock protection_left_seconds is computed against (the daemon passes the exchange's time). */
+    setProtectionClock(now: () => number): void {
+      protectionNow = now;
+    },
     pushes: new Counter({
       name: `${p}pushes_total`,
       help: "scheduleCancel pushes by outcome (ok, or the error kind).",

@@ -348,6 +348,25 @@ describe("daemon against the simulator (ManualClock)", () => {
     expect(h.sim.state.requestCount("exchange")).toBe(sent + 4);
   });
 
+  test("behavior: a push sets the armed-deadline gauge once and the unchanged trigger gauges not at all", async () => {
+    h = await harness();
+    const m = h.daemon.metrics;
+    const sets = new Map<string, number>();
+    for (const name of ["armedDeadline", "triggersToday", "triggersLeft", "exhausted"] as const) {
+      const gauge = m[name];
+      const set = gauge.set.bind(gauge);
+      gauge.set = ((...args: Parameters<typeof set>) => {
+        sets.set(name, (sets.get(name) ?? 0) + 1);
+        return set(...args);
+      }) as typeof set;
+    }
+    await h.advance(45_000);
+    expect(h.events("heartbeat.ok")).toHaveLength(4);
+    expect(Object.fromEntries(sets)).toEqual({ armedDeadline: 3 });
+    const left = (await m.protectionLeft.get()).values[0]!.value;
+    expect(left).toBe((h.daemon.status()[0]!.armedUntil! - h.clock.now()) / 1000);
+  });
+
   test("behavior: close() removes the schedule (remove) or leaves it (keep)", async () => {
     h = await harness();
     await h.advance(15_000);

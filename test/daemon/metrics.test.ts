@@ -113,3 +113,40 @@ describe("the metrics' cost at rest", () => {
     expect(withMetrics).toBeLessThanOrEqual(bare + 1);
   });
 });
+
+describe("the switch's gauges", () => {
+  const A = "0x00000000000000000000000000000000000000aa";
+  const value = async (metrics: ReturnType<typeof createMetrics>, name: string) =>
+    (await metrics.registry.getSingleMetric(`${P}${name}`)!.get()).values.find((v) => v.labels.account === A)
+      ?.value;
+
+  it("protection_left_seconds is computed at each scrape from the armed deadline, on the daemon's clock", async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    let now = Date.UTC(2026, 0, 1, 12);
+    metrics.setProtectionClock(() => now);
+    metrics.setArmedUntil(A, now + 60_000);
+    expect(await value(metrics, "protection_left_seconds")).toBe(60);
+    expect(await value(metrics, "armed_deadline_timestamp_seconds")).toBe((now + 60_000) / 1000);
+    // no push in between: the next scrape still sees it fall (it was the value of the last step before)
+    now += 25_000;
+    expect(await value(metrics, "protection_left_seconds")).toBe(35);
+    now += 40_000;
+    expect(await value(metrics, "protection_left_seconds")).toBe(-5);
+    metrics.setArmedUntil(A, null);
+    expect(await value(metrics, "protection_left_seconds")).toBe(0);
+    expect(await value(metrics, "armed_deadline_timestamp_seconds")).toBe(0);
+  });
+
+  it("an unchanged armed deadline is not set again", () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    let sets = 0;
+    const set = metrics.armedDeadline.set.bind(metrics.armedDeadline);
+    metrics.armedDeadline.set = ((...args: Parameters<typeof set>) => {
+      sets++;
+      return set(...args);
+    }) as typeof set;
+    for (const until of [null, 1_000, 1_000, 1_000, 2_000, 2_000, null, null])
+      metrics.setArmedUntil(A, until);
+    expect(sets).toBe(4);
+  });
+});

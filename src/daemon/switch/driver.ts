@@ -144,6 +144,8 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     ledger.initial(account),
   );
   const handles = new Map<TimerName, TimerHandle>();
+  /** the values last set on this account's trigger gauges */
+  const gauges: { triggersToday?: number; triggersLeft?: number; exhausted?: boolean } = {};
   const busy = new Set<Promise<unknown>>();
   let loop: Repeating | undefined;
   let done: ((o: ShutdownOutcome) => void) | undefined;
@@ -169,11 +171,21 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         return;
       case "metric":
         if (e.op === "gauges") {
-          metrics.armedDeadline.set(labels, e.armedUntil === null ? 0 : e.armedUntil / 1000);
-          metrics.protectionLeft.set(labels, e.armedUntil === null ? 0 : (e.armedUntil - time.now()) / 1000);
-          metrics.triggersToday.set(labels, e.triggersToday);
-          metrics.triggersLeft.set(labels, e.triggersLeft);
-          metrics.exhausted.set(labels, e.exhausted ? 1 : 0);
+          // Every step reports the gauges; each is set only when its value changed (a push's three steps set
+          // the armed deadline once; prom-client hashes the labels at each set).
+          metrics.setArmedUntil(account, e.armedUntil);
+          if (gauges.triggersToday !== e.triggersToday) {
+            gauges.triggersToday = e.triggersToday;
+            metrics.triggersToday.set(labels, e.triggersToday);
+          }
+          if (gauges.triggersLeft !== e.triggersLeft) {
+            gauges.triggersLeft = e.triggersLeft;
+            metrics.triggersLeft.set(labels, e.triggersLeft);
+          }
+          if (gauges.exhausted !== e.exhausted) {
+            gauges.exhausted = e.exhausted;
+            metrics.exhausted.set(labels, e.exhausted ? 1 : 0);
+          }
         } else if (e.name === "pushes") metrics.pushes.inc({ account, outcome: e.labels.outcome });
         else if (e.name === "triggersTotal") metrics.triggersTotal.inc(labels);
         else if (e.name === "pushLatency") metrics.pushLatency.observe(labels, e.value);
