@@ -10,7 +10,7 @@
  * cap holds whatever Content-Length says (got's own progress count stops reporting once the decompressed
  * size passes a compressed Content-Length).
  */
-import type { Readable, Transform } from "node:stream";
+import { finished, type Readable, type Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import zlib from "node:zlib";
 import type { Got, OptionsInit } from "got";
@@ -196,9 +196,28 @@ async function readBounded(
     }
   };
   const source = stream as unknown as Readable;
+  if (!decoder) {
+    // The usual answer (not compressed): its chunks as they come, no pipeline and no async iterator, which is
+    // stream machinery a cold push would page in for a body of a few hundred bytes (issue 15, CPU per hour).
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        total += chunk.length;
+        if (total > maxBytes) {
+          overLimit = new BodyLimitError("bytes", `body exceeds ${maxBytes} bytes`);
+          source.off("data", onData);
+          source.destroy();
+          reject(overLimit);
+          return;
+        }
+        chunks.push(chunk);
+      };
+      source.on("data", onData);
+      finished(source, (error) => (error ? reject(overLimit ?? error) : resolve()));
+    });
+    return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks, total) };
+  }
   try {
-    if (decoder) await pipeline(source, decoder, sink);
-    else await pipeline(source, sink);
+    await pipeline(source, decoder, sink);
   } catch (error) {
     if (overLimit) throw overLimit;
     const code = (error as NodeJS.ErrnoException).code;

@@ -3,6 +3,8 @@
  * says, the depth and value bounds run before JSON.parse, and each endpoint (info, exchange, EVM RPC) turns an
  * over-bound body into its own typed error. The same bodies under the shipped heap cap: test/reliability/hostile.test.ts.
  */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 import { afterEach, describe, expect, test } from "vitest";
 import { EvmClient } from "../../src/evm/client.js";
@@ -120,6 +122,90 @@ describe("the trading API transport", () => {
       }
     } finally {
       transport.close();
+    }
+  });
+});
+
+describe("an uncompressed body read as it comes", () => {
+  /** A server that answers with `write(res)`: chunked bodies, cut-off bodies. */
+  async function rawServer(write: (res: http.ServerResponse) => void) {
+    const srv = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => write(res));
+    });
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const { port } = srv.address() as AddressInfo;
+    return {
+      url: `http://127.0.0.1:${port}`,
+      close: () => new Promise<void>((r) => srv.close(() => r())),
+    };
+  }
+
+  test("behavior: a chunked body (no Content-Length) is refused once it passes the cap, and the read stops there", async () => {
+    let sent = 0;
+    const srv = await rawServer((res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      // 4 MiB in 64 KiB chunks, far past the exchange's 1 MiB cap
+      const more = () => {
+        while (sent < 4 * 1024 * 1024) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once("drain", more);
+        }
+        res.end("null");
+      };
+      res.on("close", () => undefined);
+      more();
+    });
+    const transport = createHttpTransport({ baseUrl: srv.url });
+    try {
+      const e = (await failure(transport.postJson("/exchange", {}))) as HyperliquidApiError;
+      expect(e.kind).toBe("malformed_response");
+      expect(e.message).toContain(`exceeds ${EXCHANGE_BODY_LIMITS.maxBytes} bytes`);
+    } finally {
+      transport.close();
+      await srv.close();
+    }
+  });
+
+  test("behavior: a body cut off before its Content-Length is a transport failure, not a hang", async () => {
+    const srv = await rawServer((res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+      res.write('{"status":"ok","resp');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const transport = createHttpTransport({ baseUrl: srv.url, timeoutMs: 5_000 });
+    const t0 = performance.now();
+    try {
+      const e = (await failure(transport.postJson("/exchange", {}))) as HyperliquidApiError;
+      expect(e.kind).toBe("transport");
+      expect(performance.now() - t0).toBeLessThan(4_000); // failed on the cut, not on the time-out
+    } finally {
+      transport.close();
+      await srv.close();
+    }
+  });
+
+  test("default: a body in many small chunks is put back together", async () => {
+    const text = JSON.stringify({ status: "ok", response: { type: "default", data: "x".repeat(5_000) } });
+    const srv = await rawServer((res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      let i = 0;
+      const next = () => {
+        if (i >= text.length) return void res.end();
+        res.write(text.slice(i, i + 97));
+        i += 97;
+        setImmediate(next);
+      };
+      next();
+    });
+    const transport = createHttpTransport({ baseUrl: srv.url });
+    try {
+      const r = await transport.postJson("/info", {});
+      expect(r.bodyText).toBe(text);
+    } finally {
+      transport.close();
+      await srv.close();
     }
   });
 });
