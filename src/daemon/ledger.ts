@@ -538,8 +538,11 @@ export class Ledger {
   /**
    * The whole file as it would be written now. `updatedAt` only moves forward (a clock stepped back does not
    * move it back); `lastNonce` is the highest nonce handed out so far (the next run's floor; docs/daemon.md).
+   * The accounts are the stored entries themselves, not copies: a stored entry is never changed, only replaced
+   * (`put` stores a copy of what it is given, and every change here builds a new entry), so the snapshot, and
+   * `#onDisk` after a write, stay as they were written.
    */
-  snapshot(): LedgerFile {
+  #snapshot(): LedgerFile {
     this.#updatedAt = Math.max(this.#updatedAt, Math.floor(this.#clock.now()));
     const hint = this.#nonceHint?.() ?? 0;
     if (hint > 0) this.#lastNonce = Math.max(this.#lastNonce ?? 0, hint);
@@ -548,7 +551,7 @@ export class Ledger {
       updatedAt: this.#updatedAt,
       lastNonce: this.#lastNonce,
       assumeLimitOn: this.#assumeLimitOn,
-      accounts: Object.fromEntries([...this.#accounts].map(([k, v]) => [k, structuredClone(v)])),
+      accounts: Object.fromEntries(this.#accounts),
     };
   }
 
@@ -561,7 +564,7 @@ export class Ledger {
     try {
       while (this.#dirty) {
         this.#dirty = false;
-        const snapshot = this.snapshot();
+        const snapshot = this.#snapshot();
         if (await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`)) {
           this.#onDisk = new Map(Object.entries(snapshot.accounts));
           this.#onDiskNonceBase = { updatedAt: snapshot.updatedAt, lastNonce: snapshot.lastNonce };

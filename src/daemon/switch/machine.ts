@@ -262,7 +262,11 @@ export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel
 
 /** One input, the next model and what must be done. Same model + event + now → same result. */
 export function step(model: SwitchModel, event: Event, now: Now): StepResult {
-  const ctx = new Ctx(structuredClone(model), now);
+  // A shallow copy: the step replaces the entry, the error and the other nested values rather than changing
+  // them, except the in-flight push, which is copied too. (A structuredClone of the whole model each step was
+  // native serializer code a cold push paged in three times; issue 15. The property tests run every step on a
+  // deep-frozen model, so a change in place throws there: test/daemon/switch/world.ts.)
+  const ctx = new Ctx({ ...model, inflight: model.inflight && { ...model.inflight } }, now);
   ctx.roll();
   ctx.handle(event);
   // Whatever changed the earliest possibly-armed deadline, the lapse timer follows it.

@@ -148,6 +148,8 @@ export class World {
     if (this.plant === "push-when-exhausted")
       this.model = { ...this.model, entry: { ...this.model.entry, limit: 1_000 } };
     const before = this.model.entry.armedUntil;
+    // the machine never changes the model it is given: frozen, a change in place throws here
+    deepFreeze(this.model);
     const r = step(this.model, ev, this.now());
     this.model = r.model;
     if (this.plant === "push-when-exhausted")
@@ -626,4 +628,11 @@ function order(what: string): number {
   if (what.startsWith("timer:")) return 2;
   if (what === "tick") return 3;
   return 4;
+}
+
+/** Freezes `value` and everything reachable from it (objects and arrays). */
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
 }
