@@ -8,9 +8,9 @@
  * process start time and boot id, so a pid reused after a crash (PID 1 in every container) is recognised as stale.
  * A stale lock (holder gone) is moved aside and taken over; a live one refuses with exit 75 (EX_TEMPFAIL) naming
  * the holder's pid. A holder on another host name (another container sharing the volume) cannot be checked by
- * pid: it refreshes the file's mtime at least every 15 s and counts as gone after 30 s without. The daemon
+ * pid: it refreshes the file's mtime at least every 20 s and counts as gone after 30 s without. The daemon
  * refreshes it when it wakes for a push anyway (`touch`, once per push interval), so a timer of its own wakes
- * the process only when the pushes are further apart than that. A state directory where no file can be created
+ * the process only when the pushes are further apart than 15 s. A state directory where no file can be created
  * (read-only, full) cannot hold a lock either: the daemon then runs without one and says so (its ledger cannot
  * be written there anyway).
  */
@@ -74,8 +74,9 @@ export type StateLock = {
   /** Why the lock could not be taken, or that a stale lock was taken over; for one log line. */
   readonly warning: string | undefined;
   /**
-   * Refreshes the file's mtime if the last refresh is at least LOCK_TOUCH_MIN_MS old, and moves the lock's own
-   * refresh timer to LOCK_REFRESH_MS from now: call it from wake-ups that happen anyway (the daemon's push loop).
+   * Refreshes the file's mtime if the last refresh is at least LOCK_TOUCH_MIN_MS old, and in any case moves the
+   * lock's own refresh timer to LOCK_REFRESH_MS from now: call it from wake-ups that happen anyway (the daemon's
+   * push loop), so that timer never fires while they come.
    */
   touch(): void;
   /** Refreshes so far by `touch` and by the lock's own timer (tests, docs/security.md). */
@@ -110,10 +111,13 @@ function bootId(): string | undefined {
  * by `touch` on the daemon's push wake-ups, else by a timer of its own this long after the last refresh.
  */
 export const LOCK_REFRESH_MS = 15_000;
-/** `touch` refreshes at most this often (a push every second need not write the mtime every second). */
-export const LOCK_TOUCH_MIN_MS = 10_000;
-/** A lock from another host (or container) not refreshed for this long is stale: twice the longest gap. */
-export const FOREIGN_LOCK_STALE_MS = 2 * LOCK_REFRESH_MS;
+/**
+ * `touch` writes the mtime at most this often (a push every second need not write it every second); every touch
+ * still moves the lock's own timer, so the longest gap between two writes is this + LOCK_REFRESH_MS (20 s).
+ */
+export const LOCK_TOUCH_MIN_MS = 5_000;
+/** A lock from another host (or container) not refreshed for this long is stale: 10 s past the longest gap. */
+export const FOREIGN_LOCK_STALE_MS = 30_000;
 
 /**
  * Whether `holder` is a live process (and the same one: start time and boot id match where known). A holder on
@@ -307,7 +311,10 @@ function held(
     held: true,
     warning,
     touch() {
-      if (released || performance.now() - last < touchMinMs) return;
+      if (released) return;
+      // Too soon to write again (the timer may just have): still move the timer, or it keeps firing just before
+      // each push, on the phase it took once, and every touch finds the mtime fresh.
+      if (performance.now() - last < touchMinMs) return void timer.refresh();
       refreshes.touched++;
       refresh();
     },

@@ -21,8 +21,8 @@ const past = new Date(Date.UTC(2020, 0, 1));
 const mtime = (p: string) => statSync(p).mtimeMs;
 
 describe("acquireStateLock: the refresh", () => {
-  test("default: a stale judgement has room for two refresh periods; touches are rate-limited below it", () => {
-    expect(FOREIGN_LOCK_STALE_MS).toBeGreaterThanOrEqual(2 * LOCK_REFRESH_MS);
+  test("default: the longest gap between two writes leaves 10 s before a lock is judged stale", () => {
+    expect(FOREIGN_LOCK_STALE_MS - (LOCK_TOUCH_MIN_MS + LOCK_REFRESH_MS)).toBeGreaterThanOrEqual(10_000);
     expect(LOCK_TOUCH_MIN_MS).toBeLessThan(LOCK_REFRESH_MS);
     // a push every 15 s (the default interval) touches at every push
     expect(15_000).toBeGreaterThanOrEqual(LOCK_TOUCH_MIN_MS);
@@ -40,6 +40,26 @@ describe("acquireStateLock: the refresh", () => {
       expect(lock.refreshes.timer).toBe(0);
       expect(lock.refreshes.touched).toBeGreaterThanOrEqual(8);
       expect(mtime(lock.path)).toBeGreaterThan(past.getTime());
+    } finally {
+      lock.release();
+    }
+  });
+
+  test("behavior: once the timer fired just before a wake-up, the touches take over again (no timer on that phase)", async () => {
+    // The first wake-up comes after the timer fired (as the daemon's first push tick comes after the lock was
+    // taken at start); each later one comes a period after it. A touch that finds the mtime just written must
+    // still move the timer, or the timer keeps firing just before every wake-up.
+    const lock = acquireStateLock(path.join(dir, "phase"), { refreshMs: 200, touchMinMs: 120 });
+    try {
+      await sleep(250);
+      expect(lock.refreshes.timer).toBe(1);
+      lock.touch(); // 50 ms after the timer wrote: too soon to write, but the timer moves
+      for (let i = 0; i < 6; i++) {
+        await sleep(150);
+        lock.touch();
+      }
+      expect(lock.refreshes.timer).toBe(1);
+      expect(lock.refreshes.touched).toBeGreaterThanOrEqual(5);
     } finally {
       lock.release();
     }
