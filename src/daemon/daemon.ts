@@ -587,7 +587,10 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
       results = await Promise.all(switches.map((s) => s.shutdown({ mode: closeMode })));
     },
   });
-  for (const s of switches) s.start();
+  // One origin for the push loops' slots and the exposure poll's: a poll falls on a push's wake-up (a timer of its
+  // own was one more wake-up, and the push had just brought the HTTP client's code into the caches; issue 15).
+  const slotOrigin = time.monotonic();
+  for (const s of switches) s.start(slotOrigin);
   run.component = "pollers";
   // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
   // With the exposure poll off, the heartbeat's own answers (their Date) are what watch the clock's skew.
@@ -658,7 +661,7 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     if (pollersStarted || closing || root.signal.aborted) return;
     pollersStarted = true;
     pollersReady();
-    exposure?.start();
+    exposure?.start(slotOrigin);
     budget.start();
     void chain?.start();
   };

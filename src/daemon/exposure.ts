@@ -68,8 +68,11 @@ export type CreateExposurePollerParameters = {
 };
 
 export type ExposurePoller = {
-  /** First poll at once (reason "start"), then one per interval. Idempotent. */
-  start(): void;
+  /**
+   * First poll at once (reason "start"), then one per interval, on slots `slotOrigin + k × interval` when given
+   * (the push loop's origin: a poll then shares a push's wake-up). Idempotent.
+   */
+  start(slotOrigin?: number): void;
   /** Stops the timer, aborts a running poll and waits for it. Idempotent. */
   stop(): Promise<void>;
   /** Polls now (or joins the running poll; a "trigger" poll runs once more after it). Never rejects. */
@@ -249,7 +252,7 @@ export function createExposurePoller({
   // ------------------------------------------------------------------------------------------ cadence
 
   return {
-    start() {
+    start(slotOrigin) {
       if (!enabled || started || stopped) return;
       started = true;
       void pollNow("start");
@@ -259,6 +262,7 @@ export function createExposurePoller({
         logger: log,
         name: "exposure",
         immediate: false,
+        startAt: slotOrigin,
       });
     },
     async stop() {

@@ -137,6 +137,12 @@ export type EveryOptions = {
   immediate?: boolean;
   /** stops the repetition when aborted */
   signal?: AbortSignal | undefined;
+  /**
+   * where slot 0 lies on the monotonic clock (default: now); with it, the first tick is the first slot strictly
+   * after now (`immediate` is for repetitions without it). Two repetitions with the same origin and intervals
+   * that divide each other wake together: the exposure poll rides on a push's wake-up (src/daemon/daemon.ts).
+   */
+  startAt?: number | undefined;
 };
 
 export type Repeating = {
@@ -165,11 +171,14 @@ export function every(
     name = "push",
     immediate = true,
     signal,
+    startAt,
   }: EveryOptions,
 ): Repeating {
   if (!(intervalMs > 0)) throw new ArgumentError(`loop interval must be > 0 ms, got ${intervalMs}`);
-  const start = monotonicOf(clock);
-  let k = immediate ? 0 : 1;
+  const now0 = monotonicOf(clock);
+  const start = startAt ?? now0;
+  // the first slot: now (immediate, without startAt), else the first one strictly after now
+  let k = immediate && startAt === undefined ? 0 : Math.max(0, Math.floor((now0 - start) / intervalMs) + 1);
   let handle: TimerHandle | undefined;
   let running = true;
   let ticks = 0;

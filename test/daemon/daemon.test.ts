@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { type LedgerFile, readLedgerFile } from "../../src/daemon/ledger.js";
 import { EXPEDITE_LEAD_MS } from "../../src/daemon/switch.js";
-import { utcDay } from "../../src/utils/clock.js";
+import { type ManualClock, utcDay } from "../../src/utils/clock.js";
 import { type Harness, harness } from "./helpers.js";
 
 let h: Harness | undefined;
@@ -365,6 +365,38 @@ describe("daemon against the simulator (ManualClock)", () => {
     expect(Object.fromEntries(sets)).toEqual({ armedDeadline: 3 });
     const left = (await m.protectionLeft.get()).values[0]!.value;
     expect(left).toBe((h.daemon.status()[0]!.armedUntil! - h.clock.now()) / 1000);
+  });
+
+  test("behavior: the exposure poll falls on the push loop's slots even when the pollers start late", async () => {
+    // The first push gets no answer: the pollers start at its bound (requestTimeout, 5 s), not at 0; their
+    // interval polls still fall on the push loop's grid (30 s, 60 s), in the wake-up that pushes.
+    const at: { event: string; mono: number; reason?: unknown }[] = [];
+    let clock: ManualClock | undefined;
+    h = await harness({
+      config: { exposureInterval: 30_000 },
+      startDaemonNow: false,
+      onLine: (l) => {
+        if (l.event === "exposure" || l.event === "heartbeat.ok")
+          at.push({ event: l.event, mono: clock!.monotonic(), reason: l.reason });
+      },
+    });
+    clock = h.clock;
+    h.sim.faults.set("exchange", { blackhole: true });
+    await h.boot({ bounded: true });
+    await h.advance(6_000, 1_000, { bounded: true });
+    h.sim.faults.clear();
+    await h.advance(55_000);
+    const polls = at.filter((e) => e.event === "exposure");
+    expect(polls[0]!.reason).toBe("start");
+    expect(polls[0]!.mono).toBeGreaterThanOrEqual(5_000); // sent at 5 s; logged when its answer came
+    expect(polls.slice(1).map((p) => [p.reason, p.mono])).toEqual([
+      ["interval", 30_000],
+      ["interval", 60_000],
+    ]);
+    // pushes at those slots too
+    expect(at.filter((e) => e.event === "heartbeat.ok").map((e) => e.mono)).toEqual(
+      expect.arrayContaining([30_000, 60_000]),
+    );
   });
 
   test("behavior: close() removes the schedule (remove) or leaves it (keep)", async () => {

@@ -101,3 +101,35 @@ describe("every", () => {
     }
   });
 });
+
+describe("every with an origin", () => {
+  test("behavior: slots lie on the origin's grid, the first strictly after now; two such repetitions wake together", () => {
+    const clock = new ManualClock(0);
+    const { timers, fireNext } = earlyTimers(clock, 0);
+    clock.advance(4_321); // started later than the origin (0)
+    const push: number[] = [];
+    const poll: number[] = [];
+    const a = every(15_000, ({ scheduledAt }) => void push.push(scheduledAt), { clock, timers, startAt: 0 });
+    const b = every(30_000, ({ scheduledAt }) => void poll.push(scheduledAt), { clock, timers, startAt: 0 });
+    for (let i = 0; i < 6; i++) fireNext();
+    a.stop();
+    b.stop();
+    expect(push).toEqual([15_000, 30_000, 45_000, 60_000]);
+    expect(poll).toEqual([30_000, 60_000]);
+  });
+
+  test("behavior: an origin in the future makes it slot 0", () => {
+    const clock = new ManualClock(0);
+    const { timers, fireNext } = earlyTimers(clock, 0);
+    const seen: number[] = [];
+    const r = every(1_000, ({ scheduledAt, k }) => void seen.push(k * 1_000_000 + scheduledAt), {
+      clock,
+      timers,
+      startAt: 500,
+    });
+    fireNext();
+    fireNext();
+    r.stop();
+    expect(seen).toEqual([500, 1_000_000 + 1_500]);
+  });
+});

@@ -79,8 +79,12 @@ export type CreateSwitchParameters = {
 
 export type Switch = {
   readonly account: string;
-  /** Reads the ledger (counting a trigger missed while down), then starts pushing at once. */
-  start(): void;
+  /**
+   * Reads the ledger (counting a trigger missed while down), then starts pushing at once, and then once per
+   * interval on slots `slotOrigin + k × interval` (default origin: now; the daemon shares it with the exposure
+   * poll, so that a poll rides on a push's wake-up).
+   */
+  start(slotOrigin?: number): void;
   /** Stops pushing and waits for an in-flight push. The schedule is left as it is. */
   stop(): Promise<void>;
   /** Graceful stop: stop pushing, then remove the schedule (`remove`) or leave it armed (`keep`). */
@@ -336,7 +340,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     get model() {
       return model;
     },
-    start() {
+    start(slotOrigin) {
       if (model.phase !== "new") return;
       dispatch({ type: "start" });
       loop = every(
@@ -353,6 +357,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
           name: "push",
           immediate: false,
           signal: p.signal,
+          startAt: slotOrigin,
         },
       );
     },
