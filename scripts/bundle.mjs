@@ -31,6 +31,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { Wallet } from "ethers";
+import { nodeCronUtcWithoutIntl } from "./node-cron-utc.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = path.join(root, "dist/bin");
@@ -209,9 +210,19 @@ const lazySonicBoomAssert = rewrite(
   },
 );
 
+/**
+ * node-cron builds an Intl.DateTimeFormat for every date it computes, and the first one maps ICU's data: +8.6 MiB
+ * resident for the 00:00 UTC roll-over job. In UTC its date parts come from Date's UTC getters instead
+ * (scripts/node-cron-utc.mjs; BENCHMARKS.md, memory).
+ */
+const nodeCronUtc = rewrite("node-cron-utc", /[\\/]node-cron[\\/]dist[\\/]_shared\.js$/, (source, file) =>
+  nodeCronUtcWithoutIntl(source, file),
+);
+
 await build({
   plugins: [
     zodEnglishOnly,
+    nodeCronUtc,
     lazyListFormat,
     lazyOpenTelemetry,
     lazyHttp2Wrapper,

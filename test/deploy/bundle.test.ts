@@ -79,6 +79,34 @@ describe("the bundled CLI's start path", () => {
     ).toBeGreaterThan(0);
   });
 
+  test("behavior: the 00:00 UTC roll-over job is scheduled without an Intl formatter (ICU's data is never mapped)", async () => {
+    // node-cron computes its dates with Intl.DateTimeFormat; the bundle's rewrite (scripts/node-cron-utc.mjs) gives
+    // it the UTC getters for "UTC". A preload records every formatter built from the bundle during `run --sim`,
+    // past the moment node-cron schedules the job (once the first pushes settled, with the first polls).
+    const out = join(tmp, "intl.json");
+    const probe = join(tmp, "intl-probe.cjs");
+    writeFileSync(
+      probe,
+      "const Real = Intl.DateTimeFormat; const built = [];\n" +
+        "Intl.DateTimeFormat = function (...args) { built.push(String(new Error().stack).split('\\n').slice(1, 4).join(' | '));\n" +
+        "  return new Real(...args); };\n" +
+        `process.on("exit", () => require("fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify(built)));`,
+    );
+    const state = mkdtempSync(join(tmp, "state-intl-"));
+    const p = spawnNode(
+      ["--require", probe, cli, "run", "--sim", "--state-dir", state, "--health", "127.0.0.1:0"],
+      {
+        env: baseEnv(),
+      },
+    );
+    await p.waitForEvent("budget", 15_000);
+    await new Promise((r) => setTimeout(r, 500));
+    p.kill("SIGTERM");
+    expect((await p.exitWithin(15_000)).code).toBe(0);
+    const built = JSON.parse(readFileSync(out, "utf8")) as string[];
+    expect(built.filter((frames) => frames.includes("hl-deadman.cjs"))).toEqual([]);
+  });
+
   test("behavior: the packages left out of the bundle resolve from dist/bin, for HTTP/2 or exemplars", () => {
     const require = createRequire(cli);
     expect(require.resolve("http2-wrapper")).toContain(join("node_modules", "http2-wrapper"));
