@@ -322,6 +322,8 @@ function indexOfSmallest(top: readonly { value: number }[]): number {
 /**
  * One line for people (the structured fields carry the exact figures): value, leverage, margin usage and the
  * largest positions with their side, size, unrealised PnL and distance to liquidation (five at most, then a count).
+ * ASCII only: one non-ASCII character (an ellipsis) made V8 hold the whole log line as a two-byte string, and
+ * pino's write transcode it, on every line of every poll: 7% of the reporter's CPU (BENCHMARKS.md, exposure).
  */
 export function exposureSummary(account: string, f: AccountFigures): string {
   const pct = (x: number | null) => (x === null ? "n/a" : `${(x * 100).toFixed(1)}%`);
@@ -337,7 +339,7 @@ export function exposureSummary(account: string, f: AccountFigures): string {
   const more = f.positions.length - named.length;
   if (more > 0) positions.push(`and ${more} more`);
   return (
-    `${account.slice(0, 6)}…${account.slice(-4)}: value $${f.accountValue}, leverage ${lev}, margin used ${pct(f.marginUsage)}` +
+    `${account.slice(0, 6)}...${account.slice(-4)}: value $${f.accountValue}, leverage ${lev}, margin used ${pct(f.marginUsage)}` +
     (positions.length > 0 ? `; ${positions.join("; ")}` : "; no positions")
   );
 }

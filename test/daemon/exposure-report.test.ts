@@ -112,6 +112,20 @@ describe("exposure log line bound (45,000 positions)", () => {
   });
 });
 
+describe("the exposure line's text", () => {
+  test("behavior: the whole line is ASCII, so V8 keeps it a one-byte string (one ellipsis made every line two-byte)", () => {
+    const { logger, raw } = capture();
+    const reporter = createExposureReporter({
+      log: logger,
+      metrics: createMetrics({ defaultMetrics: false }),
+    });
+    reporter.report(A, "", state(3), { reason: "interval" });
+    expect(raw).toHaveLength(1);
+    expect(raw[0]).toMatch(/^[\x20-\x7e]*$/);
+    expect(JSON.parse(raw[0]!).msg).toMatch(/^0xaaaa\.\.\.aaaa: value \$1000000\.0, leverage /);
+  });
+});
+
 describe("exposure metrics are set only when a value changed", () => {
   test("behavior: an unchanged state sets nothing; a changed value sets that gauge; a closed position is removed", async () => {
     const { logger } = capture();
