@@ -13,7 +13,7 @@ import { BaseError } from "../errors/base.js";
 import { ExchangeClient } from "../hyperliquid/exchange.js";
 import { ExplorerClient } from "../hyperliquid/explorer.js";
 import { InfoClient } from "../hyperliquid/info.js";
-import { NonceSource, nonceFloor, nonceSpanMs } from "../hyperliquid/nonce.js";
+import { NonceSource, type NonceSpan, nonceFloor } from "../hyperliquid/nonce.js";
 import type { LocalSigner } from "../hyperliquid/signing.js";
 import { createDaemonNotifications } from "../notify/index.js";
 import { createCancelExecutor } from "../orders/cancel.js";
@@ -240,7 +240,7 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   let results: ShutdownOutcome[] = [];
   let nonces: NonceSource | undefined;
   // How far above the ledger's last write a restart starts its nonces (src/hyperliquid/nonce.ts).
-  const nonceSpan = nonceSpanMs({ requestTimeoutMs: config.requestTimeout, deadlineMs: config.deadline });
+  const nonceSpan: NonceSpan = { requestTimeoutMs: config.requestTimeout, deadlineMs: config.deadline };
   const ledger = await Ledger.open({
     stateDir,
     clock: time,
@@ -248,7 +248,7 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     logger: logger.child({ module: "ledger" }),
     triggerLimit: config.triggerLimit,
     beforeSync: params.beforeLedgerSync,
-    nonceSpanMs: nonceSpan,
+    nonceSpan,
   });
   started.push({ component: "ledger", close: () => ledger.close() });
   run.component = "clients";

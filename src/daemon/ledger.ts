@@ -29,7 +29,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
 import { formatIssues } from "../errors/parse.js";
-import { floorCovers, NONCE_SIGN_SLACK_MS } from "../hyperliquid/nonce.js";
+import { floorCovers, NONCE_SIGN_SLACK_MS, type NonceSpan } from "../hyperliquid/nonce.js";
 import { checkStateFile } from "../state/files.js";
 import { type Clock, utcDay } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
@@ -167,10 +167,10 @@ export type OpenLedgerParameters = {
   /** the last nonce handed out, written as `lastNonce` (it seeds the next run's nonce floor) */
   nonceHint?: (() => number) | undefined;
   /**
-   * how far above the file's `updatedAt`/`lastNonce` a restart starts its nonces (src/hyperliquid/nonce.ts
-   * `nonceSpanMs`); a write-ahead is skipped only while the push's nonce stays below that (default 0: never)
+   * what a restart's nonce floor allows for (src/hyperliquid/nonce.ts `nonceFloor`); a write-ahead is skipped
+   * only while the push's nonce stays below that floor (default: none, never skipped)
    */
-  nonceSpanMs?: number | undefined;
+  nonceSpan?: NonceSpan | undefined;
 };
 
 export type CountTriggerResult = { counted: boolean; entry: LedgerEntry; reachedLimit: boolean };
@@ -190,7 +190,7 @@ export class Ledger {
   readonly #historySize: number;
   readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #nonceHint: (() => number) | undefined;
-  readonly #nonceSpanMs: number;
+  readonly #nonceSpan: NonceSpan | undefined;
   #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
   #assumeLimitOn: string | null = null;
@@ -206,11 +206,8 @@ export class Ledger {
   #tmpSeq = 0;
   /** each account's entry as the last completed write put it on disk (read at open, then after each write) */
   #onDisk = new Map<string, LedgerEntry>();
-  /** `updatedAt` and `lastNonce` of the file as last written (what a restart seeds its nonces from) */
-  #onDiskNonceBase: { updatedAt: number | null; lastNonce: number | null } = {
-    updatedAt: null,
-    lastNonce: null,
-  };
+  /** `updatedAt` of the file as last written (a restart seeds its nonces from it: src/hyperliquid/nonce.ts) */
+  #onDiskUpdatedAt: number | null = null;
   /** write-aheads that the file already covered, so nothing was written for them (tests, docs/daemon.md) */
   #coveredIntents = 0;
 
@@ -223,11 +220,11 @@ export class Ledger {
       historySize = HISTORY_SIZE,
       beforeSync,
       nonceHint,
-      nonceSpanMs = 0,
+      nonceSpan,
     }: OpenLedgerParameters,
   ) {
     this.#nonceHint = nonceHint;
-    this.#nonceSpanMs = nonceSpanMs;
+    this.#nonceSpan = nonceSpan;
     this.path = path;
     this.#clock = clock;
     this.#log = logger;
@@ -265,7 +262,7 @@ export class Ledger {
         ledger.#loadedUpdatedAt = read.file.updatedAt;
         ledger.#updatedAt = read.file.updatedAt;
         ledger.#lastNonce = read.file.lastNonce;
-        ledger.#onDiskNonceBase = { updatedAt: read.file.updatedAt, lastNonce: read.file.lastNonce };
+        ledger.#onDiskUpdatedAt = read.file.updatedAt;
         for (const [account, entry] of Object.entries(read.file.accounts)) {
           ledger.#accounts.set(account.toLowerCase(), {
             ...entry,
@@ -400,10 +397,10 @@ export class Ledger {
     const covered =
       intentCovered(this.#onDisk.get(key), entry) &&
       // and a restart's nonce floor, seeded from the file, stays above the nonce this push is signed with
+      this.#nonceSpan !== undefined &&
       floorCovers(
-        this.#onDiskNonceBase.updatedAt,
-        this.#onDiskNonceBase.lastNonce,
-        this.#nonceSpanMs,
+        this.#onDiskUpdatedAt,
+        this.#nonceSpan,
         Math.max(Math.floor(this.#clock.now()), this.#nonceHint?.() ?? 0) + NONCE_SIGN_SLACK_MS,
       );
     this.#accounts.set(key, structuredClone(entry));
@@ -567,7 +564,7 @@ export class Ledger {
         const snapshot = this.#snapshot();
         if (await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`)) {
           this.#onDisk = new Map(Object.entries(snapshot.accounts));
-          this.#onDiskNonceBase = { updatedAt: snapshot.updatedAt, lastNonce: snapshot.lastNonce };
+          this.#onDiskUpdatedAt = snapshot.updatedAt;
         }
       }
     } finally {

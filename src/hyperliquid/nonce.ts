@@ -46,45 +46,40 @@ export class NonceRegistry {
 }
 
 /**
- * The floor for a restarted daemon's nonces: the highest of the ledger's last write time and the last nonce it
- * recorded, + `spanMs`, the longest a nonce can follow the ledger's last write (`nonceSpanMs`). Every nonce of
- * the previous run is then at most this: nonces keep increasing across restarts even when the wall clock was
- * stepped back in between.
+ * What a restart's nonce floor allows for (docs/daemon.md, "The ledger"): a push written ahead is signed within
+ * `requestTimeoutMs` of its write; a push the file already covers (src/daemon/ledger-model.ts `intentCovered`,
+ * no write of its own) is signed before the confirmed deadline on disk passes, so within `deadlineMs` more.
  */
-export function nonceFloor(updatedAt: number | null, lastNonce: number | null, spanMs: number): number {
-  const base = Math.max(updatedAt ?? 0, lastNonce ?? 0);
-  return base <= 0 ? 0 : base + spanMs;
-}
+export type NonceSpan = { requestTimeoutMs: number; deadlineMs: number };
 
 /**
- * How long after the ledger's last write the daemon can still sign: a push's write-ahead record is written (with
- * the nonces handed out so far) before the request is signed, within the push's budget (`requestTimeoutMs`);
- * unless the file already covers the push (src/daemon/ledger-model.ts `intentCovered`), which takes a confirmed
- * deadline on disk that has not passed yet, that is within `deadlineMs` of the write that confirmed it.
+ * The floor for a restarted daemon's nonces, from the ledger's last write (`updatedAt`, on the exchange's clock)
+ * and the highest nonce it recorded (`lastNonce`). Every nonce of the previous run is below it:
+ * - those handed out before the write are at most `lastNonce`, and the push written ahead signs right after its
+ *   write: `lastNonce + 1`, or the clock within `requestTimeoutMs` of `updatedAt`;
+ * - a push the file covered signs at most `updatedAt + requestTimeoutMs + deadlineMs` (`floorCovers` holds the
+ *   push to that).
+ * Nonces keep increasing across restarts even when the wall clock was stepped back in between. The deadline is
+ * added to `updatedAt` only, which follows the clock: restarts in a tight loop move the floor at most
+ * `requestTimeoutMs` past the last recorded nonce each, never a deadline each (with it on `lastNonce` too, every
+ * quick restart would start its nonces a minute further ahead, until the exchange's one-day window refused them).
  */
-export function nonceSpanMs({
-  requestTimeoutMs,
-  deadlineMs,
-}: {
-  requestTimeoutMs: number;
-  deadlineMs: number;
-}) {
-  return requestTimeoutMs + deadlineMs;
+export function nonceFloor(
+  updatedAt: number | null,
+  lastNonce: number | null,
+  { requestTimeoutMs, deadlineMs }: NonceSpan,
+): number {
+  if ((updatedAt ?? 0) <= 0 && (lastNonce ?? 0) <= 0) return 0;
+  return Math.max((updatedAt ?? 0) + requestTimeoutMs + deadlineMs, (lastNonce ?? 0) + requestTimeoutMs);
 }
 
 /** Leeway for the nonce a push is signed with after its intent is handled (a few event-loop turns at most). */
 export const NONCE_SIGN_SLACK_MS = 1_000;
 
 /**
- * Whether a restart, seeded from a file written at `updatedAt` with `lastNonce` (`nonceFloor` with `spanMs`),
- * would start above a nonce of at most `upTo`: only then may a push be signed without a write of its own.
+ * Whether a push may be signed with a nonce of at most `upTo` without a write of its own: a restart seeded from
+ * the file written at `updatedAt` starts above it (`nonceFloor`'s second case).
  */
-export function floorCovers(
-  updatedAt: number | null,
-  lastNonce: number | null,
-  spanMs: number,
-  upTo: number,
-): boolean {
-  const floor = nonceFloor(updatedAt, lastNonce, spanMs);
-  return floor > 0 && upTo < floor;
+export function floorCovers(updatedAt: number | null, span: NonceSpan, upTo: number): boolean {
+  return updatedAt !== null && updatedAt > 0 && upTo < updatedAt + span.requestTimeoutMs + span.deadlineMs;
 }

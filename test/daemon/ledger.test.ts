@@ -93,7 +93,7 @@ describe("Ledger", () => {
       logger: captureLogger().logger,
       triggerLimit: 10,
       nonceHint: () => lastNonce,
-      nonceSpanMs: 65_000,
+      nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
     });
     const file = () => readFileSync(join(dir, "ledger.json"), "utf8");
     const t0 = clock.now();
@@ -147,7 +147,7 @@ describe("Ledger", () => {
       logger: captureLogger().logger,
       triggerLimit: 10,
       nonceHint: () => lastNonce,
-      nonceSpanMs: 65_000,
+      nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
     });
     l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
     await l.flush();

@@ -114,6 +114,7 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
     // an expedite (earlier deadline) with no write-ahead, a crash after the exchange applied it, the fire unseen
     ["cover-without-ledger-rule", 2, 40_000],
     ["cover-without-nonce-floor", 4],
+    ["nonce-floor-compounds", 4],
   ];
   for (const [plant, invariant, runs = 5_000] of planted) {
     test(`planted ${plant} → invariant ${invariant}`, () => {

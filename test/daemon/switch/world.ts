@@ -21,7 +21,7 @@ import {
 } from "../../../src/daemon/switch/machine.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../../src/daemon/types.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../../src/hyperliquid/errors.js";
-import { floorCovers, NONCE_SIGN_SLACK_MS, nonceFloor, nonceSpanMs } from "../../../src/hyperliquid/nonce.js";
+import { floorCovers, NONCE_SIGN_SLACK_MS, nonceFloor } from "../../../src/hyperliquid/nonce.js";
 import { utcDay } from "../../../src/utils/clock.js";
 import { ExchangeTime } from "../../../src/utils/runtime.js";
 
@@ -71,7 +71,8 @@ export type Plant =
   | "removal-ignored" // 7: removal reported as removed without being sent
   | "day-from-wall" // 8: the day rolls on the local wall clock
   | "cover-without-ledger-rule" // 2: no write-ahead record while the nonce floor allows, whatever the file says
-  | "cover-without-nonce-floor"; // 4: a covered push's nonce is not checked against the restart's floor
+  | "cover-without-nonce-floor" // 4: a covered push's nonce is not checked against the restart's floor
+  | "nonce-floor-compounds"; // 4: the floor adds the deadline to the last nonce too: quick restarts run ahead
 
 export class World {
   // --- the exchange
@@ -192,7 +193,6 @@ export class World {
           (this.plant === "cover-without-nonce-floor" ||
             floorCovers(
               this.persistedAt,
-              this.persistedNonce,
               this.nonceSpan(),
               Math.max(Math.floor(this.time.now()), this.lastNonceSent) + NONCE_SIGN_SLACK_MS,
             ))
@@ -225,6 +225,15 @@ export class World {
     );
     const nonce = clockNonce > this.lastNonceSent ? clockNonce : this.lastNonceSent + 1;
     if (nonce <= this.lastNonce) this.fail(4, `nonce ${nonce} not above ${this.lastNonce}`);
+    // ... and stay near the exchange's clock: a restart's floor may lead it by requestTimeout + deadline, and each
+    // quick restart (no time passing) by one requestTimeout more; never by a deadline per restart, or a daemon in
+    // a crash loop would run its nonces out of the exchange's window. (After a wall-clock step the nonces may
+    // lead by the step too: those used on the stepped clock stay used; checked without steps.)
+    const lead = nonce - this.time.now();
+    const allowed =
+      this.cfg.requestTimeoutMs + this.cfg.deadlineMs + this.restarts * this.cfg.requestTimeoutMs;
+    if (this.plant !== "nonce-from-wall" && this.stepsSeen === 0 && lead > allowed + TIME_TOLERANCE_MS)
+      this.fail(4, `nonce ${nonce} leads the clock by ${lead} ms`);
     this.lastNonce = Math.max(this.lastNonce, nonce);
     this.lastNonceSent = nonce;
     // invariant 5: no push at the daily limit
@@ -471,8 +480,10 @@ export class World {
         this.advance(this.cfg.requestTimeoutMs + 2_000);
         if (this.removalPending) this.respondRemoval(this.exDown ? "fail" : "ok");
         this.check("shutdown");
+        this.restarts++;
         return this.restart(true);
       case "crash":
+        this.restarts++;
         if (this.inflight && cmd.applied && !this.exDown)
           this.exApply(this.inflight.cancelAt, this.inflight.expedite);
         if (this.inflight) this.unknownOutcomes++;
@@ -500,16 +511,18 @@ export class World {
     this.lastNonceSent =
       this.plant === "nonce-from-wall"
         ? 0
-        : nonceFloor(this.persistedAt, this.persistedNonce, this.nonceSpan());
+        : this.plant === "nonce-floor-compounds"
+          ? Math.max(this.persistedAt, this.persistedNonce) + this.cfg.requestTimeoutMs + this.cfg.deadlineMs
+          : nonceFloor(this.persistedAt, this.persistedNonce, this.nonceSpan());
     this.model = initialModel(this.cfg, this.persisted);
     this.nextTickMono = this.mono + this.cfg.intervalMs;
     this.done = null;
     this.dispatch({ type: "start" });
   }
 
-  /** The restart's nonce span, as the daemon computes it. */
+  /** What the restart's nonce floor allows for, as the daemon passes it. */
   nonceSpan() {
-    return nonceSpanMs(this.cfg);
+    return { requestTimeoutMs: this.cfg.requestTimeoutMs, deadlineMs: this.cfg.deadlineMs };
   }
 
   // ---------------------------------------------------------------------------------------------- invariants
@@ -522,6 +535,8 @@ export class World {
   }
 
   stepsSeen = 0;
+  /** restarts after a crash or a graceful stop (each may move the nonce floor one requestTimeout ahead) */
+  restarts = 0;
 
   check(after: string) {
     const now = this.time.now();
