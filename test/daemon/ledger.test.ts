@@ -12,6 +12,16 @@ import { captureLogger } from "./helpers.js";
 const A = "0x1111111111111111111111111111111111111111";
 const open = (stateDir: string, clock: ManualClock, log = captureLogger()) =>
   Ledger.open({ stateDir, clock, logger: log.logger, triggerLimit: 10 });
+/** A ledger that knows the last nonce handed out and the daemon's default nonce span (5 s + 60 s). */
+const openWithNonces = (stateDir: string, clock: ManualClock, nonceHint: () => number) =>
+  Ledger.open({
+    stateDir,
+    clock,
+    logger: captureLogger().logger,
+    triggerLimit: 10,
+    nonceHint,
+    nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
+  });
 
 describe("Ledger", () => {
   test("durable: 'written' leaves no budget timer behind; a disk slower than the budget answers 'timeout'", async () => {
@@ -87,14 +97,7 @@ describe("Ledger", () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     let lastNonce = 0;
-    const l = await Ledger.open({
-      stateDir: dir,
-      clock,
-      logger: captureLogger().logger,
-      triggerLimit: 10,
-      nonceHint: () => lastNonce,
-      nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
-    });
+    const l = await openWithNonces(dir, clock, () => lastNonce);
     const file = () => readFileSync(join(dir, "ledger.json"), "utf8");
     const t0 = clock.now();
     const intent = (deadline: number) => withIntent(l.get(A), deadline);
@@ -141,14 +144,7 @@ describe("Ledger", () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 57, 30));
     let lastNonce = clock.now();
-    const l = await Ledger.open({
-      stateDir: dir,
-      clock,
-      logger: captureLogger().logger,
-      triggerLimit: 10,
-      nonceHint: () => lastNonce,
-      nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
-    });
+    const l = await openWithNonces(dir, clock, () => lastNonce);
     l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
     await l.flush();
     const writtenAt = clock.now();
