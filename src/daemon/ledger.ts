@@ -206,6 +206,8 @@ export class Ledger {
   #tmpSeq = 0;
   /** each account's entry as the last completed write put it on disk (read at open, then after each write) */
   #onDisk = new Map<string, LedgerEntry>();
+  /** the entries of the write in flight, if any: what the file will hold once it completes */
+  #inFlight: Map<string, LedgerEntry> | null = null;
   /** `updatedAt` of the file as last written (a restart seeds its nonces from it: src/hyperliquid/nonce.ts) */
   #onDiskUpdatedAt: number | null = null;
   /** write-aheads that the file already covered, so nothing was written for them (tests, docs/daemon.md) */
@@ -392,10 +394,11 @@ export class Ledger {
    */
   putIntent(entry: LedgerEntry): boolean {
     const key = entry.account.toLowerCase();
-    // Against the file as last written: a write still running (another account's change, say) leaves this
-    // account's entry as it was unless its in-memory entry differs, and then this one is not covered.
+    // Against the file as last written, and as the write in flight (if any) will leave it: whichever of the two
+    // a crash finds must tell a restart what this record would.
     const covered =
       intentCovered(this.#onDisk.get(key), entry) &&
+      (this.#inFlight === null || intentCovered(this.#inFlight.get(key), entry)) &&
       // and a restart's nonce floor, seeded from the file, stays above the nonce this push is signed with
       this.#nonceSpan !== undefined &&
       floorCovers(
@@ -562,7 +565,10 @@ export class Ledger {
       while (this.#dirty) {
         this.#dirty = false;
         const snapshot = this.#snapshot();
-        if (await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`)) {
+        this.#inFlight = new Map(Object.entries(snapshot.accounts));
+        const written = await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`);
+        this.#inFlight = null;
+        if (written) {
           this.#onDisk = new Map(Object.entries(snapshot.accounts));
           this.#onDiskUpdatedAt = snapshot.updatedAt;
         }

@@ -140,6 +140,38 @@ describe("Ledger", () => {
     expect(l.coveredIntents).toBe(1);
   });
 
+  test("behavior: while a write is in flight, a push is covered only if the file it will leave covers it too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    let hold: Promise<void> | null = null;
+    let release = () => {};
+    const l = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+      nonceHint: () => clock.now(),
+      nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
+      beforeSync: () => hold ?? Promise.resolve(),
+    });
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    await l.flush();
+    const confirmed = l.get(A);
+    clock.advance(15_000);
+    // A write in flight holds another entry for the account (the daily-limit error counted), then the entry in
+    // memory goes back to what the file held before it: the old file covers the next push, the one in flight not.
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    l.markLimitReached(A, { at: clock.now(), message: "x" });
+    await new Promise((r) => setTimeout(r, 20)); // the write reaches its fsync and waits
+    l.put(confirmed);
+    expect(l.putIntent(withIntent(confirmed, clock.now() + 60_000))).toBe(false);
+    hold = null;
+    release();
+    await l.flush();
+  });
+
   test("behavior: coverage ends where a restart would start its nonces below this push's, and at 00:00 UTC", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 57, 30));
