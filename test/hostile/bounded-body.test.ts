@@ -174,12 +174,12 @@ describe("an uncompressed body read as it comes", () => {
       res.write('{"status":"ok","resp');
       setTimeout(() => res.socket?.destroy(), 20);
     });
-    const transport = createHttpTransport({ baseUrl: srv.url, timeoutMs: 5_000 });
-    const t0 = performance.now();
+    // A time-out far past the test's own: only the cut itself can end the call (a hang fails the test).
+    const transport = createHttpTransport({ baseUrl: srv.url, timeoutMs: 600_000 });
     try {
       const e = (await failure(transport.postJson("/exchange", {}))) as HyperliquidApiError;
       expect(e.kind).toBe("transport");
-      expect(performance.now() - t0).toBeLessThan(4_000); // failed on the cut, not on the time-out
+      expect(e.message).not.toMatch(/time-?out|timed out/i);
     } finally {
       transport.close();
       await srv.close();
