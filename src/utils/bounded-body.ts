@@ -180,20 +180,20 @@ async function readBounded(
   }
   const chunks: Buffer[] = [];
   let total = 0;
-  // Kept aside: tearing the pipeline down makes got report its own abort, which must not hide the reason.
+  // Kept aside: tearing the stream down makes got report its own abort, which must not hide the reason.
   let overLimit: BodyLimitError | undefined;
-  const sink = async (source: AsyncIterable<Buffer>) => {
-    for await (const chunk of source) {
-      total += chunk.length;
-      if (total > maxBytes) {
-        overLimit = new BodyLimitError(
-          "bytes",
-          `body exceeds ${maxBytes} bytes${decoder ? " after decompression" : ""}`,
-        );
-        throw overLimit;
-      }
-      chunks.push(chunk);
+  /** Counts a chunk against the cap (after decompression when there is a decoder); false once past it. */
+  const take = (chunk: Buffer): boolean => {
+    total += chunk.length;
+    if (total > maxBytes) {
+      overLimit = new BodyLimitError(
+        "bytes",
+        `body exceeds ${maxBytes} bytes${decoder ? " after decompression" : ""}`,
+      );
+      return false;
     }
+    chunks.push(chunk);
+    return true;
   };
   const source = stream as unknown as Readable;
   if (!decoder) {
@@ -201,27 +201,25 @@ async function readBounded(
     // stream machinery a cold push would page in for a body of a few hundred bytes (issue 15, CPU per hour).
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
-        total += chunk.length;
-        if (total > maxBytes) {
-          overLimit = new BodyLimitError("bytes", `body exceeds ${maxBytes} bytes`);
-          source.off("data", onData);
-          source.destroy();
-          reject(overLimit);
-          return;
-        }
-        chunks.push(chunk);
+        if (take(chunk)) return;
+        source.off("data", onData);
+        source.destroy();
+        reject(overLimit);
       };
       source.on("data", onData);
       finished(source, (error) => (error ? reject(overLimit ?? error) : resolve()));
     });
     return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks, total) };
   }
+  const sink = async (decoded: AsyncIterable<Buffer>) => {
+    for await (const chunk of decoded) if (!take(chunk)) throw overLimit;
+  };
   try {
     await pipeline(source, decoder, sink);
   } catch (error) {
     if (overLimit) throw overLimit;
     const code = (error as NodeJS.ErrnoException).code;
-    if (decoder && typeof code === "string" && /^(Z_|ERR_BROTLI|ERR__ERROR_FORMAT)/.test(code))
+    if (typeof code === "string" && /^(Z_|ERR_BROTLI|ERR__ERROR_FORMAT)/.test(code))
       throw new BodyLimitError("encoding", `body is not valid ${String(encoding)} (${code})`);
     throw error;
   }
