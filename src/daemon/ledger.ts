@@ -536,13 +536,13 @@ export class Ledger {
   }
 
   /**
-   * The whole file as it would be written now. `updatedAt` only moves forward (a clock stepped back does not
-   * move it back); `lastNonce` is the highest nonce handed out so far (the next run's floor; docs/daemon.md).
-   * The accounts are the stored entries themselves, not copies: a stored entry is never changed, only replaced
-   * (`put` stores a copy of what it is given, and every change here builds a new entry), so the snapshot, and
-   * `#onDisk` after a write, stay as they were written.
+   * The whole file as it would be written now, with `accounts` (a copy of the map of stored entries).
+   * `updatedAt` only moves forward (a clock stepped back does not move it back); `lastNonce` is the highest nonce
+   * handed out so far (the next run's floor; docs/daemon.md). The entries are the stored ones themselves, not
+   * copies: a stored entry is never changed, only replaced (`put` stores a copy of what it is given, and every
+   * change here builds a new entry), so the snapshot, and `#onDisk` after a write, stay as they were written.
    */
-  #snapshot(): LedgerFile {
+  #snapshot(accounts: ReadonlyMap<string, LedgerEntry>): LedgerFile {
     this.#updatedAt = Math.max(this.#updatedAt, Math.floor(this.#clock.now()));
     const hint = this.#nonceHint?.() ?? 0;
     if (hint > 0) this.#lastNonce = Math.max(this.#lastNonce ?? 0, hint);
@@ -551,7 +551,7 @@ export class Ledger {
       updatedAt: this.#updatedAt,
       lastNonce: this.#lastNonce,
       assumeLimitOn: this.#assumeLimitOn,
-      accounts: Object.fromEntries(this.#accounts),
+      accounts: Object.fromEntries(accounts),
     };
   }
 
@@ -564,12 +564,14 @@ export class Ledger {
     try {
       while (this.#dirty) {
         this.#dirty = false;
-        const snapshot = this.#snapshot();
-        this.#inFlight = new Map(Object.entries(snapshot.accounts));
+        // the entries this write puts on disk: what the file will hold while it runs, and holds once done
+        const accounts = new Map(this.#accounts);
+        const snapshot = this.#snapshot(accounts);
+        this.#inFlight = accounts;
         const written = await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`);
         this.#inFlight = null;
         if (written) {
-          this.#onDisk = new Map(Object.entries(snapshot.accounts));
+          this.#onDisk = accounts;
           this.#onDiskUpdatedAt = snapshot.updatedAt;
         }
       }

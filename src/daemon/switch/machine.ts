@@ -199,9 +199,7 @@ export type StepResult = { model: SwitchModel; effects: Effect[] };
 
 /** The deadline the exchange holds at the latest: the confirmed one, lowered by a pending push. */
 export function reportedDeadline(m: SwitchModel): number | null {
-  const { armedUntil, pendingUntil } = m.entry;
-  if (armedUntil === null || !m.armedKnown) return null;
-  return pendingUntil === null ? armedUntil : Math.min(armedUntil, pendingUntil);
+  return m.entry.armedUntil === null || !m.armedKnown ? null : earliestDeadline(m.entry);
 }
 
 /** The earliest deadline that may fire: where a trigger is counted. */
