@@ -600,9 +600,9 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   // window; issue 15, CPU per hour).
   const skewLatch = new CrossingLatch(config.clockSkewWarn);
   const onInterval = params.onInterval;
-  let clockWatchStopped = false;
+  // Nothing to close: a failed start and close() both abort the root signal before they unwind.
   intervalWork = () => {
-    if (clockWatchStopped || root.signal.aborted) return;
+    if (root.signal.aborted) return;
     if (onInterval) {
       try {
         onInterval();
@@ -640,12 +640,6 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
     );
     for (const s of switches) s.clockStepped(stepped.deltaMs);
   };
-  started.push({
-    component: "clock watch",
-    close: () => {
-      clockWatchStopped = true;
-    },
-  });
   // The pollers (exposure, the action budget, the chain watch) start once the first pushes have settled
   // (confirmed, refused or failed), at most one request time-out after the switches started: the first push
   // does not share the event loop, the exchange or the ledger's write with their first requests

@@ -204,9 +204,9 @@ export function every(
     }
     const info: TickInfo = { k, scheduledAt, lateMs };
     // Next tick: the first slot after this one and strictly after now (missed slots are skipped, never replayed in
-    // a burst). A timer can fire a little before its slot by this clock: node measures a timeout from the event
-    // loop's cached time, which is behind by however long the loop has been busy when the timer is set. Such a
-    // wake-up still runs its own slot, once, and never the same slot again.
+    // a burst). A timer can fire up to about a millisecond before its slot by this clock: node measures a timeout
+    // on the event loop's time in whole milliseconds. Such a wake-up still runs its own slot, once, and never the
+    // same slot again.
     k = Math.max(k + 1, Math.floor((now - start) / intervalMs) + 1);
     ticks++;
     try {
