@@ -32,6 +32,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { Wallet } from "ethers";
 import { nodeCronUtcWithoutIntl } from "./node-cron-utc.mjs";
+import { replaceExactly } from "./replace-exactly.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outdir = path.join(root, "dist/bin");
@@ -85,18 +86,6 @@ function rewrite(name, filter, transform) {
 
 /** `text` with comments removed, to look for a name's uses in code. */
 const codeOf = (text) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-
-/** Replaces each `from` with `to` in `source`; each must occur exactly `count` times, or the build fails. */
-function replaceExactly(name, source, file, pairs) {
-  let out = source;
-  for (const [from, to, count] of pairs) {
-    const found = out.split(from).length - 1;
-    if (found !== count)
-      throw new Error(`${name}: expected ${count} of "${from}" in ${file}, found ${found}`);
-    out = out.split(from).join(to);
-  }
-  return out;
-}
 
 /** A plugin that rewrites one dependency file by `replaceExactly`'s pairs. */
 const rewriteExactly = (name, filter, pairs) =>

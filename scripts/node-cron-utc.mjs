@@ -9,29 +9,10 @@
 // offset "Z". Other zones are left to Intl. test/deploy/node-cron-utc.test.ts compares the rewritten module with
 // node-cron's own over many dates and expressions, and checks that it builds no Intl formatter for UTC.
 
-/** Replaces `from` by `to` once; the build fails when `from` is not there exactly once (a new node-cron: look again). */
-function once(source, file, from, to) {
-  const found = source.split(from).length - 1;
-  if (found !== 1) throw new Error(`node-cron-utc: expected 1 of "${from}" in ${file}, found ${found}`);
-  return source.replace(from, to);
-}
+import { replaceExactly } from "./replace-exactly.mjs";
 
-/** node-cron's _shared.js with the UTC shortcut in buildDateParts and getTimezoneGMT. */
-export function nodeCronUtcWithoutIntl(source, file = "node-cron/dist/_shared.js") {
-  let out = once(
-    source,
-    file,
-    "function buildDateParts(date, timezone) {\n",
-    "function buildDateParts(date, timezone) {\n    if (timezone === 'UTC') return utcDateParts(date);\n",
-  );
-  out = once(
-    out,
-    file,
-    "function getTimezoneGMT(date, timezone) {\n",
-    "function getTimezoneGMT(date, timezone) {\n    if (timezone === 'UTC') return 'Z';\n",
-  );
-  return `${out}
-const UTC_WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+/** In UTC the parts from Date's UTC getters (en-US's short weekday, offset Z), shaped as buildDateParts returns them. */
+const UTC_DATE_PARTS = `const UTC_WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 function utcDateParts(date) {
     return {
         day: date.getUTCDate(),
@@ -46,4 +27,19 @@ function utcDateParts(date) {
     };
 }
 `;
+
+/** node-cron's _shared.js with the UTC shortcut in buildDateParts and getTimezoneGMT. */
+export function nodeCronUtcWithoutIntl(source, file = "node-cron/dist/_shared.js") {
+  return replaceExactly("node-cron-utc", source, file, [
+    [
+      "function buildDateParts(date, timezone) {\n",
+      `${UTC_DATE_PARTS}function buildDateParts(date, timezone) {\n    if (timezone === 'UTC') return utcDateParts(date);\n`,
+      1,
+    ],
+    [
+      "function getTimezoneGMT(date, timezone) {\n",
+      "function getTimezoneGMT(date, timezone) {\n    if (timezone === 'UTC') return 'Z';\n",
+      1,
+    ],
+  ]);
 }
