@@ -3,7 +3,8 @@
 //
 // `node scripts/build.mjs --if-stale` (npm start's prestart) builds only when an input is newer than the stamp:
 // a second `npm start` after `npm ci` (whose `prepare` built dist/) starts at once instead of spending ~7 s in tsc.
-// Inputs: everything under src/, this script, scripts/bundle.mjs, scripts/bin-loader.js, package.json, package-lock.json, tsconfig*.json.
+// Inputs: everything under src/ and scripts/ (the build's own scripts and what the bundle imports from there),
+// package.json, package-lock.json, tsconfig*.json.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -13,15 +14,9 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STAMP = path.join(root, "dist/.build-stamp");
 const OUTPUTS = ["dist/index.js", "dist/bin/hl-deadman.js", "dist/bin/hl-deadman.cjs"];
-const INPUT_FILES = [
-  "package.json",
-  "package-lock.json",
-  "tsconfig.json",
-  "tsconfig.build.json",
-  "scripts/build.mjs",
-  "scripts/bundle.mjs",
-  "scripts/bin-loader.js",
-];
+const INPUT_FILES = ["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json"];
+/** Directories whose every file is an input: a script the bundle imports cannot be left off a list. */
+const INPUT_DIRS = ["src", "scripts"];
 
 /** The newest modification time (ms) under a directory, walking it fully (src/ is ~100 files). */
 function newestUnder(dir) {
@@ -43,7 +38,7 @@ export function staleReason() {
     const full = path.join(root, file);
     if (existsSync(full) && statSync(full).mtimeMs > built) return `${file} changed`;
   }
-  if (newestUnder(path.join(root, "src")) > built) return "src/ changed";
+  for (const dir of INPUT_DIRS) if (newestUnder(path.join(root, dir)) > built) return `${dir}/ changed`;
   return null;
 }
 
