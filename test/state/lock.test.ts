@@ -12,6 +12,8 @@ import {
   FOREIGN_LOCK_STALE_MS,
   LOCK_REFRESH_MS,
   LOCK_TOUCH_MIN_MS,
+  type LockTiming,
+  type StateLock,
 } from "../../src/state/lock.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "hl-lock-"));
@@ -19,6 +21,16 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const past = new Date(Date.UTC(2020, 0, 1));
 const mtime = (p: string) => statSync(p).mtimeMs;
+
+/** Takes a lock in its own directory under `dir` with these timings, runs `body`, and releases it. */
+async function withLock(name: string, timing: LockTiming, body: (lock: StateLock) => Promise<void>) {
+  const lock = acquireStateLock(path.join(dir, name), timing);
+  try {
+    await body(lock);
+  } finally {
+    lock.release();
+  }
+}
 
 describe("acquireStateLock: the refresh", () => {
   test("default: the longest gap between two writes leaves 10 s before a lock is judged stale", () => {
@@ -29,8 +41,7 @@ describe("acquireStateLock: the refresh", () => {
   });
 
   test("behavior: touched on every wake-up, the lock's own timer never fires; the mtime still moves", async () => {
-    const lock = acquireStateLock(path.join(dir, "touched"), { refreshMs: 150, touchMinMs: 40 });
-    try {
+    await withLock("touched", { refreshMs: 150, touchMinMs: 40 }, async (lock) => {
       utimesSync(lock.path, past, past);
       // a push loop waking every 50 ms: each wake-up touches, the 150 ms timer is pushed back each time
       for (let i = 0; i < 12; i++) {
@@ -40,17 +51,14 @@ describe("acquireStateLock: the refresh", () => {
       expect(lock.refreshes.timer).toBe(0);
       expect(lock.refreshes.touched).toBeGreaterThanOrEqual(8);
       expect(mtime(lock.path)).toBeGreaterThan(past.getTime());
-    } finally {
-      lock.release();
-    }
+    });
   });
 
   test("behavior: once the timer fired just before a wake-up, the touches take over again (no timer on that phase)", async () => {
     // The first wake-up comes after the timer fired (as the daemon's first push tick comes after the lock was
     // taken at start); each later one comes a period after it. A touch that finds the mtime just written must
     // still move the timer, or the timer keeps firing just before every wake-up.
-    const lock = acquireStateLock(path.join(dir, "phase"), { refreshMs: 200, touchMinMs: 120 });
-    try {
+    await withLock("phase", { refreshMs: 200, touchMinMs: 120 }, async (lock) => {
       await sleep(250);
       expect(lock.refreshes.timer).toBe(1);
       lock.touch(); // 50 ms after the timer wrote: too soon to write, but the timer moves
@@ -60,14 +68,11 @@ describe("acquireStateLock: the refresh", () => {
       }
       expect(lock.refreshes.timer).toBe(1);
       expect(lock.refreshes.touched).toBeGreaterThanOrEqual(5);
-    } finally {
-      lock.release();
-    }
+    });
   });
 
   test("behavior: touches closer together than the minimum write nothing more", async () => {
-    const lock = acquireStateLock(path.join(dir, "rate"), { refreshMs: 10_000, touchMinMs: 200 });
-    try {
+    await withLock("rate", { refreshMs: 10_000, touchMinMs: 200 }, async (lock) => {
       for (let i = 0; i < 20; i++) {
         lock.touch();
         await sleep(5);
@@ -77,22 +82,17 @@ describe("acquireStateLock: the refresh", () => {
       lock.touch();
       lock.touch();
       expect(lock.refreshes.touched).toBe(1);
-    } finally {
-      lock.release();
-    }
+    });
   });
 
   test("behavior: without touches the lock's own timer keeps the mtime fresh", async () => {
-    const lock = acquireStateLock(path.join(dir, "timer"), { refreshMs: 60, touchMinMs: 30 });
-    try {
+    await withLock("timer", { refreshMs: 60, touchMinMs: 30 }, async (lock) => {
       utimesSync(lock.path, past, past);
       await sleep(400);
       expect(lock.refreshes.timer).toBeGreaterThanOrEqual(3);
       expect(lock.refreshes.touched).toBe(0);
       expect(mtime(lock.path)).toBeGreaterThan(past.getTime());
-    } finally {
-      lock.release();
-    }
+    });
   });
 
   test("behavior: after release nothing is refreshed or touched", async () => {
