@@ -64,7 +64,7 @@ describe("interop: @nktkas/hyperliquid", () => {
     expect(cases).toBe(64);
   });
 
-  test("behavior: the same signature as theirs for keys at the edges and 40 actions per key, always with a low s", async () => {
+  test("behavior: the same signature as theirs for keys at the edges and 16 actions per key, always with a low s", async () => {
     // their signer is @noble/curves 2.x (its own copy), ours ethers' SigningKey on @noble/curves 1.2.0
     const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
     const keys = [
@@ -78,7 +78,7 @@ describe("interop: @nktkas/hyperliquid", () => {
     for (const key of keys) {
       const wallet = new Wallet(key);
       const signer = localSigner(key);
-      for (let i = 0; i < 40; i++) {
+      for (let i = 0; i < 16; i++) {
         const action =
           i % 5 === 4 ? { type: "scheduleCancel" } : { type: "scheduleCancel", time: 1_735_689_630_000 + i };
         const params = { action, nonce: 1_735_689_600_000 + i, isMainnet: i % 2 === 0 };
@@ -95,7 +95,7 @@ describe("interop: @nktkas/hyperliquid", () => {
         cases++;
       }
     }
-    expect(cases).toBe(280);
+    expect(cases).toBe(112);
   });
 
   test.each(["scheduleCancel", "default"] as const)(
