@@ -4,11 +4,9 @@ import { defineConfig } from "vitest/config";
 // CI (.ci/run) sets VITEST_JSON_REPORT so it can print "N passed, N failed" from vitest's JSON reporter.
 const jsonReport = process.env.VITEST_JSON_REPORT;
 
-// Files that need modules nobody else in the worker has loaded yet (e.g. the signer before its comb table is built).
-// Every other file shares its worker's module cache (isolate: false): loading ethers, zod, got and the sources once
-// per worker instead of once per file saves about a third of the suite's CPU (docs/development.md, "Tests and
-// checks"). A test must therefore not rely on a module's first load; the ones that do are listed here.
-const FRESH_MODULES = ["test/hyperliquid/secp256k1-first.test.ts"];
+// Every file shares its worker's module cache (isolate: false): loading ethers, zod, got and the sources once per
+// worker instead of once per file saves about a third of the suite's CPU (docs/development.md, "Tests and checks").
+// A test must therefore not rely on a module's first load.
 
 export default defineConfig({
   test: {
@@ -19,13 +17,8 @@ export default defineConfig({
     // Most files wait on sockets, child processes and timers rather than the CPU: one more worker than cores keeps
     // both cores of a small machine busy (vitest's default is cores - 1, i.e. one worker on 2 cores).
     maxWorkers: Math.max(3, availableParallelism()),
-    projects: [
-      {
-        extends: true,
-        test: { name: "suite", include: ["test/**/*.test.ts"], exclude: FRESH_MODULES, isolate: false },
-      },
-      { extends: true, test: { name: "fresh-modules", include: FRESH_MODULES, isolate: true } },
-    ],
+    include: ["test/**/*.test.ts"],
+    isolate: false,
     // matrix-reporter prints the reliability matrix's count from the run's actual results.
     reporters: [
       "default",

@@ -12,11 +12,13 @@
 import { Encoder } from "@msgpack/msgpack";
 // ethers' subpath entry points: the root "ethers" also loads providers, contracts and wordlists (~10 MiB of
 // resident memory the daemon never uses; BENCHMARKS.md, import cost).
-import { Signature, SigningKey } from "ethers/crypto";
+// All cryptography is ethers' (docs/security.md, "Signing"): keccak256 is @noble/hashes' keccak_256, SigningKey
+// signs and recovers with @noble/curves' secp256k1 (RFC 6979, low-s), and TypedDataEncoder is ethers' EIP-712.
+import { keccak256, Signature, SigningKey } from "ethers/crypto";
+import { TypedDataEncoder } from "ethers/hash";
 import { computeAddress, recoverAddress } from "ethers/transaction";
+import { concat } from "ethers/utils";
 import { BaseError } from "../errors/base.js";
-import { keccak256 } from "./keccak.js";
-import { publicKeyOf, Secp256k1Signer } from "./secp256k1.js";
 
 export type Hex = `0x${string}`;
 
@@ -29,15 +31,13 @@ export type LocalSigner = { readonly address: string; readonly signingKey: Signi
 /** Builds a LocalSigner from a 0x-prefixed 32-byte hex key (throws ethers' error on an invalid key). */
 export function localSigner(privateKey: string): LocalSigner {
   const signingKey = new SigningKey(privateKey);
-  // The public key by OpenSSL: SigningKey.publicKey would build noble's multiplication table first (tens of ms
-  // of a cold start; BENCHMARKS.md, cold start).
-  return Object.freeze({ address: computeAddress(publicKeyOf(signingKey.privateKey)), signingKey });
+  return Object.freeze({ address: computeAddress(signingKey.publicKey), signingKey });
 }
 
 /** `{ r, s, v }` as the exchange expects it: r and s as 0x + 64 lower-case hex digits, v 27 or 28. */
 export type L1Signature = { r: Hex; s: Hex; v: 27 | 28 };
 
-/** Anything that can sign: an ethers Wallet / SigningKey (fast path), or any EIP-712 signer. */
+/** Anything that can sign: an ethers Wallet / SigningKey, or any EIP-712 signer. */
 export type L1Signer =
   | { signingKey: SigningKey }
   | SigningKey
@@ -64,37 +64,16 @@ export const AGENT_TYPES = Object.freeze({
   ],
 });
 
-const utf8 = (text: string) => new TextEncoder().encode(text);
-const keccakHex = (bytes: Uint8Array): Hex => `0x${Buffer.from(keccak256(bytes)).toString("hex")}`;
+// The EIP-712 digest is ethers' TypedDataEncoder.hash(EXCHANGE_DOMAIN, AGENT_TYPES, message), i.e.
+// keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(Agent)); the domain separator and the Agent encoder are the same
+// for every action, so they are built once.
+const DOMAIN_SEPARATOR = TypedDataEncoder.hashDomain(EXCHANGE_DOMAIN);
+const AGENT_ENCODER = TypedDataEncoder.from({ Agent: [...AGENT_TYPES.Agent] });
 
-// The EIP-712 constants, hashed once (EIP-712 §hashStruct / §domainSeparator): every signature reuses them.
-/** keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)") ‖ fields */
-const DOMAIN_SEPARATOR = (() => {
-  const encoded = new Uint8Array(5 * 32);
-  encoded.set(
-    keccak256(utf8("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")),
-  );
-  encoded.set(keccak256(utf8(EXCHANGE_DOMAIN.name)), 32);
-  encoded.set(keccak256(utf8(EXCHANGE_DOMAIN.version)), 64);
-  new DataView(encoded.buffer).setUint32(96 + 28, EXCHANGE_DOMAIN.chainId, false);
-  // verifyingContract is the zero address: its 32-byte slot stays zero
-  return keccak256(encoded);
-})();
-const AGENT_TYPE_HASH = keccak256(utf8("Agent(string source,bytes32 connectionId)"));
-const SOURCE_HASH = { a: keccak256(utf8("a")), b: keccak256(utf8("b")) };
-
-/** The EIP-712 digest of Agent { source, connectionId }: keccak256(0x1901 ‖ domainSeparator ‖ hashStruct). */
-function agentDigest(connectionId: Uint8Array, isMainnet: boolean): Uint8Array {
-  const struct = new Uint8Array(96);
-  struct.set(AGENT_TYPE_HASH, 0);
-  struct.set(isMainnet ? SOURCE_HASH.a : SOURCE_HASH.b, 32);
-  struct.set(connectionId, 64);
-  const message = new Uint8Array(66);
-  message[0] = 0x19;
-  message[1] = 0x01;
-  message.set(DOMAIN_SEPARATOR, 2);
-  message.set(keccak256(struct), 34);
-  return keccak256(message);
+/** The EIP-712 digest of Agent { source, connectionId }. */
+function agentDigest(connectionId: Hex, isMainnet: boolean): Hex {
+  const struct = AGENT_ENCODER.hash({ source: isMainnet ? "a" : "b", connectionId });
+  return keccak256(concat(["0x1901", DOMAIN_SEPARATOR, struct])) as Hex;
 }
 
 // Default msgpack options (smallest integer encoding; no useBigInt64, see docs/exchange-behaviour.md §2). `undefined`
@@ -167,17 +146,12 @@ export function l1ActionPreimage({
 
 /** connectionId = keccak256(preimage). */
 export function l1ActionHash(params: L1ActionHashParameters): Hex {
-  return keccakHex(l1ActionPreimage(params));
-}
-
-/** l1ActionDigest as bytes (the signer and the simulator hash without hex round trips). */
-export function l1ActionDigestBytes(params: L1ActionHashParameters & { isMainnet: boolean }): Uint8Array {
-  return agentDigest(keccak256(l1ActionPreimage(params)), params.isMainnet);
+  return keccak256(l1ActionPreimage(params)) as Hex;
 }
 
 /** The EIP-712 digest that is signed for an L1 action. */
 export function l1ActionDigest(params: L1ActionHashParameters & { isMainnet: boolean }): Hex {
-  return `0x${Buffer.from(l1ActionDigestBytes(params)).toString("hex")}`;
+  return agentDigest(l1ActionHash(params), params.isMainnet);
 }
 
 export type SignL1ActionParameters = L1ActionHashParameters & {
@@ -188,41 +162,20 @@ function toL1Signature(sig: Signature): L1Signature {
   return { r: sig.r.toLowerCase() as Hex, s: sig.s.toLowerCase() as Hex, v: sig.v as 27 | 28 };
 }
 
-const hex32 = (n: bigint): Hex => `0x${n.toString(16).padStart(64, "0")}`;
-
-/** One parsed key per SigningKey (and per raw private key string): parsing costs more than hashing. */
-const signers = new WeakMap<SigningKey, Secp256k1Signer>();
-let lastRawKey: { key: string; signer: Secp256k1Signer } | undefined;
-
-function signerFor(key: SigningKey | string): Secp256k1Signer {
-  if (typeof key === "string") {
-    if (lastRawKey?.key !== key) {
-      // ethers validates the key (and throws its error for a bad one) and normalises it
-      lastRawKey = { key, signer: new Secp256k1Signer(new SigningKey(key).privateKey) };
-    }
-    return lastRawKey.signer;
-  }
-  let signer = signers.get(key);
-  if (!signer) {
-    signer = new Secp256k1Signer(key.privateKey);
-    signers.set(key, signer);
-  }
-  return signer;
-}
-
-/** `{ r, s, v }` of a digest, as ethers' SigningKey.sign would give it (v 28 for any non-zero recovery bit). */
-function signDigest(key: SigningKey | string, digest: Uint8Array): L1Signature {
-  const sig = signerFor(key).sign(digest);
-  return { r: hex32(sig.r), s: hex32(sig.s), v: sig.recovery ? 28 : 27 };
+/** `{ r, s, v }` of a digest by ethers' SigningKey.sign (noble's RFC 6979 nonce, low s, v 27 or 28). */
+function signDigest(key: SigningKey, digest: Hex): L1Signature {
+  return toL1Signature(key.sign(digest));
 }
 
 /** Signs an L1 action; resolves to `{ r, s, v }` exactly as the official SDKs produce it. */
 export async function signL1Action(params: SignL1ActionParameters): Promise<L1Signature> {
-  if (params.privateKey !== undefined) return signDigest(params.privateKey, l1ActionDigestBytes(params));
+  // ethers validates the key (its error redacts the value) before anything is hashed
+  if (params.privateKey !== undefined)
+    return signDigest(new SigningKey(params.privateKey), l1ActionDigest(params));
   const wallet = params.wallet;
-  if (wallet instanceof SigningKey) return signDigest(wallet, l1ActionDigestBytes(params));
+  if (wallet instanceof SigningKey) return signDigest(wallet, l1ActionDigest(params));
   if ("signingKey" in wallet && wallet.signingKey instanceof SigningKey) {
-    return signDigest(wallet.signingKey, l1ActionDigestBytes(params));
+    return signDigest(wallet.signingKey, l1ActionDigest(params));
   }
   if ("signTypedData" in wallet) {
     const connectionId = l1ActionHash(params);
@@ -245,7 +198,10 @@ export async function recoverL1ActionSigner(params: RecoverL1ActionSignerParamet
   return recoverL1ActionSignerSync(params);
 }
 
-/** Synchronous form, for the simulator's hot path. Throws SigningError on an unusable signature. */
+/**
+ * Synchronous form, for the simulator: a full public-key recovery by ethers (noble's secp256k1) on every call.
+ * Throws SigningError on an unusable signature.
+ */
 export function recoverL1ActionSignerSync(params: RecoverL1ActionSignerParameters): string {
   const digest = l1ActionDigest(params);
   const { r, s, v } = params.signature;

@@ -3,6 +3,7 @@
  * with the real strings of docs/exchange-behaviour.md §5.
  */
 import { z } from "zod";
+import { recoverL1ActionSignerSync } from "../hyperliquid/signing.js";
 import { utcDay } from "../utils/clock.js";
 import { volumeText } from "./format.js";
 import type { SimStore } from "./state.js";
@@ -126,20 +127,19 @@ export function handleExchange(
   const max = now + NONCE_WINDOW_AFTER_MS;
   if (req.nonce <= min) return err(`Invalid nonce: nonce too low ${req.nonce} < ${min}`);
   if (req.nonce >= max) return err(`Invalid nonce: nonce too high ${req.nonce} > ${max}`);
-  // 4. Recover the signer; it must be a registered user or an agent approved for one.
+  // 4. Recover the signer; it must be a registered user or an agent approved for one. Every signature is
+  //    recovered in full by the library (no per-signer shortcut): an altered r, s or v recovers another address
+  //    (or none), exactly as on the real exchange.
   let signer: string;
   try {
-    signer = store.recovery.recover(
-      {
-        action: sentAction,
-        nonce: req.nonce,
-        vaultAddress: req.vaultAddress ?? null,
-        expiresAfter: req.expiresAfter ?? null,
-        isMainnet: rules.isMainnet,
-        signature: req.signature,
-      },
-      (address) => store.userForSigner(address) !== null,
-    );
+    signer = recoverL1ActionSignerSync({
+      action: sentAction,
+      nonce: req.nonce,
+      vaultAddress: req.vaultAddress ?? null,
+      expiresAfter: req.expiresAfter ?? null,
+      isMainnet: rules.isMainnet,
+      signature: req.signature,
+    }).toLowerCase();
   } catch {
     return err("Unable to recover signer.");
   }

@@ -11,7 +11,6 @@ import { parse } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import { type Clock, utcDay } from "../utils/clock.js";
 import { decimal } from "./format.js";
-import { SignerRecovery } from "./recover.js";
 
 export type SimEndpoint = "exchange" | "info" | "evm" | "explorer";
 
@@ -227,8 +226,6 @@ export class SimStore implements SimState {
   readonly marks = new Map<string, number>();
   /** per-signer nonce set, ascending, at most 100 (docs/exchange-behaviour.md §8) */
   readonly nonces = new Map<string, number[]>();
-  /** signer recovery with a cache of recent signers' keys (src/sim/recover.ts) */
-  readonly recovery = new SignerRecovery();
   readonly #actions: ReceivedAction[] = [];
   readonly #counts: Record<SimEndpoint, number> = { exchange: 0, info: 0, evm: 0, explorer: 0 };
   #nextOid = 1_000_001;

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { hexlify, TypedDataEncoder, Wallet } from "ethers";
+import { hexlify, id, SigningKey, TypedDataEncoder, Wallet } from "ethers";
 import { describe, expect, test } from "vitest";
 import { NonceSource } from "../../src/hyperliquid/nonce.js";
 import {
@@ -8,6 +8,7 @@ import {
   l1ActionDigest,
   l1ActionHash,
   l1ActionPreimage,
+  localSigner,
   recoverL1ActionSigner,
   signL1Action,
 } from "../../src/hyperliquid/signing.js";
@@ -54,8 +55,14 @@ describe("signing vectors (test/fixtures/signing-vectors.json)", () => {
 
     const fromKey = await signL1Action({ ...params, privateKey: v.privateKey });
     expect(fromKey).toEqual(v.signature);
-    const fromWallet = await signL1Action({ ...params, wallet: new Wallet(v.privateKey) });
-    expect(fromWallet).toEqual(v.signature);
+    // the same wallet object twice: nothing kept from one signature changes the next
+    const wallet = new Wallet(v.privateKey);
+    for (let round = 0; round < 2; round++)
+      expect(await signL1Action({ ...params, wallet })).toEqual(v.signature);
+    expect(await signL1Action({ ...params, wallet: localSigner(v.privateKey) })).toEqual(v.signature);
+    // and it is ethers' signature of the vector's digest
+    const viaEthers = new SigningKey(v.privateKey).sign(v.eip712Digest);
+    expect(v.signature).toEqual({ r: viaEthers.r, s: viaEthers.s, v: viaEthers.v });
     expect(fromKey.r).toMatch(/^0x[0-9a-f]{64}$/);
     expect(fromKey.s).toMatch(/^0x[0-9a-f]{64}$/);
 
@@ -106,6 +113,41 @@ describe("signing vectors (test/fixtures/signing-vectors.json)", () => {
     );
     expect(() => l1ActionHash({ action: { type: "x" }, nonce: -1 })).toThrow(/nonce/);
     expect(() => l1ActionHash({ action: { type: "x" }, nonce: 1.5 })).toThrow(/nonce/);
+  });
+});
+
+describe("keys", () => {
+  test("behavior: localSigner's address is the ethers Wallet's (checksummed), for 10 keys", () => {
+    for (let i = 0; i < 10; i++) {
+      const key = id(`address key ${i}`);
+      const wallet = new Wallet(key);
+      const signer = localSigner(key);
+      expect(signer.address).toBe(wallet.address);
+      expect(signer.signingKey.publicKey).toBe(wallet.signingKey.publicKey);
+    }
+  });
+
+  test("error: a key outside 1..n-1 is refused, and the error never shows it", async () => {
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const params = { action: { type: "scheduleCancel" }, nonce: 1, isMainnet: true };
+    for (const key of [`0x${"00".repeat(32)}`, `0x${"ff".repeat(32)}`, `0x${n.toString(16)}`]) {
+      const refused = await signL1Action({ ...params, privateKey: key }).then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
+      expect(refused).toBeInstanceOf(Error);
+      expect(() => localSigner(key)).toThrow();
+      let fromLocal: unknown;
+      try {
+        localSigner(key);
+      } catch (e) {
+        fromLocal = e;
+      }
+      for (const error of [refused, fromLocal] as Error[]) {
+        const shown = `${error.message} ${error.stack ?? ""} ${JSON.stringify(error)}`;
+        expect(shown.toLowerCase()).not.toContain(key.slice(2, 40).toLowerCase());
+      }
+    }
   });
 });
 

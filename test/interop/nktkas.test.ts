@@ -5,10 +5,10 @@
  */
 import { HttpTransport, ExchangeClient as NkExchangeClient } from "@nktkas/hyperliquid";
 import { signL1Action as nkSignL1Action } from "@nktkas/hyperliquid/signing";
-import { Wallet } from "ethers";
+import { id, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import { ExchangeClient } from "../../src/hyperliquid/exchange.js";
-import { recoverL1ActionSigner, signL1Action } from "../../src/hyperliquid/signing.js";
+import { localSigner, recoverL1ActionSigner, signL1Action } from "../../src/hyperliquid/signing.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { systemClock } from "../../src/utils/clock.js";
 
@@ -62,6 +62,40 @@ describe("interop: @nktkas/hyperliquid", () => {
             }
     }
     expect(cases).toBe(64);
+  });
+
+  test("behavior: the same signature as theirs for keys at the edges and 16 actions per key, always with a low s", async () => {
+    // their signer is @noble/curves 2.x (its own copy), ours ethers' SigningKey on @noble/curves 1.2.0
+    const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const keys = [
+      `0x${"00".repeat(31)}01`,
+      `0x${"00".repeat(31)}02`,
+      `0x${"7f".repeat(16)}${"00".repeat(16)}`,
+      `0x${(n - 1n).toString(16)}`,
+      ...[1, 2, 3].map((i) => id(`fast signer key ${i}`)),
+    ];
+    let cases = 0;
+    for (const key of keys) {
+      const wallet = new Wallet(key);
+      const signer = localSigner(key);
+      for (let i = 0; i < 16; i++) {
+        const action =
+          i % 5 === 4 ? { type: "scheduleCancel" } : { type: "scheduleCancel", time: 1_735_689_630_000 + i };
+        const params = { action, nonce: 1_735_689_600_000 + i, isMainnet: i % 2 === 0 };
+        const ours = await signL1Action({ ...params, wallet: signer });
+        const theirs = await nkSignL1Action({
+          wallet,
+          action,
+          nonce: params.nonce,
+          isTestnet: !params.isMainnet,
+        });
+        expect(ours).toEqual(theirs);
+        expect(BigInt(ours.s) <= n >> 1n).toBe(true);
+        expect(await recoverL1ActionSigner({ ...params, signature: ours })).toBe(wallet.address);
+        cases++;
+      }
+    }
+    expect(cases).toBe(112);
   });
 
   test.each(["scheduleCancel", "default"] as const)(

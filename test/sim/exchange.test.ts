@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { recoverL1ActionSignerSync } from "../../src/hyperliquid/signing.js";
-import { SignerRecovery } from "../../src/sim/recover.js";
 import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
 import { ManualClock } from "../../src/utils/clock.js";
 import { post, signedScheduleCancel, testWallet } from "./helpers.js";
@@ -451,103 +450,87 @@ describe("triggers on a real clock", () => {
   });
 });
 
-describe("signer recovery cache", () => {
-  test("behavior: the cached fast path always agrees with full recovery", async () => {
-    const recovery = new SignerRecovery();
-    const known = [user, agent, testWallet("exchange-third")];
-    const knownSet = new Set(known.map((w) => w.address.toLowerCase()));
-    const remember = (a: string) => knownSet.has(a);
-    let checked = 0;
-    for (let i = 0; i < 24; i++) {
-      const signer = i % 4 === 3 ? stranger : (known[i % 3] as typeof user);
-      const body = await signedScheduleCancel({
+describe("signature verification", () => {
+  /** What the real exchange answers for a signature: the signer ethers recovers, or "Unable to recover signer." */
+  const answerFor = (params: Parameters<typeof recoverL1ActionSignerSync>[0]) => {
+    try {
+      return err(
+        `L1 error: User or API Wallet ${recoverL1ActionSignerSync(params).toLowerCase()} does not exist.`,
+      );
+    } catch {
+      return err("Unable to recover signer.");
+    }
+  };
+  const hex32 = (n: bigint) => `0x${n.toString(16).padStart(64, "0")}`;
+
+  test("behavior: a signature whose r, s or v was altered is refused, even right after its signer was accepted", async () => {
+    await start();
+    const url = `${(sim as SimulatorHandle).apiUrl}/exchange`;
+    let refused = 0;
+    for (let i = 0; i < 6; i++) {
+      // the user and its agent, alternately: both are known signers whose last signature was good
+      const signer = i % 2 === 0 ? user : agent;
+      const accepted = await signedScheduleCancel({
         privateKey: signer.privateKey,
-        nonce: T0 + i,
+        nonce: T0 + 10 * i,
         time: T0 + 60_000 + i,
       });
-      const variants = [body.signature, { ...body.signature, v: body.signature.v === 27 ? 28 : 27 }];
-      for (const signature of variants) {
-        const params = { action: body.action, nonce: body.nonce, isMainnet: true, signature };
-        const expected = recoverL1ActionSignerSync(params).toLowerCase();
-        expect(recovery.recover(params, remember)).toBe(expected);
-        checked++;
+      expect((await post(url, accepted)).json).toMatchObject({ status: "ok" });
+      expect(sim?.state.getSchedule(user.address)).toBe(T0 + 60_000 + i);
+      const genuine = await signedScheduleCancel({
+        privateKey: signer.privateKey,
+        nonce: T0 + 10 * i + 1,
+        time: T0 + 90_000 + i,
+      });
+      const { r, s, v } = genuine.signature;
+      const altered = [
+        { ...genuine.signature, v: v === 27 ? 28 : 27 },
+        { ...genuine.signature, s: hex32(BigInt(s) - 1n) },
+        { ...genuine.signature, r: hex32(BigInt(r) + 1n) },
+        // the accepted request's signature on the new request
+        accepted.signature,
+      ];
+      for (const signature of altered) {
+        const body = { ...genuine, signature };
+        const want = answerFor({ ...body, isMainnet: true });
+        expect(want.response).not.toContain(signer.address.toLowerCase());
+        expect((await post(url, body)).json).toEqual(want);
+        // nothing changed, and the nonce was not spent (the genuine request below is not a duplicate)
+        expect(sim?.state.getSchedule(user.address)).toBe(T0 + 60_000 + i);
+        refused++;
       }
+      // the same request with the original action or nonce changed under the genuine signature
+      for (const body of [
+        { ...genuine, action: { type: "scheduleCancel", time: T0 + 91_000 + i } },
+        { ...genuine, nonce: genuine.nonce + 1 },
+      ]) {
+        expect((await post(url, body)).json).toEqual(answerFor({ ...body, isMainnet: true }));
+        refused++;
+      }
+      // the genuine signature still goes through afterwards
+      expect((await post(url, genuine)).json).toMatchObject({ status: "ok" });
+      expect(sim?.state.getSchedule(user.address)).toBe(T0 + 90_000 + i);
     }
-    expect(checked).toBe(48);
-    expect(recovery.hits).toBeGreaterThanOrEqual(12);
-    expect(recovery.misses).toBeGreaterThanOrEqual(3);
+    expect(refused).toBe(36);
   });
 
-  test("behavior: a repeated (action, signature) is answered from memory; a changed signature is not", async () => {
-    const recovery = new SignerRecovery();
-    const remember = (a: string) => a === user.address.toLowerCase();
-    const body = await signedScheduleCancel({ privateKey: user.privateKey, nonce: T0, time: T0 + 60_000 });
-    const params = { action: body.action, nonce: body.nonce, isMainnet: true, signature: body.signature };
-    expect(recovery.recover(params, remember)).toBe(user.address.toLowerCase());
-    const misses = recovery.misses;
-    expect(recovery.recover(params, remember)).toBe(user.address.toLowerCase());
-    expect(recovery.misses).toBe(misses);
-    // the same action with another s: whatever full recovery says (never the remembered signer)
-    const s = BigInt(body.signature.s);
-    const other = {
-      ...params,
-      signature: { ...body.signature, s: `0x${(s - 1n).toString(16).padStart(64, "0")}` },
-    };
-    let expected: string;
-    try {
-      expected = recoverL1ActionSignerSync(other).toLowerCase();
-    } catch {
-      expected = "throws";
-    }
-    let got: string;
-    try {
-      got = recovery.recover(other, remember);
-    } catch {
-      got = "throws";
-    }
-    expect(got).toBe(expected);
-    expect(got).not.toBe(user.address.toLowerCase());
-  });
-  test("behavior: with the wide comb tables, the fast path agrees with full recovery and refuses wrong signatures", async () => {
-    const recovery = new SignerRecovery({ widenAfter: 0 });
-    const address = user.address.toLowerCase();
-    const remember = (a: string) => a === address;
-    const answer = (params: Parameters<typeof recoverL1ActionSignerSync>[0]) => {
-      try {
-        return recoverL1ActionSignerSync(params).toLowerCase();
-      } catch {
-        return "throws";
-      }
-    };
-    const got = (params: Parameters<typeof recoverL1ActionSignerSync>[0]) => {
-      try {
-        return recovery.recover(params, remember);
-      } catch {
-        return "throws";
-      }
-    };
-    for (let i = 0; i < 6; i++) {
+  test("behavior: the recorded signer of every request is the address ethers recovers, known or not", async () => {
+    await start();
+    const url = `${(sim as SimulatorHandle).apiUrl}/exchange`;
+    const third = testWallet("exchange-third");
+    for (let i = 0; i < 8; i++) {
+      const wallet = [user, agent, third, stranger][i % 4] as typeof user;
       const body = await signedScheduleCancel({
-        privateKey: user.privateKey,
+        privateKey: wallet.privateKey,
         nonce: T0 + i,
-        time: T0 + 60_000 + i,
+        time: T0 + 60_000,
       });
-      const params = { action: body.action, nonce: body.nonce, isMainnet: true, signature: body.signature };
-      expect(recovery.recover(params, remember)).toBe(address);
-      if (i >= 2) expect(recovery.tableBits(address)).toEqual({ base: 12, key: 12 });
-      const s = BigInt(body.signature.s);
-      const wrong = [
-        { ...params, signature: { ...body.signature, v: body.signature.v === 27 ? 28 : 27 } },
-        { ...params, signature: { ...body.signature, s: `0x${(s - 1n).toString(16).padStart(64, "0")}` } },
-        { ...params, action: { type: "scheduleCancel", time: T0 + 61_000 + i } },
-        { ...params, nonce: params.nonce + 1 },
-      ];
-      for (const w of wrong) {
-        const expected = answer(w);
-        expect(expected).not.toBe(address);
-        expect(got(w)).toBe(expected);
+      for (const signature of [body.signature, { ...body.signature, v: body.signature.v === 27 ? 28 : 27 }]) {
+        await post(url, { ...body, signature });
+        const expected = recoverL1ActionSignerSync({ ...body, signature, isMainnet: true }).toLowerCase();
+        expect(sim?.state.actions.at(-1)?.signer).toBe(expected);
+        expect(expected === wallet.address.toLowerCase()).toBe(signature === body.signature);
       }
     }
-    expect(recovery.hits).toBeGreaterThanOrEqual(5);
   });
 });
