@@ -68,6 +68,24 @@ function deniedUses(program: ts.Program, dir: string): string[] {
   return found.sort();
 }
 
+/** The files under `dir` that import `module` (a value import; `import type` is erased), relative to `dir`. */
+function importersOf(program: ts.Program, dir: string, module: string): string[] {
+  const found = new Set<string>();
+  for (const file of program.getSourceFiles()) {
+    if (file.isDeclarationFile || relative(dir, file.fileName).startsWith("..")) continue;
+    for (const statement of file.statements) {
+      if (
+        ts.isImportDeclaration(statement) &&
+        ts.isStringLiteral(statement.moduleSpecifier) &&
+        statement.moduleSpecifier.text === module &&
+        !statement.importClause?.isTypeOnly
+      )
+        found.add(relative(dir, file.fileName));
+    }
+  }
+  return [...found].sort();
+}
+
 /** A program over `rootNames`, with the project's compiler options. */
 function programOf(rootNames: string[]): ts.Program {
   const config = ts.readConfigFile(join(ROOT, "tsconfig.json"), ts.sys.readFile);
@@ -83,7 +101,10 @@ describe("no global fetch, WebSocket or undici in src/", () => {
     const src = join(ROOT, "src");
     const files = ts.sys.readDirectory(src, [".ts"], undefined, ["**/*"]);
     expect(files.length).toBeGreaterThan(50);
-    expect(deniedUses(programOf(files), src)).toEqual([]);
+    const program = programOf(files);
+    expect(deniedUses(program, src)).toEqual([]);
+    // One transport: got is created in one place, with followRedirect off (test/transport/redirect.test.ts).
+    expect(importersOf(program, src, "got")).toEqual(["transport/http.ts"]);
   }, 60_000);
 
   test("behavior: the scan finds each way of reaching them (a planted file)", () => {
