@@ -65,6 +65,7 @@ export {
   EvmInconsistentBlockError,
   EvmMalformedResponseError,
   EvmNotFoundError,
+  EvmRedirectError,
   EvmTransportError,
   JsonRpcError,
 } from "./evm/errors.js";

@@ -1,14 +1,18 @@
 /**
  * The engine guard: pushes continue only while the trading engine is alive. Two kinds:
  * - file: the engine touches a file; it is alive while the file's mtime is at most `maxAgeMs` old;
- * - url: the engine's health URL answers 2xx within the time-out. One failed request is not enough to
+ * - url: the engine's health URL answers a GET with 2xx within the time-out. One failed request is not enough to
  *   call the engine down (a single slow answer would otherwise expedite the cancel): it takes
- *   URL_FAILURES_FOR_DOWN consecutive failures; one success brings it back up.
+ *   URL_FAILURES_FOR_DOWN consecutive failures; one success brings it back up. The request goes through the one
+ *   HTTP transport (src/transport/http.ts: got on node:http, under the shipped `--jitless --no-expose-wasm`),
+ *   with its time-outs and a body bound of GUARD_URL_MAX_BODY_BYTES; a redirect is a failure, never followed.
  * Checked every `intervalMs` on a drift-free loop; `onChange(up, detail)` is called on every change (the
  * daemon tells the switches, which log `engine.down` / `engine.up` per account).
  */
 import { stat } from "node:fs/promises";
 import { DEFAULTS } from "../config/options.js";
+import { TransportError } from "../transport/errors.js";
+import { createHttpTransport, type HttpTransport } from "../transport/http.js";
 import type { Clock } from "../utils/clock.js";
 import type { Logger } from "../utils/logger.js";
 import { redactUrl } from "../utils/redact.js";
@@ -24,6 +28,11 @@ export const URL_FAILURES_FOR_DOWN = 2;
 export const FUTURE_MTIME_TOLERANCE_MS = 2_000;
 /** Time-out of one guard URL request: short, and below the check interval. */
 export const GUARD_URL_TIMEOUT_MS = 2_000;
+/**
+ * The largest health answer read (the body is only drained: the status decides). A health endpoint answers a few
+ * bytes to a few KB; one over this counts as a failed check, like any answer that cannot be read.
+ */
+export const GUARD_URL_MAX_BODY_BYTES = 1024 * 1024;
 
 export type CreateGuardParameters = {
   file?: string | undefined;
@@ -35,8 +44,8 @@ export type CreateGuardParameters = {
   logger: Logger;
   metrics: Metrics;
   onChange: (up: boolean, detail: string | null) => void;
-  /** injectable for tests; default global fetch */
-  fetch?: typeof fetch;
+  /** injectable for tests; default a transport of its own for `url` (closed by `stop`) */
+  transport?: HttpTransport | undefined;
 };
 
 export type Guard = {
@@ -45,7 +54,7 @@ export type Guard = {
   stop(): void;
   /** One check now; resolves with the state after it. */
   check(): Promise<boolean>;
-  /** Resolves when no check is running (tests). */
+  /** Resolves when no check is running (tests, shutdown). */
   idle(): Promise<void>;
   status(): GuardStatus;
 };
@@ -54,7 +63,12 @@ export type Guard = {
 export function createGuard(params: CreateGuardParameters): Guard | null {
   const { file, url, intervalMs, clock, timers, metrics, onChange, maxAgeMs = DEFAULTS.guardMaxAge } = params;
   if (!file && !url) return null;
-  const doFetch = params.fetch ?? fetch;
+  const timeoutMs = Math.min(GUARD_URL_TIMEOUT_MS, Math.max(100, intervalMs));
+  const transport =
+    params.transport ??
+    (url
+      ? createHttpTransport({ baseUrl: url, timeoutMs, limits: { maxBytes: GUARD_URL_MAX_BODY_BYTES } })
+      : undefined);
   const kind: "file" | "url" = file ? "file" : "url";
   const log = params.logger.child({ module: "guard" });
   let up = true;
@@ -65,6 +79,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
   let loop: Loop | undefined;
   const shown = file ?? redactUrl(url!);
   let futureWarned = false;
+  let stopped = false;
   metrics.engineUp.set({ guard: kind }, 1);
 
   const probe = async (): Promise<{ ok: boolean; detail: string }> => {
@@ -93,17 +108,24 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       }
     }
     try {
-      const res = await doFetch(url!, {
-        signal: AbortSignal.timeout(Math.min(GUARD_URL_TIMEOUT_MS, Math.max(100, intervalMs))),
-        redirect: "manual",
+      const res = await transport!.request(undefined, {
+        method: "GET",
+        headers: { accept: "*/*" },
+        parseJson: false,
+        timeoutMs,
       });
-      await res.body?.cancel().catch(() => undefined);
       if (res.status >= 200 && res.status < 300)
         return { ok: true, detail: `${shown} answered ${res.status}` };
       return { ok: false, detail: `${shown} answered ${res.status}` };
     } catch (error) {
-      const e = error as Error & { cause?: { code?: string } };
-      return { ok: false, detail: `${shown}: ${e.cause?.code ?? e.name}` };
+      // A transport error holds only the redacted URL and a scrubbed reason; a refused or timed-out request is
+      // named by its code, a redirect or an unreadable answer by its reason.
+      if (error instanceof TransportError)
+        return {
+          ok: false,
+          detail: `${shown}: ${error.kind === "transport" ? (error.code ?? error.reason) : error.reason}`,
+        };
+      return { ok: false, detail: `${shown}: ${error instanceof Error ? error.name : "error"}` };
     }
   };
 
@@ -111,6 +133,8 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
     checking ??= (async () => {
       try {
         const result = await probe();
+        // Stopped meanwhile (its transport closed under it): the daemon is going; report no change.
+        if (stopped) return up;
         lastCheckAt = clock.now();
         detail = result.detail;
         failures = result.ok ? 0 : failures + 1;
@@ -152,7 +176,10 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       return state;
     },
     stop() {
+      stopped = true;
       loop?.stop();
+      // Its own transport only (an injected one belongs to the caller); a check in flight fails at once.
+      if (!params.transport) transport?.close();
     },
     check,
     async idle() {

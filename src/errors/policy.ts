@@ -80,6 +80,13 @@ export const ERROR_POLICY: Readonly<ErrorPolicyTable> = Object.freeze({
     server_error: row(true, false, true, unavailable, "HTTP 5xx"),
     transport: row(true, false, true, unavailable, "no answer: time-out, reset, refused, DNS, abort"),
     malformed_response: row(true, false, true, unavailable, "an answer we cannot read"),
+    redirect: row(
+      false,
+      false,
+      false,
+      unavailable,
+      "a 3xx redirect, never followed: the URL is not the API's",
+    ),
     rejected: row(false, false, false, runtime, "any other refusal text"),
   }),
   evm: Object.freeze({
@@ -88,12 +95,20 @@ export const ERROR_POLICY: Readonly<ErrorPolicyTable> = Object.freeze({
     http: row(true, false, false, unavailable, "a non-2xx HTTP status"),
     transport: row(true, false, false, unavailable, "no answer: time-out, reset, refused, DNS, abort"),
     malformed_response: row(true, false, false, runtime, "not JSON-RPC, wrong id, or not the method's shape"),
+    redirect: row(
+      false,
+      false,
+      false,
+      unavailable,
+      "a 3xx redirect, never followed: the URL is not the node's",
+    ),
     not_found: row(false, false, false, runtime, "the node does not know the block"),
     inconsistent_block: row(true, false, false, runtime, "pages of one block did not add up"),
   }),
   transport: Object.freeze({
     transport: row(true, false, true, unavailable, "no answer (before a protocol layer maps it)"),
     malformed_response: row(true, false, true, unavailable, "a body over the bounds (docs/security.md)"),
+    redirect: row(false, false, false, unavailable, "a 3xx redirect (before a protocol layer maps it)"),
   }),
   argument: Object.freeze({
     argument: row(false, false, false, usage, "a bad argument, refused before anything is sent"),

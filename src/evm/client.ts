@@ -22,6 +22,7 @@ import {
   EvmHttpError,
   EvmMalformedResponseError,
   EvmNotFoundError,
+  EvmRedirectError,
   EvmTransportError,
   JsonRpcError,
 } from "./errors.js";
@@ -259,6 +260,16 @@ export class EvmClient {
     } catch (error) {
       if (!(error instanceof TransportError)) throw error;
       if (error.kind === "malformed_response") throw this.#malformed(method, error.reason);
+      if (error.kind === "redirect")
+        throw new EvmRedirectError({
+          status: error.status,
+          location: error.location,
+          sameOrigin: error.sameOrigin,
+          reason: error.reason,
+          method,
+          url: this.url,
+          cause: error,
+        });
       throw new EvmTransportError({
         code: error.code,
         reason: error.reason,

@@ -22,6 +22,8 @@ export type EvmErrorKind =
   | "transport"
   /** not JSON, not a JSON-RPC response, the wrong id, over the body bounds, or not the method's schema */
   | "malformed_response"
+  /** a 3xx answer with a Location: never followed (src/transport/http.ts), the URL is not the node's */
+  | "redirect"
   /** the node does not know the block */
   | "not_found"
   /** the pages of one block did not add up */
@@ -131,6 +133,44 @@ export class EvmTransportError extends EvmError {
     });
     this.code = code;
     this.aborted = aborted;
+  }
+}
+
+/** The RPC URL answered with a redirect, which is never followed: the configured URL must be the node's own. */
+export class EvmRedirectError extends EvmError {
+  override name = "EvmRedirectError";
+  readonly status: number | undefined;
+  /** where the redirect pointed, redacted */
+  readonly location: string | undefined;
+  readonly sameOrigin: boolean | undefined;
+  constructor({
+    status,
+    location,
+    sameOrigin,
+    reason,
+    method,
+    url,
+    cause,
+  }: {
+    status: number | undefined;
+    location: string | undefined;
+    sameOrigin: boolean | undefined;
+    reason: string;
+    method: string;
+    url: string;
+    cause?: unknown;
+  }) {
+    super(`EVM RPC request ${method} was redirected (HTTP ${status ?? "3xx"}): not followed.`, {
+      kind: "redirect",
+      details: reason,
+      cause,
+      method,
+      url,
+      metaMessages: ["Set the RPC URL to the final one: hl-deadman follows no redirect."],
+    });
+    this.status = status;
+    this.location = location;
+    this.sameOrigin = sameOrigin;
   }
 }
 

@@ -41,6 +41,8 @@ export type HyperliquidErrorKind =
   | "transport"
   /** a response we cannot read: not JSON, the wrong shape, too large, or an unexpected status */
   | "malformed_response"
+  /** a 3xx answer with a Location: never followed (src/transport/http.ts), the URL is not the API's */
+  | "redirect"
   /** any other `{"status":"err"}` text */
   | "rejected";
 
@@ -84,6 +86,8 @@ const HINTS: Record<HyperliquidErrorKind, string> = {
   server_error: "The exchange had a server error; it is usually transient.",
   transport: "No response arrived from the exchange.",
   malformed_response: "The response could not be read.",
+  redirect:
+    "The URL answered with a redirect, which hl-deadman never follows (a signed action must not go to a host nobody configured): set the API URL to the final one.",
   rejected: "The exchange refused the request with a message hl-deadman does not recognise.",
 };
 

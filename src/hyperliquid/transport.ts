@@ -2,7 +2,8 @@
  * The Hyperliquid REST API over the one HTTP transport (src/transport/http.ts): this layer only maps the
  * transport's errors to HyperliquidApiError and picks the body bounds and retries per endpoint.
  *
- * - Statuses are never thrown: the clients classify them (errors.ts).
+ * - Statuses are never thrown: the clients classify them (errors.ts). A redirect is never followed: it is a
+ *   HyperliquidApiError of kind `redirect` (the transport's, src/transport/http.ts).
  * - A failure with no response (time-out, reset, refused, DNS, aborted) is a HyperliquidApiError of kind
  *   `transport`; a body over the bounds of ../utils/bounded-body.ts (size after decompression, JSON depth, number
  *   of values) is `malformed_response`, before JSON.parse sees it.
@@ -101,6 +102,7 @@ export function createHttpTransport({
           endpoint,
           url: joinUrl(baseUrl, path),
           aborted: error.aborted,
+          status: error.status,
           reason: error.reason,
           // Safe to keep: the transport's error holds only the redacted URL and a scrubbed reason.
           cause: error,

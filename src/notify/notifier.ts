@@ -6,10 +6,17 @@
  * (`notify.gave_up`) and counted (`hl_deadman_notifications_total{outcome="failed"}`).
  *
  * Credentials in a URL (`https://user:pass@host/...`, a token in the path or query) are never logged: logs
- * name the target by `redactUrl`, and user:pass travels as an Authorization header (fetch refuses URLs that
- * carry them).
+ * name the target by `redactUrl`, and user:pass travels as an Authorization header, not in the request URL.
+ *
+ * Each URL has its own instance of the one HTTP transport (src/transport/http.ts: got on node:http, its time-outs,
+ * its body bound, its keep-alive agent), never the global `fetch` (undici needs WebAssembly, gone under the shipped
+ * `--jitless --no-expose-wasm`). A redirect is not followed (the document and its credentials would go to a URL
+ * nobody configured): the delivery fails at once, not retried, and the log says where it pointed. The retries are
+ * this module's (docs/development.md, "Dependencies": why not got's `retry`).
  */
 import { Counter, Gauge, type Registry } from "prom-client";
+import { TransportError } from "../transport/errors.js";
+import { createHttpTransport, type HttpTransport } from "../transport/http.js";
 import type { Logger } from "../utils/logger.js";
 import { decodeUrlPart, redactUrl, scrub, secretsOf } from "../utils/redact.js";
 import type { Notification } from "./events.js";
@@ -28,8 +35,10 @@ export type NotifierOptions = {
   maxBackoffMs?: number;
   /** time-out of one POST (ms, default 5 s) */
   timeoutMs?: number;
-  fetch?: typeof fetch;
 };
+
+/** The largest receiver answer read (only its status matters); a larger one fails the delivery, not retried. */
+export const NOTIFY_MAX_BODY_BYTES = 64 * 1024;
 
 export type Notifier = {
   /** Enqueues for every URL; never throws, never waits. */
@@ -43,13 +52,14 @@ export type Notifier = {
 type Target = {
   url: string;
   shown: string;
+  transport: HttpTransport;
   headers: Record<string, string>;
   queue: Array<{ n: Notification; body: string }>;
   busy: boolean;
 };
 
 /** Splits user:pass out of the URL into a Basic Authorization header. */
-function target(url: string): Target {
+function target(url: string, timeoutMs: number): Target {
   const parsed = new URL(url);
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (parsed.username || parsed.password) {
@@ -59,7 +69,15 @@ function target(url: string): Target {
     parsed.username = "";
     parsed.password = "";
   }
-  return { url: parsed.toString(), shown: redactUrl(url), headers, queue: [], busy: false };
+  const bare = parsed.toString();
+  return {
+    url: bare,
+    shown: redactUrl(url),
+    transport: createHttpTransport({ baseUrl: bare, timeoutMs, limits: { maxBytes: NOTIFY_MAX_BODY_BYTES } }),
+    headers,
+    queue: [],
+    busy: false,
+  };
 }
 
 class DeliveryError extends Error {
@@ -104,11 +122,10 @@ export function createNotifier({
   backoffMs = 1_000,
   maxBackoffMs = 30_000,
   timeoutMs = 5_000,
-  fetch: doFetch = fetch,
 }: NotifierOptions): Notifier {
   const log = logger.child({ module: "notify" });
   const metrics = metricsFor(registry);
-  const targets = urls.map(target);
+  const targets = urls.map((url) => target(url, timeoutMs));
   const secrets = urls.flatMap(secretsOf);
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
@@ -129,27 +146,26 @@ export function createNotifier({
     });
 
   async function post(t: Target, body: string): Promise<void> {
-    let res: Response;
+    let status: number;
     try {
-      res = await doFetch(t.url, {
+      ({ status } = await t.transport.request(undefined, {
         method: "POST",
-        headers: t.headers,
         body,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
+        headers: t.headers,
+        parseJson: false,
+      }));
     } catch (error) {
-      const name = error instanceof Error ? error.name : "";
-      const cause = (error as { cause?: { code?: string } })?.cause?.code;
+      if (!(error instanceof TransportError)) throw new DeliveryError(scrub(String(error), secrets), true);
+      // No answer: retried. A redirect (never followed) or an answer over the bound: the receiver answered, and the
+      // same request would meet the same answer.
+      if (error.kind !== "transport") throw new DeliveryError(scrub(error.reason, secrets), false);
       const what =
-        name === "TimeoutError" || name === "AbortError"
-          ? `timed out after ${timeoutMs} ms`
-          : `${cause ?? (error instanceof Error ? error.message : String(error))}`;
+        error.code === "ETIMEDOUT" ? `timed out after ${timeoutMs} ms` : (error.code ?? error.reason);
       throw new DeliveryError(scrub(what, secrets), true);
     }
-    await res.arrayBuffer().catch(() => undefined);
-    if (res.ok) return;
-    const retry = res.status === 429 || res.status >= 500 || res.status === 408;
-    throw new DeliveryError(`HTTP ${res.status}`, retry);
+    if (status >= 200 && status < 300) return;
+    const retry = status === 429 || status >= 500 || status === 408;
+    throw new DeliveryError(`HTTP ${status}`, retry);
   }
 
   async function drain(t: Target) {
@@ -235,6 +251,8 @@ export function createNotifier({
       idle = null;
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
+      // Ends a delivery still in flight (it is then given up) and the keep-alive sockets.
+      for (const t of targets) t.transport.close();
     },
     pending,
   };

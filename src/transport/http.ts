@@ -1,9 +1,16 @@
 /**
- * The one HTTP transport (used by the exchange, info and EVM clients alike). It knows nothing of Hyperliquid or
- * JSON-RPC: it POSTs a body to a URL and returns the status, headers, body and Date header, or throws a
- * TransportError (src/transport/errors.ts). Each protocol layer classifies statuses and bodies itself.
+ * The one HTTP transport of every call the program makes: the exchange, info, explorer and EVM clients, the engine
+ * guard's health URL and the webhook notifier. It knows nothing of Hyperliquid or JSON-RPC: it sends a request to a
+ * URL and returns the status, headers, body and Date header, or throws a TransportError (src/transport/errors.ts).
+ * Each protocol layer classifies statuses and bodies itself. It is got on node:http, never the global `fetch` or
+ * `WebSocket` (undici), which need WebAssembly and are gone under the shipped `--jitless --no-expose-wasm`
+ * (test/transport/no-fetch.test.ts keeps src/ free of them).
  *
- * - One got instance and one keep-alive agent per base URL; redirects are not followed; statuses are never thrown.
+ * - One got instance and one keep-alive agent per base URL; statuses other than redirects are never thrown.
+ * - No redirect is followed, to another origin or to the same one: a 3xx answer with a Location is a
+ *   TransportError of kind `redirect` naming where it pointed (redacted). A followed redirect would carry a signed
+ *   action, a webhook's credentials or a keyed RPC request to a URL nobody configured; the configured URL must be
+ *   the final one.
  * - Bodies are read under the bounds of ../utils/bounded-body.ts (size after decompression, JSON depth and number of
  *   values), before JSON.parse sees them (docs/security.md, "Bounded input").
  * - A per-attempt connect and request time-out; the caller's abort signal ends the request at once.
@@ -23,7 +30,7 @@ import {
   type BodyLimits,
   DEFAULT_BODY_LIMITS,
   parseBoundedJson,
-  postBounded,
+  requestBounded,
 } from "../utils/bounded-body.js";
 import { redactUrl, scrub, secretsOf } from "../utils/redact.js";
 import { VERSION } from "../version.js";
@@ -55,6 +62,17 @@ export type PostOptions = {
   retryStatus?: ((status: number) => boolean) | undefined;
 };
 
+export type RequestOptions = PostOptions & {
+  /** Default POST. */
+  method?: "GET" | "POST" | undefined;
+  /** The request body, sent as is (none for a GET). */
+  body?: string | undefined;
+  /** Headers of this call, over the transport's (`user-agent`, `accept: application/json`). */
+  headers?: Record<string, string> | undefined;
+  /** Parse the body as JSON under the bounds (default true); false leaves `json` undefined (a health check). */
+  parseJson?: boolean | undefined;
+};
+
 export type HttpResponse = {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -78,6 +96,8 @@ export type HttpTransport = {
   readonly shownUrl: string;
   /** POSTs `body` (a JSON value, sent as JSON) to `baseUrl` + `path`. */
   postJson(path: string | undefined, body: unknown, options?: PostOptions): Promise<HttpResponse>;
+  /** Any request to `baseUrl` + `path`: the method, body and headers as given, under the same bounds and rules. */
+  request(path: string | undefined, options?: RequestOptions): Promise<HttpResponse>;
   /** Masks the secret parts of the base URL (path segments, user info, query) in `text`. */
   scrub(text: string): string;
   /** Destroys the keep-alive sockets. Idempotent. */
@@ -112,6 +132,30 @@ function describe(error: unknown): string {
   const code = codeOf(error);
   const base = error.message.split("\n")[0] ?? error.name;
   return code !== undefined && !base.includes(code) ? `${code}: ${base}` : base;
+}
+
+/** A redirect: a 3xx status with a Location header (a 304 or a 3xx without one is an ordinary status). */
+function redirectTarget(
+  status: number,
+  headers: Record<string, string | string[] | undefined>,
+): string | undefined {
+  if (status < 300 || status > 399) return undefined;
+  const location = headers.location;
+  const text = Array.isArray(location) ? location[0] : location;
+  return typeof text === "string" && text !== "" && status !== 304 ? text : undefined;
+}
+
+/** Where a redirect points (redacted) and whether it stays on the request's origin; an unreadable Location is foreign. */
+export function describeRedirect(
+  requestUrl: string,
+  location: string,
+): { shown: string; sameOrigin: boolean } {
+  try {
+    const target = new URL(location, requestUrl);
+    return { shown: redactUrl(target.toString()), sameOrigin: target.origin === new URL(requestUrl).origin };
+  } catch {
+    return { shown: "[invalid url]", sameOrigin: false };
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -153,27 +197,42 @@ export function createHttpTransport({
 
   async function attempt(
     url: string,
-    body: string,
+    call: Required<Pick<RequestOptions, "method" | "headers" | "parseJson">> & { body: string | undefined },
     callLimits: BodyLimits,
     signal: AbortSignal | undefined,
     perAttemptTimeout: number,
   ): Promise<HttpResponse> {
     const started = performance.now();
     try {
-      const response = await postBounded(
+      const response = await requestBounded(
         client,
         url,
         {
-          body,
-          headers: { "content-type": "application/json" },
+          method: call.method,
+          ...(call.body === undefined ? {} : { body: call.body }),
+          headers: call.headers,
           signal,
           timeout: { connect: perAttemptTimeout, request: perAttemptTimeout },
         },
         callLimits,
       );
       const elapsedMs = performance.now() - started;
+      const location = redirectTarget(response.status, response.headers);
+      if (location !== undefined) {
+        const { shown, sameOrigin } = describeRedirect(url, location);
+        throw new TransportError({
+          kind: "redirect",
+          url: redactUrl(url),
+          status: response.status,
+          location: shown,
+          sameOrigin,
+          reason: scrubText(
+            `answered ${response.status}, a redirect to ${sameOrigin ? "the same origin" : "another origin"} (${shown}); redirects are not followed: configure the final URL`,
+          ),
+        });
+      }
       // Bounded before JSON.parse: depth and number of values (docs/security.md, "Bounded input").
-      const json = parseBoundedJson(response.body, callLimits);
+      const json = call.parseJson ? parseBoundedJson(response.body, callLimits) : undefined;
       let text: string | undefined;
       return {
         status: response.status,
@@ -189,6 +248,7 @@ export function createHttpTransport({
         attempts: 1,
       };
     } catch (error) {
+      if (error instanceof TransportError) throw error;
       const shown = redactUrl(url);
       if (error instanceof BodyLimitError) {
         throw new TransportError({
@@ -213,46 +273,14 @@ export function createHttpTransport({
     baseUrl,
     shownUrl: shownBase,
     scrub: scrubText,
-    async postJson(
-      path,
-      body,
-      {
-        signal,
-        timeoutMs: callTimeout,
-        limits: callLimits,
-        idempotent,
-        retryStatus = isRetryableStatus,
-      } = {},
-    ) {
-      const url = joinUrl(baseUrl, path);
-      if (closed)
-        throw new TransportError({ kind: "transport", url: redactUrl(url), reason: "transport is closed" });
-      const text = JSON.stringify(body);
-      const bounds = { ...defaults, ...(callLimits ?? {}) };
-      const limit = idempotent === true ? Math.max(0, Math.floor(retryLimit)) : 0;
-      const perAttemptTimeout = callTimeout ?? timeoutMs;
-      for (let attemptNo = 1; ; attemptNo++) {
-        const last = attemptNo > limit;
-        try {
-          const response = await attempt(url, text, bounds, signal, perAttemptTimeout);
-          if (last || !retryStatus(response.status)) {
-            response.attempts = attemptNo;
-            return response;
-          }
-        } catch (error) {
-          if (last || !shouldRetry(error)) throw error;
-        }
-        await sleep(Math.min(2000, retryDelayMs * 2 ** (attemptNo - 1)), signal);
-        if (signal?.aborted) {
-          throw new TransportError({
-            kind: "transport",
-            url: redactUrl(url),
-            aborted: true,
-            code: "ERR_ABORTED",
-            reason: "request aborted",
-          });
-        }
-      }
+    request,
+    postJson(path, body, options = {}) {
+      return request(path, {
+        ...options,
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json" },
+      });
     },
     close() {
       if (closed) return;
@@ -260,4 +288,49 @@ export function createHttpTransport({
       agent.destroy();
     },
   };
+
+  async function request(
+    path: string | undefined,
+    {
+      method = "POST",
+      body,
+      headers = {},
+      parseJson = true,
+      signal,
+      timeoutMs: callTimeout,
+      limits: callLimits,
+      idempotent,
+      retryStatus = isRetryableStatus,
+    }: RequestOptions = {},
+  ): Promise<HttpResponse> {
+    const url = joinUrl(baseUrl, path);
+    if (closed)
+      throw new TransportError({ kind: "transport", url: redactUrl(url), reason: "transport is closed" });
+    const call = { method, body, headers, parseJson };
+    const bounds = { ...defaults, ...(callLimits ?? {}) };
+    const limit = idempotent === true ? Math.max(0, Math.floor(retryLimit)) : 0;
+    const perAttemptTimeout = callTimeout ?? timeoutMs;
+    for (let attemptNo = 1; ; attemptNo++) {
+      const last = attemptNo > limit;
+      try {
+        const response = await attempt(url, call, bounds, signal, perAttemptTimeout);
+        if (last || !retryStatus(response.status)) {
+          response.attempts = attemptNo;
+          return response;
+        }
+      } catch (error) {
+        if (last || !shouldRetry(error)) throw error;
+      }
+      await sleep(Math.min(2000, retryDelayMs * 2 ** (attemptNo - 1)), signal);
+      if (signal?.aborted) {
+        throw new TransportError({
+          kind: "transport",
+          url: redactUrl(url),
+          aborted: true,
+          code: "ERR_ABORTED",
+          reason: "request aborted",
+        });
+      }
+    }
+  }
 }

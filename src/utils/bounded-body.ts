@@ -121,11 +121,11 @@ export type BoundedResponse = {
 };
 
 /**
- * POSTs with `client` (a got instance; `decompress` is turned off: we decode) and reads the body under `maxBytes`,
- * counted after decompression. Throws BodyLimitError over the bound (the request is destroyed at once, so a
- * decompression bomb costs one zlib chunk of memory past the cap), or got's own error when there is no answer.
+ * Sends one request with `client` (a got instance; `decompress` is turned off: we decode) and reads the body under
+ * `maxBytes`, counted after decompression. Throws BodyLimitError over the bound (the request is destroyed at once,
+ * so a decompression bomb costs one zlib chunk of memory past the cap), or got's own error when there is no answer.
  */
-export async function postBounded(
+export async function requestBounded(
   client: Got,
   url: string,
   options: Omit<OptionsInit, "isStream" | "decompress" | "responseType" | "url">,
@@ -135,7 +135,7 @@ export async function postBounded(
   // long-lived signal would collect one per request.
   const { signal, ...rest } = options;
   if (signal?.aborted) throw abortError();
-  const stream = client.stream.post(url, {
+  const stream = client.stream(url, {
     ...rest,
     decompress: false,
     headers: { ...(options.headers ?? {}), "accept-encoding": "gzip, deflate, br" },
@@ -149,6 +149,16 @@ export async function postBounded(
   }
 }
 
+/** `requestBounded` with method POST. */
+export function postBounded(
+  client: Got,
+  url: string,
+  options: Omit<OptionsInit, "isStream" | "decompress" | "responseType" | "url" | "method">,
+  limits: Pick<BodyLimits, "maxBytes">,
+): Promise<BoundedResponse> {
+  return requestBounded(client, url, { ...options, method: "POST" }, limits);
+}
+
 function abortError(): Error {
   const error = new Error("The operation was aborted") as NodeJS.ErrnoException;
   error.name = "AbortError";
@@ -156,10 +166,7 @@ function abortError(): Error {
   return error;
 }
 
-async function readBounded(
-  stream: ReturnType<Got["stream"]["post"]>,
-  maxBytes: number,
-): Promise<BoundedResponse> {
+async function readBounded(stream: ReturnType<Got["stream"]>, maxBytes: number): Promise<BoundedResponse> {
   const response = await new Promise<{
     statusCode: number;
     headers: Record<string, string | string[] | undefined>;

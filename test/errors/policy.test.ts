@@ -25,6 +25,7 @@ import {
   EvmInconsistentBlockError,
   EvmMalformedResponseError,
   EvmNotFoundError,
+  EvmRedirectError,
   EvmTransportError,
   JsonRpcError,
 } from "../../src/evm/errors.js";
@@ -51,11 +52,13 @@ const PROMISES = {
   status5xx: { code: 69, file: "docs/cli.md", says: /\| 69 \|[^\n]*\b5xx\b/ },
   status429: { code: 69, file: "docs/cli.md", says: /\| 69 \|[^\n]*\b429\b/ },
   unreadable: { code: 69, file: "docs/cli.md", says: /\| 69 \|[^\n]*an unreadable answer/ },
+  redirect: { code: 69, file: "docs/cli.md", says: /\| 69 \|[^\n]*a redirect: none is followed/ },
   usage: { code: 2, file: "docs/cli.md", says: /\| 2 \| usage error \(bad flag, argument/ },
   evmUnknownBlock: { code: 1, file: "docs/evm.md", says: /\| 1 \| unknown block/ },
   evmBadAnswer: { code: 1, file: "docs/evm.md", says: /\| 1 \|[^\n]*malformed\/inconsistent answer/ },
   evmUnreachable: { code: 69, file: "docs/evm.md", says: /\| 69 \| the RPC is unreachable/ },
   evmHttp: { code: 69, file: "docs/evm.md", says: /\| 69 \|[^\n]*answers HTTP errors/ },
+  evmRedirect: { code: 69, file: "docs/evm.md", says: /\| 69 \|[^\n]*a redirect \(never followed\)/ },
   evmNoOts: { code: 69, file: "docs/evm.md", says: /\| 69 \|[^\n]*does not serve the `ots_` namespace/ },
 } as const;
 type Situation = keyof typeof PROMISES;
@@ -78,6 +81,7 @@ const HYPERLIQUID: Record<HyperliquidPolicyKey, Situation> = {
   server_error: "status5xx",
   transport: "unreachable",
   malformed_response: "unreadable",
+  redirect: "redirect",
   rejected: "refused",
 };
 
@@ -87,11 +91,16 @@ const EVM: Record<string, Situation> = {
   http: "evmHttp",
   transport: "evmUnreachable",
   malformed_response: "evmBadAnswer",
+  redirect: "evmRedirect",
   not_found: "evmUnknownBlock",
   inconsistent_block: "evmBadAnswer",
 };
 
-const TRANSPORT: Record<string, Situation> = { transport: "unreachable", malformed_response: "unreadable" };
+const TRANSPORT: Record<string, Situation> = {
+  transport: "unreachable",
+  malformed_response: "unreadable",
+  redirect: "redirect",
+};
 const ARGUMENT: Record<string, Situation> = { argument: "usage" };
 
 const EXPECTED: Record<ErrorDomain, Record<string, Situation>> = {
@@ -197,6 +206,19 @@ describe("shouldRetry (pure, reads the table)", () => {
       [new JsonRpcError({ code: -32601, message: "nope", method: "m", url }), "evm", "method_not_found"],
       [new EvmHttpError({ status: 503, body: "", method: "m", url }), "evm", "http"],
       [new EvmTransportError({ code: "ECONNREFUSED", reason: "x", method: "m", url }), "evm", "transport"],
+      [
+        new EvmRedirectError({
+          status: 302,
+          location: "http://127.0.0.2/***",
+          sameOrigin: false,
+          reason: "x",
+          method: "m",
+          url,
+        }),
+        "evm",
+        "redirect",
+      ],
+      [new TransportError({ kind: "redirect", url, reason: "x", status: 301 }), "transport", "redirect"],
       [new EvmMalformedResponseError({ reason: "x", method: "m", url }), "evm", "malformed_response"],
       [new EvmNotFoundError({ block: "1", method: "m" }), "evm", "not_found"],
       [new EvmInconsistentBlockError({ block: 1, reason: "x" }), "evm", "inconsistent_block"],
@@ -277,7 +299,10 @@ const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 const ACCOUNT = new Wallet(KEY).address;
 
 /** An /exchange answer producing each kind; `null` = drop the connection. */
-const EXCHANGE_ANSWERS: Record<HyperliquidPolicyKey, { status?: number; body: string } | null> = {
+const EXCHANGE_ANSWERS: Record<
+  HyperliquidPolicyKey,
+  { status?: number; headers?: Record<string, string>; body: string } | null
+> = {
   too_early: err("Scheduled cancel time too early, must be at least 5 seconds from now."),
   daily_limit: err("Too many scheduled cancel triggers today"),
   volume_gate: err(
@@ -296,6 +321,8 @@ const EXCHANGE_ANSWERS: Record<HyperliquidPolicyKey, { status?: number; body: st
   server_error: { status: 500, body: "null" },
   transport: null,
   malformed_response: { body: "<html>not json</html>" },
+  // to another origin (a port nothing listens on: following it would fail differently)
+  redirect: { status: 307, headers: { location: "http://127.0.0.1:9/exchange" }, body: "" },
   rejected: err("Something new"),
 };
 function err(text: string) {
@@ -323,7 +350,10 @@ describe("schedule exits with the table's code for every Hyperliquid kind (docs/
 });
 
 /** An RPC answer producing each EVM kind through `evm header 1`; `null` = drop the connection. */
-const RPC_ANSWERS: Record<string, ((id: unknown) => { status?: number; body: string }) | null> = {
+const RPC_ANSWERS: Record<
+  string,
+  ((id: unknown) => { status?: number; headers?: Record<string, string>; body: string }) | null
+> = {
   json_rpc: (id) => ({
     body: JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message: "boom" } }),
   }),
@@ -337,6 +367,7 @@ const RPC_ANSWERS: Record<string, ((id: unknown) => { status?: number; body: str
   http: () => ({ status: 503, body: "busy" }),
   transport: null,
   malformed_response: () => ({ body: "not json" }),
+  redirect: () => ({ status: 308, headers: { location: "http://127.0.0.1:9/evm" }, body: "" }),
   not_found: (id) => ({ body: JSON.stringify({ jsonrpc: "2.0", id, result: null }) }),
 };
 
