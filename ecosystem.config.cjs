@@ -17,7 +17,7 @@ module.exports = {
       cwd: __dirname,
       interpreter: "node",
       // The flags of the systemd units (docs/operations.md, "Node flags"): V8's interpreter only, no executable memory
-      // allocated at run time (~6 MiB less resident), no WebAssembly, a small heap.
+      // allocated at run time (less resident memory), no WebAssembly (so no global fetch), a small heap.
       node_args: ["--jitless", "--no-expose-wasm", "--optimize-for-size"],
       // One process, never cluster mode: two copies would sign with one key (clashing nonces) and double-push.
       exec_mode: "fork",

@@ -1,9 +1,11 @@
 // `npm run build`: tsc (dist/, the library and its declarations), then scripts/bundle.mjs (the CLI as one bundled
-// file over dist/bin/hl-deadman.js), then a stamp (dist/.build-stamp) recording that dist/ matches the sources.
+// file, dist/bin/hl-deadman.cjs, and its loader over dist/bin/hl-deadman.js), then a stamp (dist/.build-stamp)
+// recording that dist/ matches the sources. The build compiles and bundles; it never runs the program
+// (test/deploy/build.test.ts).
 //
 // `node scripts/build.mjs --if-stale` (npm start's prestart) builds only when an input is newer than the stamp:
 // a second `npm start` after `npm ci` (whose `prepare` built dist/) starts at once instead of spending ~7 s in tsc.
-// Inputs: everything under src/ and scripts/ (the build's own scripts and what the bundle imports from there),
+// Inputs: everything under src/ and scripts/ (the build's own scripts included),
 // package.json, package-lock.json, tsconfig*.json.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";

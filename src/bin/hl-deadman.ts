@@ -2,7 +2,7 @@
 import { processDeps } from "../cli/deps.js";
 import { runCli } from "../cli/program.js";
 
-// No top-level await: the bundle (scripts/bundle.mjs) is CommonJS, so that V8 can cache its compiled code.
+// No top-level await: the bundle (scripts/bundle.mjs) is CommonJS.
 async function main(): Promise<void> {
   const code = await runCli(process.argv, processDeps());
   process.exitCode = code;

@@ -1,7 +1,8 @@
 /**
  * How each shipped deployment starts node for the daemon, read from the deployment files themselves: the systemd
  * units' ExecStart=, pm2's node_args, the image's ENTRYPOINT and the Kubernetes example's NODE_OPTIONS
- * (docs/operations.md, "Node flags"). Used by test/deploy/node-flags.test.ts and test/deploy/code-cache.test.ts.
+ * (docs/operations.md, "Node flags"). Used by test/deploy/node-flags.test.ts and by bench/run.mjs (through tsx), so
+ * the benchmarks run what ships.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";

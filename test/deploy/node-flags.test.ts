@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { requireBinary } from "../helpers/binaries.js";
 import { assertBuilt, CLI, FAST_CADENCE, ROOT, spawnNode } from "../helpers/process.js";
-import { imageEntrypoint, nodeFlagsOf, pm2NodeArgs, unitExecStart } from "./deployments.js";
+import { deploymentStarts, imageEntrypoint, nodeFlagsOf, pm2NodeArgs, unitExecStart } from "./deployments.js";
 import { parseUnit, unitValue } from "./parsers.js";
 
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
@@ -58,6 +58,23 @@ describe("node flags of the daemon", () => {
 
     expect(pm2NodeArgs()).toEqual(FLAGS);
     expect(imageEntrypoint()).toEqual(["node", ...FLAGS, pkg.bin["hl-deadman"]]);
+  });
+
+  test("behavior: under every deployment's flags node has no WebAssembly (so no global fetch) and prints no warning", () => {
+    // The decision of docs/operations.md ("Node flags"): --jitless turns WebAssembly off whatever the other flags
+    // say (and with it the global fetch and WebSocket, whose HTTP parser is WebAssembly); --no-expose-wasm only
+    // says so, without which node warns on stderr at every start.
+    const starts = deploymentStarts().filter((s) => s.name !== "npm start");
+    expect(starts.map((s) => s.name)).toEqual(
+      expect.arrayContaining(["systemd/hl-deadman.service", "pm2", "Dockerfile", "kubernetes"]),
+    );
+    for (const start of starts) {
+      const r = spawnSync(process.execPath, [...start.flags, "-p", "typeof WebAssembly"], {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH, NODE_OPTIONS: start.nodeOptions ?? "" },
+      });
+      expect({ out: r.stdout.trim(), err: r.stderr }, start.name).toEqual({ out: "undefined", err: "" });
+    }
   });
 
   describe("under the kernel's W^X rule (PR_SET_MDWE)", () => {

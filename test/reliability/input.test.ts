@@ -95,7 +95,9 @@ async function check(c: Case) {
 
 const all = (cases: Case[]) => Promise.all(cases.map(check));
 
-describe.concurrent("reliability: bad input", () => {
+// Each test starts a dozen or more CLI processes through a small pool; on two shared cores their starts add up past
+// the default 20 s (nothing here is timed: the assertions are on exit codes and messages).
+describe.concurrent("reliability: bad input", { timeout: 60_000 }, () => {
   test("error: bad flags", async () => {
     await all([
       { args: ["--bogus"], code: 2, says: ["--bogus"] },

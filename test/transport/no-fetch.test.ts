@@ -1,5 +1,5 @@
 /**
- * Nothing in src/ uses the global `fetch`, `WebSocket` or `EventSource`, nor imports undici: they are undici,
+ * Nothing in src/ uses the global `fetch`, `WebSocket`, `EventSource` or `WebAssembly`, nor imports undici: the first three are undici,
  * whose HTTP parser is WebAssembly, and the shipped node flags (`--jitless --no-expose-wasm`, docs/operations.md,
  * "Node flags") turn WebAssembly off: the first call throws `ReferenceError: WebAssembly is not defined`. Every
  * HTTP call goes through src/transport/http.ts (got on node:http).
@@ -18,7 +18,7 @@ import { describe, expect, test } from "vitest";
 import { ROOT } from "../helpers/process.js";
 
 /** The globals that are undici (and need WebAssembly), and the modules that are. */
-const DENIED_GLOBALS = new Set(["fetch", "WebSocket", "EventSource"]);
+const DENIED_GLOBALS = new Set(["fetch", "WebSocket", "EventSource", "WebAssembly"]);
 const DENIED_MODULES = new Set(["undici", "node:undici"]);
 
 /** Where the global declarations live: TypeScript's default libraries and @types/node. */
