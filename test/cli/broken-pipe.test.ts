@@ -47,7 +47,7 @@ describe("a closed pipe on stdout", () => {
     ["config check --no-key --config FILE", ["config", "check", "--no-key", "--config", file]],
     ["run --help", ["run", "--help"]],
     ["help run", ["help", "run"]],
-    ["evm txs 100 --all", ["evm", "txs", "100", "--all", "--rpc-url", "RPC"]],
+    ["evm txs 99 --all", ["evm", "txs", "99", "--all", "--rpc-url", "RPC"]],
   ])("error: %s exits 0 with nothing on stderr (no EPIPE stack trace)", async (_name, args) => {
     const r = await withClosedReader(args.map((a) => (a === "RPC" ? sim.rpcUrl : a)));
     expect(r.stderr).toBe("");
