@@ -10,7 +10,8 @@ import { runCli } from "../cli/program.js";
  */
 function quietOnBrokenPipe(argv: string[]): void {
   const args = argv.slice(2);
-  const daemon = args.find((a) => !a.startsWith("-")) === "run" && !args.some((a) => a === "--help" || a === "-h");
+  const daemon =
+    args.find((a) => !a.startsWith("-")) === "run" && !args.some((a) => a === "--help" || a === "-h");
   for (const stream of [process.stdout, process.stderr]) {
     stream.on("error", (error: NodeJS.ErrnoException) => {
       if (error.code !== "EPIPE") throw error;
