@@ -10,7 +10,12 @@ import { ValidationError } from "../errors/base.js";
 import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import type { Clock } from "../utils/clock.js";
-import { classifyExchangeError, classifyHttpStatus, HyperliquidApiError } from "./errors.js";
+import {
+  classifyExchangeError,
+  classifyHttpStatus,
+  HyperliquidApiError,
+  signerMismatchHint,
+} from "./errors.js";
 import { NonceSource } from "./nonce.js";
 import {
   type CancelAction,
@@ -206,7 +211,13 @@ export class ExchangeClient {
     if (inner !== null) {
       const { kind, nonceDetail } = classifyExchangeError(inner);
       throw this.#dated(
-        new HyperliquidApiError({ ...base, kind, nonceDetail, serverMessage: inner }),
+        new HyperliquidApiError({
+          ...base,
+          kind,
+          nonceDetail,
+          serverMessage: inner,
+          hint: this.#hint(inner),
+        }),
         response.date,
       );
     }
@@ -297,6 +308,11 @@ export class ExchangeClient {
     }
   }
 
+  /** A refusal that names another signer than ours: the network or signature hint (signerMismatchHint). */
+  #hint(text: string): string | undefined {
+    return signerMismatchHint(text, this.signerAddress, this.#isMainnet);
+  }
+
   /** Every answer carries the exchange's Date: the caller's clock keeping uses refusals' too. */
   #dated<E>(error: E, date: number | undefined): E {
     if (date !== undefined && typeof error === "object" && error !== null) answerDates.set(error, date);
@@ -333,7 +349,13 @@ export class ExchangeClient {
     const envelopeData = envelope.data;
     if (envelopeData.status === "err") {
       const { kind, nonceDetail } = classifyExchangeError(envelopeData.response);
-      throw new HyperliquidApiError({ ...base, kind, nonceDetail, serverMessage: envelopeData.response });
+      throw new HyperliquidApiError({
+        ...base,
+        kind,
+        nonceDetail,
+        serverMessage: envelopeData.response,
+        hint: this.#hint(envelopeData.response),
+      });
     }
     return { nonce, expiresAfter, answer: envelopeData.response, response, base };
   }
