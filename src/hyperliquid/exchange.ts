@@ -10,6 +10,7 @@ import { ValidationError } from "../errors/base.js";
 import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import type { Clock } from "../utils/clock.js";
+import { redactUrl } from "../utils/redact.js";
 import {
   classifyExchangeError,
   classifyHttpStatus,
@@ -327,7 +328,12 @@ export class ExchangeClient {
     const base = { endpoint: "exchange" as const, status: response.status, url: this.#url };
     const statusKind = classifyHttpStatus(response.status);
     if (statusKind !== undefined) {
-      throw new HyperliquidApiError({ ...base, kind: statusKind, serverMessage: response.bodyText });
+      // A 404 is almost always a wrong API URL: say which URL was asked and how it is made.
+      const hint =
+        response.status === 404
+          ? `no such endpoint: ${redactUrl(this.#url)} (the API URL with /exchange appended); --api-url takes the API's base URL`
+          : undefined;
+      throw new HyperliquidApiError({ ...base, kind: statusKind, serverMessage: response.bodyText, hint });
     }
     if (response.json === undefined) {
       throw new HyperliquidApiError({
