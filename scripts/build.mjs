@@ -6,7 +6,7 @@
 // Inputs: everything under src/ and scripts/ (the build's own scripts and what the bundle imports from there),
 // package.json, package-lock.json, tsconfig*.json.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,12 +47,30 @@ function run(script, args) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
+/**
+ * dist/build-info.json: what `hl-deadman --version` prints besides the version (src/version.ts): the commit the
+ * build was made from (with "-dirty" when the work tree had changes; null outside a git checkout) and the build's
+ * date. Read by the program, never made by running it; it ships in the package with dist/.
+ */
+function writeBuildInfo(startedAt) {
+  const git = (args) => {
+    const r = spawnSync("git", args, { cwd: root, encoding: "utf8" });
+    return r.status === 0 ? r.stdout.trim() : null;
+  };
+  const head = git(["rev-parse", "--short=12", "HEAD"]);
+  const dirty = head !== null && (git(["status", "--porcelain", "--untracked-files=no"]) ?? "") !== "";
+  const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  const info = { version, commit: head === null ? null : `${head}${dirty ? "-dirty" : ""}`, date: startedAt.toISOString() };
+  writeFileSync(path.join(root, "dist/build-info.json"), `${JSON.stringify(info)}\n`);
+}
+
 export function build() {
   const require = createRequire(import.meta.url);
   // the stamp goes first (older than every output), so an edit made during the build is seen next time
   const startedAt = new Date();
   run(require.resolve("typescript/bin/tsc"), ["-p", "tsconfig.build.json"]);
   run(path.join(root, "scripts/bundle.mjs"), []);
+  writeBuildInfo(startedAt);
   writeFileSync(STAMP, `${startedAt.toISOString()}\n`);
   utimesSync(STAMP, startedAt, startedAt);
 }
