@@ -58,3 +58,23 @@ describe("run --sim, as npm start runs it", () => {
     }
   }, 30_000);
 });
+
+describe("sim on a taken port", () => {
+  test("error: one line naming the port, exit 69, no stack trace", async () => {
+    const held = await hold(0);
+    const port = (held!.address() as { port: number }).port;
+    try {
+      const d = spawnCli(["sim", "--port", String(port)]);
+      const exit = await d.exitWithin(15_000);
+      expect(exit.code).toBe(69);
+      const lines = d.stderr().trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(
+        `Cannot listen on 127.0.0.1:${port} for the simulator (EADDRINUSE: the port is taken)`,
+      );
+      expect(d.stderr()).not.toMatch(/\n\s+at /);
+    } finally {
+      await new Promise((r) => held!.close(r));
+    }
+  }, 30_000);
+});
