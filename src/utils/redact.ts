@@ -11,8 +11,8 @@ export function redactUrl(url: string): string {
     return "[invalid url]";
   }
   const segments = parsed.pathname.split("/").filter((s) => s !== "");
-  // Keep well-known trailing segments (evm, nanoreth, info, exchange) and hide everything else.
-  const known = new Set(["evm", "nanoreth", "info", "exchange", "rpc"]);
+  // Keep well-known segments (evm, nanoreth, info, exchange, rpc, explorer) and hide everything else.
+  const known = new Set(["evm", "nanoreth", "info", "exchange", "rpc", "explorer"]);
   const shown = segments.map((s) => (known.has(s) ? s : "***"));
   const path = shown.length > 0 ? `/${shown.join("/")}` : "";
   return `${parsed.protocol}//${parsed.host}${path}${parsed.search ? "?***" : ""}`;

@@ -156,7 +156,9 @@ describe("status --reconcile names what it tried", () => {
         "--explorer-url",
         `http://127.0.0.1:${port}/explorer`,
       ]);
-      expect(r.stdout).toContain(`from explorer http://127.0.0.1:${port}/***, API http://127.0.0.1:${port}`);
+      expect(r.stdout).toContain(
+        `from explorer http://127.0.0.1:${port}/explorer, API http://127.0.0.1:${port}`,
+      );
       expect(r.stdout).toContain("that `hl-deadman sim` prints");
     } finally {
       tmp.cleanup();
