@@ -60,7 +60,11 @@ function writeBuildInfo(startedAt) {
   const head = git(["rev-parse", "--short=12", "HEAD"]);
   const dirty = head !== null && (git(["status", "--porcelain", "--untracked-files=no"]) ?? "") !== "";
   const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
-  const info = { version, commit: head === null ? null : `${head}${dirty ? "-dirty" : ""}`, date: startedAt.toISOString() };
+  const info = {
+    version,
+    commit: head === null ? null : `${head}${dirty ? "-dirty" : ""}`,
+    date: startedAt.toISOString(),
+  };
   writeFileSync(path.join(root, "dist/build-info.json"), `${JSON.stringify(info)}\n`);
 }
 
