@@ -23,6 +23,7 @@ export function buildInfo(): BuildInfo | null {
 
 /** `hl-deadman --version`: the version first (scripts cut it), then the commit and the build date. */
 export function versionText(info: BuildInfo | null = buildInfo()): string {
-  if (!info) return `${VERSION} (not built: running from the sources)`;
+  if (!info)
+    return `${VERSION} (no build info: running from the sources, or dist/build-info.json is missing)`;
   return `${VERSION} (commit ${info.commit ?? "unknown"}, built ${info.date})`;
 }

@@ -78,8 +78,14 @@ describe("a closed pipe on stdout", () => {
       [CLI, "run", "--sim", "--health", "off", "--state-dir", path.join(tmp, "state")],
       { cwd: ROOT, env: baseEnv(), stdio: ["ignore", "pipe", "pipe"] },
     );
-    // read the first line (the daemon is up), then go away like `head -1`
-    await new Promise<void>((resolve) => child.stdout.once("data", () => resolve()));
+    // read up to the first confirmed push (the daemon is up, its signal handlers installed), then go away
+    await new Promise<void>((resolve) => {
+      let seen = "";
+      child.stdout.on("data", (d: Buffer) => {
+        seen += d.toString();
+        if (seen.includes('"event":"heartbeat.ok"')) resolve();
+      });
+    });
     child.stdout.destroy();
     const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
     const early = await Promise.race([exited, new Promise((r) => setTimeout(() => r("running"), 1_500))]);

@@ -45,7 +45,8 @@ async function version(binDir: string, start: NodeStart = { name: "plain", flags
       timeout: 15_000,
     },
   );
-  return { version: stdout.trim(), cache: /^code cache: (\w+) /m.exec(stderr)?.[1] };
+  // the version is the first word (the commit and build date follow it, docs/cli.md "--version")
+  return { version: stdout.trim().split(" ")[0], cache: /^code cache: (\w+) /m.exec(stderr)?.[1] };
 }
 
 let dir = "";
