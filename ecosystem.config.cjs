@@ -1,4 +1,6 @@
-// pm2 process file for hl-deadman: `npm ci && npm run build && pm2 start ecosystem.config.cjs`.
+// pm2 process file for hl-deadman (docs/operations.md, "Running under pm2"). In a clone: `npm ci` (which builds
+// dist/, its prepare step), then `pm2 start ecosystem.config.cjs`. From the installed package, dist/ is built
+// already: `pm2 start "$(npm root -g)/hl-deadman/ecosystem.config.cjs"`.
 //
 // The key is NOT in this file: it is the daemon's own API (agent) wallet key, never the engine's. Prefer a key file
 // with mode 0600, named by HL_KEY_FILE (or "keyFile" in the config file, or `--key-file`) in the shell that runs
@@ -30,14 +32,14 @@ module.exports = {
       // than min_uptime counts as unstable; after max_restarts unstable restarts pm2 gives up (the process shows
       // "errored") and the exchange cancels the orders at the deadline.
       // No restart_delay / exp_backoff_restart_delay: pm2 labels an app that has either "waiting restart" after ANY
-      // exit, even one it will never restart (stop_exit_codes below), so an operator would read a configuration
-      // error as "about to come back" (docs/daemon.md, "Start order and exit").
+      // exit, even one it will never restart, so an operator would read an app that gave up as "about to come back"
+      // (docs/daemon.md, "Start order and exit").
       min_uptime: 10000,
       max_restarts: 10,
-      // Exit 78 is a configuration error: restarting cannot fix it (like systemd's RestartPreventExitStatus=78).
-      // hl-deadman ends the process explicitly on every exit, so pm2 sees the code: the app shows "stopped", never
-      // restarted; `pm2 logs` has the one-line cause, `pm2 jlist` the exit_code 78.
-      stop_exit_codes: [78],
+      // Exit 78 is a configuration error. pm2's labels are fixed: with stop_exit_codes: [78] it would show "stopped",
+      // exactly like a clean `pm2 stop`. Without it, pm2 retries at once (each start fails validation before anything
+      // is armed), and after max_restarts unstable runs the app ends "errored" (red in `pm2 ls`), with exit_code 78
+      // in `pm2 jlist` and the one-line cause in `pm2 logs` (docs/operations.md, "Running under pm2").
       watch: false,
       max_memory_restart: "256M",
       // Logs: keep pino's JSON lines as they are: no pm2 timestamp prefix (time: false, no log_date_format),

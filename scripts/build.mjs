@@ -8,7 +8,7 @@
 // Inputs: everything under src/ and scripts/ (the build's own scripts included),
 // package.json, package-lock.json, tsconfig*.json.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,12 +49,58 @@ function run(script, args) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
+/**
+ * dist/build-info.json: what `hl-deadman --version` prints besides the version (src/version.ts): the commit the
+ * build was made from (null outside a git checkout) and the build's date. Read by the program, never made by
+ * running it; it ships in the package with dist/. The commit is read from git's own files (HEAD, the ref it names,
+ * packed-refs; a worktree's `.git` file points to its git directory), not by running git: the build starts no
+ * program but tsc and the bundler (test/deploy/build.test.ts).
+ */
+function headCommit() {
+  try {
+    let gitDir = path.join(root, ".git");
+    if (statSync(gitDir).isFile()) {
+      const m = /^gitdir: (.+)$/m.exec(readFileSync(gitDir, "utf8"));
+      if (!m) return null;
+      gitDir = path.resolve(root, m[1].trim());
+    }
+    // a linked worktree keeps its refs in the common directory
+    const common = existsSync(path.join(gitDir, "commondir"))
+      ? path.resolve(gitDir, readFileSync(path.join(gitDir, "commondir"), "utf8").trim())
+      : gitDir;
+    const head = readFileSync(path.join(gitDir, "HEAD"), "utf8").trim();
+    const ref = /^ref: (.+)$/.exec(head)?.[1];
+    if (!ref) return /^[0-9a-f]{40}$/.test(head) ? head : null;
+    for (const dir of [gitDir, common]) {
+      const file = path.join(dir, ref);
+      if (existsSync(file)) return readFileSync(file, "utf8").trim();
+    }
+    const packed = path.join(common, "packed-refs");
+    if (!existsSync(packed)) return null;
+    for (const line of readFileSync(packed, "utf8").split("\n")) {
+      const [sha, name] = line.split(" ");
+      if (name === ref && /^[0-9a-f]{40}$/.test(sha ?? "")) return sha;
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+function writeBuildInfo(startedAt) {
+  const head = headCommit();
+  const { version } = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  const info = { version, commit: head === null ? null : head.slice(0, 12), date: startedAt.toISOString() };
+  writeFileSync(path.join(root, "dist/build-info.json"), `${JSON.stringify(info)}\n`);
+}
+
 export function build() {
   const require = createRequire(import.meta.url);
   // the stamp goes first (older than every output), so an edit made during the build is seen next time
   const startedAt = new Date();
   run(require.resolve("typescript/bin/tsc"), ["-p", "tsconfig.build.json"]);
   run(path.join(root, "scripts/bundle.mjs"), []);
+  writeBuildInfo(startedAt);
   writeFileSync(STAMP, `${startedAt.toISOString()}\n`);
   utimesSync(STAMP, startedAt, startedAt);
 }

@@ -1,4 +1,4 @@
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { type Clock, systemClock } from "../utils/clock.js";
 
 /** What a command needs from the outside world; tests pass their own. Only bin/ passes the real process. */
@@ -8,6 +8,8 @@ export type CliDeps = {
   env: NodeJS.ProcessEnv;
   clock: Clock;
   cwd: string;
+  /** what `logs` reads; default process.stdin */
+  stdin?: Readable;
 };
 
 export function processDeps(): CliDeps {

@@ -1,10 +1,11 @@
 import { Command, CommanderError } from "commander";
 import { ExitCode } from "../utils/exit-codes.js";
 import { maskSecrets } from "../utils/redact.js";
-import { VERSION } from "../version.js";
+import { versionText } from "../version.js";
 import { registerConfig } from "./commands/config.js";
 import { registerEvm } from "./commands/evm.js";
 import { registerExposure } from "./commands/exposure.js";
+import { registerLogs } from "./commands/logs.js";
 import { registerRun } from "./commands/run.js";
 import { registerSchedule } from "./commands/schedule.js";
 import { registerSim } from "./commands/sim.js";
@@ -18,7 +19,8 @@ export function createProgram(deps: CliDeps): Command {
     .description(
       "A dead man's switch for Hyperliquid: keeps scheduleCancel armed while everything is healthy.",
     )
-    .version(VERSION)
+    // -v and -V both print it: -v is what most CLIs take, -V commander's default.
+    .version(versionText(), "-v, --version", "print the version, the commit and the build date")
     // Usage errors: one line plus a pointer to --help, never the whole help (runCli writes them).
     .showHelpAfterError(false)
     .configureHelp({ minWidthToWrap: 24 })
@@ -36,6 +38,7 @@ export function createProgram(deps: CliDeps): Command {
   registerEvm(program, deps);
   registerSim(program, deps);
   registerConfig(program, deps);
+  registerLogs(program, deps, () => deps.stdin ?? process.stdin);
   // Usage errors (unknown option, missing argument, bad choice) exit 2, as the contract says.
   const exitOverride = (cmd: Command) => {
     cmd.exitOverride((err) => {
@@ -93,7 +96,10 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     deps.stderr.write(`hl-deadman: ${masked}\n${extra ? maskSecrets(extra) : ""}`);
   };
   try {
-    await program.parseAsync(argv);
+    // -V, commander's own short flag of old, still prints the version.
+    await program.parseAsync(
+      argv.length === 3 && argv[2] === "-V" ? [...argv.slice(0, 2), "--version"] : argv,
+    );
     return typeof process.exitCode === "number" ? process.exitCode : ExitCode.ok;
   } catch (error) {
     if (error instanceof CommanderError) {

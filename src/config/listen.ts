@@ -34,7 +34,13 @@ export function parseListenAddress(value: string): ListenAddress | null {
   const text = value.trim();
   if (text.toLowerCase() === "off") return null;
   const match = ADDRESS_RE.exec(text);
-  if (!match) throw new ListenAddressError(value, "expected HOST:PORT, [IPv6]:PORT or off");
+  if (!match) {
+    // A bare port (`--health 9464`) is the likeliest slip: name the loopback address it most probably meant.
+    const hint = /^\d{1,5}$/.test(text)
+      ? `; did you mean 127.0.0.1:${text} (or :${text} for every interface)?`
+      : "";
+    throw new ListenAddressError(value, `expected HOST:PORT, [IPv6]:PORT or off${hint}`);
+  }
   const port = Number(match[3]);
   if (port > 65_535) throw new ListenAddressError(value, `port ${port} is above 65535`);
   const host = match[1] ?? match[2] ?? "";

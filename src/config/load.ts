@@ -68,6 +68,8 @@ export function loadConfig({
   const merged: Record<string, unknown> = {};
   const sources: ConfigSources = {};
   const rawOrigins: Record<string, string> = {};
+  /** keys whose own value is wrong: a cross-field rule about them would judge a default, not what was written */
+  const failed = new Set<string>();
 
   // 1. The file.
   const fileArg =
@@ -85,7 +87,10 @@ export function loadConfig({
       if (raw === undefined) continue;
       const origin = `file ${file}`;
       const value = coerce(s, raw, origin, issues, { fromText: false });
-      if (value === undefined) continue;
+      if (value === undefined) {
+        failed.add(s.key);
+        continue;
+      }
       setPath(merged, s.key, value);
       sources[s.key] = origin;
       rawOrigins[s.key] = origin;
@@ -100,7 +105,10 @@ export function loadConfig({
     const { name, raw } = found;
     const origin = `env ${name}`;
     const value = coerce(s, raw, origin, issues, { fromText: true });
-    if (value === undefined) continue;
+    if (value === undefined) {
+      failed.add(s.key);
+      continue;
+    }
     setPath(merged, s.key, value);
     sources[s.key] = origin;
     rawOrigins[s.key] = origin;
@@ -112,7 +120,10 @@ export function loadConfig({
     if (raw === undefined || (Array.isArray(raw) && raw.length === 0)) continue;
     const origin = `flag --${s.flag}`;
     const value = coerce(s, raw, origin, issues, { fromText: true });
-    if (value === undefined) continue;
+    if (value === undefined) {
+      failed.add(s.key);
+      continue;
+    }
     setPath(merged, s.key, value);
     sources[s.key] = origin;
     rawOrigins[s.key] = origin;
@@ -133,22 +144,53 @@ export function loadConfig({
       const top = issue.path.length > 0 ? issue.path.slice(0, 2).map(String).join(".") : "";
       const origin = rawOrigins[top] ?? rawOrigins[String(issue.path[0] ?? "")] ?? "config";
       if (issue.code === "unrecognized_keys") {
-        // Unknown keys in the file were reported above with the list of known keys.
+        // Unknown keys in the file were reported above with the nearest known keys.
         if (!file) issues.push(`${key}: ${issue.message}`);
         continue;
       }
       const value = getPath(merged, path);
+      const name = String(issue.path[0] ?? top);
+      failed.add(OPTIONS.some((o) => o.key === top) ? top : name);
       // URL-valued keys (a list such as notifyUrls included) are shown redacted, even when invalid
-      issues.push(`${key} = ${show(value, String(issue.path[0] ?? top))} (${origin}): ${issue.message}`);
+      issues.push(`${key} = ${show(value, name)} (${origin}): ${issue.message}${urlHint(name, value)}`);
     }
+    // Every problem at once (docs/cli.md, "Errors"): the cross-field rules too, judged on the keys that are valid
+    // (a wrong key left at its default), never about a key that is itself wrong.
+    const rest = ConfigSchema.safeParse(withoutKeys(merged, failed));
+    for (const s of OPTIONS) sources[s.key] ??= "default";
+    if (rest.success) issues.push(...ruleErrorsAbout(rest.data, sources, failed));
     throw new ConfigError(issues, { file });
   }
   const config = result.data;
   for (const s of OPTIONS) sources[s.key] ??= "default";
 
   // 5. Cross-field rules and warnings.
-  const { errors, warnings } = checkConfigRules(config, sources);
-  issues.push(...errors);
+  const { warnings } = checkConfigRules(config, sources);
+  issues.push(...ruleErrorsAbout(config, sources, failed));
   if (issues.length > 0) throw new ConfigError(issues, { file });
   return { config, warnings, sources, file, actionsPerDay: actionsPerDay(config.interval) };
+}
+
+/** The cross-field rule errors that do not name a key in `failed`. */
+function ruleErrorsAbout(config: Config, sources: ConfigSources, failed: ReadonlySet<string>): string[] {
+  const names = [...failed].map((k) => new RegExp(`(^|[^\\w.])${k.replace(".", "\\.")}(?![\\w])`));
+  return checkConfigRules(config, sources).errors.filter((e) => !names.some((re) => re.test(e)));
+}
+
+/** `merged` without the (dotted) keys in `keys`. */
+function withoutKeys(merged: Record<string, unknown>, keys: ReadonlySet<string>): Record<string, unknown> {
+  const copy = structuredClone(merged);
+  for (const key of keys) {
+    const parts = key.split(".");
+    const parent = parts.length > 1 ? getPath(copy, parts.slice(0, -1).join(".")) : copy;
+    if (parent && typeof parent === "object") delete (parent as Record<string, unknown>)[parts.at(-1)!];
+  }
+  return copy;
+}
+
+/** For a URL key given without its scheme (`127.0.0.1:8080`), the likely meaning. */
+function urlHint(key: string, value: unknown): string {
+  const option = OPTIONS.find((o) => o.key === key);
+  if (!option?.url || typeof value !== "string" || /^[a-z][a-z0-9+.-]*:\/\//i.test(value.trim())) return "";
+  return `; a URL starts with http:// or https://: did you mean ${show(`http://${value.trim()}`, key)}?`;
 }

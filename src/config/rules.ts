@@ -102,6 +102,14 @@ export function checkConfigRules(
     errors.push(
       `watchAddresses${at(sources, "watchAddresses")}: needs rpcUrl (--rpc-url / HL_RPC_URL), a node that serves ots_* (the official RPC is not known to)`,
     );
+  // The API URL is a base: `/exchange` and `/info` are appended to it, so one that already ends with either would
+  // reach `/exchange/exchange` and read as a bare "Not Found" at every push.
+  const apiSuffix = config.apiUrl ? apiEndpointSuffix(config.apiUrl) : null;
+  if (config.apiUrl && apiSuffix)
+    errors.push(
+      `apiUrl = ${show(config.apiUrl, "apiUrl")}${at(sources, "apiUrl")}: is the API's base URL, to which /exchange and /info ` +
+        `are appended; drop ${apiSuffix}: did you mean ${show(config.apiUrl.replace(/\/(exchange|info)\/*$/, ""), "apiUrl")}?`,
+    );
   // The listen address (`health`) is checked once, by the schema, with src/config/listen.ts.
 
   // Warnings: settings that burn the address's lifetime action budget, or that risk false triggers.
@@ -124,4 +132,14 @@ export function checkConfigRules(
       `shutdownTimeout ${fmt(config.shutdownTimeout)} is below requestTimeout ${fmt(requestTimeout)}: a slow removal on shutdown may be cut short`,
     );
   return { errors, warnings };
+}
+
+/** `/exchange` or `/info` when the URL's path ends with one of them (the endpoints appended to apiUrl), else null. */
+export function apiEndpointSuffix(url: string): string | null {
+  try {
+    const match = /\/(exchange|info)\/*$/.exec(new URL(url).pathname);
+    return match ? `/${match[1]}` : null;
+  } catch {
+    return null;
+  }
 }

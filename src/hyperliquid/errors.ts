@@ -111,6 +111,8 @@ export type HyperliquidApiErrorParameters = {
   aborted?: boolean | undefined;
   /** what went wrong, in our words, when the server said nothing useful */
   reason?: string | undefined;
+  /** what the operator most likely has to fix, when the answer shows it (signerMismatchHint) */
+  hint?: string | undefined;
   cause?: unknown;
 };
 
@@ -137,6 +139,8 @@ export class HyperliquidApiError extends BaseError {
   readonly nonceDetail?: NonceDetail;
   /** The caller's signal aborted the request. */
   readonly aborted: boolean;
+  /** What the operator most likely has to fix, when the answer shows it (signerMismatchHint). */
+  readonly hint: string | undefined;
 
   constructor(params: HyperliquidApiErrorParameters) {
     const {
@@ -148,6 +152,7 @@ export class HyperliquidApiError extends BaseError {
       url,
       aborted = false,
       reason,
+      hint,
       cause,
     } = params;
     // Our reason (when we give one) says more than the body of an unreadable response; the server's text
@@ -159,6 +164,7 @@ export class HyperliquidApiError extends BaseError {
       cause,
       metaMessages: [
         reason !== undefined && hasText ? `Server said: ${clip(serverMessage, MAX_SHOWN)}` : undefined,
+        hint,
         nonceDetail ? NONCE_HINTS[nonceDetail] : HINTS[kind],
         status !== undefined ? `HTTP status: ${status}` : undefined,
         url ? `URL: ${redactUrl(url)}` : undefined,
@@ -170,10 +176,27 @@ export class HyperliquidApiError extends BaseError {
     this.serverMessage = serverMessage === undefined ? undefined : clip(serverMessage, MAX_KEPT);
     if (nonceDetail) this.nonceDetail = nonceDetail;
     this.aborted = aborted;
+    this.hint = hint;
     const policy = policyFor("hyperliquid", kind, nonceDetail);
     this.retryable = !aborted && policy.retryable;
     this.permanent = policy.permanent;
   }
+}
+
+/**
+ * "User or API Wallet 0x… does not exist" names the address the exchange recovered from the signature. When that
+ * is not our signer, the signature was checked against something else than what we signed: the other network's
+ * source (`a` mainnet, `b` testnet; `--network testnet` against a mainnet host, or the reverse) or another key. The
+ * address then means nothing to the operator: say so (docs/exchange-behaviour.md, signing).
+ */
+export function signerMismatchHint(text: string, signer: string, isMainnet: boolean): string | undefined {
+  const named = /User or API Wallet (0x[0-9a-fA-F]{40}) does not exist/i.exec(text)?.[1]?.toLowerCase();
+  if (named === undefined || named === signer.toLowerCase()) return undefined;
+  return (
+    `the exchange recovered this request's signature as ${named}, not the signer ${signer.toLowerCase()}: a network ` +
+    `or signature mismatch. It was signed for ${isMainnet ? "mainnet" : "testnet"}; is the API URL a ` +
+    `${isMainnet ? "testnet" : "mainnet"} host (check --network and --api-url), or does the signing differ?`
+  );
 }
 
 export type ExchangeErrorClassification = { kind: HyperliquidErrorKind; nonceDetail?: NonceDetail };

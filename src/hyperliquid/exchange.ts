@@ -10,7 +10,13 @@ import { ValidationError } from "../errors/base.js";
 import { formatIssues } from "../errors/parse.js";
 import { normalizeAddress } from "../utils/address.js";
 import type { Clock } from "../utils/clock.js";
-import { classifyExchangeError, classifyHttpStatus, HyperliquidApiError } from "./errors.js";
+import { redactUrl } from "../utils/redact.js";
+import {
+  classifyExchangeError,
+  classifyHttpStatus,
+  HyperliquidApiError,
+  signerMismatchHint,
+} from "./errors.js";
 import { NonceSource } from "./nonce.js";
 import {
   type CancelAction,
@@ -206,7 +212,13 @@ export class ExchangeClient {
     if (inner !== null) {
       const { kind, nonceDetail } = classifyExchangeError(inner);
       throw this.#dated(
-        new HyperliquidApiError({ ...base, kind, nonceDetail, serverMessage: inner }),
+        new HyperliquidApiError({
+          ...base,
+          kind,
+          nonceDetail,
+          serverMessage: inner,
+          hint: this.#hint(inner),
+        }),
         response.date,
       );
     }
@@ -297,6 +309,11 @@ export class ExchangeClient {
     }
   }
 
+  /** A refusal that names another signer than ours: the network or signature hint (signerMismatchHint). */
+  #hint(text: string): string | undefined {
+    return signerMismatchHint(text, this.signerAddress, this.#isMainnet);
+  }
+
   /** Every answer carries the exchange's Date: the caller's clock keeping uses refusals' too. */
   #dated<E>(error: E, date: number | undefined): E {
     if (date !== undefined && typeof error === "object" && error !== null) answerDates.set(error, date);
@@ -311,7 +328,12 @@ export class ExchangeClient {
     const base = { endpoint: "exchange" as const, status: response.status, url: this.#url };
     const statusKind = classifyHttpStatus(response.status);
     if (statusKind !== undefined) {
-      throw new HyperliquidApiError({ ...base, kind: statusKind, serverMessage: response.bodyText });
+      // A 404 is almost always a wrong API URL: say which URL was asked and how it is made.
+      const hint =
+        response.status === 404
+          ? `no such endpoint: ${redactUrl(this.#url)} (the API URL with /exchange appended); --api-url takes the API's base URL`
+          : undefined;
+      throw new HyperliquidApiError({ ...base, kind: statusKind, serverMessage: response.bodyText, hint });
     }
     if (response.json === undefined) {
       throw new HyperliquidApiError({
@@ -333,7 +355,13 @@ export class ExchangeClient {
     const envelopeData = envelope.data;
     if (envelopeData.status === "err") {
       const { kind, nonceDetail } = classifyExchangeError(envelopeData.response);
-      throw new HyperliquidApiError({ ...base, kind, nonceDetail, serverMessage: envelopeData.response });
+      throw new HyperliquidApiError({
+        ...base,
+        kind,
+        nonceDetail,
+        serverMessage: envelopeData.response,
+        hint: this.#hint(envelopeData.response),
+      });
     }
     return { nonce, expiresAfter, answer: envelopeData.response, response, base };
   }

@@ -309,10 +309,28 @@ export class SimStore implements SimState {
     return acc;
   }
 
-  /** Approves `agent` to sign for `user` (which must be registered). */
+  /**
+   * Approves `agent` to sign for `user` (which must be registered). An agent that was a registered user (the demo
+   * account in `sim --user MASTER --agent DEMO=MASTER`) stops being one, as on the exchange an address is one or
+   * the other: its open orders, positions and balance become the user's, so a rehearsal with the demo key arms and
+   * protects the master's book.
+   */
   addAgent(agent: string, user: string): void {
     const acc = this.account(normalizeAddress(user, "agent user"));
     if (!acc?.isUser) throw new ArgumentError(`user ${user} is not registered with the simulator`);
+    const former = this.account(normalizeAddress(agent, "agent"));
+    if (former?.isUser && former.address !== acc.address) {
+      former.isUser = false;
+      acc.orders.push(...former.orders.map((o) => ({ ...o, user: acc.address })));
+      for (const p of former.positions) {
+        acc.positions = acc.positions.filter((x) => !(x.coin === p.coin && x.dex === p.dex));
+        acc.positions.push(p);
+      }
+      acc.balanceUsd += former.balanceUsd;
+      former.orders = [];
+      former.positions = [];
+      former.balanceUsd = 0;
+    }
     this.approveAgent({ user: acc.address, agent, name: `agent-${this.getAgents(acc.address).length + 1}` });
   }
 

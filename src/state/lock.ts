@@ -18,6 +18,7 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
+  fstatSync,
   fsyncSync,
   linkSync,
   lstatSync,
@@ -56,6 +57,22 @@ export class StateLockedError extends BaseError {
       },
     );
     this.holderPid = holder?.pid;
+  }
+}
+
+/**
+ * The lock path is not a regular file (a symbolic link, a FIFO, a device): never followed, read or removed, since
+ * no daemon makes one. Exit 78: the state directory needs an operator's look.
+ */
+export class LockFileError extends BaseError {
+  override name = "LockFileError";
+  readonly exitCode = ExitCode.config;
+  constructor(path: string, what: string) {
+    super(`The state directory lock ${path} is ${what}, not a file hl-deadman writes; it is left as it is.`, {
+      metaMessages: [
+        `Check who made it; when no hl-deadman runs with this state directory, remove it: rm ${path}`,
+      ],
+    });
   }
 }
 
@@ -147,10 +164,15 @@ function readHolder(path: string): { raw: string; holder: LockHolder | undefined
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "ELOOP") throw new LockFileError(path, "a symbolic link");
     return { raw: "", holder: undefined };
   }
   try {
+    // A FIFO or a device opens (O_NONBLOCK) but cannot be read as a file: refuse it by name (LockFileError).
+    if (!fstatSync(fd).isFile())
+      throw new LockFileError(path, "not a regular file (a FIFO, a socket or a device)");
     const buf = Buffer.alloc(4096);
     const n = readSync(fd, buf, 0, buf.length, 0);
     const raw = buf.subarray(0, n).toString("utf8");
@@ -297,8 +319,13 @@ function held(
     released = true;
     clearTimeout(timer);
     process.removeListener("exit", release);
-    // Only our own lock: never remove a file another daemon took over.
-    const current = readHolder(path);
+    // Only our own lock: never remove a file another daemon took over (nor one that is no file at all).
+    let current: ReturnType<typeof readHolder>;
+    try {
+      current = readHolder(path);
+    } catch {
+      return;
+    }
     if (current?.raw === content) {
       try {
         unlinkSync(path);

@@ -11,8 +11,8 @@ export function redactUrl(url: string): string {
     return "[invalid url]";
   }
   const segments = parsed.pathname.split("/").filter((s) => s !== "");
-  // Keep well-known trailing segments (evm, nanoreth, info, exchange) and hide everything else.
-  const known = new Set(["evm", "nanoreth", "info", "exchange", "rpc"]);
+  // Keep well-known segments (evm, nanoreth, info, exchange, rpc, explorer) and hide everything else.
+  const known = new Set(["evm", "nanoreth", "info", "exchange", "rpc", "explorer"]);
   const shown = segments.map((s) => (known.has(s) ? s : "***"));
   const path = shown.length > 0 ? `/${shown.join("/")}` : "";
   return `${parsed.protocol}//${parsed.host}${path}${parsed.search ? "?***" : ""}`;
@@ -27,18 +27,26 @@ export function scrub(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-/** 32 bytes of hex, with or without 0x: what a private key looks like (so do tx hashes; we mask those too in messages). */
-const KEY_LIKE = /(?<![0-9a-fA-F])(0x)?[0-9a-fA-F]{64}(?![0-9a-fA-F])/g;
+/**
+ * 32 bytes of hex, with or without 0x: what a private key looks like (so do tx hashes; we mask those too in
+ * messages); and a key pasted with a few digits lost or doubled (60 to 68 digits), which is still nearly all of it.
+ * An address (40 digits) stays readable.
+ */
+const KEY_LIKE = /(?<![0-9a-fA-F])(0x)?[0-9a-fA-F]{60,68}(?![0-9a-fA-F])/g;
 
 /**
  * Masks everything in a message that may be a secret, wherever the value came from (a flag, the environment, a
- * config file): any 64-hex-digit value (a private key pasted in the wrong place: `--account`, `HL_ACCOUNTS`,
+ * config file): any 64-hex-digit value (or 60 to 68: a key with digits lost or doubled) (a private key pasted in the wrong place: `--account`, `HL_ACCOUNTS`,
  * `apiUrl`, `HL_INTERVAL`...) becomes `0x…[64 hex digits masked]`, and the user:password of any URL becomes `***`.
  * Applied to every error and usage message the CLI prints (docs/security.md, "What is never shown").
  */
 export function maskSecrets(text: string): string {
   return text
-    .replace(KEY_LIKE, (_m, prefix: string | undefined) => `${prefix ?? ""}[64 hex digits masked]`)
+    .replace(
+      KEY_LIKE,
+      (m: string, prefix: string | undefined) =>
+        `${prefix ?? ""}[${m.length - (prefix?.length ?? 0)} hex digits masked]`,
+    )
     .replace(/([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)[^/\s@"']+@/g, "$1***@");
 }
 

@@ -152,6 +152,8 @@ describe("status --reconcile", () => {
       clock,
     );
     expect(out.code).toBe(0);
-    expect(out.stdout).toMatch(/record: unavailable \(error\): explorer userDetails: server_error HTTP 500/);
+    expect(out.stdout).toMatch(
+      /record: unavailable \(error\) from explorer http:\/\/127\.0\.0\.1:\d+\/\S*, API \S+: explorer userDetails: server_error HTTP 500/,
+    );
   });
 });

@@ -104,7 +104,12 @@ describe("npm pack + npm install -g ./hl-deadman-<version>.tgz", () => {
   test("behavior: the installed binary prints the version and the schema the package ships", async () => {
     const bin = join(prefix, "bin/hl-deadman");
     const version = await run(bin, ["--version"], { env: cleanEnv() });
-    expect(version.stdout.trim()).toBe(pkg.version);
+    // the version first, then the commit and the date the build wrote into dist/build-info.json
+    expect(version.stdout.trim()).toMatch(
+      new RegExp(
+        `^${pkg.version.replaceAll(".", "\\.")} \\(commit [0-9a-f]{12}, built \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z\\)$`,
+      ),
+    );
     const schema = await run(bin, ["config", "schema"], { env: cleanEnv(), maxBuffer: 16 << 20 });
     expect(JSON.parse(schema.stdout)).toEqual(
       JSON.parse(readFileSync(join(root, "config/schema.json"), "utf8")),
@@ -145,7 +150,12 @@ describe("the systemd layout: the tarball unpacked into /opt/hl-deadman (docs/op
     const version = await run(process.execPath, [join(optDir, script as string), "--version"], {
       env: cleanEnv(),
     });
-    expect(version.stdout.trim()).toBe(pkg.version);
+    // the version first, then the commit and the date the build wrote into dist/build-info.json
+    expect(version.stdout.trim()).toMatch(
+      new RegExp(
+        `^${pkg.version.replaceAll(".", "\\.")} \\(commit [0-9a-f]{12}, built \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z\\)$`,
+      ),
+    );
   });
 
   test("behavior: `config check` passes on the shipped example config with a 0600 key file", async () => {

@@ -65,14 +65,15 @@ describe("ecosystem.config.cjs", () => {
     expect(app.shutdown_with_message).not.toBe(true);
   });
 
-  test("behavior: restarts a crash at once, gives up on a crash loop, never restarts a config error (78)", () => {
+  test("behavior: restarts a crash at once, gives up on a crash loop, a config error (78) ends errored, not stopped", () => {
     expect(app.autorestart).toBe(true);
     expect(app.min_uptime).toBeGreaterThanOrEqual(1000);
     expect(app.max_restarts).toBeGreaterThan(0);
     // Either delay makes pm2 show "waiting restart" after an exit it will never restart (the real-pm2 test below).
     expect(app.exp_backoff_restart_delay).toBeUndefined();
     expect(app.restart_delay).toBeUndefined();
-    expect(app.stop_exit_codes).toContain(78);
+    // A configuration error must not look like a clean stop: no stop_exit_codes, so it ends "errored" (below).
+    expect(app.stop_exit_codes ?? []).not.toContain(78);
   });
 
   test("behavior: keeps pino's JSON lines: no pm2 timestamp prefix, no pm2 JSON wrapping", () => {
@@ -190,7 +191,7 @@ type Pm2Process = {
   pm2_env: { status: string; exit_code?: number; restart_time: number; unstable_restarts: number };
 };
 
-describe("under pm2: a configuration error stops the app with exit 78", () => {
+describe("under pm2: a configuration error ends the app errored with exit 78", () => {
   const run = promisify(execFile);
   let home: string;
   let dir: string;
@@ -225,11 +226,11 @@ describe("under pm2: a configuration error stops the app with exit 78", () => {
         for (const p of JSON.parse(stdout) as Pm2Process[]) seen.set(p.name, p);
         return apps.every((a) => {
           const status = seen.get(a.name)?.pm2_env.status;
-          return status !== undefined && status !== "online" && status !== "launching";
+          return status === "errored" || status === "stopped";
         });
       },
       {
-        timeoutMs: 15_000,
+        timeoutMs: 45_000,
         everyMs: 250,
         what: () =>
           `pm2 still shows ${JSON.stringify([...seen.values()].map((p) => [p.name, p.pm2_env.status, p.pm2_env.exit_code]))}`,
@@ -238,7 +239,7 @@ describe("under pm2: a configuration error stops the app with exit 78", () => {
     return seen;
   }
 
-  test("behavior: key file mode 0644 -> exit 78, not online, never restarted, no process left", async () => {
+  test("behavior: key file mode 0644 -> exit 78, ends errored (not stopped like a clean stop), no process left", async () => {
     const keyFile = join(dir, "key");
     writeFileSync(keyFile, `${Wallet.createRandom().privateKey}\n`);
     chmodSync(keyFile, 0o644);
@@ -270,11 +271,12 @@ describe("under pm2: a configuration error stops the app with exit 78", () => {
       pid: p.pid,
     });
     expect(p.pm2_env.exit_code, what).toBe(78);
-    // "stopped": not online, and not "waiting restart" (what pm2 shows when the app has a restart delay).
-    expect(p.pm2_env.status, what).toBe("stopped");
-    // stop_exit_codes: [78] -> pm2 never restarts a configuration error, and no process is left.
-    expect(p.pm2_env.restart_time, what).toBe(0);
+    // "errored": not online, not "stopped" (a clean `pm2 stop`), not "waiting restart" (a restart delay): pm2 gave
+    // up after max_restarts unstable starts, each refused before anything was armed, and no process is left.
+    expect(p.pm2_env.status, what).toBe("errored");
+    // pm2 counts the restarts of max_restarts starts: 9 restarts for max_restarts 10
+    expect(p.pm2_env.restart_time, what).toBe(app.max_restarts - 1);
     expect(p.pid, what).toBe(0);
     expect(readFileSync(join(dir, "shipped.err.log"), "utf8")).toContain("has mode 644");
-  }, 40_000);
+  }, 90_000);
 });

@@ -3,15 +3,18 @@
  * is refreshed by `touch` on wake-ups the daemon has anyway, and by the lock's own timer only when those are
  * further apart than the refresh period. Timings are shortened here (the defaults: 15 s, 10 s, stale at 30 s).
  */
-import { mkdtempSync, rmSync, statSync, utimesSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import {
   acquireStateLock,
   FOREIGN_LOCK_STALE_MS,
+  LOCK_FILE,
   LOCK_REFRESH_MS,
   LOCK_TOUCH_MIN_MS,
+  LockFileError,
   type LockTiming,
   type StateLock,
 } from "../../src/state/lock.js";
@@ -101,5 +104,39 @@ describe("acquireStateLock: the refresh", () => {
     await sleep(150);
     lock.touch();
     expect(lock.refreshes).toEqual({ touched: 0, timer: 0 });
+  });
+});
+
+describe("a lock path that is no file (issue 31, hostile review)", () => {
+  test("error: a FIFO is refused by name, exit 78, no raw ESPIPE", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hl-lock-fifo-"));
+    execFileSync("mkfifo", [path.join(dir, LOCK_FILE)]);
+    let caught: unknown;
+    try {
+      acquireStateLock(dir);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(LockFileError);
+    expect((caught as LockFileError).exitCode).toBe(78);
+    expect((caught as Error).message).toContain(`${path.join(dir, LOCK_FILE)} is not a regular file`);
+    expect((caught as Error).message).not.toContain("ESPIPE");
+  });
+
+  test("error: a symbolic link is refused as such, not as another daemon taking the lock", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hl-lock-link-"));
+    const target = path.join(dir, "elsewhere");
+    writeFileSync(target, "x");
+    symlinkSync(target, path.join(dir, LOCK_FILE));
+    let caught: unknown;
+    try {
+      acquireStateLock(dir);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(LockFileError);
+    expect((caught as Error).message).toContain(`${path.join(dir, LOCK_FILE)} is a symbolic link`);
+    expect((caught as Error).message).not.toContain("Another hl-deadman");
+    expect(readFileSync(target, "utf8")).toBe("x");
   });
 });

@@ -11,6 +11,7 @@ import { planAccounts } from "../../daemon/daemon.js";
 import { formatDuration } from "../../utils/duration.js";
 import { redactUrl } from "../../utils/redact.js";
 import type { CliDeps } from "../deps.js";
+import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../master.js";
 import { addRunOptions } from "./run.js";
 
 const DURATION_KEYS = new Set(CONFIG_KEYS.filter((s) => s.kind === "duration").map((s) => s.key));
@@ -26,8 +27,8 @@ export function registerConfig(program: Command, deps: CliDeps): void {
         "check without the signing key (CI): the key and the default account are not checked",
       ),
     )
-    .action((opts: Record<string, unknown>) => {
-      configCheck(opts, deps);
+    .action(async (opts: Record<string, unknown>) => {
+      await configCheck(opts, deps);
     });
   config
     .command("schema")
@@ -38,9 +39,10 @@ export function registerConfig(program: Command, deps: CliDeps): void {
     });
 }
 
-function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
+async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promise<void> {
   const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
-  const { config, sources, warnings } = loaded;
+  const { sources, warnings } = loaded;
+  let { config } = loaded;
   const urls = effectiveUrls(config);
   // The key is loaded to prove it is usable; only where it came from and the address are shown. --no-key
   // (commander sets key=false) checks everything else, so CI needs no secret.
@@ -48,6 +50,18 @@ function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
     opts.key === false
       ? undefined
       : loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+  // What `run` will arm: an agent key without --account arms its master, found with userRole, exactly as `run`
+  // asks it (docs/cli.md, "Agent keys"); an --account naming the agent itself is refused here as there.
+  const found: SignerAccount | undefined = key
+    ? await resolveSignerAccount({
+        config,
+        signer: key.address,
+        apiUrl: urls.apiUrl,
+        clock: deps.clock,
+      })
+    : undefined;
+  if (found?.kind === "agent") config = { ...config, accounts: [found.master] };
+  const said = key && found ? describeSignerAccount(key.address, found, "check") : undefined;
   const effective: Record<string, unknown> = {
     ...config,
     apiUrl: urls.apiUrl,
@@ -67,7 +81,13 @@ function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
           ok: true,
           config: effective,
           sources,
-          key: key ? { source: key.where, signer: key.address } : null,
+          key: key
+            ? {
+                source: key.where,
+                signer: key.address,
+                ...(found?.kind === "agent" ? { agentOf: found.master } : {}),
+              }
+            : null,
           accounts,
           actionsPerDay: loaded.actionsPerDay,
           warnings,
@@ -86,7 +106,11 @@ function configCheck(opts: Record<string, unknown>, deps: CliDeps): void {
       ? `key        ${key.where} -> signer ${key.address} (the key itself is never shown)`
       : "key        not checked (--no-key); without --account the daemon acts for the signer's own account",
   );
-  for (const a of accounts) out(`account    ${a.account}${a.vaultAddress ? ` (sent as vaultAddress)` : ""}`);
+  if (said) out(`${found?.kind === "agent" ? "signer" : "WARNING:"}   ${said}`);
+  for (const a of accounts)
+    out(
+      `account    ${a.account}${a.vaultAddress ? " (sent as vaultAddress)" : ""}${key ? " (what run arms)" : ""}`,
+    );
   out(
     `budget     ${loaded.actionsPerDay.toLocaleString("en-US")} scheduleCancel actions per day per account`,
   );

@@ -1,4 +1,5 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
@@ -12,7 +13,7 @@ import {
   loadConfig,
 } from "../../config/load.js";
 import { OPTIONS } from "../../config/options.js";
-import { startDaemon } from "../../daemon/daemon.js";
+import { DaemonStartError, startDaemon } from "../../daemon/daemon.js";
 import { installShutdownHandlers, setProcessTitle } from "../../daemon/shutdown.js";
 import { type LocalSigner, localSigner } from "../../hyperliquid/signing.js";
 import { acquireStateLock } from "../../state/lock.js";
@@ -73,14 +74,23 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
   setProcessTitle("hl-deadman run");
   const sim = opts.sim === true;
   const options = { ...opts };
-  // --sim: a fresh state directory and a free health port unless given (docs/daemon.md "run --sim").
+  // --sim: a fresh state directory, removed at exit, and the README's status page address 127.0.0.1:9464 unless
+  // given, or any free port when another process has it (docs/daemon.md "run --sim").
   let simStateDir: string | undefined;
+  let demoPortTaken = false;
+  let demoHealth = false;
   if (sim) {
     if (options.stateDir === undefined && !deps.env.HL_STATE_DIR) {
-      simStateDir = mkdtempSync(join(tmpdir(), "hl-deadman-sim-"));
-      options.stateDir = simStateDir;
+      const dir = mkdtempSync(join(tmpdir(), "hl-deadman-sim-"));
+      simStateDir = dir;
+      options.stateDir = dir;
+      process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     }
-    if (options.health === undefined && !deps.env.HL_HEALTH) options.health = "127.0.0.1:0";
+    if (options.health === undefined && !deps.env.HL_HEALTH) {
+      demoHealth = true;
+      demoPortTaken = !(await portIsFree(DEMO_HEALTH_HOST, DEMO_HEALTH_PORT));
+      options.health = `${DEMO_HEALTH_HOST}:${demoPortTaken ? 0 : DEMO_HEALTH_PORT}`;
+    }
   }
   // Nothing reaches stdout before the configuration, the lock and the key are known good (docs/cli.md).
   const loaded: LoadedConfig = loadConfig({ options, env: deps.env, cwd: deps.cwd });
@@ -167,21 +177,38 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
         log.warn({ event: "accounts.master", signer: key!.address, reason: "lookup failed" }, said);
     }
 
-    daemon = await startDaemon({
-      config,
-      wallet,
-      stateDir,
-      logger,
-      // the lock's mtime is refreshed on the push loop's wake-ups (src/state/lock.ts)
-      onInterval: () => lock.touch(),
-      ...(apiUrl ? { apiUrl } : {}),
-      ...(explorerUrl ? { explorerUrl } : {}),
-    });
+    const start = (cfg: typeof config) =>
+      startDaemon({
+        config: cfg,
+        wallet,
+        stateDir,
+        logger,
+        // the lock's mtime is refreshed on the push loop's wake-ups (src/state/lock.ts)
+        onInterval: () => lock.touch(),
+        ...(apiUrl ? { apiUrl } : {}),
+        ...(explorerUrl ? { explorerUrl } : {}),
+      });
+    try {
+      daemon = await start(config);
+    } catch (error) {
+      // The demo's port was free a moment ago and another process took it since: a taken health port arms
+      // nothing (docs/daemon.md, "Start order and exit"), so start again on any free port.
+      const demoPort = demoHealth && !demoPortTaken;
+      if (!(demoPort && error instanceof DaemonStartError && error.component === "health")) throw error;
+      demoPortTaken = true;
+      config = { ...config, health: `${DEMO_HEALTH_HOST}:0` };
+      daemon = await start(config);
+    }
   } catch (error) {
     await closeSim?.().catch(() => {});
     await flushLogger(logger, 500);
     throw error;
   }
+  if (sim && daemon.healthUrl)
+    log.warn(
+      { event: "sim.ready", statusPage: `${daemon.healthUrl}/`, portTaken: demoPortTaken },
+      `status page: ${daemon.healthUrl}/${demoPortTaken ? ` (${DEMO_HEALTH_HOST}:${DEMO_HEALTH_PORT} is taken by another process, so a free port was chosen; --health HOST:PORT picks one)` : ""}`,
+    );
   await new Promise<never>(() => {
     installShutdownHandlers({
       logger,
@@ -192,6 +219,19 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
         return result;
       },
     });
+  });
+}
+
+/** Where `run --sim` serves its status page: the README's address (docs/observability.md, "Status page"). */
+export const DEMO_HEALTH_HOST = "127.0.0.1";
+export const DEMO_HEALTH_PORT = 9464;
+
+/** Whether `host:port` can be bound now (the demo then takes it; a race with another starter is a plain exit 69). */
+function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", () => resolve(false));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(true)));
   });
 }
 

@@ -14,9 +14,18 @@ import { CliError, usageError } from "../errors.js";
 import { describeSignerAccount, resolveSignerAccount } from "../master.js";
 import { addServiceOptions, configFlag } from "../options.js";
 
-function addOneShotOptions(cmd: Command): Command {
+/** `--account` of schedule/unschedule: one account, whose cancel this one command sets or removes. */
+function accountFlag(what: "schedule" | "unschedule") {
+  const flag = configFlag(optionOf("accounts"));
+  flag.description =
+    `the account whose scheduled cancel this ${what === "schedule" ? "sets" : "removes"} (one; env HL_ACCOUNTS). ` +
+    "Default: the signer's own account, or its master for an API (agent) key (asked with userRole)";
+  return flag;
+}
+
+function addOneShotOptions(cmd: Command, what: "schedule" | "unschedule"): Command {
   return addServiceOptions(cmd)
-    .addOption(configFlag(optionOf("accounts")))
+    .addOption(accountFlag(what))
     .addOption(configFlag(optionOf("vault")))
     .addOption(configFlag(optionOf("keyFile")))
     .addOption(configFlag(optionOf("requestTimeout")));
@@ -44,7 +53,7 @@ async function send(opts: Record<string, unknown>, deps: CliDeps, time: number |
     clock: deps.clock,
   });
   if (found.kind === "agent") config = { ...config, accounts: [found.master] };
-  const said = describeSignerAccount(key.address, found);
+  const said = describeSignerAccount(key.address, found, time === undefined ? "unschedule" : "schedule");
   if (said) deps.stderr.write(`hl-deadman: ${said}\n`);
   const plan = planAccounts(config, key.address);
   if (plan.length !== 1)
@@ -92,7 +101,7 @@ async function send(opts: Record<string, unknown>, deps: CliDeps, time: number |
 }
 
 export function registerSchedule(program: Command, deps: CliDeps): void {
-  addOneShotOptions(program.command("schedule").description("one push of the scheduled cancel"))
+  addOneShotOptions(program.command("schedule").description("one push of the scheduled cancel"), "schedule")
     .addOption(new Option("--in <duration>", "cancel this far from now (e.g. 60s)"))
     .addOption(new Option("--at <time>", "cancel at this ISO-8601 time or ms since the epoch"))
     .action(async (opts: Record<string, unknown>) => {
@@ -117,9 +126,10 @@ export function registerSchedule(program: Command, deps: CliDeps): void {
         );
       await send(opts, deps, time);
     });
-  addOneShotOptions(program.command("unschedule").description("remove the scheduled cancel")).action(
-    async (opts: Record<string, unknown>) => {
-      await send(opts, deps, undefined);
-    },
-  );
+  addOneShotOptions(
+    program.command("unschedule").description("remove the scheduled cancel"),
+    "unschedule",
+  ).action(async (opts: Record<string, unknown>) => {
+    await send(opts, deps, undefined);
+  });
 }

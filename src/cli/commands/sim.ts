@@ -2,8 +2,9 @@ import { type Command, Option } from "commander";
 import type { SimulatorHandle, SimulatorUser } from "../../sim/server.js";
 import { isAddress } from "../../utils/address.js";
 import { utcDay } from "../../utils/clock.js";
+import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
-import { usageError } from "../errors.js";
+import { CliError, usageError } from "../errors.js";
 import { collect } from "../options.js";
 
 export type SimCommandOptions = {
@@ -47,15 +48,22 @@ export function parseUserSpec(value: string): SimulatorUser {
   return volumeUsd === undefined ? { address } : { address, volumeUsd };
 }
 
-/** `AGENT=USER`: AGENT (an API wallet) signs for USER. */
+/** The word that names the demo account in `--agent DEMO=USER` (its address is known only once it is made). */
+export const DEMO_AGENT = "DEMO";
+
+/**
+ * `AGENT=USER`: AGENT (an API wallet) signs for USER. AGENT may be the word DEMO: the demo account, whose key the
+ * simulator prints (the mainnet checklist's rehearsal, `sim --user MASTER --agent DEMO=MASTER`).
+ */
 export function parseAgentSpec(value: string): { agent: string; user: string } {
   const [agent = "", user = "", ...rest] = value.split("=");
-  if (!isAddress(agent) || !isAddress(user) || rest.length > 0) {
+  const demo = agent.toUpperCase() === DEMO_AGENT;
+  if ((!demo && !isAddress(agent)) || !isAddress(user) || rest.length > 0) {
     throw usageError(
-      `--agent ${JSON.stringify(value)} is invalid: expected AGENT=USER, both 0x and 40 hex digits.`,
+      `--agent ${JSON.stringify(value)} is invalid: expected AGENT=USER, both 0x and 40 hex digits (AGENT may be DEMO, the demo account).`,
     );
   }
-  return { agent, user };
+  return { agent: demo ? DEMO_AGENT : agent, user };
 }
 
 function parseInteger(value: string, flag: string, min: number, max: number): number {
@@ -83,27 +91,47 @@ export function simInit(opts: SimCommandOptions): SimInit {
   };
 }
 
+/**
+ * A port that is taken (or not ours to bind) is one line and exit 69, as for the daemon's health port
+ * (docs/cli.md, "Exit codes"), never a stack trace.
+ */
+async function listening<T>(init: SimInit, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL")
+      throw new CliError(
+        `Cannot listen on ${init.host}:${init.port} for the simulator (${code}${code === "EADDRINUSE" ? ": the port is taken" : ""}); use --port N (0 = any free port) or another --host.`,
+        ExitCode.unavailable,
+      );
+    throw error;
+  }
+}
+
 /** Starts the simulator, prints its URLs (and the demo key with a warning), and runs until `stop` resolves. */
 export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown>): Promise<void> {
   const out = (line: string) => deps.stdout.write(`${line}\n`);
   let sim: SimulatorHandle | undefined;
   // Loaded on use: every other command (and the daemon) starts without the simulator's code.
   const { startSimulator } = await import("../../sim/server.js");
-  sim = await startSimulator({
-    host: init.host,
-    port: init.port,
-    seed: init.seed,
-    clock: deps.clock,
-    network: init.network,
-    users: init.users,
-    demo: init.demo,
-    successType: init.successType,
-    pageOrder: init.pageOrder,
-    onTrigger: (user, t) =>
-      out(
-        `TRIGGER ${user} at ${new Date(t.time).toISOString()}: cancelled ${t.cancelledOrders} open order(s)${t.counted ? "" : " (not counted)"}; ${sim?.state.triggersOn(user, t.day) ?? "?"} trigger(s) on ${t.day}`,
-      ),
-  });
+  sim = await listening(init, () =>
+    startSimulator({
+      host: init.host,
+      port: init.port,
+      seed: init.seed,
+      clock: deps.clock,
+      network: init.network,
+      users: init.users,
+      demo: init.demo,
+      successType: init.successType,
+      pageOrder: init.pageOrder,
+      onTrigger: (user, t) =>
+        out(
+          `TRIGGER ${user} at ${new Date(t.time).toISOString()}: cancelled ${t.cancelledOrders} open order(s)${t.counted ? "" : " (not counted)"}; ${sim?.state.triggersOn(user, t.day) ?? "?"} trigger(s) on ${t.day}`,
+        ),
+    }),
+  );
   // Sign the 5,000-tx block in the background, in slices, so the first `evm txs` on it does not stall the
   // exchange endpoint for seconds in the middle of a rehearsal.
   void sim.chain.warmBigBlock();
@@ -112,7 +140,15 @@ export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown
       ...init.users.map((u) => u.address.toLowerCase()),
       ...(sim.demo ? [sim.demo.address] : []),
     ]);
-    for (const { agent, user } of init.agents) {
+    for (const spec of init.agents) {
+      if (spec.agent === DEMO_AGENT) {
+        if (!sim.demo)
+          throw usageError(
+            `--agent ${DEMO_AGENT}=${spec.user} names the demo account, which --no-demo leaves out.`,
+          );
+        spec.agent = sim.demo.address;
+      }
+      const { agent, user } = spec;
       if (!registered.has(user.toLowerCase())) {
         throw usageError(
           `--agent ${agent}=${user} is invalid: ${user} is not a registered user (add it with --user${init.demo ? " or use the demo account" : ""}).`,
@@ -134,7 +170,12 @@ export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown
   for (const u of init.users) out(`USER   ${u.address.toLowerCase()} volume $${u.volumeUsd ?? 2_000_000}`);
   for (const a of init.agents) out(`AGENT  ${a.agent.toLowerCase()} signs for ${a.user.toLowerCase()}`);
   if (sim.demo) {
-    out(`DEMO   account ${sim.demo.address}`);
+    const demoAgent = init.agents.find((a) => a.agent.toLowerCase() === sim.demo!.address);
+    out(
+      demoAgent
+        ? `DEMO   account ${sim.demo.address}, an API wallet of ${demoAgent.user.toLowerCase()} (its demo orders and positions are now ${demoAgent.user.toLowerCase()}'s: the demo key arms ${demoAgent.user.toLowerCase()})`
+        : `DEMO   account ${sim.demo.address}`,
+    );
     out(`DEMO   key     ${sim.demo.privateKey}`);
     out(
       "WARNING: THE DEMO KEY IS PUBLIC AND FOR THIS SIMULATOR ONLY. NEVER FUND IT OR USE IT ON A REAL NETWORK.",

@@ -12,6 +12,7 @@ import { type ReconcileOutcome, type RecordResult, reconcileLedger } from "../..
 import { utcDay } from "../../utils/clock.js";
 import { formatDuration } from "../../utils/duration.js";
 import { ExitCode } from "../../utils/exit-codes.js";
+import { redactUrl } from "../../utils/redact.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
 import { collect, configFlag } from "../options.js";
@@ -67,10 +68,22 @@ async function reconcileAccounts(
   }
 }
 
-function recordLines(a: StatusAccount, now: number): string[] {
+/** Where the record is read (named when it cannot be: a newcomer must see which host was tried). */
+function recordSources(config: Config): string {
+  const explorer = effectiveExplorerUrl(config);
+  return `explorer ${explorer ? redactUrl(explorer) : "(none for this network)"}, API ${redactUrl(effectiveUrls(config).apiUrl)}`;
+}
+
+function recordLines(a: StatusAccount, now: number, sources = ""): string[] {
   const r = a.record;
   if (!r) return [];
-  if (!r.available) return [`  record: unavailable (${r.reason}): ${r.detail}; the ledger stands as it is`];
+  if (!r.available)
+    return [
+      `  record: unavailable (${r.reason}) from ${sources}: ${r.detail}; the ledger stands as it is` +
+        (r.reason === "error" || r.reason === "unsupported"
+          ? " (against the simulator, pass the --api-url and --explorer-url that `hl-deadman sim` prints)"
+          : ""),
+    ];
   const last = r.lastAccepted;
   const lines = [
     `  record: ${r.firesToday} fire(s) today${r.coversDay ? "" : " (the record does not reach back to 00:00 UTC)"}; ` +
@@ -181,7 +194,7 @@ export function registerStatus(program: Command, deps: CliDeps): void {
         out(`No trigger ledger at ${path} (the daemon has not run with this state directory).`);
         for (const a of accounts) {
           out(`${a.account}  (not in the ledger)`);
-          for (const line of recordLines(a, now)) out(line);
+          for (const line of recordLines(a, now, recordSources(config))) out(line);
         }
         return;
       }
@@ -199,7 +212,7 @@ export function registerStatus(program: Command, deps: CliDeps): void {
         out(
           `${a.account}  triggers ${a.triggersToday}/${a.triggerLimit} used, ${left} left${a.exhausted ? " EXHAUSTED until 00:00 UTC" : ""}${stored?.assumed ? " (assumed: the ledger was unreadable)" : ""}  ${armed}`,
         );
-        for (const line of recordLines(a, now)) out(line);
+        for (const line of recordLines(a, now, recordSources(config))) out(line);
       }
     });
 }

@@ -118,7 +118,8 @@ export function describeFailure(error: unknown): Failure {
     const policy = policyFor("hyperliquid", error.kind, error.nonceDetail);
     return {
       kind: error.kind,
-      message: error.serverMessage ?? error.shortMessage,
+      // the server's text, and what the answer shows the operator must fix (a network mismatch)
+      message: `${error.serverMessage ?? error.shortMessage}${error.hint ? ` (${error.hint})` : ""}`,
       permanent: policy.permanent,
       retryable: policy.retryable,
       outcomeUnknown: policy.outcomeUnknown,

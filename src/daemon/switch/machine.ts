@@ -936,6 +936,25 @@ class Ctx {
       });
       return;
     }
+    if (
+      m.entry.armedUntil === null &&
+      m.entry.pendingUntil === null &&
+      m.entry.pendingLatest === null &&
+      m.inflight === null
+    ) {
+      // No push was ever accepted nor left without an answer: the exchange holds no schedule of ours to remove.
+      this.log(
+        "info",
+        "shutdown.nothing_armed",
+        { reason: ev.kind, message: ev.message },
+        `graceful stop: nothing was armed (no push was accepted), so there is nothing to remove (the removal failed: ${ev.kind})`,
+      );
+      this.fx.push({
+        type: "done",
+        outcome: { account, outcome: "skipped", reason: ev.kind, message: ev.message },
+      });
+      return;
+    }
     this.log(
       "error",
       "shutdown.remove_failed",
