@@ -65,6 +65,13 @@ export function computeReadiness({
       );
       continue;
     }
+    if (a.limitSuspected) {
+      const p = a.triggerProofs;
+      reasons.push(
+        `${who}: the count reaches the daily limit (${a.triggersToday}/${a.triggerLimit} on ${a.day}${p ? `: ${p.guess} guessed, ${p.record} from the record, ${p.orders} proven by orders` : ""}) without the exchange's proof; pushes continue`,
+      );
+      continue;
+    }
     if (a.state === "not_protected") {
       reasons.push(
         `${who}: refused permanently by the exchange (${a.notProtectedReason ?? "unknown reason"})`,

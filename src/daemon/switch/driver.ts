@@ -10,11 +10,12 @@ import {
   type ScheduleCancelParameters,
   type ScheduleCancelResult,
 } from "../../hyperliquid/exchange.js";
+import type { RecordResult } from "../../reconcile/record.js";
 import type { Clock } from "../../utils/clock.js";
 import type { Logger } from "../../utils/logger.js";
 import { ExchangeTime, every, type Repeating, type TimerHandle, type Timers } from "../../utils/runtime.js";
 import type { Ledger } from "../ledger.js";
-import type { ReconciledView } from "../ledger-model.js";
+import type { RecordEvidence } from "../ledger-model.js";
 import type { Metrics } from "../metrics.js";
 import type { SwitchStatus } from "../types.js";
 import {
@@ -67,6 +68,11 @@ export type CreateSwitchParameters = {
   cancelStops?: boolean | undefined;
   /** called after a trigger is counted (the daemon polls exposure) */
   onTrigger?: ((account: string) => void) | undefined;
+  /**
+   * reads the exchange's record for the account (src/reconcile/read.ts; it never throws): after a guessed
+   * trigger, and again while guesses remain; absent, the ledger keeps its own count
+   */
+  readRecord?: ((account: string) => Promise<RecordResult>) | undefined;
   /** engine-down policy `cancel`: cancels the account's open orders */
   cancelOpenOrders?: CancelOpenOrders | undefined;
   /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
@@ -92,8 +98,8 @@ export type Switch = {
   setEngineUp(up: boolean, detail?: string | null): void;
   /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
   setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
-  /** What the exchange's record proved (docs/exchange-record.md): raises the count, never lowers a counted one. */
-  reconciled(view: ReconciledView, fired: number[]): void;
+  /** The exchange's record was read (docs/exchange-record.md): applied where it is fresh, never stops pushes. */
+  recordRead(result: RecordResult): void;
   /** The wall clock was stepped by `deltaMs`. */
   clockStepped(deltaMs: number): void;
   /** 00:00 UTC: roll the day over, re-arm if exhausted. */
@@ -149,7 +155,12 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
   );
   const handles = new Map<TimerName, TimerHandle>();
   /** the values last set on this account's trigger gauges */
-  const gauges: { triggersToday?: number; triggersLeft?: number; exhausted?: boolean } = {};
+  const gauges: {
+    triggersToday?: number;
+    triggersLeft?: number;
+    exhausted?: boolean;
+    proofs?: Record<string, number>;
+  } = {};
   const busy = new Set<Promise<unknown>>();
   let loop: Repeating | undefined;
   let done: ((o: ShutdownOutcome) => void) | undefined;
@@ -190,7 +201,13 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
             gauges.exhausted = e.exhausted;
             metrics.exhausted.set(labels, e.exhausted ? 1 : 0);
           }
+          for (const [proof, n] of Object.entries(e.proofs)) {
+            if (gauges.proofs?.[proof] === n) continue;
+            gauges.proofs = { ...gauges.proofs, [proof]: n };
+            metrics.triggersByProof.set({ account, proof }, n);
+          }
         } else if (e.name === "pushes") metrics.pushes.inc({ account, outcome: e.labels.outcome });
+        else if (e.name === "cancelPasses") metrics.cancelPasses.inc({ account, outcome: e.labels.outcome });
         else if (e.name === "triggersTotal") metrics.triggersTotal.inc(labels);
         else if (e.name === "pushLatency") metrics.pushLatency.observe(labels, e.value);
         else metrics.notProtected.set({ account, reason: e.labels.reason }, e.value);
@@ -250,6 +267,9 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       case "cancelOpenOrders":
         track(cancelOrders(e.cancelStops));
         return;
+      case "readRecord":
+        track(readRecordNow());
+        return;
       case "done":
         done?.(e.outcome);
         return;
@@ -305,6 +325,21 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       }
       dispatch({ type: "removalFailed", ...failure, belowVolumeGate });
     }
+  };
+
+  /** Reads the exchange's record (when one is wired) and feeds it to the machine; never throws. */
+  const readRecordNow = async () => {
+    if (!p.readRecord) return dispatch({ type: "record", evidence: null, detail: "no record is configured" });
+    let evidence: RecordEvidence | null = null;
+    let detail: string | undefined;
+    try {
+      const r = await p.readRecord(account);
+      if (r.available) evidence = { ...r, at: time.now() };
+      else detail = `${r.reason}: ${r.detail}`;
+    } catch (error) {
+      detail = error instanceof Error ? error.message : String(error);
+    }
+    dispatch({ type: "record", evidence, detail });
   };
 
   const cancelOrders = async (cancelStops: boolean) => {
@@ -384,8 +419,12 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     setAgent(state, detail) {
       dispatch({ type: "agent", state, detail });
     },
-    reconciled(view, fired) {
-      dispatch({ type: "reconciled", view, fired });
+    recordRead(result) {
+      dispatch(
+        result.available
+          ? { type: "record", evidence: { ...result, at: time.now() } }
+          : { type: "record", evidence: null, detail: `${result.reason}: ${result.detail}` },
+      );
     },
     clockStepped(deltaMs) {
       dispatch({ type: "clockStep", deltaMs });

@@ -23,14 +23,18 @@
 import { nextUtcMidnight, utcDay } from "../../utils/clock.js";
 import type { LedgerEntry } from "../ledger.js";
 import {
+  atLimit,
   earliestDeadline,
   isExhausted,
-  type ReconciledView,
+  limitRefused,
+  type ProofCounts,
+  proofCounts,
+  type RecordEvidence,
   rollEntry,
   withConfirmedPush,
   withIntent,
   withLimitReached,
-  withReconciled,
+  withRecord,
   withRemoval,
   withTrigger,
 } from "../ledger-model.js";
@@ -44,6 +48,17 @@ export const EXPIRY_MARGIN_MS = 1_000;
 export const BACKOFF_BASE_MS = 500;
 /** First retry delay after HTTP 429. */
 export const RATE_LIMIT_BACKOFF_BASE_MS = 2_000;
+/**
+ * How much later than a deadline the record's newest entry must be before the record speaks for that deadline,
+ * until a measurement says more: the explorer's lag is not documented (docs/exchange-record.md).
+ */
+export const RECORD_MARGIN_DEFAULT_MS = 10_000;
+/** The measured margin is bounded: one slow read never makes every record useless for longer than this. */
+export const RECORD_MARGIN_MAX_MS = 600_000;
+/** While guessed triggers remain today, the record is read again this often (at most). */
+export const RECORD_REREAD_MS = 60_000;
+/** This run's own recent pushes kept in memory to judge the record (sent cancel times, confirmations). */
+const OWN_PUSHES_KEPT = 64;
 
 export type EngineDownPolicy = "expedite" | "lapse" | "cancel";
 
@@ -67,7 +82,7 @@ export type Now = { mono: number; wall: number; verified?: boolean | undefined }
 
 export type Level = "debug" | "info" | "warn" | "error";
 
-export type TimerName = "lapse" | "retry" | "gate";
+export type TimerName = "lapse" | "retry" | "gate" | "record";
 
 export type Failure = {
   kind: string;
@@ -101,8 +116,11 @@ export type Event =
       detail?: string | undefined;
     }
   | { type: "agent"; state: "ok" | "missing" | "expired"; detail?: string | undefined }
-  /** the exchange's record (docs/exchange-record.md): applied in the conservative direction only */
-  | { type: "reconciled"; view: ReconciledView; fired: number[] }
+  /**
+   * the exchange's record was read (docs/exchange-record.md): `evidence` null when it is unavailable. Applied in
+   * both directions within what it covers and is fresh for; it never stops the pushes.
+   */
+  | { type: "record"; evidence: RecordEvidence | null; detail?: string | undefined }
   | { type: "dayRollover" }
   | { type: "clockStep"; deltaMs: number }
   | { type: "shutdown"; mode: "remove" | "keep" }
@@ -120,6 +138,7 @@ export type ShutdownOutcome = {
 export type MetricEffect =
   | { type: "metric"; op: "inc"; name: "pushes"; labels: { outcome: string } }
   | { type: "metric"; op: "inc"; name: "triggersTotal" }
+  | { type: "metric"; op: "inc"; name: "cancelPasses"; labels: { outcome: "confirmed" | "failed" } }
   | { type: "metric"; op: "observe"; name: "pushLatency"; value: number }
   | { type: "metric"; op: "set"; name: "notProtected"; labels: { reason: string }; value: 0 | 1 }
   | {
@@ -129,6 +148,8 @@ export type MetricEffect =
       triggersToday: number;
       triggersLeft: number;
       exhausted: boolean;
+      /** today's count by proof (docs/observability.md `triggers_today_by_proof`) */
+      proofs: ProofCounts;
     };
 
 export type Effect =
@@ -144,6 +165,8 @@ export type Effect =
   | { type: "cancelTimer"; name: TimerName }
   | { type: "pollExposure"; reason: string }
   | { type: "cancelOpenOrders"; cancelStops: boolean }
+  /** read the exchange's record and answer with a `record` event */
+  | { type: "readRecord"; reason: string }
   | { type: "log"; level: Level; event: string; fields: Record<string, unknown>; msg: string }
   | MetricEffect
   | { type: "done"; outcome: ShutdownOutcome };
@@ -177,8 +200,22 @@ export type SwitchModel = {
   kickAfterInflight: boolean;
   engineUp: boolean;
   expedited: boolean;
-  /** engine-down policy cancel: null, waiting for the answer, or the orders were cancelled (stop renewing) */
+  /** engine-down policy cancel: null, waiting for the first answer, or the orders were cancelled (keep renewing) */
   ordersCancel: null | "waiting" | "confirmed";
+  /** engine down, policy cancel: a further cancel pass is running (one each interval while the engine is down) */
+  cancelPass: boolean;
+  /** cancel passes started in this engine-down episode (the first included) */
+  cancelPasses: number;
+  /** this run's recent pushes' cancel times, answered or not (memory only: judging the record) */
+  ownSent: number[];
+  /** this run's recent confirmed pushes (memory only: judging the record, measuring its lag) */
+  ownConfirmed: { at: number; cancelAt: number }[];
+  /** the last measured lags of the record (ms): the freshness margin is their maximum */
+  recordLags: number[];
+  /** a record read is asked for and not answered yet */
+  recordReading: boolean;
+  /** `trigger.limit_suspected` was said for this UTC day */
+  limitSuspectedDay: string | null;
   wasExhausted: boolean;
   /** monotonic ms of the first failure of the current run of failures */
   failingSinceMono: number | null;
@@ -221,9 +258,26 @@ export function status(m: SwitchModel, now: Now): SwitchStatus {
     day: entry.day,
     triggersToday: entry.triggersToday,
     triggerLimit: entry.limit,
-    exhausted: isExhausted(entry),
+    exhausted: reportsExhausted(entry),
     clockStepped: m.clockStepped,
+    limitRefused: limitRefused(entry),
+    limitSuspected: atLimit(entry) && !reportsExhausted(entry),
+    triggerProofs: proofCounts(entry),
+    triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
   };
+}
+
+/**
+ * `exhausted` as the contract means it: a PROVEN daily limit (ledger-model.ts `isExhausted`), or, as before, the
+ * whole limit assumed after an unreadable ledger. Guessed and record-implied counts are shown beside it.
+ */
+export function reportsExhausted(e: SwitchModel["entry"]): boolean {
+  return isExhausted(e) || (e.assumed && atLimit(e));
+}
+
+/** The freshness margin the record must clear (measured, bounded). */
+export function recordMargin(m: SwitchModel): number {
+  return Math.min(RECORD_MARGIN_MAX_MS, Math.max(RECORD_MARGIN_DEFAULT_MS, ...m.recordLags));
 }
 
 // ---------------------------------------------------------------------------------------------- the step
@@ -248,6 +302,13 @@ export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel
     engineUp: true,
     expedited: false,
     ordersCancel: null,
+    cancelPass: false,
+    cancelPasses: 0,
+    ownSent: [],
+    ownConfirmed: [],
+    recordLags: [],
+    recordReading: false,
+    limitSuspectedDay: null,
     wasExhausted: false,
     failingSinceMono: null,
     clockStepped: false,
@@ -263,7 +324,8 @@ export function step(model: SwitchModel, event: Event, now: Now): StepResult {
   // A shallow copy: the step replaces the entry, the error and the other nested values rather than changing
   // them, except the in-flight push, which is copied too. (A structuredClone of the whole model each step was
   // native serializer code a cold push paged in three times; issue 15. The property tests run every step on a
-  // deep-frozen model, so a change in place throws there: test/daemon/switch/world.ts.)
+  // deep-frozen model, so a change in place throws there: test/daemon/switch/world.ts.) The lists of own pushes
+  // are replaced, never changed in place, too.
   const ctx = new Ctx({ ...model, inflight: model.inflight && { ...model.inflight } }, now);
   ctx.roll();
   ctx.handle(event);
@@ -293,7 +355,8 @@ class Ctx {
       armedUntil: reportedDeadline(this.m),
       triggersToday: e.triggersToday,
       triggersLeft: Math.max(0, e.limit - e.triggersToday),
-      exhausted: isExhausted(e),
+      exhausted: reportsExhausted(e),
+      proofs: proofCounts(e),
     });
   }
 
@@ -326,9 +389,11 @@ class Ctx {
         return this.start();
       case "tick":
         this.checkLapse();
+        this.cancelAgain();
         return this.kick("interval");
       case "timer":
         if (ev.name === "gate" && m.phase === "stopping") return this.continueShutdown();
+        if (ev.name === "record") return this.readRecord("guesses remain");
         this.checkLapse();
         return this.kick(ev.name === "lapse" ? "lapsed" : ev.name);
       case "dayRollover":
@@ -348,8 +413,8 @@ class Ctx {
         return this.ordersCancelled(ev);
       case "agent":
         return this.agent(ev.state, ev.detail);
-      case "reconciled":
-        return this.reconciled(ev.view, ev.fired);
+      case "record":
+        return this.record(ev.evidence, ev.detail);
       case "clockStep":
         m.clockStepped = true;
         this.log(
@@ -403,10 +468,10 @@ class Ctx {
     } else if (m.state === "starting" && lapseDeadline(m) !== null) {
       this.armLapseTimer();
     }
-    if (isExhausted(m.entry) && !m.entry.assumed && m.state !== "exhausted") {
+    if (isExhausted(m.entry) && m.state !== "exhausted") {
       m.state = "exhausted";
-      this.logExhausted("from the ledger");
-    }
+      this.logExhausted(limitRefused(m.entry) ? "from the ledger" : "the exchange's orders prove it");
+    } else if (!m.entry.assumed) this.limitSuspected();
     this.kick("start");
   }
 
@@ -434,7 +499,12 @@ class Ctx {
     // confirmed first), so no day is ever under-counted.
     const { armedUntil, pendingUntil, pendingLatest } = m.entry;
     const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
-    const r = withTrigger(m.entry, { deadline, at: this.now.wall, detail }, m.cfg.historySize);
+    // A guess: the other cancel times the exchange may hold instead (pushes without a recorded answer) go with
+    // it, so that a record listing one of them accepted in time withdraws it (ledger-model.ts `withRecord`).
+    const alt = [armedUntil, pendingUntil, pendingLatest, m.inflight?.cancelAt ?? null].filter(
+      (d): d is number => d !== null && d > deadline,
+    );
+    const r = withTrigger(m.entry, { deadline, at: this.now.wall, detail, alt }, m.cfg.historySize);
     m.entry = r.entry;
     if (latest > this.now.wall && utcDay(latest) > utcDay(deadline))
       m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), this.now.wall));
@@ -453,12 +523,15 @@ class Ctx {
           triggerLimit: e.limit,
           triggersLeft: left,
           deadline,
+          proof: "guess",
           ...(detail ? { detail } : {}),
         },
-        `the scheduled cancel fired at ${new Date(deadline).toISOString()} (${e.triggersToday}/${e.limit} today)`,
+        `the scheduled cancel fired at ${new Date(deadline).toISOString()} (${e.triggersToday}/${e.limit} today; a guess until the exchange's record proves it)`,
       );
-      if (isExhausted(e)) {
-        if (!e.assumed) this.logExhausted("the local ledger counted the daily limit");
+      // A guessed count is checked against the record (when one is configured; the driver says if not).
+      this.readRecord("trigger");
+      if (atLimit(e) && !e.assumed) {
+        this.limitSuspected();
       } else if (left <= m.cfg.triggerWarnRemaining) {
         this.log(
           "warn",
@@ -476,8 +549,88 @@ class Ctx {
       );
     }
     if (m.state !== "not_protected" && m.phase === "running")
-      m.state = isExhausted(e) && !e.assumed ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
+      m.state = limitRefused(e) ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
     this.fx.push({ type: "pollExposure", reason: "trigger" });
+  }
+
+  /**
+   * The count reaches the limit without the exchange's own proof (guesses, a record's lapses): said once a day,
+   * readiness fails (status `limitSuspected`), and the pushes go on: only the exchange's refusal stops them.
+   */
+  limitSuspected() {
+    const m = this.m;
+    const e = m.entry;
+    if (isExhausted(e) || !atLimit(e) || m.limitSuspectedDay === e.day) return;
+    m.limitSuspectedDay = e.day;
+    this.log(
+      "error",
+      "trigger.limit_suspected",
+      { triggersToday: e.triggersToday, triggerLimit: e.limit, proofs: proofCounts(e) },
+      `the count reaches the daily limit (${e.triggersToday}/${e.limit}) without the exchange's proof: not ready; pushes continue until the exchange itself refuses`,
+    );
+  }
+
+  /** Asks the driver for the exchange's record (one read at a time). */
+  readRecord(reason: string) {
+    const m = this.m;
+    if (m.recordReading || (m.phase !== "running" && m.phase !== "stopping")) return;
+    m.recordReading = true;
+    this.fx.push({ type: "readRecord", reason });
+  }
+
+  /** The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts). */
+  record(evidence: RecordEvidence | null, detail: string | undefined) {
+    const m = this.m;
+    m.recordReading = false;
+    if (evidence === null) {
+      if (detail !== undefined)
+        this.log("debug", "record.skipped", { detail }, `the record was not applied: ${detail}`);
+      return;
+    }
+    // Measure the record's lag: the oldest of this run's recent confirmed pushes it does not list yet (bounded).
+    const listed = new Set(
+      evidence.schedules.filter((s) => s.error === null && s.deadline !== null).map((s) => s.deadline),
+    );
+    const oldestListed = evidence.schedules[0]?.txTime ?? Number.POSITIVE_INFINITY;
+    const missing = m.ownConfirmed.filter(
+      (c) =>
+        c.at <= evidence.at &&
+        c.at >= oldestListed &&
+        c.at >= evidence.at - RECORD_MARGIN_MAX_MS &&
+        !listed.has(c.cancelAt),
+    );
+    const lag = missing.length === 0 ? 0 : Math.max(0, evidence.at - Math.min(...missing.map((c) => c.at)));
+    m.recordLags = [...m.recordLags, Math.min(lag, RECORD_MARGIN_MAX_MS)].slice(-8);
+    const before = m.entry;
+    const r = withRecord(before, evidence, {
+      now: this.now.wall,
+      marginMs: recordMargin(m),
+      sent: m.ownSent,
+      confirmed: m.ownConfirmed,
+      pushLeadMs: m.cfg.deadlineMs + m.cfg.requestTimeoutMs,
+    });
+    if (r.entry !== before) {
+      m.entry = r.entry;
+      this.fx.push({ type: "persist", entry: r.entry });
+      this.log(
+        "info",
+        "ledger.reconciled",
+        { changes: r.changes, notes: r.notes, marginMs: recordMargin(m), proofs: proofCounts(r.entry) },
+        r.changes.map((c) => `${c.field} ${String(c.from)} → ${String(c.to)}: ${c.reason}`).join("; "),
+      );
+      const e = r.entry;
+      if (isExhausted(e) && !m.wasExhausted && m.phase === "running") {
+        m.state = "exhausted";
+        this.logExhausted("the exchange's scheduledCancel orders prove the daily limit");
+      } else if (m.state === "lapsed" && m.phase === "running" && m.entry.armedUntil !== null)
+        m.state = "armed";
+      this.limitSuspected();
+    } else if (r.notes.length > 0) {
+      this.log("debug", "record.checked", { notes: r.notes }, r.notes.join("; "));
+    }
+    // Guesses left today: read again later (a lagging record may list the replacing push by then).
+    if (m.entry.triggers.some((t) => t.proof === "guess") && m.phase === "running")
+      this.fx.push({ type: "armTimer", name: "record", atMono: this.now.mono + RECORD_REREAD_MS });
   }
 
   logExhausted(why: string, message?: string) {
@@ -521,7 +674,9 @@ class Ctx {
       if (m.cfg.onEngineDown === "cancel" && m.ordersCancel === "waiting") return;
     }
     if (m.state === "not_protected" && this.now.mono < m.nextPermanentCheckMono) return;
-    if (isExhausted(e) && !e.assumed) {
+    // The one count that stops the pushes: the exchange's own daily-limit refusal today. A guessed or
+    // record-implied count at the limit fails readiness, the pushes go on (docs/daemon.md).
+    if (limitRefused(e) && utcDay(e.limitRefusedAt!) === utcDay(this.now.wall)) {
       if (m.state !== "not_protected") m.state = "exhausted";
       return;
     }
@@ -534,6 +689,7 @@ class Ctx {
     const cancelAt = Math.floor(this.now.wall) + (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
     const id = m.nextId++;
     m.inflight = { id, cancelAt, mode, stage: "intent", sentMono: 0, previousPending: e.pendingUntil };
+    m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
     m.entry = withIntent(e, cancelAt);
     this.fx.push({ type: "recordIntent", id, cancelAt, entry: m.entry, budgetMs: m.cfg.requestTimeoutMs });
   }
@@ -588,6 +744,9 @@ class Ctx {
     m.inflight = null;
     const at = this.now.wall;
     m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
+    m.ownConfirmed = [...m.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(
+      -OWN_PUSHES_KEPT,
+    );
     if (f.mode === "expedite") m.expedited = true;
     m.lastPushAt = at;
     m.armedKnown = true;
@@ -702,7 +861,7 @@ class Ctx {
       return this.afterInflight();
     }
 
-    if (isExhausted(m.entry) && !m.entry.assumed) m.state = "exhausted";
+    if (limitRefused(m.entry)) m.state = "exhausted";
     else if (m.state !== "engine_down" && m.state !== "not_protected") m.state = "retrying";
     let next: number | null = null;
     if (ev.retryable) {
@@ -737,6 +896,8 @@ class Ctx {
     m.engineUp = up;
     m.expedited = false;
     m.ordersCancel = null;
+    m.cancelPass = false;
+    m.cancelPasses = 0;
     const policy = m.cfg.onEngineDown;
     if (!up) {
       this.fx.push({ type: "cancelTimer", name: "retry" });
@@ -755,6 +916,7 @@ class Ctx {
       if (policy === "expedite") this.kick("engine-down");
       else if (policy === "cancel") {
         m.ordersCancel = "waiting";
+        m.cancelPasses = 1;
         this.fx.push({ type: "cancelOpenOrders", cancelStops: m.cfg.cancelStops });
       }
       return;
@@ -766,16 +928,32 @@ class Ctx {
 
   ordersCancelled(ev: Extract<Event, { type: "ordersCancelled" }>) {
     const m = this.m;
-    if (m.engineUp || m.ordersCancel !== "waiting") return;
+    const pass = m.ordersCancel === "confirmed" && m.cancelPass;
+    if (m.engineUp || (m.ordersCancel !== "waiting" && !pass)) return;
+    m.cancelPass = false;
+    const fields = {
+      pass: m.cancelPasses,
+      cancelled: ev.cancelled,
+      kept: ev.kept,
+      ...(ev.detail ? { detail: ev.detail } : {}),
+    };
+    this.fx.push({
+      type: "metric",
+      op: "inc",
+      name: "cancelPasses",
+      labels: { outcome: ev.confirmed ? "confirmed" : "failed" },
+    });
     if (ev.confirmed) {
       m.ordersCancel = "confirmed";
+      // Every pass is said; one that found nothing to cancel only at debug level (one line per interval).
+      const level = pass && ev.cancelled === 0 ? "debug" : "warn";
       this.log(
-        "warn",
+        level,
         "engine.orders_cancelled",
-        { cancelled: ev.cancelled, kept: ev.kept, ...(ev.detail ? { detail: ev.detail } : {}) },
-        `engine down: ${ev.cancelled} open order(s) cancelled, ${ev.kept} kept; the schedule keeps being renewed as the backstop (no trigger spent)`,
+        fields,
+        `engine down: ${ev.cancelled} open order(s) cancelled, ${ev.kept} kept (pass ${m.cancelPasses}); the schedule keeps being renewed as the backstop (no trigger spent), and open orders are cancelled again each interval while the engine stays down`,
       );
-      this.kick("orders-cancelled");
+      if (!pass) this.kick("orders-cancelled");
       return;
     }
     // Not confirmed: fall back to the expedite backstop (the exchange cancels at the 5 s minimum).
@@ -783,25 +961,23 @@ class Ctx {
     this.log(
       "error",
       "engine.cancel_failed",
-      { cancelled: ev.cancelled, kept: ev.kept, ...(ev.detail ? { detail: ev.detail } : {}) },
+      fields,
       "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum",
     );
     this.kick("engine-down");
   }
 
-  /** The exchange's record proved more than the ledger knew: raise the count (never lower a counted one). */
-  reconciled(view: ReconciledView, fired: number[]) {
+  /**
+   * Engine down with policy `cancel`, after a confirmed cancel: orders placed since (the engine is down, a human
+   * or another process is not) are cancelled again, one pass each interval, while the engine stays down.
+   */
+  cancelAgain() {
     const m = this.m;
-    // Mid-run only upward: an assumed count is lowered at start-up only (the ledger store, before the switch).
-    const next = withReconciled(m.entry, { ...view, assumed: m.entry.assumed }, fired);
-    if (next === m.entry || next.triggersToday < m.entry.triggersToday) return;
-    m.entry = next;
-    this.fx.push({ type: "persist", entry: next });
-    this.gauges();
-    if (isExhausted(next) && !next.assumed && m.phase === "running" && m.state !== "not_protected") {
-      m.state = "exhausted";
-      if (!m.wasExhausted) this.logExhausted("the exchange's record shows the daily limit");
-    }
+    if (m.phase !== "running" || m.engineUp || m.cfg.onEngineDown !== "cancel") return;
+    if (m.ordersCancel !== "confirmed" || m.cancelPass || m.agentReason !== null) return;
+    m.cancelPass = true;
+    m.cancelPasses++;
+    this.fx.push({ type: "cancelOpenOrders", cancelStops: m.cfg.cancelStops });
   }
 
   agent(state: "ok" | "missing" | "expired", detail: string | undefined) {

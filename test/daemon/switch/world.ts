@@ -6,12 +6,13 @@
  */
 import { computeReadiness, defaultMinMarginMs } from "../../../src/daemon/health.js";
 import type { LedgerEntry } from "../../../src/daemon/ledger.js";
-import { intentCovered, newEntry, rollEntry } from "../../../src/daemon/ledger-model.js";
+import { intentCovered, limitRefused, newEntry, rollEntry } from "../../../src/daemon/ledger-model.js";
 import { describeFailure } from "../../../src/daemon/switch/driver.js";
 import {
   type Effect,
   type Event,
   initialModel,
+  recordMargin,
   type ShutdownOutcome,
   type SwitchConfig,
   type SwitchModel,
@@ -22,6 +23,8 @@ import {
 import { EXPOSURE_OFF, NO_GUARD } from "../../../src/daemon/types.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../../src/hyperliquid/errors.js";
 import { floorCovers, NONCE_SIGN_SLACK_MS, nonceFloor } from "../../../src/hyperliquid/nonce.js";
+import type { ExplorerTx, HistoricalOrder } from "../../../src/hyperliquid/schemas.js";
+import { readFinding } from "../../../src/reconcile/record.js";
 import { utcDay } from "../../../src/utils/clock.js";
 import { ExchangeTime } from "../../../src/utils/runtime.js";
 
@@ -53,7 +56,15 @@ export type Command =
   | { c: "exchange"; down: boolean }
   | { c: "gate"; on: boolean }
   /** a request whose outcome was unknown lands late (only before its expiresAfter) */
-  | { c: "ghost" };
+  | { c: "ghost" }
+  /** the account has open orders (a fire then leaves `scheduledCancel` orders in historicalOrders) or not */
+  | { c: "orders"; open: boolean }
+  /**
+   * the exchange's record is read: `lagMs` behind the exchange (it lists what happened up to then), and it may
+   * lie: `fake-lapses` adds ten accepted, lapsed schedules earlier today with no orders; `drop` leaves out every
+   * other transaction
+   */
+  | { c: "record"; lagMs: number; lie: "none" | "fake-lapses" | "drop" };
 
 export type Violation = { invariant: number; message: string };
 
@@ -72,7 +83,10 @@ export type Plant =
   | "day-from-wall" // 8: the day rolls on the local wall clock
   | "cover-without-ledger-rule" // 2: no write-ahead record while the nonce floor allows, whatever the file says
   | "cover-without-nonce-floor" // 4: a covered push's nonce is not checked against the restart's floor
-  | "nonce-floor-compounds"; // 4: the floor adds the deadline to the last nonce too: quick restarts run ahead
+  | "nonce-floor-compounds" // 4: the floor adds the deadline to the last nonce too: quick restarts run ahead
+  | "stop-at-count" // 9 (II): the pushes stop when the count (guesses included) reaches the limit (the old rule)
+  | "unrecognised-as-limit" // 9 (II): a refusal the daemon does not recognise is taken as the daily limit
+  | "record-ignored"; // 10 (III): the record is never applied (guesses are never withdrawn)
 
 export class World {
   // --- the exchange
@@ -83,6 +97,16 @@ export class World {
   exDown = false;
   volumeGate = false;
   lastNonce = 0;
+  /**
+   * every scheduleCancel the exchange received, as its explorer lists it (oldest first); the list reaches back
+   * into the day before (a refused action then), so a record covers the whole of the world's days
+   */
+  txs: { time: number; deadline: number | null; error: string | null }[] = [];
+  /** historicalOrders: the orders a fire cancelled (`scheduledCancel` at the fire's time) */
+  orders: HistoricalOrder[] = [];
+  ordersOpen = true;
+  /** a record that lies was applied (the count may then exceed the fires: invariant 2's upper bound is off) */
+  liesSeen = 0;
   // --- the host
   mono = 0;
   wallDelta = 0;
@@ -122,10 +146,22 @@ export class World {
     readonly plant: Plant = null,
     /** triggers already used today, on both sides */
     used = 0,
+    /** triggers the ledger guessed today beyond those (the exchange fired none of them) */
+    readonly guessed = 0,
   ) {
     this.t = start;
+    this.used = used;
+    this.txs.push({ time: start - 86_400_000, deadline: start, error: "too_early" });
     this.time = new ExchangeTime(this.hostClock());
-    this.persisted = { ...newEntry(cfg.account, start, { limit: DAILY_LIMIT }), triggersToday: used };
+    this.persisted = {
+      ...newEntry(cfg.account, start, { limit: DAILY_LIMIT }),
+      triggersToday: used + guessed,
+      triggers: Array.from({ length: guessed }, (_, i) => ({
+        deadline: start - 3_600_000 + i * 60_000,
+        proof: "guess" as const,
+        at: start - 3_600_000 + i * 60_000,
+      })),
+    };
     if (used > 0) this.triggersByDay.set(utcDay(start), used);
     this.model = initialModel(cfg, this.persisted);
     this.nextTickMono = this.mono + cfg.intervalMs;
@@ -144,17 +180,21 @@ export class World {
   // ------------------------------------------------------------------------------------------- driver
 
   dispatch(ev: Event) {
+    if (this.plant === "stop-at-count" && this.model.entry.triggersToday >= this.model.entry.limit)
+      this.model = { ...this.model, entry: { ...this.model.entry, limitRefusedAt: Math.floor(this.t) } };
     if (this.plant === "fast-recheck" && ev.type === "tick" && this.model.state === "not_protected")
       this.model = { ...this.model, nextPermanentCheckMono: 0 };
+    // the machine forgets the exchange's daily-limit refusal (and so pushes after it)
+    const refusedAt = this.model.entry.limitRefusedAt;
     if (this.plant === "push-when-exhausted")
-      this.model = { ...this.model, entry: { ...this.model.entry, limit: 1_000 } };
+      this.model = { ...this.model, entry: { ...this.model.entry, limitRefusedAt: null } };
     const before = this.model.entry.armedUntil;
     // the machine never changes the model it is given: frozen, a change in place throws here
     deepFreeze(this.model);
     const r = step(this.model, ev, this.now());
     this.model = r.model;
-    if (this.plant === "push-when-exhausted")
-      this.model = { ...this.model, entry: { ...this.model.entry, limit: DAILY_LIMIT } };
+    if (this.plant === "push-when-exhausted" && this.model.entry.limitRefusedAt === null)
+      this.model = { ...this.model, entry: { ...this.model.entry, limitRefusedAt: refusedAt } };
     void before;
     if (this.plant === "forget-trigger") {
       for (const e of r.effects)
@@ -163,6 +203,7 @@ export class World {
     }
     for (const e of r.effects) this.run(e);
     this.check(ev.type);
+    this.checkPushing(ev.type);
   }
 
   run(e: Effect) {
@@ -172,6 +213,7 @@ export class World {
         return;
       case "metric":
       case "pollExposure":
+      case "readRecord": // answered by the `record` command (with its lag and lies)
         return;
       case "persist":
       case "recordConfirmedPush":
@@ -236,10 +278,21 @@ export class World {
       this.fail(4, `nonce ${nonce} leads the clock by ${lead} ms`);
     this.lastNonce = Math.max(this.lastNonce, nonce);
     this.lastNonceSent = nonce;
-    // invariant 5: no push at the daily limit
+    // invariant 5: no push after the exchange's own daily-limit refusal (on its day)
     const entry = rollEntry(this.model.entry, this.t).entry;
-    if (entry.triggersToday >= DAILY_LIMIT && !entry.assumed)
-      this.fail(5, "a push was sent at the daily limit");
+    // (on the day of the refusal by both the exchange's clock and the daemon's: a push on a day the daemon cannot
+    // tell from the next is harmless, and sent)
+    if (
+      limitRefused(entry) &&
+      utcDay(entry.limitRefusedAt!) === utcDay(this.t) &&
+      utcDay(entry.limitRefusedAt!) === utcDay(this.time.now())
+    )
+      this.fail(5, "a push was sent after the exchange's daily-limit refusal");
+    // invariant 9 (II): a push is never shortened but by the operator's policy (an engine-down expedite)
+    // (on the daemon's own clock: how far its clock is from the exchange's is invariant 1's business)
+    const own = this.now().wall;
+    if (this.model.inflight?.mode !== "expedite" && cancelAt < own + this.cfg.deadlineMs - 1_000)
+      this.fail(9, `a push for ${cancelAt - own} ms ahead, not the deadline's ${this.cfg.deadlineMs}`);
     // invariant 6: a permanent refusal is re-checked no faster than the re-check interval
     if (this.permanentAtMono !== null && this.mono - this.permanentAtMono < this.cfg.permanentRecheckMs)
       this.fail(6, `re-checked ${this.mono - this.permanentAtMono} ms after a permanent refusal`);
@@ -254,6 +307,12 @@ export class World {
 
   /** The exchange applies a push (or refuses it by its rules); returns the error kind or null. */
   exApply(cancelAt: number | undefined, expedite = false): HyperliquidErrorKind | null {
+    const refused = this.exJudge(cancelAt, expedite);
+    this.txs.push({ time: this.t, deadline: cancelAt ?? null, error: refused });
+    return refused;
+  }
+
+  exJudge(cancelAt: number | undefined, expedite: boolean): HyperliquidErrorKind | null {
     if (this.volumeGate) return "volume_gate";
     if (cancelAt === undefined) {
       this.schedule = null;
@@ -291,6 +350,8 @@ export class World {
   }
 
   failure(kind: HyperliquidErrorKind, id: number): Event {
+    // a refusal the daemon does not recognise read as the daily limit (planted)
+    if (this.plant === "unrecognised-as-limit" && kind === "rejected") kind = "daily_limit";
     const error = new HyperliquidApiError({
       endpoint: "exchange",
       status: 200,
@@ -419,6 +480,14 @@ export class World {
       const day = utcDay(deadline);
       this.triggersByDay.set(day, (this.triggersByDay.get(day) ?? 0) + 1);
       this.fired.push({ at: this.t, deadline });
+      if (this.ordersOpen) {
+        this.orders.push({
+          order: { coin: "BTC", oid: this.orders.length + 1, timestamp: deadline - 600_000 },
+          status: "scheduledCancel",
+          statusTimestamp: this.t,
+        });
+        this.ordersOpen = false;
+      }
       this.check("exchange-fire");
       return;
     }
@@ -468,6 +537,11 @@ export class World {
         return;
       case "ghost":
         return this.ghostLands();
+      case "orders":
+        this.ordersOpen = cmd.open;
+        return;
+      case "record":
+        return this.readRecord(cmd.lagMs, cmd.lie);
       case "gate":
         this.volumeGate = cmd.on;
         if (!cmd.on) this.permanentAtMono = null;
@@ -518,6 +592,70 @@ export class World {
     this.nextTickMono = this.mono + this.cfg.intervalMs;
     this.done = null;
     this.dispatch({ type: "start" });
+  }
+
+  /** The exchange's record, as the explorer and historicalOrders would show it (lagging, or lying). */
+  readRecord(lagMs: number, lie: "none" | "fake-lapses" | "drop") {
+    if (this.model.phase !== "running" && this.model.phase !== "stopping") return;
+    const upTo = this.t - lagMs;
+    let listed = this.txs.filter((x) => x.time <= upTo);
+    if (lie === "drop") listed = listed.filter((_, i) => i % 2 === 1);
+    const txs: ExplorerTx[] = listed.map((x, i) => ({
+      action: { type: "scheduleCancel", ...(x.deadline !== null ? { time: x.deadline } : {}) },
+      block: i + 1,
+      error: x.error,
+      hash: `0x${i.toString(16)}`,
+      time: x.time,
+      user: this.cfg.account,
+    }));
+    if (lie === "fake-lapses") {
+      const dayStart = Date.parse(`${utcDay(this.t)}T00:00:00.000Z`);
+      for (let k = 0; k < 10; k++) {
+        const at = dayStart + 60_000 + k * 180_000;
+        if (at >= upTo) break;
+        txs.push({
+          action: { type: "scheduleCancel", time: at + 60_000 },
+          block: 900_000 + k,
+          error: null,
+          hash: `0xfake${k}`,
+          time: at,
+          user: this.cfg.account,
+        });
+      }
+    }
+    if (lie !== "none") this.liesSeen++;
+    const orders = this.orders.filter((o) => o.statusTimestamp <= upTo);
+    const finding = readFinding(txs, orders, this.time.now());
+    this.lastRecord = { lagMs, lie, newestTx: finding.newestTx };
+    // planted: the record is read and never applied (the invariants are checked as after it)
+    if (this.plant === "record-ignored") this.check("record");
+    else this.dispatch({ type: "record", evidence: { ...finding, at: this.time.now() } });
+    this.lastRecord = null;
+  }
+
+  lastRecord: { lagMs: number; lie: string; newestTx: number | null } | null = null;
+  used: number;
+
+  /**
+   * Invariant 9 (issue 25's II): the pushes never stop while the model exchange would accept them, unless the
+   * exchange refused with its recognised daily limit or a permanent reason, or the operator's policy says so
+   * (engine down with lapse or expedite, a graceful stop). Checked after every interval tick: a push is then in
+   * flight, or held only by the unknown-outcome gate or a back-off.
+   */
+  checkPushing(after: string) {
+    if (after !== "tick") return;
+    const m = this.model;
+    if (m.phase !== "running" || !m.engineUp || m.notProtectedReason !== null || m.agentReason !== null)
+      return;
+    if (this.volumeGate || (this.triggersByDay.get(utcDay(this.t)) ?? 0) >= DAILY_LIMIT) return;
+    if (m.inflight !== null || this.mono < m.gateUntilMono || this.mono < m.retryAtMono) return;
+    // the machine's day may still be the old one within the clock's tolerance of 00:00 UTC
+    const sinceMidnight = this.t % 86_400_000;
+    if (sinceMidnight <= TIME_TOLERANCE_MS || 86_400_000 - sinceMidnight <= TIME_TOLERANCE_MS) return;
+    this.fail(
+      9,
+      `no push at an interval although the exchange would accept it (state ${m.state}, count ${m.entry.triggersToday})`,
+    );
   }
 
   /** What the restart's nonce floor allows for, as the daemon passes it. */
@@ -603,25 +741,75 @@ export class World {
       Math.min(this.t % 86_400_000, 86_400_000 - (this.t % 86_400_000)) <= TIME_TOLERANCE_MS;
     if (!suspended && !nearMidnight && ledger < ex && !justFiredToday && entry.triggersToday < entry.limit)
       this.fail(2, `ledger counts ${ledger} today after ${after}, the exchange ${ex}`);
-    if (!suspended && ledger > Math.max(ex, 0) + this.crashes + this.unknownOutcomes && ledger < entry.limit)
+    // (guesses the ledger started with, and the lapses a lying record adds, are beyond this bound)
+    if (
+      !suspended &&
+      this.liesSeen === 0 &&
+      ledger > Math.max(ex, 0) + this.guessed + this.crashes + this.unknownOutcomes &&
+      ledger < entry.limit
+    )
       this.fail(2, `ledger counts ${ledger}, the exchange ${ex}: more than one per crash/unknown outcome`);
-    // 8. a day's count never goes down
+    // 8. a day's count never goes down, but by the exchange's record withdrawing a guess
     const seen = this.maxCountByDay.get(entry.day) ?? 0;
-    if (entry.triggersToday < seen)
+    if (entry.triggersToday < seen && this.lastRecord === null)
       this.fail(8, `the count for ${entry.day} went from ${seen} to ${entry.triggersToday}`);
-    this.maxCountByDay.set(entry.day, Math.max(seen, entry.triggersToday));
+
+    // 10 (issue 25's III): with a fresh record covering the day (it tells the truth, lists everything up to now,
+    // the day began in it, this run is the only one), the count equals the exchange's fires. (Without one, the
+    // count is never below them: invariant 2.) Deadlines within the record's freshness margin of its newest
+    // entry are not yet its to settle: checked only when none of the fires and counted deadlines is there.
+    const rec = this.lastRecord;
+    if (
+      rec !== null &&
+      after === "record" &&
+      rec.lagMs === 0 &&
+      rec.lie === "none" &&
+      rec.newestTx !== null &&
+      this.used === 0 &&
+      this.guessed === 0 &&
+      this.restarts === 0 &&
+      !suspended &&
+      !nearMidnight &&
+      entry.day === today
+    ) {
+      const horizon = rec.newestTx - recordMargin(this.model);
+      const fires = this.fired.filter((f) => utcDay(f.deadline) === today);
+      const settled =
+        fires.every((f) => f.deadline <= horizon) &&
+        entry.triggers.every((t) => t.deadline === null || t.deadline <= horizon) &&
+        (this.model.entry.pendingUntil === null || this.model.entry.pendingUntil > this.t) &&
+        (this.model.entry.armedUntil === null || this.model.entry.armedUntil > this.t);
+      if (settled && entry.triggersToday !== fires.length)
+        this.fail(
+          10,
+          `after a fresh record the ledger counts ${entry.triggersToday} (${entry.triggers.map((t) => t.proof).join(",")}), the exchange fired ${fires.length}`,
+        );
+    }
+    this.maxCountByDay.set(
+      entry.day,
+      this.lastRecord !== null ? entry.triggersToday : Math.max(seen, entry.triggersToday),
+    );
     if (entry.day < (this.lastDay ?? entry.day)) this.fail(8, `the day moved back to ${entry.day}`);
     this.lastDay = entry.day > (this.lastDay ?? "") ? entry.day : this.lastDay;
-    // 5. at the limit the state says so
+    // 5. at the limit the status says so: exhausted when the exchange proved it, the limit suspected otherwise
     if (
       entry.triggersToday >= entry.limit &&
       !entry.assumed &&
+      !suspended &&
+      this.model.phase === "running" &&
+      after === "tick" &&
+      !st.exhausted &&
+      !st.limitSuspected
+    )
+      this.fail(5, `at the daily limit the status says neither exhausted nor limit suspected (${st.state})`);
+    if (
+      limitRefused(entry) &&
       this.model.phase === "running" &&
       !this.model.inflight &&
       after === "tick" &&
       !["exhausted", "not_protected", "engine_down"].includes(st.state)
     )
-      this.fail(5, `at the daily limit the state is ${st.state}`);
+      this.fail(5, `after the exchange's daily-limit refusal the state is ${st.state}`);
     // 7. after a graceful stop with remove: nothing held, or the failure logged
     if (this.done?.outcome === "removed" && this.schedule !== null)
       this.fail(7, "removed, but the exchange still holds a schedule");
