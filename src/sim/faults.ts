@@ -29,6 +29,21 @@ export const FaultSpec = z.strictObject({
   /** Answer 200 with a valid JSON body of several MB. */
   hugeBody: z.boolean().optional(),
   /**
+   * Apply the request, then drop the answer (the connection is destroyed before any byte of it): the client
+   * sees no answer although the exchange accepted the action (a push applied but unanswered).
+   */
+  dropAnswer: z.boolean().optional(),
+  /**
+   * Explorer only: the record lags by this much: `userDetails` lists only the transactions at least this old
+   * (the explorer's lag is not documented).
+   */
+  recordLagMs: z.number().int().min(0).max(86_400_000).optional(),
+  /**
+   * Explorer only: the record lies: this many accepted `scheduleCancel` transactions that lapsed, earlier in
+   * the UTC day, are added to `userDetails` (no order was cancelled for them: a wrong or hostile explorer).
+   */
+  recordFakeLapses: z.number().int().min(0).max(50).optional(),
+  /**
    * Only requests of these types are faulted (the info/explorer `type`, or the exchange action's `type`,
    * e.g. ["historicalOrders"], ["extraAgents"], ["cancel"]); every other request passes. Default: all.
    */
@@ -50,7 +65,9 @@ export type FaultDecision =
   | { kind: "blackhole" }
   | { kind: "reset"; latencyMs: number }
   | { kind: "status"; status: number; body: string; contentType: string; latencyMs: number }
-  | { kind: "pass"; latencyMs: number };
+  | { kind: "pass"; latencyMs: number }
+  /** run the handler (the action is applied), then destroy the connection without answering */
+  | { kind: "drop"; latencyMs: number };
 
 export const HUGE_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -112,6 +129,7 @@ export class FaultController implements Faults {
     if (f.hugeBody) {
       return { kind: "status", status: 200, body: hugeBody(), contentType: JSON_TYPE, latencyMs };
     }
+    if (f.dropAnswer) return { kind: "drop", latencyMs };
     return { kind: "pass", latencyMs };
   }
 }

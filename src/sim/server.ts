@@ -264,13 +264,21 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (type !== undefined && !/application\/json/i.test(type)) {
       return send(res, text(415, "Expected request with `Content-Type: application/json`"));
     }
+    // fault `dropAnswer`: the handler runs (the action is applied), the answer never leaves
+    const answer = (r: Parameters<typeof send>[1]) => {
+      if (decision.kind === "drop") {
+        req.socket.destroy();
+        return;
+      }
+      return send(res, r);
+    };
     if (endpoint === "exchange") {
       if (!spend(ip, 1)) return send(res, tooManyRequests());
-      return send(res, handleExchange(store, rules, body));
+      return answer(handleExchange(store, rules, body));
     }
     if (endpoint === "explorer") {
       if (!spend(ip, EXPLORER_WEIGHT)) return send(res, tooManyRequests());
-      return send(res, handleExplorer(store, body));
+      return answer(handleExplorer(store, body, faults.get("explorer")));
     }
     let weight = 2;
     try {
@@ -279,7 +287,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       weight = 2;
     }
     if (!spend(ip, weight)) return send(res, tooManyRequests());
-    return send(res, handleInfo(store, body));
+    return answer(handleInfo(store, body));
   };
 
   const server = createServer({ keepAlive: true }, (req, res) => {

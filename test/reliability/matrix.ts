@@ -19,7 +19,8 @@ export type ReliabilityCase = {
     | "malformed"
     | "bad input"
     | "hostile"
-    | "record";
+    | "record"
+    | "trust";
   /** the fault injected */
   fault: string;
   /** what passing the row proves, in the words an operator would use */
@@ -494,6 +495,48 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     proves: "`shutdown.nothing_armed` logged, exit 0",
     test: "behavior: SIGTERM under the volume gate logs shutdown.nothing_armed and exits 0",
     file: "record-process.test.ts",
+    mode: "process",
+  },
+  // --------------------------------------------- only the exchange can disarm the switch (issue 25)
+  {
+    id: "guess-withdrawn",
+    group: "trust",
+    fault:
+      "pushes applied but never answered (simulator `dropAnswer`) for longer than the deadline, twice, on top of nine such guesses earlier today",
+    proves:
+      "each lapse is a guess: the count reaches the limit (`trigger.limit_suspected`), never `trigger.exhausted`; pushes go on; the simulator fires nothing; the record listing the pushes accepted withdraws this run's guesses (`status --json` shows each proof)",
+    test: "behavior: pushes applied but unanswered past the deadline are guesses: no exhaustion, pushes go on, the record withdraws them",
+    file: "trust.test.ts",
+    mode: "process",
+  },
+  {
+    id: "record-lies",
+    group: "trust",
+    fault:
+      "the explorer lists ten accepted, lapsed schedules with no cancelled orders (simulator `recordFakeLapses`)",
+    proves:
+      "counted beside as record-implied (`proofs.record`, limit suspected), never exhaustion: no `trigger.exhausted`, pushes continue, nothing fires",
+    test: "behavior: a record of ten accepted lapsed schedules without orders is not exhaustion: pushes go on",
+    file: "trust.test.ts",
+    mode: "process",
+  },
+  {
+    id: "record-lags",
+    group: "trust",
+    fault: "the explorer lags 60 s (simulator `recordLagMs`); SIGTERM removes the schedule; restart",
+    proves: "the removal at the graceful stop is not counted as a fire at the restart (no phantom trigger)",
+    test: "behavior: a record lagging 60 s never counts the schedule removed at a graceful stop as a fire",
+    file: "trust.test.ts",
+    mode: "process",
+  },
+  {
+    id: "cancel-repeat",
+    group: "trust",
+    fault: "guard file stale with --on-engine-down cancel; an order placed after the first cancel",
+    proves:
+      "open orders are cancelled again each interval while the engine stays down (`engine.orders_cancelled` with its pass); no trigger spent",
+    test: "behavior: --on-engine-down cancel cancels again each interval: an order placed after the first cancel is cancelled",
+    file: "trust.test.ts",
     mode: "process",
   },
 ]);
