@@ -83,10 +83,25 @@ export function cancelReportLogger(
   metrics?: Pick<Metrics, "ordersCancelled" | "ordersKept">,
 ): (report: CancelReport) => void {
   const log = logger.child({ module: "cancel" });
+  // The cancel mode runs a pass at every interval while the engine is down: a stop kept is counted once (by its
+  // order id), and a pass that found nothing to do says so at debug level only.
+  const keptSeen = new Map<string, Set<number>>();
   return (report) => {
     const cancelled = report.statuses.filter((s) => s.ok).length;
+    let seen = keptSeen.get(report.account);
+    if (!seen) keptSeen.set(report.account, (seen = new Set()));
+    const newlyKept = report.kept.filter((k) => !seen.has(k.oid));
+    for (const k of newlyKept) seen.add(k.oid);
+    if (seen.size > 10_000) seen.clear();
     metrics?.ordersCancelled.inc({ account: report.account }, cancelled);
-    metrics?.ordersKept.inc({ account: report.account }, report.kept.length);
+    metrics?.ordersKept.inc({ account: report.account }, newlyKept.length);
+    if (report.confirmed && report.targeted.length === 0 && newlyKept.length === 0) {
+      log.debug(
+        { event: "orders.checked", account: report.account, kept: report.kept.length },
+        "no open order to cancel",
+      );
+      return;
+    }
     const fields = {
       event: "orders.cancelled",
       account: report.account,

@@ -152,10 +152,14 @@ describe("switch machine: invariants hold after every step of random event seque
   timeout: 60_000,
 }, () => {
   for (const part of [1, 2, 3, 4]) {
-    test.prop([scenario], { numRuns: 2_500 })(`invariants 1-10, part ${part} of 4`, (s) => {
-      const w = runScenario(s);
-      if (w.violations.length > 0) throw new Error(explain(w));
-    });
+    test.prop([scenario], { numRuns: 2_500 })(
+      `invariants 1-10, part ${part} of 4`,
+      (s) => {
+        const w = runScenario(s);
+        if (w.violations.length > 0) throw new Error(explain(w));
+      },
+      60_000,
+    );
   }
 });
 
@@ -190,6 +194,6 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
       expect(result.failed, `planted ${plant} was not found`).toBe(true);
       const caught = runScenario(result.counterexample![0], plant).violations.map((v) => v.invariant);
       expect(caught).toContain(invariant);
-    });
+    }, 120_000);
   }
 });
