@@ -68,42 +68,44 @@ describe.concurrent("reliability: only the exchange can disarm the switch (proce
         },
       }),
     );
+    // The record cannot be read at first: nothing can withdraw a guess.
+    sim.faults.set("explorer", { errorRate: 1 });
     const p = start();
     await p.waitForEvent("heartbeat.ok", 10_000);
-    // Two more stretches: the exchange applies every push and the answer is dropped, longer than the deadline.
-    for (let stretch = 1; stretch <= 2; stretch++) {
+    const count = (event: string) => p.lines.filter((l) => l.event === event).length;
+    /** One stretch: the exchange applies every push and drops the answer, longer than the deadline. */
+    const stretch = async (n: number) => {
       sim.faults.set("exchange", { dropAnswer: true });
-      const counted = p.lines.filter((l) => l.event === "trigger.counted").length;
-      await p.waitFor(
-        (l) =>
-          l.event === "trigger.counted" &&
-          p.lines.filter((x) => x.event === "trigger.counted").length > counted,
-        20_000,
-        `guess ${stretch}`,
-      );
+      const before = count("trigger.counted");
+      await p.waitFor(() => count("trigger.counted") > before, 20_000, `guess ${n}`);
       sim.faults.clear("exchange");
-      const oks = p.lines.filter((l) => l.event === "heartbeat.ok").length;
-      await p.waitFor(
-        () => p.lines.filter((l) => l.event === "heartbeat.ok").length > oks,
-        10_000,
-        `a push confirmed after stretch ${stretch}`,
-      );
-    }
-    // The exchange fired nothing: every push was applied.
+      // the pushes go on: confirmed again, whatever the count
+      const oks = count("heartbeat.ok");
+      await p.waitFor(() => count("heartbeat.ok") >= oks + 2, 10_000, `pushes confirmed after stretch ${n}`);
+    };
+    await stretch(10);
+    await stretch(11);
+    // Eleven guesses: the count is past the limit, suspected, never exhausted; the exchange fired nothing.
+    expect(readLedger(state.dir, user)?.triggersToday).toBe(11);
     expect(sim.state.getTriggers(user)).toHaveLength(0);
-    // The count reached the limit by guesses: suspected, never exhausted; the pushes went on.
-    const counted = p.lines.filter((l) => l.event === "trigger.counted");
-    expect(counted.every((l) => l.proof === "guess")).toBe(true);
-    expect(p.lines.some((l) => l.event === "trigger.limit_suspected")).toBe(true);
-    expect(p.lines.filter((l) => l.event === "trigger.exhausted")).toHaveLength(0);
-    // The record lists the pushes accepted in time: each guess of this run is withdrawn (the nine from before
-    // this run's record are not its to settle and stay).
+    expect(p.lines.filter((l) => l.event === "trigger.counted").every((l) => l.proof === "guess")).toBe(true);
+    expect(count("trigger.limit_suspected")).toBe(1);
+    expect(count("trigger.exhausted")).toBe(0);
+    const suspected = JSON.parse((await runCli(["status", "--state-dir", state.dir, "--json"])).stdout)
+      .accounts[0];
+    expect(suspected).toMatchObject({ triggersToday: 11, exhausted: false, limitSuspected: true });
+    // The record comes back; the next guess has it read: it lists every push of this run accepted in time, and
+    // this run's guesses are withdrawn (the nine from before this run's record are not its to settle and stay).
+    sim.faults.clear("explorer");
+    await stretch(12);
     await eventually(() => readLedger(state.dir, user)?.triggersToday === 9, {
       timeoutMs: 10_000,
       what: "the ledger to withdraw this run's guesses",
     });
     const reconciled = p.lines.filter((l) => l.event === "ledger.reconciled");
     expect(JSON.stringify(reconciled)).toContain("replaced in time");
+    expect(sim.state.getTriggers(user)).toHaveLength(0);
+    expect(count("trigger.exhausted")).toBe(0);
     const st = await runCli(["status", "--state-dir", state.dir, "--json"]);
     expect(st.code).toBe(0);
     const shown = JSON.parse(st.stdout).accounts[0];
