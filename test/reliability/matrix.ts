@@ -524,7 +524,8 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     id: "record-lags",
     group: "trust",
     fault: "the explorer lags 60 s (simulator `recordLagMs`); SIGTERM removes the schedule; restart",
-    proves: "the removal at the graceful stop is not counted as a fire at the restart (no phantom trigger)",
+    proves:
+      "at the restart the lagging record's last listed push seems to have lapsed (the later pushes and the removal are not listed yet): not counted, no phantom trigger",
     test: "behavior: a record lagging 60 s never counts the schedule removed at a graceful stop as a fire",
     file: "trust.test.ts",
     mode: "process",

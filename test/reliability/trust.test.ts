@@ -154,13 +154,15 @@ describe.concurrent("reliability: only the exchange can disarm the switch (proce
     sim.faults.set("explorer", { recordLagMs: 60_000 });
     const first = start();
     await first.waitForEvent("heartbeat.ok", 10_000);
-    await new Promise((r) => setTimeout(r, 3_000));
+    // long enough that the restart's record (60 s behind) ends in the middle of this run, whatever the start-up
+    // time: its last listed push seems to have lapsed, and the removal is not listed
+    await new Promise((r) => setTimeout(r, 15_000));
     first.kill("SIGTERM");
     await first.waitForEvent("shutdown.removed", 10_000);
     expect((await first.exited).code).toBe(0);
     expect(sim.state.getSchedule(user)).toBeNull();
-    // The record lists the first run's pushes once they are 60 s old, never yet the removal: its last listed
-    // push seems to have lapsed.
+    // The record lists the first run's pushes once they are 60 s old, not yet the later ones nor the removal:
+    // its last listed push seems to have lapsed (it is not fresh for that deadline: not counted).
     await eventually(() => sim.state.explorerTxs(user).some((tx) => tx.time <= Date.now() - 61_000), {
       timeoutMs: 70_000,
       everyMs: 500,
