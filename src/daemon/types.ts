@@ -41,6 +41,8 @@ export type SwitchStatus = {
   exhausted: boolean;
   /** a wall-clock step was seen and no push has been confirmed on the corrected clock since */
   clockStepped?: boolean;
+  /** the local clock and the exchange's time disagree beyond a small bound (clock.suspect): not ready */
+  clockSuspect?: boolean;
 };
 
 export type ExposureStatus = {
