@@ -40,7 +40,11 @@ describe("exchange time: a bounded estimate", () => {
     expect(a.verdict).toMatchObject({ kind: "applied", verified: true });
     expect(timesAt(a.time, 1_100, T0 + 1_100)).toMatchObject({ verified: true, suspect: false });
     // 20 h ahead, 60 s later on the monotonic clock: outside the window, off the local clock
-    const b = takeSample(a.time, { date: T0 + 72_060_000, sentMono: 61_000, receivedMono: 61_100 }, T0 + 61_100);
+    const b = takeSample(
+      a.time,
+      { date: T0 + 72_060_000, sentMono: 61_000, receivedMono: 61_100 },
+      T0 + 61_100,
+    );
     expect(b.verdict).toMatchObject({ kind: "refused", reason: "outside_window" });
     expect(b.time.offset).toBe(a.time.offset);
   });
