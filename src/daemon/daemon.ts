@@ -245,7 +245,9 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   const ledger = await Ledger.open({
     stateDir,
     clock: time,
-    nonceHint: () => nonces?.last ?? 0,
+    // only verified time and nonces taken on it are persisted (they seed a restart's nonce floor)
+    verifiedNow: () => time.verifiedNow(),
+    nonceHint: () => nonces?.lastVerified ?? 0,
     logger: logger.child({ module: "ledger" }),
     triggerLimit: config.triggerLimit,
     beforeSync: params.beforeLedgerSync,
@@ -257,7 +259,11 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   // The exchange's time is never before the ledger's last write (a clock stepped back while down).
   if (ledger.loadedUpdatedAt !== null) time.notBefore(ledger.loadedUpdatedAt);
   // Nonces never go below the previous run's, even after the wall clock was stepped back.
-  nonces = new NonceSource(time, nonceFloor(ledger.loadedUpdatedAt, ledger.loadedLastNonce, nonceSpan));
+  nonces = new NonceSource(
+    time,
+    nonceFloor(ledger.loadedUpdatedAt, ledger.loadedLastNonce, nonceSpan),
+    () => time.verified,
+  );
   const client =
     params.client ??
     new ExchangeClient({
@@ -412,6 +418,8 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
       ledger,
       clock,
       time,
+      timeFloor: ledger.loadedUpdatedAt,
+      nonces,
       timers,
       logger,
       metrics,

@@ -78,6 +78,12 @@ export function computeReadiness({
       );
       continue;
     }
+    if (a.clockSuspect) {
+      reasons.push(
+        `${who}: the local clock and the exchange's time disagree (clock.suspect); pushes go on, on the safe side of both`,
+      );
+      continue;
+    }
     if (a.clockStepped) {
       reasons.push(`${who}: the wall clock was stepped; waiting for a push confirmed on the corrected clock`);
       continue;

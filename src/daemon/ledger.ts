@@ -210,6 +210,12 @@ export type OpenLedgerParameters = {
    * only while the push's nonce stays below that floor (default: none, never skipped)
    */
   nonceSpan?: NonceSpan | undefined;
+  /**
+   * the exchange's time when it is verified, else 0 (src/utils/runtime.ts `ExchangeTime.verifiedNow`): `updatedAt`
+   * only moves to a verified time, so a time from a wrong Date or a wrong local clock never seeds a restart's
+   * nonce floor (default: `clock`)
+   */
+  verifiedNow?: (() => number) | undefined;
 };
 
 export type CountTriggerResult = { counted: boolean; entry: LedgerEntry; reachedLimit: boolean };
@@ -230,6 +236,7 @@ export class Ledger {
   readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #nonceHint: (() => number) | undefined;
   readonly #nonceSpan: NonceSpan | undefined;
+  readonly #verifiedNow: (() => number) | undefined;
   #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
   #assumeLimitOn: string | null = null;
@@ -262,8 +269,10 @@ export class Ledger {
       beforeSync,
       nonceHint,
       nonceSpan,
+      verifiedNow,
     }: OpenLedgerParameters,
   ) {
+    this.#verifiedNow = verifiedNow;
     this.#nonceHint = nonceHint;
     this.#nonceSpan = nonceSpan;
     this.path = path;
@@ -582,7 +591,8 @@ export class Ledger {
    * change here builds a new entry), so the snapshot, and `#onDisk` after a write, stay as they were written.
    */
   #snapshot(accounts: ReadonlyMap<string, LedgerEntry>): LedgerFile {
-    this.#updatedAt = Math.max(this.#updatedAt, Math.floor(this.#clock.now()));
+    const verified = this.#verifiedNow ? this.#verifiedNow() : this.#clock.now();
+    this.#updatedAt = Math.max(this.#updatedAt, Math.floor(verified));
     const hint = this.#nonceHint?.() ?? 0;
     if (hint > 0) this.#lastNonce = Math.max(this.#lastNonce ?? 0, hint);
     return {

@@ -301,6 +301,18 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
       help: "Wall-clock steps detected (the wall clock and the monotonic clock disagree).",
       registers: r,
     }),
+    clockSuspect: new Gauge({
+      name: `${p}clock_suspect`,
+      help: "1 while the local clock and the exchange's time (its Date answers) disagree beyond 5 s (clock.suspect).",
+      labelNames: ["account"],
+      registers: r,
+    }),
+    clockDatesRefused: new Counter({
+      name: `${p}clock_dates_refused_total`,
+      help: "Answers whose Date was refused (not a date, out of range, outside the verified window): never applied.",
+      labelNames: ["account", "reason"],
+      registers: r,
+    }),
     clockSkew: new Gauge({
       name: `${p}clock_skew_seconds`,
       help: "Estimated local clock minus exchange clock.",

@@ -50,6 +50,8 @@ export type SwitchStatus = {
   triggerProofs?: Record<"limit_error" | "orders" | "record" | "guess" | "unrecorded" | "assumed", number>;
   /** today's counted triggers with their proof, oldest first */
   triggers?: { deadline: number | null; proof: "limit_error" | "orders" | "record" | "guess" }[];
+  /** the local clock and the exchange's time disagree beyond a small bound (clock.suspect): not ready */
+  clockSuspect?: boolean;
 };
 
 export type ExposureStatus = {

@@ -88,8 +88,8 @@ export function cancelReportLogger(
   const keptSeen = new Map<string, Set<number>>();
   return (report) => {
     const cancelled = report.statuses.filter((s) => s.ok).length;
-    let seen = keptSeen.get(report.account);
-    if (!seen) keptSeen.set(report.account, (seen = new Set()));
+    const seen = keptSeen.get(report.account) ?? new Set<number>();
+    keptSeen.set(report.account, seen);
     const newlyKept = report.kept.filter((k) => !seen.has(k.oid));
     for (const k of newlyKept) seen.add(k.oid);
     if (seen.size > 10_000) seen.clear();

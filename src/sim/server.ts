@@ -132,7 +132,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.explorerTxLimit !== undefined ? { explorerTxLimit: options.explorerTxLimit } : {}),
   });
   if (options.onTrigger) store.onTrigger = options.onTrigger;
-  const faults = new FaultController(o.seed);
+  const faults = new FaultController(o.seed, () => clock.now());
   const rules = {
     isMainnet: o.network === "mainnet",
     successType: o.successType,
@@ -217,9 +217,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    // The Date header is the simulator's clock (as the exchange's is its own), not the host's.
-    res.setHeader("Date", new Date(clock.now()).toUTCString());
     const path = (req.url ?? "/").split("?")[0] ?? "/";
+    // The Date header is the simulator's clock (as the exchange's is its own), not the host's; an endpoint's Date
+    // fault (a wrong proxy in front of it) changes only the header.
+    res.setHeader("Date", faults.dateHeader(routeOf(path), clock.now()));
     const method = req.method ?? "GET";
     if (path === "/admin" || path.startsWith("/admin/")) {
       if (!isLoopback(req.socket.remoteAddress)) return send(res, text(403, "Forbidden"));

@@ -120,6 +120,47 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     file: "clock.test.ts",
     mode: "in-process",
   },
+  // issue 25: a wrong Date in front of the exchange (the simulator's Date fault), the real CLI
+  {
+    id: "date-behind",
+    group: "clock",
+    fault: "every answer's Date 120 s behind the exchange (a proxy's clock)",
+    proves:
+      "the Date is refused and logged (clock.date_refused), every push is accepted a full deadline ahead, nothing fires; ready because armed",
+    test: "behavior: Date 120 s behind on every answer: pushes accepted, nothing fires, ready only while armed",
+    file: "date-process.test.ts",
+    mode: "process",
+  },
+  {
+    id: "date-midnight",
+    group: "clock",
+    fault:
+      "Date 20 h ahead for a 3 s window across 00:00 UTC (libfaketime: both clocks just before midnight)",
+    proves:
+      "no early roll-over and no schedule 20 h ahead; the next day's real fire is counted on that day (not skipped)",
+    test: "behavior: Date 20 h ahead for 3 s across 00:00 UTC: no early roll-over, the next day's fire is counted",
+    file: "date-process.test.ts",
+    mode: "process",
+  },
+  {
+    id: "date-future",
+    group: "clock",
+    fault: "Date 36 h ahead for 4 s",
+    proves:
+      "no nonce or updatedAt from the window is persisted; pushes, the removal at SIGTERM and a restart are all accepted",
+    test: "behavior: Date 36 h ahead for 4 s: no future nonce or updatedAt persisted, the removal and a restart work",
+    file: "date-process.test.ts",
+    mode: "process",
+  },
+  {
+    id: "date-absurd",
+    group: "clock",
+    fault: "Date `Sat, 13 Sep 275760 00:00:00 GMT`, then garbage, on every answer",
+    proves: "refused and logged (out_of_range, not_a_date), no crash, the pushes go on, exit 0 at SIGTERM",
+    test: "behavior: Date in the year 275760: refused and logged, no crash, the pushes go on",
+    file: "date-process.test.ts",
+    mode: "process",
+  },
   {
     id: "daily-limit",
     group: "daily limit",

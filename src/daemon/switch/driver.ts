@@ -30,6 +30,7 @@ import {
   type SwitchModel,
   step,
   type TimerName,
+  timesOf,
 } from "./machine.js";
 
 export { EXPEDITE_LEAD_MS, EXPIRY_MARGIN_MS, type ShutdownOutcome } from "./machine.js";
@@ -77,6 +78,10 @@ export type CreateSwitchParameters = {
   cancelOpenOrders?: CancelOpenOrders | undefined;
   /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
   cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
+  /** the ledger's last verified time (its updatedAt at open): the exchange's time is never before it */
+  timeFloor?: number | null | undefined;
+  /** the signer's nonces: re-derived from the exchange's answer after `nonce too low` / `too high` */
+  nonces?: { rebase(floor: number): void; accepted(nonce: number): void } | undefined;
   /** the runtime's root signal: the push loop stops when it is aborted */
   signal?: AbortSignal | undefined;
   /** runs on each push-loop wake-up, before the tick (the daemon's once-per-interval work rides on it) */
@@ -128,6 +133,7 @@ export function describeFailure(error: unknown): Failure {
       permanent: policy.permanent,
       retryable: policy.retryable,
       outcomeUnknown: policy.outcomeUnknown,
+      ...(error.nonceDetail ? { nonceDetail: error.nonceDetail } : {}),
     };
   }
   const message = error instanceof Error ? error.message : String(error);
@@ -152,6 +158,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       historySize: ledger.historySize,
     },
     ledger.initial(account),
+    p.timeFloor ?? null,
   );
   const handles = new Map<TimerName, TimerHandle>();
   /** the values last set on this account's trigger gauges */
@@ -166,17 +173,42 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
   let done: ((o: ShutdownOutcome) => void) | undefined;
   let outcome: Promise<ShutdownOutcome> | undefined;
 
-  const now = (): Now => ({ mono: time.monotonic(), wall: time.now(), verified: time.verified });
+  // The machine gets the local wall clock as read; the exchange's time is its own estimate (exchange-time.ts), which
+  // the daemon's shared time (nonces, expiresAfter, the ledger's updatedAt) follows.
+  const now = (): Now => ({ mono: time.monotonic(), wall: clock.now() });
+  time.adopt((mono, wall) => {
+    const t = timesOf(model, { mono, wall });
+    return { act: t.act, exchange: t.exchange, verified: t.verified };
+  });
 
+  // Nothing here may throw out: the machine refuses what it cannot take (step never throws), and an effect that
+  // throws is logged and the rest carried out; the switch keeps pushing on the last good model.
   const dispatch = (event: Event) => {
     const r = step(model, event, now());
     model = r.model;
-    for (const effect of r.effects) run(effect);
+    for (const effect of r.effects) {
+      try {
+        run(effect);
+      } catch (error) {
+        log.error(
+          { event: "switch.effect_failed", effect: effect.type, err: error },
+          `carrying out ${effect.type} threw; the switch goes on`,
+        );
+      }
+    }
   };
 
+  // Every piece of asynchronous work is caught here: a throw after an await never becomes an unhandled
+  // rejection (which exits the daemon without removing anything, docs/daemon.md "Shutdown and crashes").
   const track = (work: Promise<unknown>) => {
-    busy.add(work);
-    void work.finally(() => busy.delete(work));
+    const safe = work.catch((error: unknown) =>
+      log.error(
+        { event: "switch.effect_failed", err: error },
+        "asynchronous switch work threw; the switch goes on",
+      ),
+    );
+    busy.add(safe);
+    void safe.finally(() => busy.delete(safe));
   };
 
   const run = (e: Effect): void => {
@@ -210,6 +242,9 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         else if (e.name === "cancelPasses") metrics.cancelPasses.inc({ account, outcome: e.labels.outcome });
         else if (e.name === "triggersTotal") metrics.triggersTotal.inc(labels);
         else if (e.name === "pushLatency") metrics.pushLatency.observe(labels, e.value);
+        else if (e.name === "clockSuspect") metrics.clockSuspect.set(labels, e.value);
+        else if (e.name === "clockDatesRefused")
+          metrics.clockDatesRefused.inc({ account, reason: e.labels.reason });
         else metrics.notProtected.set({ account, reason: e.labels.reason }, e.value);
         return;
       case "persist":
@@ -273,17 +308,19 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       case "done":
         done?.(e.outcome);
         return;
+      case "nonceFloor":
+        p.nonces?.rebase(e.floor);
+        log.warn(
+          { event: "nonce.rederived", floor: e.floor, reason: e.reason },
+          `the exchange refused the nonce (${e.reason}): the next nonces start above ${e.floor}, from its answer`,
+        );
+        return;
     }
   };
 
-  /** Every answer's Date keeps the exchange's time (docs/daemon.md "How time is kept"). */
+  /** Every answer's Date is a sample the machine judges (docs/daemon.md "What the switch believes about time"). */
   const observe = (date: number, sentMono: number) => {
-    const correction = time.observe({ date, sentMono, receivedMono: time.monotonic() });
-    if (correction !== null)
-      log.info(
-        { event: "clock.corrected", correctionMs: Math.round(correction) },
-        `the exchange's time differs from ours by ${Math.round(correction)} ms (its Date header): corrected`,
-      );
+    dispatch({ type: "clockSample", date, sentMono, receivedMono: time.monotonic() });
   };
 
   const sendPush = async (id: number, cancelAt: number, expiresAfterMs: number) => {
@@ -298,6 +335,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         expiresAfterMs,
         signal: controller.signal,
       });
+      p.nonces?.accepted(r.nonce);
       if (r.serverDate !== undefined) observe(r.serverDate, sentMono);
       dispatch({ type: "pushConfirmed", id, cancelAt, latencyMs: r.latencyMs, exchangeDate: r.serverDate });
     } catch (error) {

@@ -39,6 +39,17 @@ import {
   withTrigger,
 } from "../ledger-model.js";
 import type { SwitchState, SwitchStatus } from "../types.js";
+import {
+  initialTime,
+  isPlausibleTime,
+  type Sample,
+  type TimeModel,
+  type Times,
+  takeSample,
+  timeAccepted,
+  timeRefused,
+  timesAt,
+} from "./exchange-time.js";
 
 /** Expedite lead: the exchange's 5 s minimum (docs/exchange-behaviour.md) + 0.5 s for transit. */
 export const EXPEDITE_LEAD_MS = 5_500;
@@ -75,8 +86,9 @@ export type SwitchConfig = {
 };
 
 /**
- * `verified`: the exchange's time has been checked against an answer's Date since this process started
- * (until then the local wall clock's reading is trusted for deadlines but never to move the UTC day).
+ * `mono`: the monotonic clock; `wall`: the LOCAL wall clock as read (it may be stepped or wrong). The exchange's
+ * time is the machine's own estimate (`SwitchModel.time`, exchange-time.ts), from the answers' Date samples.
+ * (`verified` is no longer read: the estimate knows whether it is verified.)
  */
 export type Now = { mono: number; wall: number; verified?: boolean | undefined };
 
@@ -91,6 +103,8 @@ export type Failure = {
   retryable: boolean;
   /** the request may or may not have been applied (no answer, 5xx, unreadable answer) */
   outcomeUnknown: boolean;
+  /** for kind `nonce`: duplicate, too_low or too_high (the exchange's text names its bound) */
+  nonceDetail?: string | undefined;
 };
 
 export type Event =
@@ -121,6 +135,8 @@ export type Event =
    * both directions within what it covers and is fresh for; it never stops the pushes.
    */
   | { type: "record"; evidence: RecordEvidence | null; detail?: string | undefined }
+  /** one answer's `Date` header (ms; NaN when it was not a valid HTTP date) and the request's round trip */
+  | { type: "clockSample"; date: number; sentMono: number; receivedMono: number }
   | { type: "dayRollover" }
   | { type: "clockStep"; deltaMs: number }
   | { type: "shutdown"; mode: "remove" | "keep" }
@@ -141,6 +157,8 @@ export type MetricEffect =
   | { type: "metric"; op: "inc"; name: "cancelPasses"; labels: { outcome: "confirmed" | "failed" } }
   | { type: "metric"; op: "observe"; name: "pushLatency"; value: number }
   | { type: "metric"; op: "set"; name: "notProtected"; labels: { reason: string }; value: 0 | 1 }
+  | { type: "metric"; op: "set"; name: "clockSuspect"; value: 0 | 1 }
+  | { type: "metric"; op: "inc"; name: "clockDatesRefused"; labels: { reason: string } }
   | {
       type: "metric";
       op: "gauges";
@@ -167,6 +185,8 @@ export type Effect =
   | { type: "cancelOpenOrders"; cancelStops: boolean }
   /** read the exchange's record and answer with a `record` event */
   | { type: "readRecord"; reason: string }
+  /** re-derive the signer's nonces from the exchange's answer: the next nonce is above `floor` (which may be lower) */
+  | { type: "nonceFloor"; floor: number; reason: string }
   | { type: "log"; level: Level; event: string; fields: Record<string, unknown>; msg: string }
   | MetricEffect
   | { type: "done"; outcome: ShutdownOutcome };
@@ -228,6 +248,10 @@ export type SwitchModel = {
    * is unknown, so nothing is reported armed until a push is confirmed
    */
   armedKnown: boolean;
+  /** the exchange's time as believed (exchange-time.ts); null until the first step sets it from `now` */
+  time: TimeModel | null;
+  /** the ledger's last verified time: the exchange's time is never before it */
+  timeFloor: number | null;
 };
 
 export type StepResult = { model: SwitchModel; effects: Effect[] };
@@ -246,7 +270,9 @@ export function lapseDeadline(m: SwitchModel): number | null {
 
 /** Where the switch stands: a pure projection (reading never changes anything). */
 export function status(m: SwitchModel, now: Now): SwitchStatus {
-  const entry = rollEntry(m.entry, now.wall).entry;
+  const t = timesOf(m, now);
+  // (a projection never throws: a day that is not a time leaves the entry as it is)
+  const entry = t.sampled && isPlausibleTime(t.day) ? rollEntry(m.entry, t.day).entry : m.entry;
   return {
     account: m.cfg.account,
     state: m.state,
@@ -264,6 +290,7 @@ export function status(m: SwitchModel, now: Now): SwitchStatus {
     limitSuspected: atLimit(entry) && !reportsExhausted(entry),
     triggerProofs: proofCounts(entry),
     triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
+    clockSuspect: t.suspect,
   };
 }
 
@@ -280,9 +307,19 @@ export function recordMargin(m: SwitchModel): number {
   return Math.min(RECORD_MARGIN_MAX_MS, Math.max(RECORD_MARGIN_DEFAULT_MS, ...m.recordLags));
 }
 
+/** The times a decision at `now` is taken on (exchange-time.ts `timesAt`), with whether any answer was seen. */
+export function timesOf(m: SwitchModel, now: Now): Times & { sampled: boolean } {
+  const time = m.time ?? initialTime(now.mono, now.wall, m.timeFloor);
+  return { ...timesAt(time, now.mono, now.wall), sampled: time.sampled };
+}
+
 // ---------------------------------------------------------------------------------------------- the step
 
-export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel {
+export function initialModel(
+  cfg: SwitchConfig,
+  entry: LedgerEntry,
+  timeFloor: number | null = null,
+): SwitchModel {
   return {
     cfg,
     phase: "new",
@@ -316,32 +353,218 @@ export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel
     removing: false,
     // a deadline from an earlier run is reported again only once a push is confirmed on this run's clock
     armedKnown: false,
+    time: null,
+    timeFloor,
   };
 }
 
-/** One input, the next model and what must be done. Same model + event + now → same result. */
+/**
+ * One input, the next model and what must be done. Same model + event + now → same result. Never throws: a
+ * malformed event is refused and logged with the model unchanged, and so is any event whose step would throw
+ * (the switch keeps pushing on the last good model).
+ */
 export function step(model: SwitchModel, event: Event, now: Now): StepResult {
+  const bad = malformed(event, now);
+  if (bad !== null) return refusedStep(model, event, bad);
+  try {
+    return stepChecked(model, event, now);
+  } catch (error) {
+    return refusedStep(
+      model,
+      event,
+      `the step threw: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+function refusedStep(model: SwitchModel, event: unknown, reason: string): StepResult {
+  const type =
+    typeof (event as { type?: unknown })?.type === "string" ? (event as { type: string }).type : "?";
+  return {
+    model,
+    effects: [
+      {
+        type: "log",
+        level: "error",
+        event: "switch.event_refused",
+        fields: { eventType: type.slice(0, 40), reason: reason.slice(0, 300) },
+        msg: `a ${type.slice(0, 40)} event was refused, the switch is unchanged: ${reason.slice(0, 300)}`,
+      },
+    ],
+  };
+}
+
+const finite = (...xs: unknown[]) => xs.every((x) => typeof x === "number" && Number.isFinite(x));
+
+/** Why `event` (or `now`) cannot be taken, or null. Values the machine judges itself (a Date) are not checked. */
+function malformed(event: Event, now: Now): string | null {
+  if (now === null || typeof now !== "object" || !finite(now.mono))
+    return "the monotonic time is not a number";
+  if (event === null || typeof event !== "object") return "not an event";
+  switch (event.type) {
+    case "start":
+    case "tick":
+    case "dayRollover":
+    case "shutdown":
+    case "removalConfirmed":
+    case "removalFailed":
+    case "halt":
+    case "timer":
+    case "engine":
+    case "agent":
+    case "ordersCancelled":
+    case "pushFailed":
+      return null;
+    case "intentRecorded":
+    case "intentFailed":
+      return finite(event.id) ? null : "the push id is not a number";
+    case "pushConfirmed":
+      return finite(event.id, event.latencyMs, event.cancelAt)
+        ? null
+        : "the push id, cancel time or latency is not a number";
+    case "clockSample":
+      return typeof event.date === "number" ? null : "the Date sample is not a number";
+    case "clockStep":
+      return finite(event.deltaMs) ? null : "the clock step is not a number";
+    case "record": {
+      const e = event.evidence;
+      if (e === null) return null;
+      return e !== undefined &&
+        typeof e === "object" &&
+        Number.isFinite(e.at) &&
+        Array.isArray(e.schedules) &&
+        Array.isArray(e.fires) &&
+        (e.newestTx === null || Number.isFinite(e.newestTx))
+        ? null
+        : "the record is malformed";
+    }
+    default:
+      return `unknown event type ${JSON.stringify((event as { type?: unknown }).type)?.slice(0, 40)}`;
+  }
+}
+
+function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   // A shallow copy: the step replaces the entry, the error and the other nested values rather than changing
   // them, except the in-flight push, which is copied too. (A structuredClone of the whole model each step was
   // native serializer code a cold push paged in three times; issue 15. The property tests run every step on a
   // deep-frozen model, so a change in place throws there: test/daemon/switch/world.ts.) The lists of own pushes
   // are replaced, never changed in place, too.
-  const ctx = new Ctx({ ...model, inflight: model.inflight && { ...model.inflight } }, now);
+  const m: SwitchModel = { ...model, inflight: model.inflight && { ...model.inflight } };
+  m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
+  const fx: Effect[] = [];
+  // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.
+  let sampleApplied = false;
+  if (event.type === "clockSample") sampleApplied = takeDate(m, event, now, fx);
+  const times = timesAt(m.time, now.mono, now.wall);
+  const ctx = new Ctx(m, { mono: now.mono, wall: times.act, verified: m.time.sampled }, times, fx);
+  ctx.suspectWatch();
   ctx.roll();
-  ctx.handle(event);
+  if (event.type === "clockSample") {
+    // a verified sample may have corrected the estimate (within the window): a deadline it shows passed fired
+    if (sampleApplied) ctx.checkLapse();
+  } else ctx.handle(event);
   // Whatever changed the earliest possibly-armed deadline, the lapse timer follows it.
   if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase !== model.phase) ctx.armLapseTimer();
   ctx.gauges();
   return { model: ctx.m, effects: ctx.fx };
 }
 
+/** Takes one Date sample into `m.time` (exchange-time.ts); logs a refused one. Returns whether it was applied. */
+function takeDate(
+  m: SwitchModel,
+  ev: Extract<Event, { type: "clockSample" }>,
+  now: Now,
+  fx: Effect[],
+): boolean {
+  const sample: Sample = { date: ev.date, sentMono: ev.sentMono, receivedMono: ev.receivedMono };
+  const { time, verdict } = takeSample(m.time!, sample, now.wall);
+  m.time = time;
+  if (verdict.kind === "refused") {
+    fx.push({ type: "metric", op: "inc", name: "clockDatesRefused", labels: { reason: verdict.reason } });
+    fx.push({
+      type: "log",
+      level: "warn",
+      event: "clock.date_refused",
+      fields: {
+        reason: verdict.reason,
+        date: Number.isFinite(ev.date) ? ev.date : null,
+        detail: verdict.detail,
+      },
+      msg: `an answer's Date was refused (${verdict.reason}): ${verdict.detail}; the exchange's time is unchanged`,
+    });
+    return false;
+  }
+  if (verdict.correctionMs !== 0 && m.time.sampled)
+    fx.push({
+      type: "log",
+      level: "info",
+      event: "clock.corrected",
+      fields: { correctionMs: Math.round(verdict.correctionMs), verified: verdict.verified },
+      msg: `the exchange's time differs from the estimate by ${Math.round(verdict.correctionMs)} ms (its Date header): corrected`,
+    });
+  return verdict.verified;
+}
+
 /** The step's working state: the model being changed and the effects collected (private to this file). */
 class Ctx {
-  readonly fx: Effect[] = [];
   constructor(
     readonly m: SwitchModel,
+    /** `wall` here is the time the switch acts on (`times.act`), not the local clock */
     readonly now: Now,
+    readonly times: Times,
+    readonly fx: Effect[] = [],
   ) {}
+
+  /** `clock.suspect` when the local clock and the exchange estimate start to disagree, `clock.agreed` when not. */
+  suspectWatch() {
+    const t = this.m.time!;
+    const s = this.times.suspect;
+    if (s === t.suspect) return;
+    this.m.time = { ...t, suspect: s };
+    this.fx.push({ type: "metric", op: "set", name: "clockSuspect", value: s ? 1 : 0 });
+    const fields = {
+      localMs: this.times.local,
+      exchangeMs: this.times.exchange,
+      disagreementMs: this.times.disagreementMs,
+    };
+    if (s)
+      this.log(
+        "warn",
+        "clock.suspect",
+        { ...fields, actOnMs: this.times.act, dayOnMs: this.times.day },
+        `the local clock and the exchange's time (its Date answers) disagree by ${this.times.disagreementMs} ms: ` +
+          "not ready; lapses and cancel times on the later of the two, the UTC day on the earlier, nothing persisted from either",
+      );
+    else this.log("info", "clock.agreed", fields, "the local clock and the exchange's time agree again");
+  }
+
+  /** A refusal that says the time used is wrong: after repeated ones, the other source (exchange-time.ts). */
+  timeRefusal(ev: { kind: string; message: string; nonceDetail?: string | undefined }) {
+    const nonceWindow =
+      ev.kind === "nonce" && (ev.nonceDetail === "too_low" || ev.nonceDetail === "too_high");
+    if (ev.kind !== "expired" && ev.kind !== "too_early" && !nonceWindow) return;
+    if (nonceWindow) {
+      // The exchange names its bound: "nonce too low N < MIN" (the window's floor or the smallest of the signer's
+      // 100 highest), "nonce too high N > MAX" (T + 1 day). The next nonce is re-derived from it.
+      const bound = /(?:<|>)\s*(\d{10,16})/.exec(ev.message);
+      const b = bound ? Number(bound[1]) : Number.NaN;
+      if (isPlausibleTime(b)) {
+        const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
+        this.fx.push({ type: "nonceFloor", floor, reason: `nonce ${ev.nonceDetail}` });
+      }
+    }
+    const { time, switched } = timeRefused(this.m.time!, this.now.mono, this.times.local);
+    this.m.time = time;
+    if (switched) {
+      this.fx.push({ type: "metric", op: "set", name: "clockSuspect", value: 1 });
+      this.log(
+        "error",
+        "clock.source_switched",
+        { reason: ev.kind, message: ev.message, to: time.source },
+        `repeated ${ev.kind} refusals: the time used is wrong; switching to the other source (${time.source === "local" ? "the local clock" : "the exchange's Date"})`,
+      );
+    }
+  }
 
   log(level: Level, event: string, fields: Record<string, unknown>, msg: string) {
     this.fx.push({ type: "log", level, event, fields, msg });
@@ -369,8 +592,9 @@ class Ctx {
   roll() {
     // A day is never rolled on an unverified clock: a restart on a wall clock stepped forward near midnight
     // would reset today's count early (the exchange still counts the old day).
-    if (this.now.verified === false) return;
-    const { entry, rolled } = rollEntry(this.m.entry, this.now.wall, this.m.cfg.historySize);
+    // When the two clocks disagree the day rolls only when both agree it changed (the earlier of the two).
+    if (!this.m.time!.sampled) return;
+    const { entry, rolled } = rollEntry(this.m.entry, this.times.day, this.m.cfg.historySize);
     if (!rolled) return;
     this.m.entry = entry;
     this.log(
@@ -415,6 +639,8 @@ class Ctx {
         return this.agent(ev.state, ev.detail);
       case "record":
         return this.record(ev.evidence, ev.detail);
+      case "clockSample":
+        return; // taken before the step's decisions (stepChecked)
       case "clockStep":
         m.clockStepped = true;
         this.log(
@@ -493,6 +719,10 @@ class Ctx {
     if (m.phase !== "running" && m.phase !== "stopping") return;
     const deadline = lapseDeadline(m);
     if (deadline === null || this.now.wall < deadline) return;
+    // While the two clocks disagree, a lapse is judged on the later of the two, but one on a UTC day that only the
+    // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.
+    if (this.times.suspect && this.times.exchange < deadline && utcDay(deadline) > utcDay(this.times.day))
+      return;
     // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
     // one: the earliest is counted now. If a candidate lies on a later UTC day, the one that fires may count
     // on that day: a possible trigger stays pending from that day's 00:00 (counted then unless a push is
@@ -676,7 +906,9 @@ class Ctx {
     if (m.state === "not_protected" && this.now.mono < m.nextPermanentCheckMono) return;
     // The one count that stops the pushes: the exchange's own daily-limit refusal today. A guessed or
     // record-implied count at the limit fails readiness, the pushes go on (docs/daemon.md).
-    if (limitRefused(e) && utcDay(e.limitRefusedAt!) === utcDay(this.now.wall)) {
+    // (on the day of the refusal by both clocks: when either says a new day has begun, a push is harmless and sent;
+    // the exchange refuses it again if its day has not changed)
+    if (limitRefused(e) && utcDay(e.limitRefusedAt!) >= utcDay(Math.max(this.times.day, this.now.wall))) {
       if (m.state !== "not_protected") m.state = "exhausted";
       return;
     }
@@ -742,6 +974,8 @@ class Ctx {
     // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
     this.checkLapse();
     m.inflight = null;
+    // The exchange took a push computed on the time used: the streak of time refusals ends.
+    m.time = timeAccepted(m.time!);
     const at = this.now.wall;
     m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
     m.ownConfirmed = [...m.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(
@@ -803,6 +1037,7 @@ class Ctx {
     const f = m.inflight;
     if (!f || f.id !== ev.id) return;
     m.inflight = null;
+    this.timeRefusal(ev);
     if (ev.outcomeUnknown) {
       // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md).
       m.gateUntilMono = Math.max(m.gateUntilMono, f.sentMono + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);

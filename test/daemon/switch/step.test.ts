@@ -165,8 +165,14 @@ describe("step: one row per rule", () => {
     expect(status(ex.model, at(0)).exhausted).toBe(true);
     expect(types(ex.effects)).not.toContain("recordIntent");
     const midnight = Date.UTC(2026, 0, 2) - T0;
-    const next = step(ex.model, { type: "dayRollover" }, at(midnight + 1));
-    expect(types(next.effects)).toEqual(
+    // the day rolls once an answer's Date verified the time (here one that agrees with the local clock)
+    const sampled = step(
+      ex.model,
+      { type: "clockSample", date: T0 + midnight - 1_000, sentMono: midnight - 10, receivedMono: midnight },
+      at(midnight),
+    );
+    const next = step(sampled.model, { type: "dayRollover" }, at(midnight + 1));
+    expect(types([...sampled.effects, ...next.effects])).toEqual(
       expect.arrayContaining(["log:ledger.rollover", "log:trigger.reset", "recordIntent"]),
     );
   });
