@@ -132,7 +132,7 @@ describe("switch machine: invariants hold after every step of random event seque
 // Every invariant must be able to fail: each planted bug is found by fast-check (and by the invariant named).
 describe("switch machine: each invariant catches its planted bug", { timeout: 60_000 }, () => {
   // [plant, invariant, runs]: a bug that needs a rarer sequence gets more runs (each is still seconds)
-  const planted: [Plant, number | string, number?, boolean?][] = [
+  const planted: [Plant, number | string, number?, boolean?, number?][] = [
     ["pending-as-armed", 1],
     ["forget-trigger", 2],
     ["no-gate", 3],
@@ -142,20 +142,22 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
     ["removal-ignored", 7],
     ["day-from-wall", 8],
     // an expedite (earlier deadline) with no write-ahead, a crash after the exchange applied it, the fire unseen
-    ["cover-without-ledger-rule", 2, 40_000],
-    ["cover-without-nonce-floor", 4, 8_000],
+    ["cover-without-ledger-rule", 2, 1_000, false, 13],
+    // (rarer since issue 25: a nonce handed out before an answer verified the time is not persisted, so only the
+    // covered pushes of a verified run can run past the floor; seed 12 finds one in ~13,000 runs)
+    ["cover-without-nonce-floor", 4, 14_000, false, 12],
     ["nonce-floor-compounds", 4],
     // issue 25, with the erratic clock
     ["readiness-on-local", "I", 5_000, true],
     ["date-unbounded", "IV", 5_000, true],
   ];
-  for (const [plant, invariant, runs = 5_000, dates = false] of planted) {
+  for (const [plant, invariant, runs = 5_000, dates = false, seed = 11] of planted) {
     // (each up to 2 min: on a loaded 2-core machine 40,000 runs take a minute; idle, a few seconds)
     test(`planted ${plant} → invariant ${invariant}`, { timeout: 120_000 }, () => {
       const result = fc.check(
         fc.property(dates ? erratic : scenario, (s) => runScenario(s, plant).violations.length === 0),
         // No shrinking: the first failing sequence is enough to name the invariant (shrinking took seconds).
-        { numRuns: runs, seed: 11, endOnFailure: true },
+        { numRuns: runs, seed, endOnFailure: true },
       );
       expect(result.failed, `planted ${plant} was not found`).toBe(true);
       const caught = runScenario(result.counterexample![0], plant).violations.map((v) => v.invariant);
