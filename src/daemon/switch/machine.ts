@@ -721,8 +721,15 @@ class Ctx {
     if (deadline === null || this.now.wall < deadline) return;
     // While the two clocks disagree, a lapse is judged on the later of the two, but one on a UTC day that only the
     // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.
-    if (this.times.suspect && this.times.exchange < deadline && utcDay(deadline) > utcDay(this.times.day))
+    if (this.times.suspect && this.times.exchange < deadline && utcDay(deadline) > utcDay(this.times.day)) {
+      // checked again when the estimate reaches it
+      this.fx.push({
+        type: "armTimer",
+        name: "lapse",
+        atMono: this.now.mono + (deadline - this.times.exchange),
+      });
       return;
+    }
     // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
     // one: the earliest is counted now. If a candidate lies on a later UTC day, the one that fires may count
     // on that day: a possible trigger stays pending from that day's 00:00 (counted then unless a push is
@@ -736,8 +743,10 @@ class Ctx {
     );
     const r = withTrigger(m.entry, { deadline, at: this.now.wall, detail, alt }, m.cfg.historySize);
     m.entry = r.entry;
-    if (latest > this.now.wall && utcDay(latest) > utcDay(deadline))
-      m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), this.now.wall));
+    const exchangeNow = Math.min(this.now.wall, this.times.exchange);
+    if (latest > exchangeNow && utcDay(latest) > utcDay(deadline))
+      // (from the exchange estimate's now, not the later of the two clocks: pending from that day's 00:00)
+      m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), exchangeNow));
     // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
     if (m.inflight?.stage === "sent") m.entry = withIntent(m.entry, m.inflight.cancelAt);
     this.fx.push({ type: "countTrigger", deadline, entry: m.entry });

@@ -196,36 +196,41 @@ describe("switch machine: invariants hold after every step of random event seque
 
 // Every invariant must be able to fail: each planted bug is found by fast-check (and by the invariant named).
 describe("switch machine: each invariant catches its planted bug", { timeout: 60_000 }, () => {
-  // [plant, invariant, runs, scenarios]: a bug that needs a rarer sequence gets more runs (each is still
+  // [plant, invariant, runs, scenarios, seed]: a bug that needs a rarer sequence gets more runs (each is still
   // seconds), or the commands that reach it
   // (a plant that breaks time also shortens the pushes on the wrong clock: II may name it first)
-  const planted: [Plant, number | string | (number | string)[], number?, fc.Arbitrary<Scenario>?][] = [
-    ["pending-as-armed", 1],
-    ["forget-trigger", 2],
-    ["no-gate", 3],
-    ["nonce-from-wall", 4],
-    ["push-when-exhausted", 5],
-    ["fast-recheck", 6],
-    ["removal-ignored", 7],
-    ["day-from-wall", [8, "II"]],
-    // an expedite (earlier deadline) with no write-ahead, a crash after the exchange applied it, the fire unseen
-    ["cover-without-ledger-rule", [2, "II"], 40_000, classicScenario],
-    ["cover-without-nonce-floor", [4, "II"], 8_000, classicScenario],
-    ["nonce-floor-compounds", 4],
-    // issue 25: the erratic clock, the guesses, the record
-    ["readiness-on-local", "I", 5_000, erratic],
-    ["stop-at-count", "II"],
-    ["unrecognised-as-limit", "II"],
-    ["record-ignored", "III", 5_000, recordScenario],
-    ["date-unbounded", ["IV", "II"], 5_000, erratic],
-  ];
-  for (const [plant, invariant, runs = 5_000, scenarios = scenario] of planted) {
+  const planted: [Plant, number | string | (number | string)[], number?, fc.Arbitrary<Scenario>?, number?][] =
+    [
+      ["pending-as-armed", 1],
+      ["forget-trigger", 2],
+      ["no-gate", 3],
+      ["nonce-from-wall", 4],
+      ["push-when-exhausted", 5],
+      ["fast-recheck", 6],
+      ["removal-ignored", 7],
+      ["day-from-wall", [8, "II"]],
+      // an expedite (earlier deadline) with no write-ahead, a crash after the exchange applied it, the fire unseen
+      ["cover-without-ledger-rule", [2, "II"], 40_000, classicScenario],
+      // (cover-without-nonce-floor, shown on invariant 4 until issue 25, is no longer reached here: since a nonce
+      // handed out before an answer verified the time is neither persisted nor held against the next run's, the
+      // model no longer produces the sequence; 20,000 runs on each of seeds 11-14 found none. The rule it planted
+      // against, that a covered push ends where a restart's nonces would start below it, is checked directly:
+      // test/daemon/ledger.test.ts, "coverage ends where a restart would start its nonces below this push's".)
+      ["nonce-floor-compounds", 4],
+      // issue 25: the erratic clock, the guesses, the record
+      ["readiness-on-local", "I", 5_000, erratic],
+      ["stop-at-count", "II"],
+      ["unrecognised-as-limit", "II"],
+      ["record-ignored", "III", 5_000, recordScenario],
+      ["date-unbounded", ["IV", "II"], 5_000, erratic],
+    ];
+  for (const [plant, invariant, runs = 5_000, scenarios = scenario, seed = 11] of planted) {
     // (each up to 2 min: on a loaded 2-core machine 40,000 runs take a minute; idle, a few seconds)
     test(`planted ${plant} → invariant ${invariant}`, { timeout: 120_000 }, () => {
       const result = fc.check(
         fc.property(scenarios, (s) => runScenario(s, plant).violations.length === 0),
         // No shrinking: the first failing sequence is enough to name the invariant (shrinking took seconds).
-        { numRuns: runs, seed: 11, endOnFailure: true },
+        { numRuns: runs, seed, endOnFailure: true },
       );
       expect(result.failed, `planted ${plant} was not found`).toBe(true);
       const caught = runScenario(result.counterexample![0], plant).violations.map((v) => v.invariant);
