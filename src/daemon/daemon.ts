@@ -19,6 +19,7 @@ import { createDaemonNotifications } from "../notify/index.js";
 import { createCancelExecutor } from "../orders/cancel.js";
 import { cancelReportLogger, createReconcileLogger } from "../reconcile/log.js";
 import { readRecord } from "../reconcile/read.js";
+import type { RecordResult } from "../reconcile/record.js";
 import { createStatusModel, statusPageRoutes } from "../status-page/index.js";
 import { type Clock, systemClock } from "../utils/clock.js";
 import { ExitCode } from "../utils/exit-codes.js";
@@ -244,7 +245,9 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   const ledger = await Ledger.open({
     stateDir,
     clock: time,
-    nonceHint: () => nonces?.last ?? 0,
+    // only verified time and nonces taken on it are persisted (they seed a restart's nonce floor)
+    verifiedNow: () => time.verifiedNow(),
+    nonceHint: () => nonces?.lastVerified ?? 0,
     logger: logger.child({ module: "ledger" }),
     triggerLimit: config.triggerLimit,
     beforeSync: params.beforeLedgerSync,
@@ -256,7 +259,11 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   // The exchange's time is never before the ledger's last write (a clock stepped back while down).
   if (ledger.loadedUpdatedAt !== null) time.notBefore(ledger.loadedUpdatedAt);
   // Nonces never go below the previous run's, even after the wall clock was stepped back.
-  nonces = new NonceSource(time, nonceFloor(ledger.loadedUpdatedAt, ledger.loadedLastNonce, nonceSpan));
+  nonces = new NonceSource(
+    time,
+    nonceFloor(ledger.loadedUpdatedAt, ledger.loadedLastNonce, nonceSpan),
+    () => time.verified,
+  );
   const client =
     params.client ??
     new ExchangeClient({
@@ -314,15 +321,16 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   });
 
   // --- The exchange's record, the agent watch and the order canceller (docs/exchange-record.md) -------------
-  // The record: read at start-up (before the first push, bounded by one request time-out) and after every
-  // trigger counted; applied in the conservative direction only. Unavailable: said once, nothing changes.
+  // The record: read at start-up (before the first push, bounded by one request time-out), after every guessed
+  // trigger and again while guesses remain; each switch's machine applies it where it is fresh (both
+  // directions) and it never stops the pushes. Unavailable: said once, nothing changes.
   // With an API URL given to the daemon (a simulator, a third-party host) the record is read only from an
   // explicit --explorer-url: an official explorer never describes another host's exchange.
   const explorerUrl =
     params.explorerUrl ?? (params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config));
   const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
   const reconcileLog = createReconcileLogger(logger);
-  const readAccountRecord = async (account: string) => {
+  const readAccountRecord = async (account: string): Promise<RecordResult> => {
     const controller = new AbortController();
     const onAbort = () => controller.abort();
     root.signal.addEventListener("abort", onAbort, { once: true });
@@ -336,22 +344,8 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
         now: () => time.now(),
         signal: controller.signal,
       });
-      const view = ledger.get(account);
-      const outcome = reconcileLog(
-        account,
-        {
-          day: view.day,
-          triggersToday: view.triggersToday,
-          assumed: view.assumed,
-          armedUntil: view.armedUntil,
-          pendingUntil: view.pendingUntil,
-        },
-        result,
-      );
-      const fired = result.available
-        ? result.fires.filter((f) => f.day === result.day).map((f) => f.deadline)
-        : [];
-      return { outcome, fired };
+      reconcileLog.availability(account, result);
+      return result;
     } finally {
       limit.cancel();
       root.signal.removeEventListener("abort", onAbort);
@@ -366,18 +360,43 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
       explorer?.close();
     },
   });
-  let reconcileAfterTrigger: (account: string) => void = () => {};
   const cancelOpenOrders =
     params.cancelOpenOrders ??
     (config.onEngineDown === "cancel" && hasCancel(client)
       ? createCancelExecutor({ info, exchange: client, onReport: cancelReportLogger(logger, metrics) })
       : undefined);
-  // Start-up: before any switch reads its entry, so the first push already knows what the record proved.
+  // Start-up: read before the switches start; each switch applies its record once it has started. Only an
+  // ASSUMED count (an unreadable ledger) is settled here, before the switch reads its entry: a record that
+  // covers the whole UTC day replaces the assumption with its count (docs/exchange-record.md).
+  const startRecords = new Map<string, RecordResult>();
   await Promise.all(
     accounts.map(async (account) => {
       try {
-        const { outcome, fired } = await readAccountRecord(account);
-        if (outcome.changes.length > 0 || fired.length > 0) ledger.reconcile(account, outcome.ledger, fired);
+        const result = await readAccountRecord(account);
+        startRecords.set(account, result);
+        const view = ledger.get(account);
+        if (!view.assumed || !result.available) return;
+        const outcome = reconcileLog.assumed(
+          account,
+          {
+            day: view.day,
+            triggersToday: view.triggersToday,
+            assumed: true,
+            armedUntil: view.armedUntil,
+            pendingUntil: view.pendingUntil,
+          },
+          result,
+        );
+        if (outcome.changes.some((c) => c.field === "assumed"))
+          ledger.reconcile(
+            account,
+            {
+              ...outcome.ledger,
+              armedUntil: view.armedUntil,
+              triggersToday: Math.min(view.triggersToday, outcome.ledger.triggersToday),
+            },
+            [],
+          );
       } catch (error) {
         log.warn({ event: "record.failed", account, err: error }, "reconciling with the record failed");
       }
@@ -399,6 +418,8 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
       ledger,
       clock,
       time,
+      timeFloor: ledger.loadedUpdatedAt,
+      nonces,
       timers,
       logger,
       metrics,
@@ -414,25 +435,25 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
       cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
       onTrigger: () => {
         void exposure?.pollNow("trigger");
-        reconcileAfterTrigger(account);
       },
+      readRecord: explorer
+        ? (user: string) => {
+            const work = readAccountRecord(user).catch(
+              (error): RecordResult => ({
+                available: false,
+                reason: "error",
+                detail: error instanceof Error ? error.message : String(error),
+              }),
+            );
+            reconciling.add(work);
+            void work.finally(() => reconciling.delete(work));
+            return work;
+          }
+        : undefined,
     }),
   );
 
   // --- Record and agent watch, continued: the switches exist now -------------------------------------------
-  const switchOf = new Map(switches.map((s) => [s.account, s]));
-  reconcileAfterTrigger = (account) => {
-    if (!explorer || root.signal.aborted) return;
-    const work = readAccountRecord(account)
-      .then(({ outcome, fired }) => {
-        if (outcome.changes.length > 0) switchOf.get(account)?.reconciled(outcome.ledger, fired);
-      })
-      .catch((error) =>
-        log.warn({ event: "record.failed", err: error }, "reconciling with the record failed"),
-      );
-    reconciling.add(work);
-    void work.finally(() => reconciling.delete(work));
-  };
   if (master !== undefined && master !== signer) {
     agentWatch = createAgentWatch({
       info,
@@ -590,7 +611,11 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   // One origin for the push loops' slots and the exposure poll's: a poll falls on a push's wake-up (a timer of its
   // own was one more wake-up, and the push had just brought the HTTP client's code into the caches; issue 15).
   const slotOrigin = time.monotonic();
-  for (const s of switches) s.start(slotOrigin);
+  for (const s of switches) {
+    s.start(slotOrigin);
+    const record = startRecords.get(s.account);
+    if (record) s.recordRead(record);
+  }
   run.component = "pollers";
   // A wall-clock step (wall and monotonic disagree): logged, counted, and readiness waits for a confirmed push.
   // With the exposure poll off, the heartbeat's own answers (their Date) are what watch the clock's skew.

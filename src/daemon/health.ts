@@ -65,9 +65,22 @@ export function computeReadiness({
       );
       continue;
     }
+    if (a.limitSuspected) {
+      const p = a.triggerProofs;
+      reasons.push(
+        `${who}: the count reaches the daily limit (${a.triggersToday}/${a.triggerLimit} on ${a.day}${p ? `: ${p.guess} guessed, ${p.record} from the record, ${p.orders} proven by orders` : ""}) without the exchange's proof; pushes continue`,
+      );
+      continue;
+    }
     if (a.state === "not_protected") {
       reasons.push(
         `${who}: refused permanently by the exchange (${a.notProtectedReason ?? "unknown reason"})`,
+      );
+      continue;
+    }
+    if (a.clockSuspect) {
+      reasons.push(
+        `${who}: the local clock and the exchange's time disagree (clock.suspect); pushes go on, on the safe side of both`,
       );
       continue;
     }

@@ -76,6 +76,36 @@ export const LedgerEvent = z.object({
 });
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 
+/**
+ * What proves a counted trigger (docs/daemon.md "What the switch believes about triggers"):
+ * - `limit_error`: the exchange refused a push with its own daily-limit error (the count is set to the limit);
+ * - `orders`: `scheduledCancel` orders in `historicalOrders` at the deadline (the exchange fired);
+ * - `record`: a lapse the exchange's record proves while fresh for the deadline (accepted, not replaced);
+ * - `guess`: the ledger's own inference (a deadline passed without a newer confirmed push; no record).
+ * Only `limit_error` stops the pushes; `limit_error` and `orders` make a proven limit (`exhausted`).
+ */
+export const TriggerProof = z.enum(["limit_error", "orders", "record", "guess"]);
+export type TriggerProof = z.infer<typeof TriggerProof>;
+
+export const TriggerRecord = z.object({
+  /** the deadline that fired (null when not known: a count from the exchange's limit error) */
+  deadline: ms.nullable(),
+  proof: TriggerProof,
+  /** exchange-clock ms when it was counted (or its proof last changed) */
+  at: ms,
+  /**
+   * for a guess: the other cancel times the exchange may hold instead of `deadline` (pushes sent without a
+   * recorded answer); a record listing one of them accepted before the deadline withdraws the guess
+   */
+  alt: z.array(ms).max(8).optional(),
+  /**
+   * the record's fire took the place of a count of unrecorded proof (an older file, the limit error): withdrawn,
+   * that count stays, of unrecorded proof again
+   */
+  slot: z.boolean().optional(),
+});
+export type TriggerRecord = z.infer<typeof TriggerRecord>;
+
 export const LedgerEntry = z.object({
   account: z.string().regex(/^0x[0-9a-f]{40}$/, "must be a lower-case 0x address"),
   /** the UTC day triggersToday belongs to */
@@ -99,6 +129,15 @@ export const LedgerEntry = z.object({
   /** the last deadline a trigger was counted for (a deadline is never counted twice) */
   lastCountedDeadline: ms.nullable().default(null),
   history: z.array(LedgerEvent).default([]),
+  /**
+   * Today's counted triggers with their proof, oldest first (an older file has none: its `triggersToday` reads
+   * as triggers of unrecorded proof). `triggersToday` may exceed its length: an assumed count, the limit error.
+   */
+  triggers: z.array(TriggerRecord).max(200).default([]),
+  /** exchange-clock ms of the exchange's own daily-limit refusal today; the only thing that stops the pushes */
+  limitRefusedAt: ms.nullable().default(null),
+  /** the deadlines this daemon removed today (graceful stop): the record never counts them as fires */
+  removals: z.array(ms).max(200).default([]),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntry>;
 
@@ -171,6 +210,12 @@ export type OpenLedgerParameters = {
    * only while the push's nonce stays below that floor (default: none, never skipped)
    */
   nonceSpan?: NonceSpan | undefined;
+  /**
+   * the exchange's time when it is verified, else 0 (src/utils/runtime.ts `ExchangeTime.verifiedNow`): `updatedAt`
+   * only moves to a verified time, so a time from a wrong Date or a wrong local clock never seeds a restart's
+   * nonce floor (default: `clock`)
+   */
+  verifiedNow?: (() => number) | undefined;
 };
 
 export type CountTriggerResult = { counted: boolean; entry: LedgerEntry; reachedLimit: boolean };
@@ -191,6 +236,7 @@ export class Ledger {
   readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #nonceHint: (() => number) | undefined;
   readonly #nonceSpan: NonceSpan | undefined;
+  readonly #verifiedNow: (() => number) | undefined;
   #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
   #assumeLimitOn: string | null = null;
@@ -223,8 +269,10 @@ export class Ledger {
       beforeSync,
       nonceHint,
       nonceSpan,
+      verifiedNow,
     }: OpenLedgerParameters,
   ) {
+    this.#verifiedNow = verifiedNow;
     this.#nonceHint = nonceHint;
     this.#nonceSpan = nonceSpan;
     this.path = path;
@@ -543,7 +591,8 @@ export class Ledger {
    * change here builds a new entry), so the snapshot, and `#onDisk` after a write, stay as they were written.
    */
   #snapshot(accounts: ReadonlyMap<string, LedgerEntry>): LedgerFile {
-    this.#updatedAt = Math.max(this.#updatedAt, Math.floor(this.#clock.now()));
+    const verified = this.#verifiedNow ? this.#verifiedNow() : this.#clock.now();
+    this.#updatedAt = Math.max(this.#updatedAt, Math.floor(verified));
     const hint = this.#nonceHint?.() ?? 0;
     if (hint > 0) this.#lastNonce = Math.max(this.#lastNonce ?? 0, hint);
     return {

@@ -168,9 +168,21 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
       labelNames: ["account"],
       registers: r,
     }),
+    triggersByProof: new Gauge({
+      name: `${p}triggers_today_by_proof`,
+      help: "Triggers counted in the current UTC day by what proves them (limit_error, orders, record, guess, unrecorded, assumed).",
+      labelNames: ["account", "proof"],
+      registers: r,
+    }),
+    cancelPasses: new Counter({
+      name: `${p}cancel_passes_total`,
+      help: "Engine down with --on-engine-down cancel: passes that cancelled the open orders, by outcome (confirmed, failed).",
+      labelNames: ["account", "outcome"],
+      registers: r,
+    }),
     exhausted: new Gauge({
       name: `${p}trigger_budget_exhausted`,
-      help: "1 when the daily trigger limit is reached (cannot protect until 00:00 UTC).",
+      help: "1 when the daily trigger limit is reached, proven by the exchange (cannot protect until 00:00 UTC).",
       labelNames: ["account"],
       registers: r,
     }),
@@ -287,6 +299,18 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
     clockSteps: new Counter({
       name: `${p}clock_steps_total`,
       help: "Wall-clock steps detected (the wall clock and the monotonic clock disagree).",
+      registers: r,
+    }),
+    clockSuspect: new Gauge({
+      name: `${p}clock_suspect`,
+      help: "1 while the local clock and the exchange's time (its Date answers) disagree beyond 5 s (clock.suspect).",
+      labelNames: ["account"],
+      registers: r,
+    }),
+    clockDatesRefused: new Counter({
+      name: `${p}clock_dates_refused_total`,
+      help: "Answers whose Date was refused (not a date, out of range, outside the verified window): never applied.",
+      labelNames: ["account", "reason"],
       registers: r,
     }),
     clockSkew: new Gauge({

@@ -38,9 +38,20 @@ export type SwitchStatus = {
   day: string;
   triggersToday: number;
   triggerLimit: number;
+  /** the PROVEN daily limit: the exchange's own daily-limit refusal, or its scheduledCancel orders (or the limit assumed after an unreadable ledger) */
   exhausted: boolean;
   /** a wall-clock step was seen and no push has been confirmed on the corrected clock since */
   clockStepped?: boolean;
+  /** the exchange refused a push today with its daily-limit error: the only count that stops the pushes */
+  limitRefused?: boolean;
+  /** the count reaches the limit without the exchange's proof (guesses, a record's lapses): not ready, pushes go on */
+  limitSuspected?: boolean;
+  /** today's count by proof (docs/daemon.md "What the switch believes about triggers") */
+  triggerProofs?: Record<"limit_error" | "orders" | "record" | "guess" | "unrecorded" | "assumed", number>;
+  /** today's counted triggers with their proof, oldest first */
+  triggers?: { deadline: number | null; proof: "limit_error" | "orders" | "record" | "guess" }[];
+  /** the local clock and the exchange's time disagree beyond a small bound (clock.suspect): not ready */
+  clockSuspect?: boolean;
 };
 
 export type ExposureStatus = {

@@ -177,7 +177,11 @@ export class InfoClient {
           results[index] = response.json.map((item, k) =>
             this.#parseItem(ClearinghouseStateSchema, item, response, `state of ${chunk[k]}`),
           );
-          if (response.date !== undefined && (serverDate === undefined || response.date > serverDate)) {
+          if (
+            response.date !== undefined &&
+            Number.isFinite(response.date) &&
+            (serverDate === undefined || response.date > serverDate)
+          ) {
             serverDate = response.date;
           }
         } catch (error) {

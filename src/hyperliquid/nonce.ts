@@ -7,23 +7,56 @@ import type { Clock } from "../utils/clock.js";
  */
 export class NonceSource {
   #last = 0;
+  #lastVerified = 0;
   readonly #clock: Clock;
+  readonly #verified: (() => boolean) | undefined;
 
-  /** `floor`: every nonce handed out is above it (a restart seeds it from the ledger: `nonceFloor`). */
-  constructor(clock: Clock, floor = 0) {
+  /**
+   * `floor`: every nonce handed out is above it (a restart seeds it from the ledger: `nonceFloor`). `verified`:
+   * whether the clock's time is verified now; only nonces taken then count in `lastVerified` (what is persisted).
+   */
+  constructor(clock: Clock, floor = 0, verified?: () => boolean) {
     this.#clock = clock;
     this.#last = Math.max(0, Math.floor(floor));
+    this.#lastVerified = this.#last;
+    this.#verified = verified;
   }
 
   next(): number {
     const now = Math.floor(this.#clock.now());
     this.#last = now > this.#last ? now : this.#last + 1;
+    if (this.#verified === undefined || this.#verified()) this.#lastVerified = this.#last;
     return this.#last;
   }
 
   /** The last nonce handed out (0 if none). */
   get last(): number {
     return this.#last;
+  }
+
+  /**
+   * The last nonce handed out while the clock was verified: the only one that may seed a restart's floor (a nonce
+   * taken from an unverified time, a day ahead, would make every later nonce "too high", across restarts).
+   */
+  get lastVerified(): number {
+    return this.#lastVerified;
+  }
+
+  /** The exchange accepted `nonce`: it lies in the exchange's own window, so it may seed a restart's floor. */
+  accepted(nonce: number): void {
+    if (Number.isFinite(nonce) && nonce > this.#lastVerified && nonce <= this.#last)
+      this.#lastVerified = nonce;
+  }
+
+  /**
+   * Re-derives the next nonce from the exchange's own answer (`nonce too low N < MIN`: above MIN; `nonce too high
+   * N > MAX`: from MAX − 1 day, the exchange's time): the next nonce is above `floor`, which may be below the last
+   * one handed out (those from a clock that ran ahead were refused).
+   */
+  rebase(floor: number): void {
+    if (!Number.isFinite(floor) || floor < 0) return;
+    this.#last = Math.floor(floor);
+    this.#lastVerified = Math.min(this.#lastVerified, this.#last);
   }
 }
 

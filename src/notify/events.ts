@@ -26,6 +26,7 @@ export const NOTIFY_EVENTS: Readonly<Record<string, Severity>> = Object.freeze({
   "trigger.counted": "critical",
   "trigger.low": "warning",
   "trigger.exhausted": "critical",
+  "trigger.limit_suspected": "critical",
   "trigger.reset": "info",
   "switch.not_protected": "critical",
   "switch.protected": "info",
@@ -46,6 +47,7 @@ const FIGURE_KEYS = [
   "triggersToday",
   "triggerLimit",
   "triggersLeft",
+  "proof",
   "reason",
   "previousReason",
   "message",
@@ -78,11 +80,13 @@ const at = (ms: unknown) => iso(ms) ?? "(unknown time)";
 function textOf(e: LoggedEvent, who: string): string {
   switch (e.event) {
     case "trigger.counted":
-      return `TRIGGER on ${who}: the scheduled cancel fired at ${at(e.deadline)}; the exchange cancelled its open orders (positions stay open). ${e.triggersToday}/${e.triggerLimit} triggers today, ${e.triggersLeft} left.`;
+      return `TRIGGER on ${who}: the scheduled cancel fired at ${at(e.deadline)}; the exchange cancelled its open orders (positions stay open). ${e.triggersToday}/${e.triggerLimit} triggers today, ${e.triggersLeft} left${e.proof === "guess" ? " (counted without proof: a push may have landed unanswered; the exchange's record is checked)" : ""}.`;
     case "trigger.low":
       return `${who}: only ${e.triggersLeft} scheduled-cancel trigger(s) left today (${e.triggersToday}/${e.triggerLimit} used).`;
     case "trigger.exhausted":
       return `${who}: daily trigger limit reached (${e.triggersToday}/${e.triggerLimit}); NOT PROTECTED until ${at(e.resumesAt)}.`;
+    case "trigger.limit_suspected":
+      return `${who}: the trigger count reaches the daily limit (${e.triggersToday}/${e.triggerLimit}) without the exchange's proof (guessed or record-implied); NOT READY, but the switch keeps pushing until the exchange itself refuses.`;
     case "trigger.reset":
       return `${who}: new UTC day ${e.day ?? ""}, the trigger budget is back; protecting again.`;
     case "switch.not_protected":

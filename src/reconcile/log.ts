@@ -9,34 +9,45 @@ import type { Logger } from "../utils/logger.js";
 import { createUnavailableGate } from "./read.js";
 import { type LedgerView, type ReconcileOutcome, type RecordResult, reconcileLedger } from "./record.js";
 
-export type ReconcileLogger = (account: string, view: LedgerView, result: RecordResult) => ReconcileOutcome;
+export type ReconcileLogger = {
+  /** Reconciles a ledger view (an ASSUMED count at start-up, `status --reconcile`) and logs the changes. */
+  (account: string, view: LedgerView, result: RecordResult): ReconcileOutcome;
+  /** Only says whether the record can be read (once per outage); the switch's machine applies the record. */
+  availability(account: string, result: RecordResult): void;
+  /** The same as calling it: for an assumed count at start-up. */
+  assumed(account: string, view: LedgerView, result: RecordResult): ReconcileOutcome;
+};
 
 /** Reconciles and logs; the unavailable message is said once per outage (per account). */
 export function createReconcileLogger(logger: Logger): ReconcileLogger {
   const log = logger.child({ module: "reconcile" });
   const gates = new Map<string, ReturnType<typeof createUnavailableGate>>();
   const down = new Set<string>();
-  return (account, view, result) => {
+  const availability = (account: string, result: RecordResult) => {
     let gate = gates.get(account);
     if (!gate) {
       gate = createUnavailableGate();
       gates.set(account, gate);
     }
-    const outcome = reconcileLedger(view, result);
     if (!result.available) {
       if (gate(result)) {
         down.add(account);
         log.warn(
           { event: "record.unavailable", account, reason: result.reason, detail: result.detail },
-          "the exchange's record cannot be read; the ledger keeps its own count (a lapse counts as a trigger)",
+          "the exchange's record cannot be read; the ledger keeps its own count (a lapse counts as a guessed trigger)",
         );
       }
-      return outcome;
+      return;
     }
     gate(result);
     if (down.delete(account)) {
       log.info({ event: "record.available", account }, "the exchange's record can be read again");
     }
+  };
+  const reconcile = (account: string, view: LedgerView, result: RecordResult): ReconcileOutcome => {
+    availability(account, result);
+    const outcome = reconcileLedger(view, result);
+    if (!result.available) return outcome;
     if (outcome.changes.length > 0) {
       log.info(
         {
@@ -63,6 +74,7 @@ export function createReconcileLogger(logger: Logger): ReconcileLogger {
     }
     return outcome;
   };
+  return Object.assign(reconcile, { availability, assumed: reconcile });
 }
 
 /** An `onReport` for createCancelExecutor: logs `orders.cancelled` and counts cancelled and kept orders. */
@@ -71,10 +83,25 @@ export function cancelReportLogger(
   metrics?: Pick<Metrics, "ordersCancelled" | "ordersKept">,
 ): (report: CancelReport) => void {
   const log = logger.child({ module: "cancel" });
+  // The cancel mode runs a pass at every interval while the engine is down: a stop kept is counted once (by its
+  // order id), and a pass that found nothing to do says so at debug level only.
+  const keptSeen = new Map<string, Set<number>>();
   return (report) => {
     const cancelled = report.statuses.filter((s) => s.ok).length;
+    const seen = keptSeen.get(report.account) ?? new Set<number>();
+    keptSeen.set(report.account, seen);
+    const newlyKept = report.kept.filter((k) => !seen.has(k.oid));
+    for (const k of newlyKept) seen.add(k.oid);
+    if (seen.size > 10_000) seen.clear();
     metrics?.ordersCancelled.inc({ account: report.account }, cancelled);
-    metrics?.ordersKept.inc({ account: report.account }, report.kept.length);
+    metrics?.ordersKept.inc({ account: report.account }, newlyKept.length);
+    if (report.confirmed && report.targeted.length === 0 && newlyKept.length === 0) {
+      log.debug(
+        { event: "orders.checked", account: report.account, kept: report.kept.length },
+        "no open order to cancel",
+      );
+      return;
+    }
     const fields = {
       event: "orders.cancelled",
       account: report.account,

@@ -67,6 +67,10 @@ export type RecordFinding = {
   lastRefusal: string | null;
   /** the oldest transaction time in the list (any type), or null for an empty list */
   oldestTx: number | null;
+  /** the newest transaction time in the list (any type), or null: how far the record is fresh */
+  newestTx: number | null;
+  /** every scheduleCancel transaction listed, oldest first (the explorer's list is bounded) */
+  schedules: ScheduleTx[];
   /** true when the list reaches back before 00:00 UTC today, so nothing of today can be missing from it */
   coversDay: boolean;
 };
@@ -181,6 +185,7 @@ export function readFinding(
       : null;
   const times = txs.map((t) => t.time);
   const oldestTx = times.length > 0 ? Math.min(...times) : null;
+  const newestTx = times.length > 0 ? Math.max(...times) : null;
   return {
     available: true,
     at: now,
@@ -192,6 +197,8 @@ export function readFinding(
     refusedToday: refusedToday.length,
     lastRefusal: refusedToday.at(-1)?.error ?? null,
     oldestTx,
+    newestTx,
+    schedules: all,
     coversDay: oldestTx !== null && oldestTx < dayStart(now),
   };
 }

@@ -29,10 +29,39 @@ export const FaultSpec = z.strictObject({
   /** Answer 200 with a valid JSON body of several MB. */
   hugeBody: z.boolean().optional(),
   /**
+   * Apply the request, then drop the answer (the connection is destroyed before any byte of it): the client
+   * sees no answer although the exchange accepted the action (a push applied but unanswered).
+   */
+  dropAnswer: z.boolean().optional(),
+  /**
+   * Explorer only: the record lags by this much: `userDetails` lists only the transactions at least this old
+   * (the explorer's lag is not documented).
+   */
+  recordLagMs: z.number().int().min(0).max(86_400_000).optional(),
+  /**
+   * Explorer only: the record lies: this many accepted `scheduleCancel` transactions that lapsed, earlier in
+   * the UTC day, are added to `userDetails` (no order was cancelled for them: a wrong or hostile explorer).
+   */
+  recordFakeLapses: z.number().int().min(0).max(50).optional(),
+  /**
    * Only requests of these types are faulted (the info/explorer `type`, or the exchange action's `type`,
    * e.g. ["historicalOrders"], ["extraAgents"], ["cancel"]); every other request passes. Default: all.
    */
   types: z.array(z.string().min(1)).min(1).optional(),
+  /**
+   * The answer's `Date` header off the simulator's clock by this much (ms; a proxy or CDN with a wrong clock in
+   * front of the exchange). The request is processed as usual: only the header lies.
+   */
+  dateOffsetMs: z
+    .number()
+    .int()
+    .min(-10 * 365 * 86_400_000)
+    .max(10 * 365 * 86_400_000)
+    .optional(),
+  /** The answer's `Date` header, verbatim (an absurd or malformed one: `Sat, 13 Sep 275760 00:00:00 GMT`). */
+  dateValue: z.string().max(200).optional(),
+  /** The Date fault lasts this long (ms of the simulator's clock) from when it was set, then the Date is true again. */
+  dateForMs: z.number().int().min(0).max(86_400_000).optional(),
 });
 export type FaultSpec = z.infer<typeof FaultSpec>;
 
@@ -50,25 +79,51 @@ export type FaultDecision =
   | { kind: "blackhole" }
   | { kind: "reset"; latencyMs: number }
   | { kind: "status"; status: number; body: string; contentType: string; latencyMs: number }
-  | { kind: "pass"; latencyMs: number };
+  | { kind: "pass"; latencyMs: number }
+  /** run the handler (the action is applied), then destroy the connection without answering */
+  | { kind: "drop"; latencyMs: number };
 
 export const HUGE_BODY_BYTES = 4 * 1024 * 1024;
 
 export class FaultController implements Faults {
   readonly #specs = new Map<SimEndpoint, FaultSpec>();
+  /** when each endpoint's fault was set (the simulator's clock): a `dateForMs` window starts there */
+  readonly #setAt = new Map<SimEndpoint, number>();
   readonly #rng: Rng;
+  readonly #now: () => number;
 
-  constructor(seed = 1) {
+  /** `now`: the simulator's clock (the Date fault's window is measured on it). */
+  constructor(seed = 1, now: () => number = () => Date.now()) {
     this.#rng = createRng(deriveSeed(seed, "faults"));
+    this.#now = now;
   }
 
   set(endpoint: FaultTarget, fault: FaultSpec): void {
     const spec = parse(FaultSpec, fault, "fault spec");
-    for (const e of targets(endpoint)) this.#specs.set(e, { ...spec });
+    for (const e of targets(endpoint)) {
+      this.#specs.set(e, { ...spec });
+      this.#setAt.set(e, this.#now());
+    }
   }
 
   clear(endpoint: FaultTarget = "all"): void {
     for (const e of targets(endpoint)) this.#specs.delete(e);
+  }
+
+  /**
+   * The `Date` header for an answer of `endpoint` at `now` (the simulator's clock): the true one, or what the
+   * endpoint's Date fault says while its window lasts.
+   */
+  dateHeader(endpoint: SimEndpoint | null, now: number): string {
+    const f = endpoint ? this.#specs.get(endpoint) : undefined;
+    const active =
+      f !== undefined &&
+      (f.dateOffsetMs !== undefined || f.dateValue !== undefined) &&
+      (f.dateForMs === undefined || now - (this.#setAt.get(endpoint!) ?? now) < f.dateForMs);
+    if (!active) return new Date(now).toUTCString();
+    if (f.dateValue !== undefined) return f.dateValue;
+    const shifted = new Date(now + (f.dateOffsetMs ?? 0));
+    return Number.isFinite(shifted.getTime()) ? shifted.toUTCString() : "Invalid Date";
   }
 
   get(endpoint: SimEndpoint): FaultSpec {
@@ -84,6 +139,7 @@ export class FaultController implements Faults {
   decide(endpoint: SimEndpoint, requestType?: string): FaultDecision {
     const f = this.#specs.get(endpoint);
     if (!f) return { kind: "pass", latencyMs: 0 };
+    // (a Date fault alone lets the request through: only the answer's header lies)
     if (f.types && (requestType === undefined || !f.types.includes(requestType))) {
       return { kind: "pass", latencyMs: 0 };
     }
@@ -112,6 +168,7 @@ export class FaultController implements Faults {
     if (f.hugeBody) {
       return { kind: "status", status: 200, body: hugeBody(), contentType: JSON_TYPE, latencyMs };
     }
+    if (f.dropAnswer) return { kind: "drop", latencyMs };
     return { kind: "pass", latencyMs };
   }
 }

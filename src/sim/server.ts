@@ -132,7 +132,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     ...(options.explorerTxLimit !== undefined ? { explorerTxLimit: options.explorerTxLimit } : {}),
   });
   if (options.onTrigger) store.onTrigger = options.onTrigger;
-  const faults = new FaultController(o.seed);
+  const faults = new FaultController(o.seed, () => clock.now());
   const rules = {
     isMainnet: o.network === "mainnet",
     successType: o.successType,
@@ -217,9 +217,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    // The Date header is the simulator's clock (as the exchange's is its own), not the host's.
-    res.setHeader("Date", new Date(clock.now()).toUTCString());
     const path = (req.url ?? "/").split("?")[0] ?? "/";
+    // The Date header is the simulator's clock (as the exchange's is its own), not the host's; an endpoint's Date
+    // fault (a wrong proxy in front of it) changes only the header.
+    res.setHeader("Date", faults.dateHeader(routeOf(path), clock.now()));
     const method = req.method ?? "GET";
     if (path === "/admin" || path.startsWith("/admin/")) {
       if (!isLoopback(req.socket.remoteAddress)) return send(res, text(403, "Forbidden"));
@@ -264,13 +265,21 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (type !== undefined && !/application\/json/i.test(type)) {
       return send(res, text(415, "Expected request with `Content-Type: application/json`"));
     }
+    // fault `dropAnswer`: the handler runs (the action is applied), the answer never leaves
+    const answer = (r: Parameters<typeof send>[1]) => {
+      if (decision.kind === "drop") {
+        req.socket.destroy();
+        return;
+      }
+      return send(res, r);
+    };
     if (endpoint === "exchange") {
       if (!spend(ip, 1)) return send(res, tooManyRequests());
-      return send(res, handleExchange(store, rules, body));
+      return answer(handleExchange(store, rules, body));
     }
     if (endpoint === "explorer") {
       if (!spend(ip, EXPLORER_WEIGHT)) return send(res, tooManyRequests());
-      return send(res, handleExplorer(store, body));
+      return answer(handleExplorer(store, body, faults.get("explorer")));
     }
     let weight = 2;
     try {
@@ -279,7 +288,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       weight = 2;
     }
     if (!spend(ip, weight)) return send(res, tooManyRequests());
-    return send(res, handleInfo(store, body));
+    return answer(handleInfo(store, body));
   };
 
   const server = createServer({ keepAlive: true }, (req, res) => {

@@ -114,11 +114,20 @@ export function joinUrl(baseUrl: string, path: string | undefined): string {
   return `${baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
 }
 
+/** An HTTP date as servers send it (RFC 9110 IMF-fixdate): `Sun, 06 Nov 1994 08:49:37 GMT`. */
+const IMF_FIXDATE =
+  /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+
+/**
+ * The `Date` header in ms: undefined when absent, NaN when present but not an IMF-fixdate (the daemon logs and
+ * refuses it: src/daemon/switch/exchange-time.ts). Whether the value is plausible is for the reader to judge.
+ */
 function parseDate(value: string | string[] | undefined): number | undefined {
   const text = Array.isArray(value) ? value[0] : value;
   if (!text) return undefined;
+  if (!IMF_FIXDATE.test(text.trim())) return Number.NaN;
   const ms = Date.parse(text);
-  return Number.isFinite(ms) ? ms : undefined;
+  return Number.isFinite(ms) ? ms : Number.NaN;
 }
 
 function codeOf(error: unknown): string | undefined {

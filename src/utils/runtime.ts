@@ -264,6 +264,12 @@ export type DateSample = {
 export type ClockStep = { deltaMs: number; wall: number; mono: number };
 
 /**
+ * The switch machine's belief about the exchange's time at (mono, local wall) (src/daemon/switch/exchange-time.ts):
+ * `act`, the time it acts on; `exchange`, its estimate; `verified`, whether that estimate may be persisted.
+ */
+export type TimeView = (mono: number, wall: number) => { act: number; exchange: number; verified: boolean };
+
+/**
  * The exchange's time, kept as monotonic time + an offset: a local wall-clock step moves nothing here. The
  * offset starts as (wall − monotonic) and is corrected from the `Date` of every answer when the two disagree
  * by more than DATE_CORRECTION_THRESHOLD_MS beyond the sample's uncertainty. `checkStep` compares the wall
@@ -275,6 +281,7 @@ export class ExchangeTime implements Clock {
   #wallAnchor: number;
   #lastCorrection: number | null = null;
   #verified = false;
+  #view: TimeView | null = null;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -282,9 +289,32 @@ export class ExchangeTime implements Clock {
     this.#wallAnchor = this.#offset;
   }
 
-  /** The exchange's time now (ms since the epoch), as best known. */
+  /**
+   * The switch machine's estimate replaces this object's own (the machine judges every Date sample; the
+   * daemon's nonces, expiresAfter and ledger follow what it believes).
+   */
+  adopt(view: TimeView): void {
+    this.#view = view;
+  }
+
+  #viewNow() {
+    return this.#view ? this.#view(monotonicOf(this.#clock), this.#clock.now()) : null;
+  }
+
+  /** The exchange's time now (ms since the epoch), as best known: the time the switch acts on. */
   now(): number {
-    return Math.floor(monotonicOf(this.#clock) + this.#offset);
+    const v = this.#viewNow();
+    return v ? v.act : Math.floor(monotonicOf(this.#clock) + this.#offset);
+  }
+
+  /**
+   * The exchange's time when it is verified (an answer's Date, plausible and in agreement with the local clock or
+   * the verified window), else 0: what may be persisted (the ledger's updatedAt, the nonce floor).
+   */
+  verifiedNow(): number {
+    const v = this.#viewNow();
+    if (v) return v.verified ? v.exchange : 0;
+    return this.#verified ? this.now() : 0;
   }
 
   monotonic(): number {
@@ -293,7 +323,8 @@ export class ExchangeTime implements Clock {
 
   /** Local wall clock minus the exchange's time (ms): the current skew estimate. */
   get skewMs(): number {
-    return this.#clock.now() - this.now();
+    const v = this.#viewNow();
+    return this.#clock.now() - (v ? v.exchange : this.now());
   }
 
   /** The last correction made from a Date header (ms added to exchange time), or null. */
@@ -312,7 +343,8 @@ export class ExchangeTime implements Clock {
 
   /** True once an answer's Date has been seen (the estimate is checked against the exchange). */
   get verified(): boolean {
-    return this.#verified;
+    const v = this.#viewNow();
+    return v ? v.verified : this.#verified;
   }
 
   /** Feeds one answer's Date; returns the correction made (ms), or null when none was needed. */

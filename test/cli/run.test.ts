@@ -82,9 +82,22 @@ describe("hl-deadman run (process)", () => {
         exhausted: false,
       }),
     ]);
+    // the contract's fields, and beside them only the documented additions of issue 25 (docs/cli.md "status")
     expect(Object.keys(doc.accounts[0]!).sort()).toEqual(
-      ["account", "armedUntil", "day", "exhausted", "triggerLimit", "triggersToday"].sort(),
+      [
+        "account",
+        "armedUntil",
+        "day",
+        "exhausted",
+        "triggerLimit",
+        "triggersToday",
+        "limitRefused",
+        "limitSuspected",
+        "proofs",
+        "triggers",
+      ].sort(),
     );
+    expect(doc.accounts[0]).toMatchObject({ limitRefused: false, limitSuspected: false, triggers: [] });
   });
 
   test("error: exit codes reach the OS: 78 configuration, 2 usage, 69 unavailable, 0 success", async () => {

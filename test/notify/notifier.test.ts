@@ -117,6 +117,7 @@ describe("notification documents", () => {
       "trigger.counted",
       "trigger.low",
       "trigger.exhausted",
+      "trigger.limit_suspected",
       "trigger.reset",
       "switch.not_protected",
       "switch.protected",

@@ -49,6 +49,7 @@ describe("Prometheus rules (promtool)", () => {
       "HlDeadmanPushesFailing",
       "HlDeadmanEngineDown",
       "HlDeadmanClockSkew",
+      "HlDeadmanClockSuspect",
       "HlDeadmanExposureStale",
       "HlDeadmanNearLiquidation",
       "HlDeadmanAddressBudgetLow",

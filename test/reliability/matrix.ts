@@ -19,7 +19,8 @@ export type ReliabilityCase = {
     | "malformed"
     | "bad input"
     | "hostile"
-    | "record";
+    | "record"
+    | "trust";
   /** the fault injected */
   fault: string;
   /** what passing the row proves, in the words an operator would use */
@@ -118,6 +119,47 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     test: "behavior: local clock −3 s still armed, skew reported",
     file: "clock.test.ts",
     mode: "in-process",
+  },
+  // issue 25: a wrong Date in front of the exchange (the simulator's Date fault), the real CLI
+  {
+    id: "date-behind",
+    group: "clock",
+    fault: "every answer's Date 120 s behind the exchange (a proxy's clock)",
+    proves:
+      "the Date is refused and logged (clock.date_refused), every push is accepted a full deadline ahead, nothing fires; ready because armed",
+    test: "behavior: Date 120 s behind on every answer: pushes accepted, nothing fires, ready only while armed",
+    file: "date-process.test.ts",
+    mode: "process",
+  },
+  {
+    id: "date-midnight",
+    group: "clock",
+    fault:
+      "Date 20 h ahead for a 3 s window across 00:00 UTC (libfaketime: both clocks just before midnight)",
+    proves:
+      "no early roll-over and no schedule 20 h ahead; the next day's real fire is counted on that day (not skipped)",
+    test: "behavior: Date 20 h ahead for 3 s across 00:00 UTC: no early roll-over, the next day's fire is counted",
+    file: "date-process.test.ts",
+    mode: "process",
+  },
+  {
+    id: "date-future",
+    group: "clock",
+    fault: "Date 36 h ahead for 4 s",
+    proves:
+      "no nonce or updatedAt from the window is persisted; pushes, the removal at SIGTERM and a restart are all accepted",
+    test: "behavior: Date 36 h ahead for 4 s: no future nonce or updatedAt persisted, the removal and a restart work",
+    file: "date-process.test.ts",
+    mode: "process",
+  },
+  {
+    id: "date-absurd",
+    group: "clock",
+    fault: "Date `Sat, 13 Sep 275760 00:00:00 GMT`, then garbage, on every answer",
+    proves: "refused and logged (out_of_range, not_a_date), no crash, the pushes go on, exit 0 at SIGTERM",
+    test: "behavior: Date in the year 275760: refused and logged, no crash, the pushes go on",
+    file: "date-process.test.ts",
+    mode: "process",
   },
   {
     id: "daily-limit",
@@ -494,6 +536,49 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     proves: "`shutdown.nothing_armed` logged, exit 0",
     test: "behavior: SIGTERM under the volume gate logs shutdown.nothing_armed and exits 0",
     file: "record-process.test.ts",
+    mode: "process",
+  },
+  // --------------------------------------------- only the exchange can disarm the switch (issue 25)
+  {
+    id: "guess-withdrawn",
+    group: "trust",
+    fault:
+      "pushes applied but never answered (simulator `dropAnswer`) for longer than the deadline, twice, on top of nine such guesses earlier today",
+    proves:
+      "each lapse is a guess: the count reaches the limit (`trigger.limit_suspected`), never `trigger.exhausted`; pushes go on; the simulator fires nothing; the record listing the pushes accepted withdraws this run's guesses (`status --json` shows each proof)",
+    test: "behavior: pushes applied but unanswered past the deadline are guesses: no exhaustion, pushes go on, the record withdraws them",
+    file: "trust.test.ts",
+    mode: "process",
+  },
+  {
+    id: "record-lies",
+    group: "trust",
+    fault:
+      "the explorer lists ten accepted, lapsed schedules with no cancelled orders (simulator `recordFakeLapses`)",
+    proves:
+      "counted beside as record-implied (`proofs.record`, limit suspected), never exhaustion: no `trigger.exhausted`, pushes continue, nothing fires",
+    test: "behavior: a record of ten accepted lapsed schedules without orders is not exhaustion: pushes go on",
+    file: "trust.test.ts",
+    mode: "process",
+  },
+  {
+    id: "record-lags",
+    group: "trust",
+    fault: "the explorer lags 60 s (simulator `recordLagMs`); SIGTERM removes the schedule; restart",
+    proves:
+      "at the restart the lagging record's last listed push seems to have lapsed (the later pushes and the removal are not listed yet): not counted, no phantom trigger",
+    test: "behavior: a record lagging 60 s never counts the schedule removed at a graceful stop as a fire",
+    file: "trust.test.ts",
+    mode: "process",
+  },
+  {
+    id: "cancel-repeat",
+    group: "trust",
+    fault: "guard file stale with --on-engine-down cancel; an order placed after the first cancel",
+    proves:
+      "open orders are cancelled again each interval while the engine stays down (`engine.orders_cancelled` with its pass); no trigger spent",
+    test: "behavior: --on-engine-down cancel cancels again each interval: an order placed after the first cancel is cancelled",
+    file: "trust.test.ts",
     mode: "process",
   },
 ]);

@@ -5,6 +5,13 @@ import { effectiveExplorerUrl, effectiveStateDir, effectiveUrls, loadConfig } fr
 import { optionOf } from "../../config/options.js";
 import type { Config } from "../../config/schema.js";
 import { entryOnDay, LEDGER_FILE, type LedgerEntry, readLedgerFile } from "../../daemon/ledger.js";
+import {
+  atLimit,
+  isExhausted,
+  limitRefused,
+  type ProofCounts,
+  proofCounts,
+} from "../../daemon/ledger-model.js";
 import { ExplorerClient } from "../../hyperliquid/explorer.js";
 import { InfoClient } from "../../hyperliquid/info.js";
 import { readRecord } from "../../reconcile/read.js";
@@ -23,7 +30,16 @@ export type StatusAccount = {
   triggersToday: number;
   triggerLimit: number;
   armedUntil: number | null;
+  /** the PROVEN limit (the exchange's daily-limit refusal, or its scheduledCancel orders), or an assumed one */
   exhausted: boolean;
+  /** the exchange refused a push today with its daily-limit error (the only count that stops the pushes) */
+  limitRefused: boolean;
+  /** the count reaches the limit without the exchange's proof: not ready, pushes continue */
+  limitSuspected: boolean;
+  /** today's count by proof */
+  proofs: ProofCounts;
+  /** today's counted triggers with their proof, oldest first */
+  triggers: { deadline: number | null; proof: string }[];
   /** with --reconcile: what the exchange's record says, and what a reconcile would change (nothing is written) */
   record?: RecordResult;
   reconcile?: Pick<ReconcileOutcome, "changes" | "notes">;
@@ -109,6 +125,27 @@ function recordLines(a: StatusAccount, now: number, sources = ""): string[] {
   return lines;
 }
 
+const PROOF_TEXT: Record<string, string> = {
+  limit_error: "the exchange's daily-limit refusal",
+  orders: "scheduledCancel orders in historicalOrders",
+  record: "a lapse the exchange's fresh record proves",
+  guess: "guessed: a deadline passed without a newer confirmed push (no record proves it)",
+};
+
+/** Each counted trigger with its proof (docs/cli.md "status"). */
+function proofLines(a: StatusAccount): string[] {
+  const lines = a.triggers.map(
+    (t) =>
+      `  trigger ${t.deadline === null ? "(no deadline)" : new Date(t.deadline).toISOString()}: ${PROOF_TEXT[t.proof] ?? t.proof}`,
+  );
+  const p = a.proofs;
+  if (p.limit_error > 0) lines.push(`  ${p.limit_error} counted from the exchange's daily-limit refusal`);
+  if (p.unrecorded > 0) lines.push(`  ${p.unrecorded} of unrecorded proof (an older ledger file)`);
+  if (a.limitRefused)
+    lines.push("  the exchange refused a push with its daily-limit error today: pushes stop until 00:00 UTC");
+  return lines;
+}
+
 export function registerStatus(program: Command, deps: CliDeps): void {
   program
     .command("status")
@@ -161,13 +198,19 @@ export function registerStatus(program: Command, deps: CliDeps): void {
       const today = utcDay(now);
       const accounts: StatusAccount[] = Object.values(read.file?.accounts ?? {}).map((stored) => {
         const e = entryOnDay(stored, today);
+        const rolled = e === stored ? e : { ...e, triggers: [], limitRefusedAt: null, removals: [] };
+        const exhausted = isExhausted(rolled) || (rolled.assumed && atLimit(rolled));
         return {
           account: e.account,
           day: e.day,
           triggersToday: e.triggersToday,
           triggerLimit: e.limit,
           armedUntil: e.armedUntil,
-          exhausted: e.triggersToday >= e.limit,
+          exhausted,
+          limitRefused: limitRefused(rolled),
+          limitSuspected: atLimit(rolled) && !exhausted,
+          proofs: proofCounts(rolled),
+          triggers: rolled.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
         };
       });
       if (opts.reconcile) {
@@ -180,6 +223,10 @@ export function registerStatus(program: Command, deps: CliDeps): void {
               triggerLimit: config.triggerLimit,
               armedUntil: null,
               exhausted: false,
+              limitRefused: false,
+              limitSuspected: false,
+              proofs: { limit_error: 0, orders: 0, record: 0, guess: 0, unrecorded: 0, assumed: 0 },
+              triggers: [],
             });
           }
         }
@@ -210,8 +257,9 @@ export function registerStatus(program: Command, deps: CliDeps): void {
               ? `armed until ${new Date(a.armedUntil).toISOString()} (in ${formatDuration(a.armedUntil - now)})`
               : `deadline ${new Date(a.armedUntil).toISOString()} passed ${formatDuration(now - a.armedUntil)} ago (the daemon counts it as a trigger at its next start)`;
         out(
-          `${a.account}  triggers ${a.triggersToday}/${a.triggerLimit} used, ${left} left${a.exhausted ? " EXHAUSTED until 00:00 UTC" : ""}${stored?.assumed ? " (assumed: the ledger was unreadable)" : ""}  ${armed}`,
+          `${a.account}  triggers ${a.triggersToday}/${a.triggerLimit} used, ${left} left${a.exhausted ? " EXHAUSTED until 00:00 UTC" : ""}${a.limitSuspected ? " LIMIT SUSPECTED (not proven: pushes continue)" : ""}${stored?.assumed ? " (assumed: the ledger was unreadable)" : ""}  ${armed}`,
         );
+        for (const line of proofLines(a)) out(line);
         for (const line of recordLines(a, now, recordSources(config))) out(line);
       }
     });

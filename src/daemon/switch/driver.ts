@@ -10,11 +10,12 @@ import {
   type ScheduleCancelParameters,
   type ScheduleCancelResult,
 } from "../../hyperliquid/exchange.js";
+import type { RecordResult } from "../../reconcile/record.js";
 import type { Clock } from "../../utils/clock.js";
 import type { Logger } from "../../utils/logger.js";
 import { ExchangeTime, every, type Repeating, type TimerHandle, type Timers } from "../../utils/runtime.js";
 import type { Ledger } from "../ledger.js";
-import type { ReconciledView } from "../ledger-model.js";
+import type { RecordEvidence } from "../ledger-model.js";
 import type { Metrics } from "../metrics.js";
 import type { SwitchStatus } from "../types.js";
 import {
@@ -29,6 +30,7 @@ import {
   type SwitchModel,
   step,
   type TimerName,
+  timesOf,
 } from "./machine.js";
 
 export { EXPEDITE_LEAD_MS, EXPIRY_MARGIN_MS, type ShutdownOutcome } from "./machine.js";
@@ -67,10 +69,19 @@ export type CreateSwitchParameters = {
   cancelStops?: boolean | undefined;
   /** called after a trigger is counted (the daemon polls exposure) */
   onTrigger?: ((account: string) => void) | undefined;
+  /**
+   * reads the exchange's record for the account (src/reconcile/read.ts; it never throws): after a guessed
+   * trigger, and again while guesses remain; absent, the ledger keeps its own count
+   */
+  readRecord?: ((account: string) => Promise<RecordResult>) | undefined;
   /** engine-down policy `cancel`: cancels the account's open orders */
   cancelOpenOrders?: CancelOpenOrders | undefined;
   /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
   cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
+  /** the ledger's last verified time (its updatedAt at open): the exchange's time is never before it */
+  timeFloor?: number | null | undefined;
+  /** the signer's nonces: re-derived from the exchange's answer after `nonce too low` / `too high` */
+  nonces?: { rebase(floor: number): void; accepted(nonce: number): void } | undefined;
   /** the runtime's root signal: the push loop stops when it is aborted */
   signal?: AbortSignal | undefined;
   /** runs on each push-loop wake-up, before the tick (the daemon's once-per-interval work rides on it) */
@@ -92,8 +103,8 @@ export type Switch = {
   setEngineUp(up: boolean, detail?: string | null): void;
   /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
   setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
-  /** What the exchange's record proved (docs/exchange-record.md): raises the count, never lowers a counted one. */
-  reconciled(view: ReconciledView, fired: number[]): void;
+  /** The exchange's record was read (docs/exchange-record.md): applied where it is fresh, never stops pushes. */
+  recordRead(result: RecordResult): void;
   /** The wall clock was stepped by `deltaMs`. */
   clockStepped(deltaMs: number): void;
   /** 00:00 UTC: roll the day over, re-arm if exhausted. */
@@ -123,6 +134,7 @@ export function describeFailure(error: unknown): Failure {
       permanent: policy.permanent,
       retryable: policy.retryable,
       outcomeUnknown: policy.outcomeUnknown,
+      ...(error.nonceDetail ? { nonceDetail: error.nonceDetail } : {}),
     };
   }
   const message = error instanceof Error ? error.message : String(error);
@@ -147,26 +159,57 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       historySize: ledger.historySize,
     },
     ledger.initial(account),
+    p.timeFloor ?? null,
   );
   const handles = new Map<TimerName, TimerHandle>();
   /** the values last set on this account's trigger gauges */
-  const gauges: { triggersToday?: number; triggersLeft?: number; exhausted?: boolean } = {};
+  const gauges: {
+    triggersToday?: number;
+    triggersLeft?: number;
+    exhausted?: boolean;
+    proofs?: Record<string, number>;
+  } = {};
   const busy = new Set<Promise<unknown>>();
   let loop: Repeating | undefined;
   let done: ((o: ShutdownOutcome) => void) | undefined;
   let outcome: Promise<ShutdownOutcome> | undefined;
 
-  const now = (): Now => ({ mono: time.monotonic(), wall: time.now(), verified: time.verified });
+  // The machine gets the local wall clock as read; the exchange's time is its own estimate (exchange-time.ts), which
+  // the daemon's shared time (nonces, expiresAfter, the ledger's updatedAt) follows.
+  const now = (): Now => ({ mono: time.monotonic(), wall: clock.now() });
+  time.adopt((mono, wall) => {
+    const t = timesOf(model, { mono, wall });
+    return { act: t.act, exchange: t.exchange, verified: t.verified };
+  });
 
+  // Nothing here may throw out: the machine refuses what it cannot take (step never throws), and an effect that
+  // throws is logged and the rest carried out; the switch keeps pushing on the last good model.
   const dispatch = (event: Event) => {
     const r = step(model, event, now());
     model = r.model;
-    for (const effect of r.effects) run(effect);
+    for (const effect of r.effects) {
+      try {
+        run(effect);
+      } catch (error) {
+        log.error(
+          { event: "switch.effect_failed", effect: effect.type, err: error },
+          `carrying out ${effect.type} threw; the switch goes on`,
+        );
+      }
+    }
   };
 
+  // Every piece of asynchronous work is caught here: a throw after an await never becomes an unhandled
+  // rejection (which exits the daemon without removing anything, docs/daemon.md "Shutdown and crashes").
   const track = (work: Promise<unknown>) => {
-    busy.add(work);
-    void work.finally(() => busy.delete(work));
+    const safe = work.catch((error: unknown) =>
+      log.error(
+        { event: "switch.effect_failed", err: error },
+        "asynchronous switch work threw; the switch goes on",
+      ),
+    );
+    busy.add(safe);
+    void safe.finally(() => busy.delete(safe));
   };
 
   const run = (e: Effect): void => {
@@ -191,9 +234,18 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
             gauges.exhausted = e.exhausted;
             metrics.exhausted.set(labels, e.exhausted ? 1 : 0);
           }
+          for (const [proof, n] of Object.entries(e.proofs)) {
+            if (gauges.proofs?.[proof] === n) continue;
+            gauges.proofs = { ...gauges.proofs, [proof]: n };
+            metrics.triggersByProof.set({ account, proof }, n);
+          }
         } else if (e.name === "pushes") metrics.pushes.inc({ account, outcome: e.labels.outcome });
+        else if (e.name === "cancelPasses") metrics.cancelPasses.inc({ account, outcome: e.labels.outcome });
         else if (e.name === "triggersTotal") metrics.triggersTotal.inc(labels);
         else if (e.name === "pushLatency") metrics.pushLatency.observe(labels, e.value);
+        else if (e.name === "clockSuspect") metrics.clockSuspect.set(labels, e.value);
+        else if (e.name === "clockDatesRefused")
+          metrics.clockDatesRefused.inc({ account, reason: e.labels.reason });
         else metrics.notProtected.set({ account, reason: e.labels.reason }, e.value);
         return;
       case "persist":
@@ -251,20 +303,25 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       case "cancelOpenOrders":
         track(cancelOrders(e.cancelStops));
         return;
+      case "readRecord":
+        track(readRecordNow());
+        return;
       case "done":
         done?.(e.outcome);
+        return;
+      case "nonceFloor":
+        p.nonces?.rebase(e.floor);
+        log.warn(
+          { event: "nonce.rederived", floor: e.floor, reason: e.reason },
+          `the exchange refused the nonce (${e.reason}): the next nonces start above ${e.floor}, from its answer`,
+        );
         return;
     }
   };
 
-  /** Every answer's Date keeps the exchange's time (docs/daemon.md "How time is kept"). */
+  /** Every answer's Date is a sample the machine judges (docs/daemon.md "What the switch believes about time"). */
   const observe = (date: number, sentMono: number) => {
-    const correction = time.observe({ date, sentMono, receivedMono: time.monotonic() });
-    if (correction !== null)
-      log.info(
-        { event: "clock.corrected", correctionMs: Math.round(correction) },
-        `the exchange's time differs from ours by ${Math.round(correction)} ms (its Date header): corrected`,
-      );
+    dispatch({ type: "clockSample", date, sentMono, receivedMono: time.monotonic() });
   };
 
   const sendPush = async (id: number, cancelAt: number, expiresAfterMs: number) => {
@@ -279,6 +336,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         expiresAfterMs,
         signal: controller.signal,
       });
+      p.nonces?.accepted(r.nonce);
       if (r.serverDate !== undefined) observe(r.serverDate, sentMono);
       dispatch({ type: "pushConfirmed", id, cancelAt, latencyMs: r.latencyMs, exchangeDate: r.serverDate });
     } catch (error) {
@@ -306,6 +364,21 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       }
       dispatch({ type: "removalFailed", ...failure, belowVolumeGate });
     }
+  };
+
+  /** Reads the exchange's record (when one is wired) and feeds it to the machine; never throws. */
+  const readRecordNow = async () => {
+    if (!p.readRecord) return dispatch({ type: "record", evidence: null, detail: "no record is configured" });
+    let evidence: RecordEvidence | null = null;
+    let detail: string | undefined;
+    try {
+      const r = await p.readRecord(account);
+      if (r.available) evidence = { ...r, at: time.now() };
+      else detail = `${r.reason}: ${r.detail}`;
+    } catch (error) {
+      detail = error instanceof Error ? error.message : String(error);
+    }
+    dispatch({ type: "record", evidence, detail });
   };
 
   const cancelOrders = async (cancelStops: boolean) => {
@@ -385,8 +458,12 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     setAgent(state, detail) {
       dispatch({ type: "agent", state, detail });
     },
-    reconciled(view, fired) {
-      dispatch({ type: "reconciled", view, fired });
+    recordRead(result) {
+      dispatch(
+        result.available
+          ? { type: "record", evidence: { ...result, at: time.now() } }
+          : { type: "record", evidence: null, detail: `${result.reason}: ${result.detail}` },
+      );
     },
     clockStepped(deltaMs) {
       dispatch({ type: "clockStep", deltaMs });

@@ -23,18 +23,33 @@
 import { nextUtcMidnight, utcDay } from "../../utils/clock.js";
 import type { LedgerEntry } from "../ledger.js";
 import {
+  atLimit,
   earliestDeadline,
   isExhausted,
-  type ReconciledView,
+  limitRefused,
+  type ProofCounts,
+  proofCounts,
+  type RecordEvidence,
   rollEntry,
   withConfirmedPush,
   withIntent,
   withLimitReached,
-  withReconciled,
+  withRecord,
   withRemoval,
   withTrigger,
 } from "../ledger-model.js";
 import type { SwitchState, SwitchStatus } from "../types.js";
+import {
+  initialTime,
+  isPlausibleTime,
+  type Sample,
+  type TimeModel,
+  type Times,
+  takeSample,
+  timeAccepted,
+  timeRefused,
+  timesAt,
+} from "./exchange-time.js";
 
 /** Expedite lead: the exchange's 5 s minimum (docs/exchange-behaviour.md) + 0.5 s for transit. */
 export const EXPEDITE_LEAD_MS = 5_500;
@@ -44,6 +59,17 @@ export const EXPIRY_MARGIN_MS = 1_000;
 export const BACKOFF_BASE_MS = 500;
 /** First retry delay after HTTP 429. */
 export const RATE_LIMIT_BACKOFF_BASE_MS = 2_000;
+/**
+ * How much later than a deadline the record's newest entry must be before the record speaks for that deadline,
+ * until a measurement says more: the explorer's lag is not documented (docs/exchange-record.md).
+ */
+export const RECORD_MARGIN_DEFAULT_MS = 10_000;
+/** The measured margin is bounded: one slow read never makes every record useless for longer than this. */
+export const RECORD_MARGIN_MAX_MS = 600_000;
+/** While guessed triggers remain today, the record is read again this often (at most). */
+export const RECORD_REREAD_MS = 60_000;
+/** This run's own recent pushes kept in memory to judge the record (sent cancel times, confirmations). */
+const OWN_PUSHES_KEPT = 64;
 
 export type EngineDownPolicy = "expedite" | "lapse" | "cancel";
 
@@ -60,14 +86,15 @@ export type SwitchConfig = {
 };
 
 /**
- * `verified`: the exchange's time has been checked against an answer's Date since this process started
- * (until then the local wall clock's reading is trusted for deadlines but never to move the UTC day).
+ * `mono`: the monotonic clock; `wall`: the LOCAL wall clock as read (it may be stepped or wrong). The exchange's
+ * time is the machine's own estimate (`SwitchModel.time`, exchange-time.ts), from the answers' Date samples.
+ * (`verified` is no longer read: the estimate knows whether it is verified.)
  */
 export type Now = { mono: number; wall: number; verified?: boolean | undefined };
 
 export type Level = "debug" | "info" | "warn" | "error";
 
-export type TimerName = "lapse" | "retry" | "gate";
+export type TimerName = "lapse" | "retry" | "gate" | "record";
 
 export type Failure = {
   kind: string;
@@ -76,6 +103,8 @@ export type Failure = {
   retryable: boolean;
   /** the request may or may not have been applied (no answer, 5xx, unreadable answer) */
   outcomeUnknown: boolean;
+  /** for kind `nonce`: duplicate, too_low or too_high (the exchange's text names its bound) */
+  nonceDetail?: string | undefined;
 };
 
 export type Event =
@@ -101,8 +130,13 @@ export type Event =
       detail?: string | undefined;
     }
   | { type: "agent"; state: "ok" | "missing" | "expired"; detail?: string | undefined }
-  /** the exchange's record (docs/exchange-record.md): applied in the conservative direction only */
-  | { type: "reconciled"; view: ReconciledView; fired: number[] }
+  /**
+   * the exchange's record was read (docs/exchange-record.md): `evidence` null when it is unavailable. Applied in
+   * both directions within what it covers and is fresh for; it never stops the pushes.
+   */
+  | { type: "record"; evidence: RecordEvidence | null; detail?: string | undefined }
+  /** one answer's `Date` header (ms; NaN when it was not a valid HTTP date) and the request's round trip */
+  | { type: "clockSample"; date: number; sentMono: number; receivedMono: number }
   | { type: "dayRollover" }
   | { type: "clockStep"; deltaMs: number }
   | { type: "shutdown"; mode: "remove" | "keep" }
@@ -120,8 +154,11 @@ export type ShutdownOutcome = {
 export type MetricEffect =
   | { type: "metric"; op: "inc"; name: "pushes"; labels: { outcome: string } }
   | { type: "metric"; op: "inc"; name: "triggersTotal" }
+  | { type: "metric"; op: "inc"; name: "cancelPasses"; labels: { outcome: "confirmed" | "failed" } }
   | { type: "metric"; op: "observe"; name: "pushLatency"; value: number }
   | { type: "metric"; op: "set"; name: "notProtected"; labels: { reason: string }; value: 0 | 1 }
+  | { type: "metric"; op: "set"; name: "clockSuspect"; value: 0 | 1 }
+  | { type: "metric"; op: "inc"; name: "clockDatesRefused"; labels: { reason: string } }
   | {
       type: "metric";
       op: "gauges";
@@ -129,6 +166,8 @@ export type MetricEffect =
       triggersToday: number;
       triggersLeft: number;
       exhausted: boolean;
+      /** today's count by proof (docs/observability.md `triggers_today_by_proof`) */
+      proofs: ProofCounts;
     };
 
 export type Effect =
@@ -144,6 +183,10 @@ export type Effect =
   | { type: "cancelTimer"; name: TimerName }
   | { type: "pollExposure"; reason: string }
   | { type: "cancelOpenOrders"; cancelStops: boolean }
+  /** read the exchange's record and answer with a `record` event */
+  | { type: "readRecord"; reason: string }
+  /** re-derive the signer's nonces from the exchange's answer: the next nonce is above `floor` (which may be lower) */
+  | { type: "nonceFloor"; floor: number; reason: string }
   | { type: "log"; level: Level; event: string; fields: Record<string, unknown>; msg: string }
   | MetricEffect
   | { type: "done"; outcome: ShutdownOutcome };
@@ -177,8 +220,22 @@ export type SwitchModel = {
   kickAfterInflight: boolean;
   engineUp: boolean;
   expedited: boolean;
-  /** engine-down policy cancel: null, waiting for the answer, or the orders were cancelled (stop renewing) */
+  /** engine-down policy cancel: null, waiting for the first answer, or the orders were cancelled (keep renewing) */
   ordersCancel: null | "waiting" | "confirmed";
+  /** engine down, policy cancel: a further cancel pass is running (one each interval while the engine is down) */
+  cancelPass: boolean;
+  /** cancel passes started in this engine-down episode (the first included) */
+  cancelPasses: number;
+  /** this run's recent pushes' cancel times, answered or not (memory only: judging the record) */
+  ownSent: number[];
+  /** this run's recent confirmed pushes (memory only: judging the record, measuring its lag) */
+  ownConfirmed: { at: number; cancelAt: number }[];
+  /** the last measured lags of the record (ms): the freshness margin is their maximum */
+  recordLags: number[];
+  /** a record read is asked for and not answered yet */
+  recordReading: boolean;
+  /** `trigger.limit_suspected` was said for this UTC day */
+  limitSuspectedDay: string | null;
   wasExhausted: boolean;
   /** monotonic ms of the first failure of the current run of failures */
   failingSinceMono: number | null;
@@ -191,6 +248,10 @@ export type SwitchModel = {
    * is unknown, so nothing is reported armed until a push is confirmed
    */
   armedKnown: boolean;
+  /** the exchange's time as believed (exchange-time.ts); null until the first step sets it from `now` */
+  time: TimeModel | null;
+  /** the ledger's last verified time: the exchange's time is never before it */
+  timeFloor: number | null;
 };
 
 export type StepResult = { model: SwitchModel; effects: Effect[] };
@@ -209,7 +270,9 @@ export function lapseDeadline(m: SwitchModel): number | null {
 
 /** Where the switch stands: a pure projection (reading never changes anything). */
 export function status(m: SwitchModel, now: Now): SwitchStatus {
-  const entry = rollEntry(m.entry, now.wall).entry;
+  const t = timesOf(m, now);
+  // (a projection never throws: a day that is not a time leaves the entry as it is)
+  const entry = t.sampled && isPlausibleTime(t.day) ? rollEntry(m.entry, t.day).entry : m.entry;
   return {
     account: m.cfg.account,
     state: m.state,
@@ -221,14 +284,42 @@ export function status(m: SwitchModel, now: Now): SwitchStatus {
     day: entry.day,
     triggersToday: entry.triggersToday,
     triggerLimit: entry.limit,
-    exhausted: isExhausted(entry),
+    exhausted: reportsExhausted(entry),
     clockStepped: m.clockStepped,
+    limitRefused: limitRefused(entry),
+    limitSuspected: atLimit(entry) && !reportsExhausted(entry),
+    triggerProofs: proofCounts(entry),
+    triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
+    clockSuspect: t.suspect,
   };
+}
+
+/**
+ * `exhausted` as the contract means it: a PROVEN daily limit (ledger-model.ts `isExhausted`), or, as before, the
+ * whole limit assumed after an unreadable ledger. Guessed and record-implied counts are shown beside it.
+ */
+export function reportsExhausted(e: SwitchModel["entry"]): boolean {
+  return isExhausted(e) || (e.assumed && atLimit(e));
+}
+
+/** The freshness margin the record must clear (measured, bounded). */
+export function recordMargin(m: SwitchModel): number {
+  return Math.min(RECORD_MARGIN_MAX_MS, Math.max(RECORD_MARGIN_DEFAULT_MS, ...m.recordLags));
+}
+
+/** The times a decision at `now` is taken on (exchange-time.ts `timesAt`), with whether any answer was seen. */
+export function timesOf(m: SwitchModel, now: Now): Times & { sampled: boolean } {
+  const time = m.time ?? initialTime(now.mono, now.wall, m.timeFloor);
+  return { ...timesAt(time, now.mono, now.wall), sampled: time.sampled };
 }
 
 // ---------------------------------------------------------------------------------------------- the step
 
-export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel {
+export function initialModel(
+  cfg: SwitchConfig,
+  entry: LedgerEntry,
+  timeFloor: number | null = null,
+): SwitchModel {
   return {
     cfg,
     phase: "new",
@@ -248,6 +339,13 @@ export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel
     engineUp: true,
     expedited: false,
     ordersCancel: null,
+    cancelPass: false,
+    cancelPasses: 0,
+    ownSent: [],
+    ownConfirmed: [],
+    recordLags: [],
+    recordReading: false,
+    limitSuspectedDay: null,
     wasExhausted: false,
     failingSinceMono: null,
     clockStepped: false,
@@ -255,31 +353,218 @@ export function initialModel(cfg: SwitchConfig, entry: LedgerEntry): SwitchModel
     removing: false,
     // a deadline from an earlier run is reported again only once a push is confirmed on this run's clock
     armedKnown: false,
+    time: null,
+    timeFloor,
   };
 }
 
-/** One input, the next model and what must be done. Same model + event + now → same result. */
+/**
+ * One input, the next model and what must be done. Same model + event + now → same result. Never throws: a
+ * malformed event is refused and logged with the model unchanged, and so is any event whose step would throw
+ * (the switch keeps pushing on the last good model).
+ */
 export function step(model: SwitchModel, event: Event, now: Now): StepResult {
+  const bad = malformed(event, now);
+  if (bad !== null) return refusedStep(model, event, bad);
+  try {
+    return stepChecked(model, event, now);
+  } catch (error) {
+    return refusedStep(
+      model,
+      event,
+      `the step threw: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+function refusedStep(model: SwitchModel, event: unknown, reason: string): StepResult {
+  const type =
+    typeof (event as { type?: unknown })?.type === "string" ? (event as { type: string }).type : "?";
+  return {
+    model,
+    effects: [
+      {
+        type: "log",
+        level: "error",
+        event: "switch.event_refused",
+        fields: { eventType: type.slice(0, 40), reason: reason.slice(0, 300) },
+        msg: `a ${type.slice(0, 40)} event was refused, the switch is unchanged: ${reason.slice(0, 300)}`,
+      },
+    ],
+  };
+}
+
+const finite = (...xs: unknown[]) => xs.every((x) => typeof x === "number" && Number.isFinite(x));
+
+/** Why `event` (or `now`) cannot be taken, or null. Values the machine judges itself (a Date) are not checked. */
+function malformed(event: Event, now: Now): string | null {
+  if (now === null || typeof now !== "object" || !finite(now.mono))
+    return "the monotonic time is not a number";
+  if (event === null || typeof event !== "object") return "not an event";
+  switch (event.type) {
+    case "start":
+    case "tick":
+    case "dayRollover":
+    case "shutdown":
+    case "removalConfirmed":
+    case "removalFailed":
+    case "halt":
+    case "timer":
+    case "engine":
+    case "agent":
+    case "ordersCancelled":
+    case "pushFailed":
+      return null;
+    case "intentRecorded":
+    case "intentFailed":
+      return finite(event.id) ? null : "the push id is not a number";
+    case "pushConfirmed":
+      return finite(event.id, event.latencyMs, event.cancelAt)
+        ? null
+        : "the push id, cancel time or latency is not a number";
+    case "clockSample":
+      return typeof event.date === "number" ? null : "the Date sample is not a number";
+    case "clockStep":
+      return finite(event.deltaMs) ? null : "the clock step is not a number";
+    case "record": {
+      const e = event.evidence;
+      if (e === null) return null;
+      return e !== undefined &&
+        typeof e === "object" &&
+        Number.isFinite(e.at) &&
+        Array.isArray(e.schedules) &&
+        Array.isArray(e.fires) &&
+        (e.newestTx === null || Number.isFinite(e.newestTx))
+        ? null
+        : "the record is malformed";
+    }
+    default:
+      return `unknown event type ${JSON.stringify((event as { type?: unknown }).type)?.slice(0, 40)}`;
+  }
+}
+
+function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   // A shallow copy: the step replaces the entry, the error and the other nested values rather than changing
   // them, except the in-flight push, which is copied too. (A structuredClone of the whole model each step was
   // native serializer code a cold push paged in three times; issue 15. The property tests run every step on a
-  // deep-frozen model, so a change in place throws there: test/daemon/switch/world.ts.)
-  const ctx = new Ctx({ ...model, inflight: model.inflight && { ...model.inflight } }, now);
+  // deep-frozen model, so a change in place throws there: test/daemon/switch/world.ts.) The lists of own pushes
+  // are replaced, never changed in place, too.
+  const m: SwitchModel = { ...model, inflight: model.inflight && { ...model.inflight } };
+  m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
+  const fx: Effect[] = [];
+  // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.
+  let sampleApplied = false;
+  if (event.type === "clockSample") sampleApplied = takeDate(m, event, now, fx);
+  const times = timesAt(m.time, now.mono, now.wall);
+  const ctx = new Ctx(m, { mono: now.mono, wall: times.act, verified: m.time.sampled }, times, fx);
+  ctx.suspectWatch();
   ctx.roll();
-  ctx.handle(event);
+  if (event.type === "clockSample") {
+    // a verified sample may have corrected the estimate (within the window): a deadline it shows passed fired
+    if (sampleApplied) ctx.checkLapse();
+  } else ctx.handle(event);
   // Whatever changed the earliest possibly-armed deadline, the lapse timer follows it.
   if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase !== model.phase) ctx.armLapseTimer();
   ctx.gauges();
   return { model: ctx.m, effects: ctx.fx };
 }
 
+/** Takes one Date sample into `m.time` (exchange-time.ts); logs a refused one. Returns whether it was applied. */
+function takeDate(
+  m: SwitchModel,
+  ev: Extract<Event, { type: "clockSample" }>,
+  now: Now,
+  fx: Effect[],
+): boolean {
+  const sample: Sample = { date: ev.date, sentMono: ev.sentMono, receivedMono: ev.receivedMono };
+  const { time, verdict } = takeSample(m.time!, sample, now.wall);
+  m.time = time;
+  if (verdict.kind === "refused") {
+    fx.push({ type: "metric", op: "inc", name: "clockDatesRefused", labels: { reason: verdict.reason } });
+    fx.push({
+      type: "log",
+      level: "warn",
+      event: "clock.date_refused",
+      fields: {
+        reason: verdict.reason,
+        date: Number.isFinite(ev.date) ? ev.date : null,
+        detail: verdict.detail,
+      },
+      msg: `an answer's Date was refused (${verdict.reason}): ${verdict.detail}; the exchange's time is unchanged`,
+    });
+    return false;
+  }
+  if (verdict.correctionMs !== 0 && m.time.sampled)
+    fx.push({
+      type: "log",
+      level: "info",
+      event: "clock.corrected",
+      fields: { correctionMs: Math.round(verdict.correctionMs), verified: verdict.verified },
+      msg: `the exchange's time differs from the estimate by ${Math.round(verdict.correctionMs)} ms (its Date header): corrected`,
+    });
+  return verdict.verified;
+}
+
 /** The step's working state: the model being changed and the effects collected (private to this file). */
 class Ctx {
-  readonly fx: Effect[] = [];
   constructor(
     readonly m: SwitchModel,
+    /** `wall` here is the time the switch acts on (`times.act`), not the local clock */
     readonly now: Now,
+    readonly times: Times,
+    readonly fx: Effect[] = [],
   ) {}
+
+  /** `clock.suspect` when the local clock and the exchange estimate start to disagree, `clock.agreed` when not. */
+  suspectWatch() {
+    const t = this.m.time!;
+    const s = this.times.suspect;
+    if (s === t.suspect) return;
+    this.m.time = { ...t, suspect: s };
+    this.fx.push({ type: "metric", op: "set", name: "clockSuspect", value: s ? 1 : 0 });
+    const fields = {
+      localMs: this.times.local,
+      exchangeMs: this.times.exchange,
+      disagreementMs: this.times.disagreementMs,
+    };
+    if (s)
+      this.log(
+        "warn",
+        "clock.suspect",
+        { ...fields, actOnMs: this.times.act, dayOnMs: this.times.day },
+        `the local clock and the exchange's time (its Date answers) disagree by ${this.times.disagreementMs} ms: ` +
+          "not ready; lapses and cancel times on the later of the two, the UTC day on the earlier, nothing persisted from either",
+      );
+    else this.log("info", "clock.agreed", fields, "the local clock and the exchange's time agree again");
+  }
+
+  /** A refusal that says the time used is wrong: after repeated ones, the other source (exchange-time.ts). */
+  timeRefusal(ev: { kind: string; message: string; nonceDetail?: string | undefined }) {
+    const nonceWindow =
+      ev.kind === "nonce" && (ev.nonceDetail === "too_low" || ev.nonceDetail === "too_high");
+    if (ev.kind !== "expired" && ev.kind !== "too_early" && !nonceWindow) return;
+    if (nonceWindow) {
+      // The exchange names its bound: "nonce too low N < MIN" (the window's floor or the smallest of the signer's
+      // 100 highest), "nonce too high N > MAX" (T + 1 day). The next nonce is re-derived from it.
+      const bound = /(?:<|>)\s*(\d{10,16})/.exec(ev.message);
+      const b = bound ? Number(bound[1]) : Number.NaN;
+      if (isPlausibleTime(b)) {
+        const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
+        this.fx.push({ type: "nonceFloor", floor, reason: `nonce ${ev.nonceDetail}` });
+      }
+    }
+    const { time, switched } = timeRefused(this.m.time!, this.now.mono, this.times.local);
+    this.m.time = time;
+    if (switched) {
+      this.fx.push({ type: "metric", op: "set", name: "clockSuspect", value: 1 });
+      this.log(
+        "error",
+        "clock.source_switched",
+        { reason: ev.kind, message: ev.message, to: time.source },
+        `repeated ${ev.kind} refusals: the time used is wrong; switching to the other source (${time.source === "local" ? "the local clock" : "the exchange's Date"})`,
+      );
+    }
+  }
 
   log(level: Level, event: string, fields: Record<string, unknown>, msg: string) {
     this.fx.push({ type: "log", level, event, fields, msg });
@@ -293,7 +578,8 @@ class Ctx {
       armedUntil: reportedDeadline(this.m),
       triggersToday: e.triggersToday,
       triggersLeft: Math.max(0, e.limit - e.triggersToday),
-      exhausted: isExhausted(e),
+      exhausted: reportsExhausted(e),
+      proofs: proofCounts(e),
     });
   }
 
@@ -306,8 +592,9 @@ class Ctx {
   roll() {
     // A day is never rolled on an unverified clock: a restart on a wall clock stepped forward near midnight
     // would reset today's count early (the exchange still counts the old day).
-    if (this.now.verified === false) return;
-    const { entry, rolled } = rollEntry(this.m.entry, this.now.wall, this.m.cfg.historySize);
+    // When the two clocks disagree the day rolls only when both agree it changed (the earlier of the two).
+    if (!this.m.time!.sampled) return;
+    const { entry, rolled } = rollEntry(this.m.entry, this.times.day, this.m.cfg.historySize);
     if (!rolled) return;
     this.m.entry = entry;
     this.log(
@@ -326,9 +613,11 @@ class Ctx {
         return this.start();
       case "tick":
         this.checkLapse();
+        this.cancelAgain();
         return this.kick("interval");
       case "timer":
         if (ev.name === "gate" && m.phase === "stopping") return this.continueShutdown();
+        if (ev.name === "record") return this.readRecord("guesses remain");
         this.checkLapse();
         return this.kick(ev.name === "lapse" ? "lapsed" : ev.name);
       case "dayRollover":
@@ -348,8 +637,10 @@ class Ctx {
         return this.ordersCancelled(ev);
       case "agent":
         return this.agent(ev.state, ev.detail);
-      case "reconciled":
-        return this.reconciled(ev.view, ev.fired);
+      case "record":
+        return this.record(ev.evidence, ev.detail);
+      case "clockSample":
+        return; // taken before the step's decisions (stepChecked)
       case "clockStep":
         m.clockStepped = true;
         this.log(
@@ -403,10 +694,10 @@ class Ctx {
     } else if (m.state === "starting" && lapseDeadline(m) !== null) {
       this.armLapseTimer();
     }
-    if (isExhausted(m.entry) && !m.entry.assumed && m.state !== "exhausted") {
+    if (isExhausted(m.entry) && m.state !== "exhausted") {
       m.state = "exhausted";
-      this.logExhausted("from the ledger");
-    }
+      this.logExhausted(limitRefused(m.entry) ? "from the ledger" : "the exchange's orders prove it");
+    } else if (!m.entry.assumed) this.limitSuspected();
     this.kick("start");
   }
 
@@ -428,16 +719,34 @@ class Ctx {
     if (m.phase !== "running" && m.phase !== "stopping") return;
     const deadline = lapseDeadline(m);
     if (deadline === null || this.now.wall < deadline) return;
+    // While the two clocks disagree, a lapse is judged on the later of the two, but one on a UTC day that only the
+    // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.
+    if (this.times.suspect && this.times.exchange < deadline && utcDay(deadline) > utcDay(this.times.day)) {
+      // checked again when the estimate reaches it
+      this.fx.push({
+        type: "armTimer",
+        name: "lapse",
+        atMono: this.now.mono + (deadline - this.times.exchange),
+      });
+      return;
+    }
     // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
     // one: the earliest is counted now. If a candidate lies on a later UTC day, the one that fires may count
     // on that day: a possible trigger stays pending from that day's 00:00 (counted then unless a push is
     // confirmed first), so no day is ever under-counted.
     const { armedUntil, pendingUntil, pendingLatest } = m.entry;
     const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
-    const r = withTrigger(m.entry, { deadline, at: this.now.wall, detail }, m.cfg.historySize);
+    // A guess: the other cancel times the exchange may hold instead (pushes without a recorded answer) go with
+    // it, so that a record listing one of them accepted in time withdraws it (ledger-model.ts `withRecord`).
+    const alt = [armedUntil, pendingUntil, pendingLatest, m.inflight?.cancelAt ?? null].filter(
+      (d): d is number => d !== null && d > deadline,
+    );
+    const r = withTrigger(m.entry, { deadline, at: this.now.wall, detail, alt }, m.cfg.historySize);
     m.entry = r.entry;
-    if (latest > this.now.wall && utcDay(latest) > utcDay(deadline))
-      m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), this.now.wall));
+    const exchangeNow = Math.min(this.now.wall, this.times.exchange);
+    if (latest > exchangeNow && utcDay(latest) > utcDay(deadline))
+      // (from the exchange estimate's now, not the later of the two clocks: pending from that day's 00:00)
+      m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), exchangeNow));
     // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
     if (m.inflight?.stage === "sent") m.entry = withIntent(m.entry, m.inflight.cancelAt);
     this.fx.push({ type: "countTrigger", deadline, entry: m.entry });
@@ -453,12 +762,15 @@ class Ctx {
           triggerLimit: e.limit,
           triggersLeft: left,
           deadline,
+          proof: "guess",
           ...(detail ? { detail } : {}),
         },
-        `the scheduled cancel fired at ${new Date(deadline).toISOString()} (${e.triggersToday}/${e.limit} today)`,
+        `the scheduled cancel fired at ${new Date(deadline).toISOString()} (${e.triggersToday}/${e.limit} today; a guess until the exchange's record proves it)`,
       );
-      if (isExhausted(e)) {
-        if (!e.assumed) this.logExhausted("the local ledger counted the daily limit");
+      // A guessed count is checked against the record (when one is configured; the driver says if not).
+      this.readRecord("trigger");
+      if (atLimit(e) && !e.assumed) {
+        this.limitSuspected();
       } else if (left <= m.cfg.triggerWarnRemaining) {
         this.log(
           "warn",
@@ -476,8 +788,88 @@ class Ctx {
       );
     }
     if (m.state !== "not_protected" && m.phase === "running")
-      m.state = isExhausted(e) && !e.assumed ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
+      m.state = limitRefused(e) ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
     this.fx.push({ type: "pollExposure", reason: "trigger" });
+  }
+
+  /**
+   * The count reaches the limit without the exchange's own proof (guesses, a record's lapses): said once a day,
+   * readiness fails (status `limitSuspected`), and the pushes go on: only the exchange's refusal stops them.
+   */
+  limitSuspected() {
+    const m = this.m;
+    const e = m.entry;
+    if (isExhausted(e) || !atLimit(e) || m.limitSuspectedDay === e.day) return;
+    m.limitSuspectedDay = e.day;
+    this.log(
+      "error",
+      "trigger.limit_suspected",
+      { triggersToday: e.triggersToday, triggerLimit: e.limit, proofs: proofCounts(e) },
+      `the count reaches the daily limit (${e.triggersToday}/${e.limit}) without the exchange's proof: not ready; pushes continue until the exchange itself refuses`,
+    );
+  }
+
+  /** Asks the driver for the exchange's record (one read at a time). */
+  readRecord(reason: string) {
+    const m = this.m;
+    if (m.recordReading || (m.phase !== "running" && m.phase !== "stopping")) return;
+    m.recordReading = true;
+    this.fx.push({ type: "readRecord", reason });
+  }
+
+  /** The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts). */
+  record(evidence: RecordEvidence | null, detail: string | undefined) {
+    const m = this.m;
+    m.recordReading = false;
+    if (evidence === null) {
+      if (detail !== undefined)
+        this.log("debug", "record.skipped", { detail }, `the record was not applied: ${detail}`);
+      return;
+    }
+    // Measure the record's lag: the oldest of this run's recent confirmed pushes it does not list yet (bounded).
+    const listed = new Set(
+      evidence.schedules.filter((s) => s.error === null && s.deadline !== null).map((s) => s.deadline),
+    );
+    const oldestListed = evidence.schedules[0]?.txTime ?? Number.POSITIVE_INFINITY;
+    const missing = m.ownConfirmed.filter(
+      (c) =>
+        c.at <= evidence.at &&
+        c.at >= oldestListed &&
+        c.at >= evidence.at - RECORD_MARGIN_MAX_MS &&
+        !listed.has(c.cancelAt),
+    );
+    const lag = missing.length === 0 ? 0 : Math.max(0, evidence.at - Math.min(...missing.map((c) => c.at)));
+    m.recordLags = [...m.recordLags, Math.min(lag, RECORD_MARGIN_MAX_MS)].slice(-8);
+    const before = m.entry;
+    const r = withRecord(before, evidence, {
+      now: this.now.wall,
+      marginMs: recordMargin(m),
+      sent: m.ownSent,
+      confirmed: m.ownConfirmed,
+      pushLeadMs: m.cfg.deadlineMs + m.cfg.requestTimeoutMs,
+    });
+    if (r.entry !== before) {
+      m.entry = r.entry;
+      this.fx.push({ type: "persist", entry: r.entry });
+      this.log(
+        "info",
+        "ledger.reconciled",
+        { changes: r.changes, notes: r.notes, marginMs: recordMargin(m), proofs: proofCounts(r.entry) },
+        r.changes.map((c) => `${c.field} ${String(c.from)} → ${String(c.to)}: ${c.reason}`).join("; "),
+      );
+      const e = r.entry;
+      if (isExhausted(e) && !m.wasExhausted && m.phase === "running") {
+        m.state = "exhausted";
+        this.logExhausted("the exchange's scheduledCancel orders prove the daily limit");
+      } else if (m.state === "lapsed" && m.phase === "running" && m.entry.armedUntil !== null)
+        m.state = "armed";
+      this.limitSuspected();
+    } else if (r.notes.length > 0) {
+      this.log("debug", "record.checked", { notes: r.notes }, r.notes.join("; "));
+    }
+    // Guesses left today: read again later (a lagging record may list the replacing push by then).
+    if (m.entry.triggers.some((t) => t.proof === "guess") && m.phase === "running")
+      this.fx.push({ type: "armTimer", name: "record", atMono: this.now.mono + RECORD_REREAD_MS });
   }
 
   logExhausted(why: string, message?: string) {
@@ -521,7 +913,11 @@ class Ctx {
       if (m.cfg.onEngineDown === "cancel" && m.ordersCancel === "waiting") return;
     }
     if (m.state === "not_protected" && this.now.mono < m.nextPermanentCheckMono) return;
-    if (isExhausted(e) && !e.assumed) {
+    // The one count that stops the pushes: the exchange's own daily-limit refusal today. A guessed or
+    // record-implied count at the limit fails readiness, the pushes go on (docs/daemon.md).
+    // (on the day of the refusal by both clocks: when either says a new day has begun, a push is harmless and sent;
+    // the exchange refuses it again if its day has not changed)
+    if (limitRefused(e) && utcDay(e.limitRefusedAt!) >= utcDay(Math.max(this.times.day, this.now.wall))) {
       if (m.state !== "not_protected") m.state = "exhausted";
       return;
     }
@@ -534,6 +930,7 @@ class Ctx {
     const cancelAt = Math.floor(this.now.wall) + (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
     const id = m.nextId++;
     m.inflight = { id, cancelAt, mode, stage: "intent", sentMono: 0, previousPending: e.pendingUntil };
+    m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
     m.entry = withIntent(e, cancelAt);
     this.fx.push({ type: "recordIntent", id, cancelAt, entry: m.entry, budgetMs: m.cfg.requestTimeoutMs });
   }
@@ -586,8 +983,13 @@ class Ctx {
     // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
     this.checkLapse();
     m.inflight = null;
+    // The exchange took a push computed on the time used: the streak of time refusals ends.
+    m.time = timeAccepted(m.time!);
     const at = this.now.wall;
     m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
+    m.ownConfirmed = [...m.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(
+      -OWN_PUSHES_KEPT,
+    );
     if (f.mode === "expedite") m.expedited = true;
     m.lastPushAt = at;
     m.armedKnown = true;
@@ -644,6 +1046,7 @@ class Ctx {
     const f = m.inflight;
     if (!f || f.id !== ev.id) return;
     m.inflight = null;
+    this.timeRefusal(ev);
     if (ev.outcomeUnknown) {
       // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md).
       m.gateUntilMono = Math.max(m.gateUntilMono, f.sentMono + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
@@ -702,7 +1105,7 @@ class Ctx {
       return this.afterInflight();
     }
 
-    if (isExhausted(m.entry) && !m.entry.assumed) m.state = "exhausted";
+    if (limitRefused(m.entry)) m.state = "exhausted";
     else if (m.state !== "engine_down" && m.state !== "not_protected") m.state = "retrying";
     let next: number | null = null;
     if (ev.retryable) {
@@ -737,6 +1140,8 @@ class Ctx {
     m.engineUp = up;
     m.expedited = false;
     m.ordersCancel = null;
+    m.cancelPass = false;
+    m.cancelPasses = 0;
     const policy = m.cfg.onEngineDown;
     if (!up) {
       this.fx.push({ type: "cancelTimer", name: "retry" });
@@ -755,6 +1160,7 @@ class Ctx {
       if (policy === "expedite") this.kick("engine-down");
       else if (policy === "cancel") {
         m.ordersCancel = "waiting";
+        m.cancelPasses = 1;
         this.fx.push({ type: "cancelOpenOrders", cancelStops: m.cfg.cancelStops });
       }
       return;
@@ -766,16 +1172,32 @@ class Ctx {
 
   ordersCancelled(ev: Extract<Event, { type: "ordersCancelled" }>) {
     const m = this.m;
-    if (m.engineUp || m.ordersCancel !== "waiting") return;
+    const pass = m.ordersCancel === "confirmed" && m.cancelPass;
+    if (m.engineUp || (m.ordersCancel !== "waiting" && !pass)) return;
+    m.cancelPass = false;
+    const fields = {
+      pass: m.cancelPasses,
+      cancelled: ev.cancelled,
+      kept: ev.kept,
+      ...(ev.detail ? { detail: ev.detail } : {}),
+    };
+    this.fx.push({
+      type: "metric",
+      op: "inc",
+      name: "cancelPasses",
+      labels: { outcome: ev.confirmed ? "confirmed" : "failed" },
+    });
     if (ev.confirmed) {
       m.ordersCancel = "confirmed";
+      // Every pass is said; one that found nothing to cancel only at debug level (one line per interval).
+      const level = pass && ev.cancelled === 0 ? "debug" : "warn";
       this.log(
-        "warn",
+        level,
         "engine.orders_cancelled",
-        { cancelled: ev.cancelled, kept: ev.kept, ...(ev.detail ? { detail: ev.detail } : {}) },
-        `engine down: ${ev.cancelled} open order(s) cancelled, ${ev.kept} kept; the schedule keeps being renewed as the backstop (no trigger spent)`,
+        fields,
+        `engine down: ${ev.cancelled} open order(s) cancelled, ${ev.kept} kept (pass ${m.cancelPasses}); the schedule keeps being renewed as the backstop (no trigger spent), and open orders are cancelled again each interval while the engine stays down`,
       );
-      this.kick("orders-cancelled");
+      if (!pass) this.kick("orders-cancelled");
       return;
     }
     // Not confirmed: fall back to the expedite backstop (the exchange cancels at the 5 s minimum).
@@ -783,25 +1205,23 @@ class Ctx {
     this.log(
       "error",
       "engine.cancel_failed",
-      { cancelled: ev.cancelled, kept: ev.kept, ...(ev.detail ? { detail: ev.detail } : {}) },
+      fields,
       "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum",
     );
     this.kick("engine-down");
   }
 
-  /** The exchange's record proved more than the ledger knew: raise the count (never lower a counted one). */
-  reconciled(view: ReconciledView, fired: number[]) {
+  /**
+   * Engine down with policy `cancel`, after a confirmed cancel: orders placed since (the engine is down, a human
+   * or another process is not) are cancelled again, one pass each interval, while the engine stays down.
+   */
+  cancelAgain() {
     const m = this.m;
-    // Mid-run only upward: an assumed count is lowered at start-up only (the ledger store, before the switch).
-    const next = withReconciled(m.entry, { ...view, assumed: m.entry.assumed }, fired);
-    if (next === m.entry || next.triggersToday < m.entry.triggersToday) return;
-    m.entry = next;
-    this.fx.push({ type: "persist", entry: next });
-    this.gauges();
-    if (isExhausted(next) && !next.assumed && m.phase === "running" && m.state !== "not_protected") {
-      m.state = "exhausted";
-      if (!m.wasExhausted) this.logExhausted("the exchange's record shows the daily limit");
-    }
+    if (m.phase !== "running" || m.engineUp || m.cfg.onEngineDown !== "cancel") return;
+    if (m.ordersCancel !== "confirmed" || m.cancelPass || m.agentReason !== null) return;
+    m.cancelPass = true;
+    m.cancelPasses++;
+    this.fx.push({ type: "cancelOpenOrders", cancelStops: m.cfg.cancelStops });
   }
 
   agent(state: "ok" | "missing" | "expired", detail: string | undefined) {

@@ -6,7 +6,15 @@
  * machine step the invariants of docs/daemon.md "Invariants" are checked:
  *   1 never overclaims  2 never under-counts  3 no earlier deadline than a confirmed one  4 nonces increase
  *   5 nothing sent at the daily limit  6 permanent refusals re-checked slowly  7 removal on shutdown
- *   8 wall-clock steps never move the day back nor reset its count.
+ *   8 wall-clock steps never move the day back nor reset its count;
+ * and issue 25's, with an erratic clock in front of the exchange (every answer's Date off by any amount, or not
+ * a date at all), pushes the exchange applies whose answer is lost, and a record that may lag or lie:
+ * I never ready while the exchange holds no schedule at least the readiness margin ahead;
+ * II the pushes never stop or shorten while the model exchange would accept them, unless it refused with its
+ *   recognised daily limit or a permanent reason, or the operator's policy says so;
+ * III with a fresh record covering the day the count equals the exchange's fires (without one it is never below
+ *   them: 2);
+ * IV no event sequence makes `step` throw.
  * fast-check shrinks a failing sequence and prints its seed and path (replay with { seed, path }).
  * Each invariant was shown to fail on a planted bug (`Plant` in world.ts; the "planted" test below).
  */
@@ -23,7 +31,7 @@ const STARTS = [
   Date.UTC(2026, 0, 1, 23, 50, 0),
 ];
 
-const command: fc.Arbitrary<Command> = fc.oneof(
+const classic = [
   {
     weight: 10,
     arbitrary: fc.record({
@@ -61,20 +69,103 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ c: fc.constant("exchange" as const), down: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ c: fc.constant("gate" as const), on: fc.boolean() }) },
   { weight: 2, arbitrary: fc.constant({ c: "ghost" as const }) },
-);
+];
 
-const scenario = fc.record({
+/** The exchange's record read (lagging, lying or not), and the account's open orders coming and going. */
+const recordCommands = [
+  { weight: 1, arbitrary: fc.record({ c: fc.constant("orders" as const), open: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      c: fc.constant("record" as const),
+      lagMs: fc.constantFrom(0, 0, 0, 20_000, 60_000, 300_000),
+      lie: fc.constantFrom("none", "none", "none", "fake-lapses", "drop") as fc.Arbitrary<
+        "none" | "fake-lapses" | "drop"
+      >,
+    }),
+  },
+];
+
+const command: fc.Arbitrary<Command> = fc.oneof(...classic, ...recordCommands);
+
+const scenarioOf = (commands: fc.Arbitrary<Command>) =>
+  fc.record({
+    start: fc.constantFrom(...STARTS),
+    policy: fc.constantFrom("expedite", "lapse", "cancel") as fc.Arbitrary<SwitchConfig["onEngineDown"]>,
+    used: fc.constantFrom(0, 0, 0, 5, 9, 10),
+    // triggers the ledger guessed beyond the exchange's (a flaky network's afternoon): the count may sit at the
+    // limit while the exchange would still accept the pushes
+    guessed: fc.constantFrom(0, 0, 0, 3, 10),
+    commands: fc.array(commands, { minLength: 1, maxLength: 40 }),
+  });
+const scenario = scenarioOf(command);
+/** Without the record: the rarer sequences of the older invariants are found in as many runs as before. */
+const classicScenario = fc.record({
   start: fc.constantFrom(...STARTS),
   policy: fc.constantFrom("expedite", "lapse", "cancel") as fc.Arbitrary<SwitchConfig["onEngineDown"]>,
   used: fc.constantFrom(0, 0, 5, 9, 10),
-  commands: fc.array(command, { minLength: 1, maxLength: 40 }),
+  guessed: fc.constant(0),
+  commands: fc.array(fc.oneof(...classic), { minLength: 1, maxLength: 40 }),
+});
+/** Unanswered pushes (applied or not), time, and truthful, fresh records: invariant 10's ground. */
+const recordScenario = fc.record({
+  start: fc.constant(STARTS[0]!),
+  policy: fc.constant("expedite" as const),
+  used: fc.constant(0),
+  guessed: fc.constant(0),
+  commands: fc.array(
+    fc.oneof(
+      fc.record({ c: fc.constant("advance" as const), ms: fc.integer({ min: 1_000, max: 120_000 }) }),
+      fc.record({
+        c: fc.constant("respond" as const),
+        kind: fc.constantFrom("ok", "lost") as fc.Arbitrary<"ok" | "lost">,
+        applied: fc.boolean(),
+      }),
+      fc.constant({ c: "record" as const, lagMs: 0, lie: "none" as const }),
+    ),
+    { minLength: 1, maxLength: 30 },
+  ),
 });
 
-type Scenario = { start: number; policy: SwitchConfig["onEngineDown"]; used: number; commands: Command[] };
+type Scenario = {
+  start: number;
+  policy: SwitchConfig["onEngineDown"];
+  used: number;
+  guessed: number;
+  commands: Command[];
+};
+
+// Issue 25: the same commands and an erratic clock in front of the exchange: every answer's Date off by any
+// amount, or not a date at all (NaN, the year 275760, negative, infinite).
+const date: fc.Arbitrary<Command> = fc.oneof(
+  fc.record({
+    c: fc.constant("date" as const),
+    offsetMs: fc.oneof(
+      fc.constantFrom(0, 0, -120_000, 72_000_000, 129_600_000, -3_000, 3_000, -86_400_000 * 3),
+      fc.integer({ min: -200_000_000, max: 200_000_000 }),
+    ),
+  }),
+  fc.record({
+    c: fc.constant("date" as const),
+    offsetMs: fc.constant(0),
+    absurd: fc.constantFrom(Number.NaN, 8.64e15, -1, 0, Number.POSITIVE_INFINITY, 1e20),
+  }),
+) as fc.Arbitrary<Command>;
+
+const erratic = fc.record({
+  start: fc.constantFrom(...STARTS),
+  policy: fc.constantFrom("expedite", "lapse", "cancel") as fc.Arbitrary<SwitchConfig["onEngineDown"]>,
+  used: fc.constantFrom(0, 0, 5, 9, 10),
+  guessed: fc.constantFrom(0, 0, 0, 3, 10),
+  commands: fc.array(fc.oneof({ weight: 12, arbitrary: command }, { weight: 2, arbitrary: date }), {
+    minLength: 1,
+    maxLength: 40,
+  }),
+});
 
 /** Runs one scenario; returns the violations (empty when every invariant held after every step). */
-function runScenario({ start, policy, used, commands }: Scenario, plant: Plant = null) {
-  const w = new World({ ...CFG, onEngineDown: policy }, start, plant, used);
+function runScenario({ start, policy, used, guessed, commands }: Scenario, plant: Plant = null) {
+  const w = new World({ ...CFG, onEngineDown: policy }, start, plant, used, guessed);
   for (const cmd of commands) {
     w.apply(cmd);
     if (w.violations.length > 0) break;
@@ -92,40 +183,62 @@ describe("switch machine: invariants hold after every step of random event seque
   timeout: 60_000,
 }, () => {
   for (const part of [1, 2, 3, 4]) {
-    test.prop([scenario], { numRuns: 2_500 })(`invariants 1-8, part ${part} of 4`, (s) => {
-      const w = runScenario(s);
-      if (w.violations.length > 0) throw new Error(explain(w));
-    });
+    test.prop([erratic], { numRuns: 2_500 })(
+      `invariants 1-8, I-IV, part ${part} of 4`,
+      (s) => {
+        const w = runScenario(s);
+        if (w.violations.length > 0) throw new Error(explain(w));
+      },
+      60_000,
+    );
   }
 });
 
 // Every invariant must be able to fail: each planted bug is found by fast-check (and by the invariant named).
 describe("switch machine: each invariant catches its planted bug", { timeout: 60_000 }, () => {
-  // [plant, invariant, runs]: a bug that needs a rarer sequence gets more runs (each is still seconds)
-  const planted: [Plant, number, number?][] = [
-    ["pending-as-armed", 1],
-    ["forget-trigger", 2],
-    ["no-gate", 3],
-    ["nonce-from-wall", 4],
-    ["push-when-exhausted", 5],
-    ["fast-recheck", 6],
-    ["removal-ignored", 7],
-    ["day-from-wall", 8],
-    // an expedite (earlier deadline) with no write-ahead, a crash after the exchange applied it, the fire unseen
-    ["cover-without-ledger-rule", 2, 40_000],
-    ["cover-without-nonce-floor", 4],
-    ["nonce-floor-compounds", 4],
-  ];
-  for (const [plant, invariant, runs = 5_000] of planted) {
-    test(`planted ${plant} → invariant ${invariant}`, () => {
+  // [plant, invariant, runs, scenarios, seed]: a bug that needs a rarer sequence gets more runs (each is still
+  // seconds), or the commands that reach it
+  // (a plant that breaks time also shortens the pushes on the wrong clock: II may name it first)
+  const planted: [Plant, number | string | (number | string)[], number?, fc.Arbitrary<Scenario>?, number?][] =
+    [
+      ["pending-as-armed", 1],
+      ["forget-trigger", 2],
+      ["no-gate", 3],
+      ["nonce-from-wall", 4],
+      ["push-when-exhausted", 5],
+      ["fast-recheck", 6],
+      ["removal-ignored", 7],
+      ["day-from-wall", [8, "II"]],
+      // an expedite (earlier deadline) with no write-ahead, a crash after the exchange applied it, the fire unseen
+      ["cover-without-ledger-rule", [2, "II"], 40_000, classicScenario],
+      // (cover-without-nonce-floor, shown on invariant 4 until issue 25, is no longer reached here: since a nonce
+      // handed out before an answer verified the time is neither persisted nor held against the next run's, the
+      // model no longer produces the sequence; 20,000 runs on each of seeds 11-14 found none. The rule it planted
+      // against, that a covered push ends where a restart's nonces would start below it, is checked directly:
+      // test/daemon/ledger.test.ts, "coverage ends where a restart would start its nonces below this push's".)
+      ["nonce-floor-compounds", 4],
+      // issue 25: the erratic clock, the guesses, the record
+      ["readiness-on-local", "I", 5_000, erratic],
+      ["stop-at-count", "II"],
+      ["unrecognised-as-limit", "II"],
+      ["record-ignored", "III", 5_000, recordScenario],
+      ["date-unbounded", ["IV", "II"], 5_000, erratic],
+    ];
+  for (const [plant, invariant, runs = 5_000, scenarios = scenario, seed = 11] of planted) {
+    // (each up to 2 min: on a loaded 2-core machine 40,000 runs take a minute; idle, a few seconds)
+    test(`planted ${plant} → invariant ${invariant}`, { timeout: 120_000 }, () => {
       const result = fc.check(
-        fc.property(scenario, (s) => runScenario(s, plant).violations.length === 0),
+        fc.property(scenarios, (s) => runScenario(s, plant).violations.length === 0),
         // No shrinking: the first failing sequence is enough to name the invariant (shrinking took seconds).
-        { numRuns: runs, seed: 11, endOnFailure: true },
+        { numRuns: runs, seed, endOnFailure: true },
       );
       expect(result.failed, `planted ${plant} was not found`).toBe(true);
       const caught = runScenario(result.counterexample![0], plant).violations.map((v) => v.invariant);
-      expect(caught).toContain(invariant);
+      const named = Array.isArray(invariant) ? invariant : [invariant];
+      expect(
+        caught.some((c) => named.includes(c)),
+        `caught ${caught.join(",")}`,
+      ).toBe(true);
     });
   }
 });

@@ -154,16 +154,61 @@ describe("step: one row per rule", () => {
     expect(again.model.entry.triggersToday).toBe(1);
   });
 
-  test("daily limit reached → exhausted, no push; after 00:00 UTC (day rolls) → trigger.reset and a push", () => {
-    const entry = { ...newEntry(CFG.account, T0, { limit: 10 }), triggersToday: 10 };
+  test("the exchange's daily-limit refusal → exhausted, no push; after 00:00 UTC (day rolls) → trigger.reset and a push", () => {
+    const entry = {
+      ...newEntry(CFG.account, T0, { limit: 10 }),
+      triggersToday: 10,
+      limitRefusedAt: T0 - 1_000,
+    };
     const ex = run([[{ type: "start" }, at(0)]], {}, entry);
     expect(ex.model.state).toBe("exhausted");
+    expect(status(ex.model, at(0)).exhausted).toBe(true);
     expect(types(ex.effects)).not.toContain("recordIntent");
     const midnight = Date.UTC(2026, 0, 2) - T0;
-    const next = step(ex.model, { type: "dayRollover" }, at(midnight + 1));
-    expect(types(next.effects)).toEqual(
+    // the day rolls once an answer's Date verified the time (here one that agrees with the local clock)
+    const sampled = step(
+      ex.model,
+      { type: "clockSample", date: T0 + midnight - 1_000, sentMono: midnight - 10, receivedMono: midnight },
+      at(midnight),
+    );
+    const next = step(sampled.model, { type: "dayRollover" }, at(midnight + 1));
+    expect(types([...sampled.effects, ...next.effects])).toEqual(
       expect.arrayContaining(["log:ledger.rollover", "log:trigger.reset", "recordIntent"]),
     );
+  });
+
+  test("behavior: a count at the limit without the exchange's refusal (guesses) fails readiness, and the pushes go on", () => {
+    const guesses = Array.from({ length: 10 }, (_, i) => ({
+      deadline: T0 - 3_600_000 + i * 60_000,
+      proof: "guess" as const,
+      at: T0 - 3_600_000 + i * 60_000,
+    }));
+    const entry = { ...newEntry(CFG.account, T0, { limit: 10 }), triggersToday: 10, triggers: guesses };
+    const r = run([[{ type: "start" }, at(0)]], {}, entry);
+    expect(types(r.effects)).toContain("log:trigger.limit_suspected");
+    expect(types(r.effects)).not.toContain("log:trigger.exhausted");
+    expect(types(r.effects)).toContain("recordIntent");
+    const st = status(r.model, at(0));
+    expect(st).toMatchObject({ exhausted: false, limitSuspected: true, limitRefused: false });
+    expect(st.triggerProofs).toMatchObject({ guess: 10, orders: 0, limit_error: 0 });
+    // an unrecognised refusal is neither the limit nor permanent: the next interval pushes again
+    const sent = step(r.model, { type: "intentRecorded", id: 1 }, at(0)).model;
+    const refused = step(
+      sent,
+      {
+        type: "pushFailed",
+        id: 1,
+        kind: "rejected",
+        message: "Some text the daemon does not know",
+        permanent: false,
+        retryable: false,
+        outcomeUnknown: false,
+      },
+      at(100),
+    );
+    expect(refused.model.state).not.toBe("exhausted");
+    expect(refused.model.entry.limitRefusedAt).toBeNull();
+    expect(types(step(refused.model, { type: "tick" }, at(15_000)).effects)).toContain("recordIntent");
   });
 
   test("a day never rolls on an unverified clock, nor backwards", () => {

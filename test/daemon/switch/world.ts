@@ -6,22 +6,27 @@
  */
 import { computeReadiness, defaultMinMarginMs } from "../../../src/daemon/health.js";
 import type { LedgerEntry } from "../../../src/daemon/ledger.js";
-import { intentCovered, newEntry, rollEntry } from "../../../src/daemon/ledger-model.js";
+import { intentCovered, limitRefused, newEntry, rollEntry } from "../../../src/daemon/ledger-model.js";
 import { describeFailure } from "../../../src/daemon/switch/driver.js";
+import { isPlausibleTime, SUSPECT_MS } from "../../../src/daemon/switch/exchange-time.js";
 import {
   type Effect,
   type Event,
   initialModel,
+  recordMargin,
   type ShutdownOutcome,
   type SwitchConfig,
   type SwitchModel,
   status,
   step,
   type TimerName,
+  timesOf,
 } from "../../../src/daemon/switch/machine.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../../src/daemon/types.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../../src/hyperliquid/errors.js";
 import { floorCovers, NONCE_SIGN_SLACK_MS, nonceFloor } from "../../../src/hyperliquid/nonce.js";
+import type { ExplorerTx, HistoricalOrder } from "../../../src/hyperliquid/schemas.js";
+import { readFinding } from "../../../src/reconcile/record.js";
 import { utcDay } from "../../../src/utils/clock.js";
 import { ExchangeTime } from "../../../src/utils/runtime.js";
 
@@ -53,11 +58,38 @@ export type Command =
   | { c: "exchange"; down: boolean }
   | { c: "gate"; on: boolean }
   /** a request whose outcome was unknown lands late (only before its expiresAfter) */
-  | { c: "ghost" };
+  | { c: "ghost" }
+  /** the account has open orders (a fire then leaves `scheduledCancel` orders in historicalOrders) or not */
+  | { c: "orders"; open: boolean }
+  /**
+   * the exchange's record is read: `lagMs` behind the exchange (it lists what happened up to then), and it may
+   * lie: `fake-lapses` adds ten accepted, lapsed schedules earlier today with no orders; `drop` leaves out every
+   * other transaction
+   */
+  | { c: "record"; lagMs: number; lie: "none" | "fake-lapses" | "drop" }
+  /**
+   * an erratic clock in front of the exchange (a proxy, a CDN): every answer's Date is the exchange's time +
+   * `offsetMs`, or `absurd` (not a date, the year 275760, negative) until the next `date` command
+   */
+  | { c: "date"; offsetMs: number; absurd?: number | undefined };
 
-export type Violation = { invariant: number; message: string };
+/**
+ * Invariants 1-8 (docs/daemon.md), and issue 25's "I" (never ready without the margin), "II" (the pushes never
+ * stop but on the exchange's recognised refusal or the operator's policy), "III" (the count against the fires with
+ * a fresh record) and "IV" (step never throws).
+ */
+export type Violation = { invariant: number | string; message: string };
 
-type Inflight = { id: number; cancelAt: number; sentMono: number; expiresAt: number; expedite: boolean };
+/** `expiresAt`: the signed expiresAfter (the daemon's time + the window); `abortMono`: when the driver gives up */
+type Inflight = {
+  id: number;
+  cancelAt: number;
+  sentMono: number;
+  expiresAt: number;
+  abortMono: number;
+  expedite: boolean;
+  nonce: number;
+};
 
 /** Bugs planted on purpose to show each invariant can fail (see properties.test.ts). */
 export type Plant =
@@ -72,7 +104,12 @@ export type Plant =
   | "day-from-wall" // 8: the day rolls on the local wall clock
   | "cover-without-ledger-rule" // 2: no write-ahead record while the nonce floor allows, whatever the file says
   | "cover-without-nonce-floor" // 4: a covered push's nonce is not checked against the restart's floor
-  | "nonce-floor-compounds"; // 4: the floor adds the deadline to the last nonce too: quick restarts run ahead
+  | "nonce-floor-compounds" // 4: the floor adds the deadline to the last nonce too: quick restarts run ahead
+  | "stop-at-count" // II: the pushes stop when the count (guesses included) reaches the limit (the old rule)
+  | "unrecognised-as-limit" // II: a refusal the daemon does not recognise is taken as the daily limit
+  | "record-ignored" // III: the record is never applied (guesses are never withdrawn)
+  | "readiness-on-local" // I: readiness on the local wall clock alone, the clocks' disagreement ignored
+  | "date-unbounded"; // IV: every Date is applied as verified (no plausibility range, no window)
 
 export class World {
   // --- the exchange
@@ -82,7 +119,18 @@ export class World {
   fired: { at: number; deadline: number }[] = [];
   exDown = false;
   volumeGate = false;
+  /** the highest nonce handed out on verified time, or accepted by the exchange in an answer */
   lastNonce = 0;
+  /**
+   * every scheduleCancel the exchange received, as its explorer lists it (oldest first); the list reaches back
+   * into the day before (a refused action then), so a record covers the whole of the world's days
+   */
+  txs: { time: number; deadline: number | null; error: string | null }[] = [];
+  /** historicalOrders: the orders a fire cancelled (`scheduledCancel` at the fire's time) */
+  orders: HistoricalOrder[] = [];
+  ordersOpen = true;
+  /** a record that lies was applied (the count may then exceed the fires: invariant 2's upper bound is off) */
+  liesSeen = 0;
   // --- the host
   mono = 0;
   wallDelta = 0;
@@ -122,10 +170,22 @@ export class World {
     readonly plant: Plant = null,
     /** triggers already used today, on both sides */
     used = 0,
+    /** triggers the ledger guessed today beyond those (the exchange fired none of them) */
+    readonly guessed = 0,
   ) {
     this.t = start;
+    this.used = used;
+    this.txs.push({ time: start - 86_400_000, deadline: start, error: "too_early" });
     this.time = new ExchangeTime(this.hostClock());
-    this.persisted = { ...newEntry(cfg.account, start, { limit: DAILY_LIMIT }), triggersToday: used };
+    this.persisted = {
+      ...newEntry(cfg.account, start, { limit: DAILY_LIMIT }),
+      triggersToday: used + guessed,
+      triggers: Array.from({ length: guessed }, (_, i) => ({
+        deadline: start - 3_600_000 + i * 60_000,
+        proof: "guess" as const,
+        at: start - 3_600_000 + i * 60_000,
+      })),
+    };
     if (used > 0) this.triggersByDay.set(utcDay(start), used);
     this.model = initialModel(cfg, this.persisted);
     this.nextTickMono = this.mono + cfg.intervalMs;
@@ -136,25 +196,83 @@ export class World {
     return { now: () => this.t + this.wallDelta, monotonic: () => this.mono };
   }
 
+  /** What the driver gives the machine: the monotonic clock and the LOCAL wall clock as read. */
   now() {
-    if (this.plant === "day-from-wall") return { mono: this.mono, wall: this.t + this.wallDelta };
-    return { mono: this.mono, wall: this.time.now(), verified: this.time.verified };
+    return { mono: this.mono, wall: this.t + this.wallDelta };
+  }
+
+  /** The machine's belief (exchange-time.ts): what the daemon's nonces, expiresAfter and ledger follow. */
+  times() {
+    return timesOf(this.model, this.now());
+  }
+
+  /** The exchange time the daemon acts on (its shared ExchangeTime adopts the machine's view). */
+  exNow() {
+    return this.times().act;
+  }
+
+  /** The ledger's updatedAt moves only to a verified time (src/daemon/ledger.ts `verifiedNow`). */
+  persistNow() {
+    const t = this.times();
+    return t.verified ? t.exchange : 0;
+  }
+
+  // --- the erratic clock in front of the exchange
+  dateOffset = 0;
+  dateAbsurd: number | null = null;
+
+  /** One answer's Date, as the driver feeds it to the machine (with the request's round trip). */
+  sample(sentMono: number) {
+    const truth = Math.floor((this.t + this.dateOffset) / 1000) * 1000;
+    const date = this.dateAbsurd ?? truth;
+    if (this.plant === "date-unbounded" && this.model.time && !isPlausibleTime(date)) {
+      // planted: the Date is applied as it comes, verified, with no range or window
+      this.model = {
+        ...this.model,
+        time: { ...this.model.time, offset: date + 500 - this.mono, sampled: true, anchorMono: this.mono },
+      };
+    }
+    const before = this.logs.length;
+    this.dispatch({ type: "clockSample", date, sentMono, receivedMono: this.mono });
+    for (let i = before; i < this.logs.length; i++)
+      if (this.logs[i] === "clock.corrected" || this.logs[i] === "clock.source_switched")
+        this.correctedSinceConfirm = true;
   }
 
   // ------------------------------------------------------------------------------------------- driver
 
   dispatch(ev: Event) {
+    if (this.plant === "stop-at-count" && this.model.entry.triggersToday >= this.model.entry.limit)
+      this.model = { ...this.model, entry: { ...this.model.entry, limitRefusedAt: Math.floor(this.t) } };
     if (this.plant === "fast-recheck" && ev.type === "tick" && this.model.state === "not_protected")
       this.model = { ...this.model, nextPermanentCheckMono: 0 };
+    // the machine forgets the exchange's daily-limit refusal (and so pushes after it)
+    const refusedAt = this.model.entry.limitRefusedAt;
     if (this.plant === "push-when-exhausted")
-      this.model = { ...this.model, entry: { ...this.model.entry, limit: 1_000 } };
+      this.model = { ...this.model, entry: { ...this.model.entry, limitRefusedAt: null } };
     const before = this.model.entry.armedUntil;
+    // planted: the machine decides on the local wall clock, whatever the answers say (the daemon's nonces still
+    // follow the exchange estimate: the model's time is restored after the step)
+    const kept = this.plant === "day-from-wall" ? this.model.time : null;
+    if (kept)
+      this.model = {
+        ...this.model,
+        time: { ...kept, offset: this.t + this.wallDelta - this.mono, sampled: true, anchorMono: this.mono },
+      };
     // the machine never changes the model it is given: frozen, a change in place throws here
     deepFreeze(this.model);
     const r = step(this.model, ev, this.now());
-    this.model = r.model;
-    if (this.plant === "push-when-exhausted")
-      this.model = { ...this.model, entry: { ...this.model.entry, limit: DAILY_LIMIT } };
+    // IV. no event makes step throw (it refuses and logs instead: "the step threw")
+    for (const e of r.effects)
+      if (
+        e.type === "log" &&
+        e.event === "switch.event_refused" &&
+        String(e.fields.reason).startsWith("the step threw")
+      )
+        this.fail("IV", `step threw on ${ev.type}: ${String(e.fields.reason)}`);
+    this.model = kept ? { ...r.model, time: kept } : r.model;
+    if (this.plant === "push-when-exhausted" && this.model.entry.limitRefusedAt === null)
+      this.model = { ...this.model, entry: { ...this.model.entry, limitRefusedAt: refusedAt } };
     void before;
     if (this.plant === "forget-trigger") {
       for (const e of r.effects)
@@ -163,6 +281,7 @@ export class World {
     }
     for (const e of r.effects) this.run(e);
     this.check(ev.type);
+    this.checkPushing(ev.type);
   }
 
   run(e: Effect) {
@@ -172,13 +291,14 @@ export class World {
         return;
       case "metric":
       case "pollExposure":
+      case "readRecord": // answered by the `record` command (with its lag and lies)
         return;
       case "persist":
       case "recordConfirmedPush":
       case "countTrigger":
         this.persisted = e.entry;
-        this.persistedAt = Math.max(this.persistedAt, this.time.now());
-        this.persistedNonce = Math.max(this.persistedNonce, this.lastNonceSent);
+        this.persistedAt = Math.max(this.persistedAt, this.persistNow());
+        this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
         return;
       case "armTimer":
         this.timers.set(e.name, e.atMono);
@@ -189,19 +309,19 @@ export class World {
       case "recordIntent":
         // as the driver's ledger: nothing is written when the file already covers the push (ledger-model.ts)
         if (
-          (this.plant === "cover-without-ledger-rule" || intentCovered(this.persisted, e.entry)) &&
+          (this.plant === "cover-without-ledger-rule" || coveredSafely(this.persisted, e.entry)) &&
           (this.plant === "cover-without-nonce-floor" ||
             floorCovers(
               this.persistedAt,
               this.nonceSpan(),
-              Math.max(Math.floor(this.time.now()), this.lastNonceSent) + NONCE_SIGN_SLACK_MS,
+              Math.max(Math.floor(this.exNow()), this.lastNonceSent) + NONCE_SIGN_SLACK_MS,
             ))
         )
           return this.dispatch({ type: "intentRecorded", id: e.id });
         if (this.diskSlow) return this.dispatch({ type: "intentFailed", id: e.id, reason: "slow" });
         this.persisted = e.entry;
-        this.persistedAt = Math.max(this.persistedAt, this.time.now());
-        this.persistedNonce = Math.max(this.persistedNonce, this.lastNonceSent);
+        this.persistedAt = Math.max(this.persistedAt, this.persistNow());
+        this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
         return this.dispatch({ type: "intentRecorded", id: e.id });
       case "sendPush":
         return this.sendPush(e.id, e.cancelAt, e.expiresAfterMs);
@@ -214,46 +334,88 @@ export class World {
       case "done":
         this.done = e.outcome;
         return;
+      case "nonceFloor":
+        // the daemon's NonceSource.rebase: the next nonce is above the floor the exchange's answer names
+        if (e.floor < this.lastNonceSent) this.rebasedDown = true;
+        this.lastNonceSent = e.floor;
+        return;
     }
   }
 
   sendPush(id: number, cancelAt: number, expiresAfterMs: number) {
     // invariant 4: nonces strictly increase per signer, across restarts
     // (the daemon's NonceSource: exchange time, never below the floor seeded from the ledger's updatedAt)
-    const clockNonce = Math.floor(
-      this.plant === "nonce-from-wall" ? this.t + this.wallDelta : this.time.now(),
-    );
+    const clockNonce = Math.floor(this.plant === "nonce-from-wall" ? this.t + this.wallDelta : this.exNow());
     const nonce = clockNonce > this.lastNonceSent ? clockNonce : this.lastNonceSent + 1;
-    if (nonce <= this.lastNonce) this.fail(4, `nonce ${nonce} not above ${this.lastNonce}`);
+    // (against the nonces the exchange accepted: one handed out on unverified time is not persisted, so a restart
+    // before any answer verified the time may hand it out again, and the exchange refuses the duplicate)
+    if (nonce <= this.lastNonce && !this.rebasedDown)
+      this.fail(4, `nonce ${nonce} not above the accepted ${this.lastNonce}`);
+    // only a nonce taken on verified time is persisted (src/hyperliquid/nonce.ts `lastVerified`), and only those
+    // (and the ones the exchange accepted in an answer) are what invariant 4 holds the next ones above: one handed
+    // out on unverified time is not persisted, so a restart before any answer may hand it out again (the exchange
+    // refuses the duplicate, or answers "too low" and the floor is re-derived from its answer)
+    if (this.times().verified || this.plant === "nonce-from-wall") {
+      this.lastVerifiedNonce = nonce;
+      this.lastNonce = Math.max(this.lastNonce, nonce);
+    }
     // ... and stay near the exchange's clock: a restart's floor may lead it by requestTimeout + deadline, and each
     // quick restart (no time passing) by one requestTimeout more; never by a deadline per restart, or a daemon in
     // a crash loop would run its nonces out of the exchange's window. (After a wall-clock step the nonces may
     // lead by the step too: those used on the stepped clock stay used; checked without steps.)
-    const lead = nonce - this.time.now();
+    const lead = nonce - this.exNow();
     const allowed =
       this.cfg.requestTimeoutMs + this.cfg.deadlineMs + this.restarts * this.cfg.requestTimeoutMs;
-    if (this.plant !== "nonce-from-wall" && this.stepsSeen === 0 && lead > allowed + TIME_TOLERANCE_MS)
+    if (
+      this.plant !== "nonce-from-wall" &&
+      this.stepsSeen === 0 &&
+      this.datesSeen === 0 &&
+      lead > allowed + TIME_TOLERANCE_MS
+    )
       this.fail(4, `nonce ${nonce} leads the clock by ${lead} ms`);
-    this.lastNonce = Math.max(this.lastNonce, nonce);
     this.lastNonceSent = nonce;
-    // invariant 5: no push at the daily limit
+    // invariant 5: no push after the exchange's own daily-limit refusal (on its day)
     const entry = rollEntry(this.model.entry, this.t).entry;
-    if (entry.triggersToday >= DAILY_LIMIT && !entry.assumed)
-      this.fail(5, "a push was sent at the daily limit");
+    // (on the day of the refusal by both the exchange's clock and the daemon's: a push on a day the daemon cannot
+    // tell from the next is harmless, and sent)
+    if (
+      limitRefused(entry) &&
+      utcDay(entry.limitRefusedAt!) === utcDay(this.t) &&
+      utcDay(entry.limitRefusedAt!) === dayOf(timesOf(this.model, this.now()).act) &&
+      utcDay(entry.limitRefusedAt!) === dayOf(timesOf(this.model, this.now()).day)
+    )
+      this.fail(5, "a push was sent after the exchange's daily-limit refusal");
+    // invariant II: a push is never shortened but by the operator's policy (an engine-down expedite)
+    // (on the daemon's own clock: how far its clock is from the exchange's is invariant 1's business)
+    const own = timesOf(this.model, this.now()).act;
+    if (this.model.inflight?.mode !== "expedite" && cancelAt < own + this.cfg.deadlineMs - 1_000)
+      this.fail("II", `a push for ${cancelAt - own} ms ahead, not the deadline's ${this.cfg.deadlineMs}`);
     // invariant 6: a permanent refusal is re-checked no faster than the re-check interval
     if (this.permanentAtMono !== null && this.mono - this.permanentAtMono < this.cfg.permanentRecheckMs)
       this.fail(6, `re-checked ${this.mono - this.permanentAtMono} ms after a permanent refusal`);
+    // While the two clocks disagree the time the push is computed on follows them (the later of the two, or the
+    // exchange estimate beyond the bridge): a cancel time earlier than a confirmed one is then a clock change, not
+    // a late request (what invariant 3 is about).
+    if (this.times().suspect) this.correctedSinceConfirm = true;
     this.inflight = {
       id,
       cancelAt,
       sentMono: this.mono,
-      expiresAt: this.t + expiresAfterMs,
+      expiresAt: Math.floor(this.exNow()) + expiresAfterMs,
+      abortMono: this.mono + expiresAfterMs,
       expedite: this.model.inflight?.mode === "expedite",
+      nonce,
     };
   }
 
   /** The exchange applies a push (or refuses it by its rules); returns the error kind or null. */
   exApply(cancelAt: number | undefined, expedite = false): HyperliquidErrorKind | null {
+    const refused = this.exJudge(cancelAt, expedite);
+    this.txs.push({ time: this.t, deadline: cancelAt ?? null, error: refused });
+    return refused;
+  }
+
+  exJudge(cancelAt: number | undefined, expedite: boolean): HyperliquidErrorKind | null {
     if (this.volumeGate) return "volume_gate";
     if (cancelAt === undefined) {
       this.schedule = null;
@@ -285,18 +447,26 @@ export class World {
   /** A request with an unknown outcome lands late, if it still can. */
   ghostLands() {
     const g = this.ghosts.shift();
-    if (!g || this.t > g.expiresAt || this.exDown) return;
+    if (!g || this.t > g.expiresAt || this.mono > g.abortMono || this.exDown) return;
     this.exApply(g.cancelAt, g.expedite);
     this.check("ghost");
   }
 
-  failure(kind: HyperliquidErrorKind, id: number): Event {
+  failure(
+    kind: HyperliquidErrorKind,
+    id: number,
+    message?: string,
+    nonceDetail?: "too_low" | "too_high",
+  ): Event {
+    // a refusal the daemon does not recognise read as the daily limit (planted)
+    if (this.plant === "unrecognised-as-limit" && kind === "rejected") kind = "daily_limit";
     const error = new HyperliquidApiError({
       endpoint: "exchange",
       status: 200,
       url: "model",
       kind,
-      serverMessage: kind,
+      serverMessage: message ?? kind,
+      ...(nonceDetail ? { nonceDetail } : {}),
     });
     const f = describeFailure(error);
     if (f.permanent) this.permanentAtMono = this.mono;
@@ -308,26 +478,41 @@ export class World {
     const f = this.inflight;
     if (!f) return this.respondRemoval(kind);
     this.inflight = null;
-    const live = this.t <= f.expiresAt;
+    const live = this.mono <= f.abortMono;
     if (kind === "ok" && live && !this.exDown) {
-      const refused = this.exApply(f.cancelAt, f.expedite);
-      if (refused) {
-        this.time.observe({
-          date: Math.floor(this.t / 1000) * 1000,
-          sentMono: f.sentMono,
-          receivedMono: this.mono,
-        });
-        return this.dispatch(this.failure(refused, f.id));
+      // the exchange's own checks, on its own clock: expiresAfter, the nonce window, then the schedule's rules
+      const day = 86_400_000;
+      let refused: Event | null = null;
+      if (f.expiresAt < this.t) refused = this.failure("expired", f.id, "Action already expired");
+      else if (f.nonce >= this.t + day)
+        refused = this.failure(
+          "nonce",
+          f.id,
+          `Invalid nonce: nonce too high ${f.nonce} > ${this.t + day}`,
+          "too_high",
+        );
+      else if (f.nonce <= this.t - 2 * day)
+        refused = this.failure(
+          "nonce",
+          f.id,
+          `Invalid nonce: nonce too low ${f.nonce} < ${this.t - 2 * day}`,
+          "too_low",
+        );
+      else {
+        const kindRefused = this.exApply(f.cancelAt, f.expedite);
+        if (kindRefused) refused = this.failure(kindRefused, f.id);
       }
+      if (refused) {
+        this.sample(f.sentMono);
+        return this.dispatch(refused);
+      }
+      this.lastNonce = Math.max(this.lastNonce, f.nonce);
+      // the exchange accepted it: NonceSource.accepted, so it is persisted as lastNonce
+      this.lastVerifiedNonce = Math.max(this.lastVerifiedNonce, f.nonce);
       this.permanentAtMono = null;
       this.lastConfirmed = f.cancelAt;
       this.correctedSinceConfirm = false;
-      const corr = this.time.observe({
-        date: Math.floor(this.t / 1000) * 1000,
-        sentMono: f.sentMono,
-        receivedMono: this.mono,
-      });
-      if (corr !== null) this.correctedSinceConfirm = true;
+      this.sample(f.sentMono);
       return this.dispatch({
         type: "pushConfirmed",
         id: f.id,
@@ -341,11 +526,7 @@ export class World {
       return this.failAndMaybeUngate(this.failure(kind === "5xx" ? "server_error" : "transport", f.id));
     }
     if (kind === "refused") {
-      this.time.observe({
-        date: Math.floor(this.t / 1000) * 1000,
-        sentMono: f.sentMono,
-        receivedMono: this.mono,
-      });
+      this.sample(f.sentMono);
       return this.dispatch(this.failure("rejected", f.id));
     }
     this.volumeGate = true;
@@ -384,8 +565,7 @@ export class World {
       if (this.phaseRunning()) candidates.push({ at: this.nextTickMono, what: "tick" });
       for (const d of dueTimers) candidates.push({ at: d.at, what: `timer:${d.name}` });
       if (this.schedule !== null) candidates.push({ at: this.mono + (this.schedule - this.t), what: "fire" });
-      if (this.inflight)
-        candidates.push({ at: this.mono + (this.inflight.expiresAt - this.t), what: "abort" });
+      if (this.inflight) candidates.push({ at: this.inflight.abortMono, what: "abort" });
       const nextMidnightWall = Date.UTC(
         new Date(this.t + this.wallDelta).getUTCFullYear(),
         new Date(this.t + this.wallDelta).getUTCMonth(),
@@ -419,6 +599,14 @@ export class World {
       const day = utcDay(deadline);
       this.triggersByDay.set(day, (this.triggersByDay.get(day) ?? 0) + 1);
       this.fired.push({ at: this.t, deadline });
+      if (this.ordersOpen) {
+        this.orders.push({
+          order: { coin: "BTC", oid: this.orders.length + 1, timestamp: deadline - 600_000 },
+          status: "scheduledCancel",
+          statusTimestamp: this.t,
+        });
+        this.ordersOpen = false;
+      }
       this.check("exchange-fire");
       return;
     }
@@ -459,6 +647,9 @@ export class World {
       case "step":
         this.wallDelta += cmd.deltaMs;
         this.stepsSeen++;
+        // the time the switch acts on (the later of the two clocks while they disagree) may move back with it: a
+        // change of clock, not a late request (invariant 3 is about the latter)
+        this.correctedSinceConfirm = true;
         return;
       case "disk":
         this.diskSlow = cmd.slow;
@@ -468,6 +659,17 @@ export class World {
         return;
       case "ghost":
         return this.ghostLands();
+      case "orders":
+        this.ordersOpen = cmd.open;
+        return;
+      case "record":
+        return this.readRecord(cmd.lagMs, cmd.lie);
+      case "date":
+        this.dateOffset = cmd.offsetMs;
+        this.dateAbsurd = cmd.absurd ?? null;
+        if (cmd.offsetMs !== 0 || cmd.absurd !== undefined) this.datesSeen++;
+        this.correctedSinceConfirm = true;
+        return;
       case "gate":
         this.volumeGate = cmd.on;
         if (!cmd.on) this.permanentAtMono = null;
@@ -500,24 +702,98 @@ export class World {
     this.lastConfirmed = null;
     this.permanentAtMono = null; // invariant 6 is per run: a restart checks once at start
     this.time = new ExchangeTime(this.hostClock());
-    if (this.plant !== "nonce-from-wall") this.time.notBefore(this.persistedAt);
+    this.model = initialModel(
+      this.cfg,
+      this.persisted,
+      this.plant === "nonce-from-wall" ? null : this.persistedAt,
+    );
     // A restart on a wall clock that is off (stepped while the daemon was down or just before), before any
     // answer verified it, cannot know the exchange's time: invariants 1 and 2 are not asserted until an answer
     // verified the clock, nor for the rest of that UTC day (docs/daemon.md "Known limit"). Steps while running
     // are fully covered.
-    const off = Math.abs(this.time.now() - this.t) > TIME_TOLERANCE_MS;
-    this.offRestart = off;
-    if (off) this.unverifiedDay = utcDay(Math.max(this.t, this.time.now()) + 86_400_000);
+    const off = Math.abs(this.exNow() - this.t) > TIME_TOLERANCE_MS;
+    // (a later restart on a good clock does not undo what a run on the wrong one did that day)
+    this.offRestart = off || (this.unverifiedDay !== null && utcDay(this.t) < this.unverifiedDay);
+    if (off) this.unverifiedDay = utcDay(Math.max(this.t, this.exNow()) + 86_400_000);
     this.lastNonceSent =
       this.plant === "nonce-from-wall"
         ? 0
         : this.plant === "nonce-floor-compounds"
           ? Math.max(this.persistedAt, this.persistedNonce) + this.cfg.requestTimeoutMs + this.cfg.deadlineMs
           : nonceFloor(this.persistedAt, this.persistedNonce, this.nonceSpan());
-    this.model = initialModel(this.cfg, this.persisted);
+    this.lastVerifiedNonce = this.lastNonceSent;
     this.nextTickMono = this.mono + this.cfg.intervalMs;
     this.done = null;
     this.dispatch({ type: "start" });
+  }
+
+  /** The exchange's record, as the explorer and historicalOrders would show it (lagging, or lying). */
+  readRecord(lagMs: number, lie: "none" | "fake-lapses" | "drop") {
+    if (this.model.phase !== "running" && this.model.phase !== "stopping") return;
+    const upTo = this.t - lagMs;
+    let listed = this.txs.filter((x) => x.time <= upTo);
+    if (lie === "drop") listed = listed.filter((_, i) => i % 2 === 1);
+    const txs: ExplorerTx[] = listed.map((x, i) => ({
+      action: { type: "scheduleCancel", ...(x.deadline !== null ? { time: x.deadline } : {}) },
+      block: i + 1,
+      error: x.error,
+      hash: `0x${i.toString(16)}`,
+      time: x.time,
+      user: this.cfg.account,
+    }));
+    if (lie === "fake-lapses") {
+      const dayStart = Date.parse(`${utcDay(this.t)}T00:00:00.000Z`);
+      for (let k = 0; k < 10; k++) {
+        const at = dayStart + 60_000 + k * 180_000;
+        if (at >= upTo) break;
+        txs.push({
+          action: { type: "scheduleCancel", time: at + 60_000 },
+          block: 900_000 + k,
+          error: null,
+          hash: `0xfake${k}`,
+          time: at,
+          user: this.cfg.account,
+        });
+      }
+    }
+    if (lie !== "none") this.liesSeen++;
+    const orders = this.orders.filter((o) => o.statusTimestamp <= upTo);
+    const finding = readFinding(txs, orders, this.time.now());
+    this.lastRecord = { lagMs, lie, newestTx: finding.newestTx };
+    // planted: the record is read and never applied (the invariants are checked as after it)
+    if (this.plant === "record-ignored") this.check("record");
+    else this.dispatch({ type: "record", evidence: { ...finding, at: this.time.now() } });
+    this.lastRecord = null;
+  }
+
+  lastRecord: { lagMs: number; lie: string; newestTx: number | null } | null = null;
+  used: number;
+
+  /**
+   * Invariant II (issue 25): the pushes never stop while the model exchange would accept them, unless the
+   * exchange refused with its recognised daily limit or a permanent reason, or the operator's policy says so
+   * (engine down with lapse or expedite, a graceful stop). Checked after every interval tick: a push is then in
+   * flight, or held only by the unknown-outcome gate or a back-off.
+   */
+  checkPushing(after: string) {
+    if (after !== "tick") return;
+    const m = this.model;
+    if (m.phase !== "running" || !m.engineUp || m.notProtectedReason !== null || m.agentReason !== null)
+      return;
+    if (this.volumeGate || (this.triggersByDay.get(utcDay(this.t)) ?? 0) >= DAILY_LIMIT) return;
+    if (m.inflight !== null || this.mono < m.gateUntilMono || this.mono < m.retryAtMono) return;
+    // the machine's day may still be the old one within the clock's tolerance of 00:00 UTC
+    // (a daemon whose clocks both still say the day of the refusal, after a restart on a wrong clock no answer
+    // has corrected yet, cannot know the exchange's day has changed: the known limit of docs/daemon.md)
+    const t = timesOf(m, this.now());
+    if (m.entry.limitRefusedAt !== null && dayOf(Math.max(t.act, t.day)) <= utcDay(m.entry.limitRefusedAt))
+      if (utcDay(this.t) !== utcDay(m.entry.limitRefusedAt)) return;
+    const sinceMidnight = this.t % 86_400_000;
+    if (sinceMidnight <= TIME_TOLERANCE_MS || 86_400_000 - sinceMidnight <= TIME_TOLERANCE_MS) return;
+    this.fail(
+      "II",
+      `no push at an interval although the exchange would accept it (state ${m.state}, count ${m.entry.triggersToday})`,
+    );
   }
 
   /** What the restart's nonce floor allows for, as the daemon passes it. */
@@ -527,20 +803,36 @@ export class World {
 
   // ---------------------------------------------------------------------------------------------- invariants
 
-  fail(invariant: number, message: string) {
+  fail(invariant: number | string, message: string) {
     this.violations.push({ invariant, message: `${message} (t=${new Date(this.t).toISOString()})` });
     // 8: wall-clock steps never make 1 or 2 false
     if ((invariant === 1 || invariant === 2) && this.stepsSeen > 0)
       this.violations.push({ invariant: 8, message: `after a wall-clock step: ${message}` });
   }
 
+  /**
+   * How far the exchange-time estimate may be off: the Date's resolution, and after a Date fault also the
+   * disagreement the switch accepts without suspecting either clock (exchange-time.ts SUSPECT_MS).
+   */
+  tolerance() {
+    return TIME_TOLERANCE_MS + (this.datesSeen > 0 ? SUSPECT_MS + 1_000 : 0);
+  }
+
   stepsSeen = 0;
+  /** erratic Date commands seen (a wrong Date may move what the nonces lead by, within the bridge) */
+  datesSeen = 0;
+  /** a nonce re-derived below one already sent (`nonce too high`): those refused ones are not in the exchange */
+  rebasedDown = false;
+  /** the last nonce handed out on verified time: what the ledger persists (src/hyperliquid/nonce.ts) */
+  lastVerifiedNonce = 0;
   /** restarts after a crash or a graceful stop (each may move the nonce floor one requestTimeout ahead) */
   restarts = 0;
 
   check(after: string) {
-    const now = this.time.now();
-    const st = status(this.model, { mono: this.mono, wall: now });
+    const times = this.times();
+    const now = this.plant === "readiness-on-local" ? times.local : times.act;
+    const st = status(this.model, this.now());
+    if (this.plant === "readiness-on-local") st.clockSuspect = false;
     if (this.plant === "pending-as-armed") {
       // the old projection: a pending push counts as armed, and the later of the two deadlines is reported
       const { armedUntil, pendingUntil, pendingLatest } = this.model.entry;
@@ -568,9 +860,21 @@ export class World {
     // restart counts it
     const suspended =
       (this.offRestart &&
-        (!this.time.verified || (this.unverifiedDay !== null && utcDay(this.t) < this.unverifiedDay))) ||
+        (!times.sampled || (this.unverifiedDay !== null && utcDay(this.t) < this.unverifiedDay))) ||
       this.model.phase === "stopped";
-    const justFired = lastFire !== undefined && this.t - lastFire.at <= TIME_TOLERANCE_MS;
+    const justFired = lastFire !== undefined && this.t - lastFire.at <= this.tolerance();
+    // I. never ready while the exchange holds no schedule at least the readiness margin ahead: whatever the
+    // answers' Date says (the erratic clock), with no exemption but a fire at this very moment
+    if (
+      ready &&
+      this.model.phase !== "stopped" &&
+      (this.schedule === null || this.schedule - this.t < margin - TIME_TOLERANCE_MS) &&
+      !justFired
+    )
+      this.fail(
+        "I",
+        `ready after ${after} while the exchange holds ${this.schedule === null ? "nothing" : `${this.schedule - this.t} ms ahead`} (margin ${margin} ms)`,
+      );
     // 1. never overclaims
     if (
       !suspended &&
@@ -596,32 +900,82 @@ export class World {
     const justFiredToday =
       lastFire !== undefined &&
       utcDay(lastFire.deadline) === today &&
-      this.t - lastFire.at <= TIME_TOLERANCE_MS;
+      this.t - lastFire.at <= this.tolerance();
     // The exchange's time is known to the Date header's resolution: within that of 00:00 UTC the ledger's day
     // may already (or still) be the other one.
     const nearMidnight =
-      Math.min(this.t % 86_400_000, 86_400_000 - (this.t % 86_400_000)) <= TIME_TOLERANCE_MS;
+      Math.min(this.t % 86_400_000, 86_400_000 - (this.t % 86_400_000)) <= this.tolerance();
     if (!suspended && !nearMidnight && ledger < ex && !justFiredToday && entry.triggersToday < entry.limit)
       this.fail(2, `ledger counts ${ledger} today after ${after}, the exchange ${ex}`);
-    if (!suspended && ledger > Math.max(ex, 0) + this.crashes + this.unknownOutcomes && ledger < entry.limit)
+    // (and one more per wall-clock step or Date fault: while the clocks disagree a lapse is judged on the later of
+    // the two, so the deadline armed before they parted may be counted early: over, never under)
+    // (two: the confirmed deadline and the one in flight)
+    // (guesses the ledger started with, and the lapses a lying record adds, are beyond this bound)
+    const allowance =
+      this.guessed + this.crashes + this.unknownOutcomes + 2 * (this.stepsSeen + this.datesSeen);
+    if (!suspended && this.liesSeen === 0 && ledger > Math.max(ex, 0) + allowance && ledger < entry.limit)
       this.fail(2, `ledger counts ${ledger}, the exchange ${ex}: more than one per crash/unknown outcome`);
-    // 8. a day's count never goes down
+    // 8. a day's count never goes down, but by the exchange's record withdrawing a guess
     const seen = this.maxCountByDay.get(entry.day) ?? 0;
-    if (entry.triggersToday < seen)
+    if (entry.triggersToday < seen && this.lastRecord === null)
       this.fail(8, `the count for ${entry.day} went from ${seen} to ${entry.triggersToday}`);
-    this.maxCountByDay.set(entry.day, Math.max(seen, entry.triggersToday));
+
+    // III (issue 25): with a fresh record covering the day (it tells the truth, lists everything up to now,
+    // the day began in it, this run is the only one), the count equals the exchange's fires. (Without one, the
+    // count is never below them: invariant 2.) Deadlines within the record's freshness margin of its newest
+    // entry are not yet its to settle: checked only when none of the fires and counted deadlines is there.
+    const rec = this.lastRecord;
+    if (
+      rec !== null &&
+      after === "record" &&
+      rec.lagMs === 0 &&
+      rec.lie === "none" &&
+      rec.newestTx !== null &&
+      this.used === 0 &&
+      this.guessed === 0 &&
+      this.restarts === 0 &&
+      !suspended &&
+      !nearMidnight &&
+      entry.day === today
+    ) {
+      const horizon = rec.newestTx - recordMargin(this.model);
+      const fires = this.fired.filter((f) => utcDay(f.deadline) === today);
+      const settled =
+        fires.every((f) => f.deadline <= horizon) &&
+        entry.triggers.every((t) => t.deadline === null || t.deadline <= horizon) &&
+        (this.model.entry.pendingUntil === null || this.model.entry.pendingUntil > this.t) &&
+        (this.model.entry.armedUntil === null || this.model.entry.armedUntil > this.t);
+      if (settled && entry.triggersToday !== fires.length)
+        this.fail(
+          "III",
+          `after a fresh record the ledger counts ${entry.triggersToday} (${entry.triggers.map((t) => t.proof).join(",")}), the exchange fired ${fires.length}`,
+        );
+    }
+    this.maxCountByDay.set(
+      entry.day,
+      this.lastRecord !== null ? entry.triggersToday : Math.max(seen, entry.triggersToday),
+    );
     if (entry.day < (this.lastDay ?? entry.day)) this.fail(8, `the day moved back to ${entry.day}`);
     this.lastDay = entry.day > (this.lastDay ?? "") ? entry.day : this.lastDay;
-    // 5. at the limit the state says so
+    // 5. at the limit the status says so: exhausted when the exchange proved it, the limit suspected otherwise
     if (
       entry.triggersToday >= entry.limit &&
       !entry.assumed &&
+      !suspended &&
+      this.model.phase === "running" &&
+      after === "tick" &&
+      !st.exhausted &&
+      !st.limitSuspected
+    )
+      this.fail(5, `at the daily limit the status says neither exhausted nor limit suspected (${st.state})`);
+    if (
+      limitRefused(entry) &&
       this.model.phase === "running" &&
       !this.model.inflight &&
       after === "tick" &&
       !["exhausted", "not_protected", "engine_down"].includes(st.state)
     )
-      this.fail(5, `at the daily limit the state is ${st.state}`);
+      this.fail(5, `after the exchange's daily-limit refusal the state is ${st.state}`);
     // 7. after a graceful stop with remove: nothing held, or the failure logged
     if (this.done?.outcome === "removed" && this.schedule !== null)
       this.fail(7, "removed, but the exchange still holds a schedule");
@@ -650,4 +1004,18 @@ function deepFreeze(value: unknown): void {
   if (value === null || typeof value !== "object" || Object.isFrozen(value)) return;
   Object.freeze(value);
   for (const v of Object.values(value)) deepFreeze(v);
+}
+
+/** The UTC day of `ms`, or "" when it is no time at all (a planted bug may leave an absurd one). */
+function dayOf(ms: number): string {
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? utcDay(ms) : "";
+}
+
+/** `intentCovered`, false when it throws (a planted bug may leave an absurd deadline; the driver then writes). */
+function coveredSafely(onDisk: LedgerEntry, next: LedgerEntry): boolean {
+  try {
+    return intentCovered(onDisk, next);
+  } catch {
+    return false;
+  }
 }
