@@ -99,11 +99,13 @@ describe("status page (headless Chromium)", () => {
     expect(await card.getAttribute("data-state")).toBe("armed");
     const state = card.locator('[data-field="state"]');
     expect(await state.textContent()).toBe("PROTECTED");
-    expect(
-      await state.evaluate(
-        (el) => (globalThis as unknown as BrowserWindow).getComputedStyle(el).backgroundColor,
-      ),
-    ).toBe("rgb(26, 127, 55)");
+    // The page redraws every 200 ms: an element read between a redraw's removal and insertion is detached and has
+    // no computed style, so the colour is read until one redraw is seen whole.
+    await expect
+      .poll(() =>
+        state.evaluate((el) => (globalThis as unknown as BrowserWindow).getComputedStyle(el).backgroundColor),
+      )
+      .toBe("rgb(26, 127, 55)");
 
     // the countdown is a number of seconds below the 30 s deadline, and it moves
     const countdown = card.locator('[data-field="countdown"]');
@@ -153,11 +155,13 @@ describe("status page (headless Chromium)", () => {
     });
     const refused = page.locator(`[data-account="${account}"] [data-field="state"]`);
     expect(await refused.textContent()).toBe("NOT PROTECTED (volume_gate)");
-    expect(
-      await refused.evaluate(
-        (el) => (globalThis as unknown as BrowserWindow).getComputedStyle(el).backgroundColor,
-      ),
-    ).toBe("rgb(207, 34, 46)");
+    await expect
+      .poll(() =>
+        refused.evaluate(
+          (el) => (globalThis as unknown as BrowserWindow).getComputedStyle(el).backgroundColor,
+        ),
+      )
+      .toBe("rgb(207, 34, 46)");
     expect(await page.locator("#ready").textContent()).toBe("NOT READY");
     expect(await page.locator("#reasons li").first().textContent()).toContain("volume_gate");
     const faultShot = join(tmpdir(), `hl-deadman-status-page-fault-${process.pid}.png`);

@@ -5,7 +5,7 @@
  * (a) 120 s behind on every answer, (b) 20 h ahead for 3 s across 00:00 UTC (libfaketime puts the daemon's clock
  * and the simulator's a few seconds before midnight), (c) 36 h ahead for 4 s, (d) the year 275760.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -18,6 +18,7 @@ import {
   FAST_CADENCE,
   freePort,
   getJson,
+  libfaketime,
   sleep,
   spawnCli,
   tempDir,
@@ -25,12 +26,6 @@ import {
 import { reliabilityFile } from "./report.js";
 
 const { proven } = reliabilityFile("date-process.test.ts");
-
-const LIBFAKETIME = [
-  "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-  "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-  "/usr/lib/faketime/libfaketime.so.1",
-].find((p) => existsSync(p));
 
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
@@ -121,7 +116,7 @@ describe.concurrent("reliability: a wrong Date in front of the exchange (process
   });
 
   test("behavior: Date 20 h ahead for 3 s across 00:00 UTC: no early roll-over, the next day's fire is counted", async () => {
-    if (!LIBFAKETIME) throw new Error("libfaketime not found: apt-get install -y faketime");
+    const LIBFAKETIME = libfaketime();
     // The simulator's clock and the daemon's (libfaketime, whole seconds) both 25 s before 00:00 UTC.
     const nowS = Math.floor(Date.now() / 1000);
     const midnightS = Math.ceil(nowS / 86_400) * 86_400 + 86_400;

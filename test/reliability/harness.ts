@@ -2,7 +2,7 @@
  * Shared helpers of the reliability suite: spawn the built CLI and read its JSON log lines, check the
  * simulator's record of accepted actions, query /readyz. Loopback only; every wait is bounded.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { id, Wallet } from "ethers";
@@ -15,6 +15,20 @@ export { eventually, sleep } from "../helpers/eventually.js";
 export { jsonLineSplitter, type LogLine } from "../helpers/json-lines.js";
 export { assertBuilt, CLI, FAST_CADENCE, ROOT, spawnCli } from "../helpers/process.js";
 export type DaemonProcess = SpawnedProcess;
+
+/**
+ * libfaketime's preload library (Debian's faketime package), which steps a spawned daemon's wall clock while its
+ * monotonic clock stays real; the tests that need it fail with the install command when it is missing.
+ */
+export function libfaketime(): string {
+  const found = [
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/faketime/libfaketime.so.1",
+  ].find((p) => existsSync(p));
+  if (!found) throw new Error("libfaketime not found: apt-get install -y faketime");
+  return found;
+}
 
 /**
  * One simulator, one registered user with two open orders, one key (derived from `seed`) and one state dir, for

@@ -6,7 +6,7 @@
  *   the exchange never fires, `clock.step` and `clock.suspect` are logged, readiness fails while the clocks
  *   disagree and comes back once they agree (issue 25).
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -18,16 +18,11 @@ import {
   freePort,
   getJson,
   type LogLine,
+  libfaketime,
   sleep,
   spawnCli,
   tempDir,
 } from "../../reliability/harness.js";
-
-const LIBFAKETIME = [
-  "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-  "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-  "/usr/lib/faketime/libfaketime.so.1",
-].find((p) => existsSync(p));
 
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
@@ -103,9 +98,7 @@ describe("issue #11: process", () => {
   });
 
   test("behavior: a wall-clock step (libfaketime) stops nothing: pushes go on, clock.step is logged", async () => {
-    if (!LIBFAKETIME) {
-      throw new Error("libfaketime not found: apt-get install -y faketime");
-    }
+    const LIBFAKETIME = libfaketime();
     const { user, sim, state, start, readyz } = await setup("faketime step", "2s");
     const offset = path.join(state.dir, "..", `faketime-${process.pid}`);
     writeFileSync(offset, "+0\n");
