@@ -7,7 +7,7 @@
 #   amtool (prometheus-alertmanager)        checks the Alertmanager example
 #   chromium (+ fonts-dejavu-core)          loads the status page headless and takes a screenshot
 #   libfaketime (faketime)                  steps the daemon's wall clock while the monotonic clock stays real
-#   etcd (etcd-server), socat (socat)       the tests of a shared lock and of a cut connection
+#   etcd (etcd-server), socat (socat)       for the replica-coordination and cut-connection tests to come (none yet)
 # It needs root or a password-less sudo (sudo -n); without either it names the command to run and fails.
 set -eu
 
