@@ -71,17 +71,28 @@ export function rollEntry(entry: LedgerEntry, now: number, size = HISTORY_SIZE):
   if (today <= entry.day) return { entry, rolled: null };
   const from = entry.day;
   const was = entry.triggersToday;
+  // A guess counted for a later day (`later`) counts on that day: the day's count starts with it, never below.
+  const later = entry.later ?? [];
+  const carried = later.filter((t) => t.deadline !== null && utcDay(t.deadline) === today);
+  const waiting = later.filter((t) => t.deadline !== null && utcDay(t.deadline) > today);
+  const { later: _dropped, ...rest } = entry;
   const rolled = withHistory(
     {
-      ...entry,
+      ...rest,
       day: today,
-      triggersToday: 0,
+      triggersToday: carried.length,
       assumed: false,
-      triggers: [],
+      triggers: carried,
       limitRefusedAt: null,
       removals: [],
+      ...(waiting.length > 0 ? { later: waiting } : {}),
     },
-    { at: now, type: "rollover", triggersToday: 0, detail: `${from} -> ${today} (${was} used)` },
+    {
+      at: now,
+      type: "rollover",
+      triggersToday: carried.length,
+      detail: `${from} -> ${today} (${was} used${carried.length > 0 ? `; ${carried.length} counted for ${today} before the day rolled` : ""})`,
+    },
     size,
   );
   return { entry: rolled, rolled: { from, to: today, was } };

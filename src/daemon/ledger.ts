@@ -138,6 +138,12 @@ export const LedgerEntry = z.object({
   limitRefusedAt: ms.nullable().default(null),
   /** the deadlines this daemon removed today (graceful stop): the record never counts them as fires */
   removals: z.array(ms).max(200).default([]),
+  /**
+   * guesses for deadlines on a later UTC day than `day`, counted while the ledger's day (the earlier of two
+   * disagreeing clocks) had not reached theirs: each counts on its own day when the ledger rolls to it
+   * (ledger-model.ts `rollEntry`). Only that day's record may settle them.
+   */
+  later: z.array(TriggerRecord).max(8).optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntry>;
 
@@ -192,7 +198,9 @@ export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
 /** The entry as it stands on `today`: an entry from an earlier day reads as 0 triggers (not assumed). */
 export function entryOnDay(entry: LedgerEntry, today: string): LedgerEntry {
   if (entry.day >= today) return entry;
-  return { ...entry, day: today, triggersToday: 0, assumed: false };
+  // guesses counted for a later day before the ledger rolled (`later`) count on that day
+  const carried = (entry.later ?? []).filter((t) => t.deadline !== null && utcDay(t.deadline) === today);
+  return { ...entry, day: today, triggersToday: carried.length, assumed: false };
 }
 
 export type OpenLedgerParameters = {

@@ -21,7 +21,7 @@
  * - After a wall-clock step the switch is not ready until a push is confirmed on the corrected clock.
  */
 import { nextUtcMidnight, utcDay } from "../../utils/clock.js";
-import type { LedgerEntry } from "../ledger.js";
+import type { LedgerEntry, TriggerRecord } from "../ledger.js";
 import {
   atLimit,
   earliestDeadline,
@@ -31,6 +31,7 @@ import {
   proofCounts,
   type RecordEvidence,
   rollEntry,
+  TRIGGER_LIST_SIZE,
   withConfirmedPush,
   withIntent,
   withLimitReached,
@@ -42,6 +43,7 @@ import type { SwitchState, SwitchStatus } from "../types.js";
 import {
   initialTime,
   isPlausibleTime,
+  MIN_PLAUSIBLE_MS,
   type Sample,
   type TimeModel,
   type Times,
@@ -460,7 +462,10 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   ctx.suspectWatch();
   ctx.roll();
   if (event.type === "clockSample") {
-    // a verified sample may have corrected the estimate (within the window): a deadline it shows passed fired
+    // An applied sample may have corrected the estimate: a deadline it shows passed fired. Unverified too: an
+    // unverified sample only moves the time forward (exchange-time.ts `takeSample`), so the lapse it shows is
+    // judged early, never late; waiting for a verified clock left a deadline that passed 00:00 on the
+    // exchange's clock uncounted on its day.
     if (sampleApplied) ctx.checkLapse();
   } else ctx.handle(event);
   // Whatever changed the earliest possibly-armed deadline, the lapse timer follows it.
@@ -502,7 +507,7 @@ function takeDate(
       fields: { correctionMs: Math.round(verdict.correctionMs), verified: verdict.verified },
       msg: `the exchange's time differs from the estimate by ${Math.round(verdict.correctionMs)} ms (its Date header): corrected`,
     });
-  return verdict.verified;
+  return true;
 }
 
 /** The step's working state: the model being changed and the effects collected (private to this file). */
@@ -747,6 +752,23 @@ class Ctx {
     if (latest > exchangeNow && utcDay(latest) > utcDay(deadline))
       // (from the exchange estimate's now, not the later of the two clocks: pending from that day's 00:00)
       m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), exchangeNow));
+    else if (latest > deadline && utcDay(latest) > utcDay(deadline)) {
+      // That later candidate has passed too (a clock corrected across 00:00, a restart on a clock behind): it
+      // may be the one that fired, on its own day. Nothing stays pending for it, so it is counted now, as a guess
+      // on that day: at once when the ledger is on it, else kept for it (`later`) while the ledger's day (the
+      // earlier of two disagreeing clocks) has not reached it. Over by one, never under.
+      const guess: TriggerRecord = { deadline: latest, proof: "guess", at: Math.floor(this.now.wall) };
+      if (utcDay(latest) > m.entry.day) {
+        const later = (m.entry.later ?? []).filter((t) => t.deadline !== latest);
+        m.entry = { ...m.entry, later: [...later, guess].slice(-8) };
+      } else if (utcDay(latest) === m.entry.day && !m.entry.triggers.some((t) => t.deadline === latest)) {
+        m.entry = {
+          ...m.entry,
+          triggersToday: m.entry.triggersToday + 1,
+          triggers: [...m.entry.triggers, guess].slice(-TRIGGER_LIST_SIZE),
+        };
+      }
+    }
     // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
     if (m.inflight?.stage === "sent") m.entry = withIntent(m.entry, m.inflight.cancelAt);
     this.fx.push({ type: "countTrigger", deadline, entry: m.entry });
@@ -1097,7 +1119,20 @@ class Ctx {
     }
 
     if (ev.kind === "daily_limit") {
-      m.entry = withLimitReached(m.entry, this.now.wall, ev.message, m.cfg.historySize);
+      // Dated no later than the day clock (the earlier of two disagreeing clocks) nor the ledger's day, and, while
+      // no answer has verified this run's clock, at the last verified time (the exchange's time is known to be
+      // no earlier): a clock stepped past 00:00, or a restart on one, must not date the refusal on a day the
+      // exchange has not reached, which would hold the pushes through the exchange's next day (the hold lasts
+      // while both clocks are on the refusal's day; a push after it is harmless: refused again).
+      const t = m.time!;
+      const endOfLedgerDay = nextUtcMidnight(Date.parse(`${m.entry.day}T00:00:00Z`)) - 1;
+      const known = t.anchorMono !== null ? endOfLedgerDay : Math.max(t.floor, MIN_PLAUSIBLE_MS);
+      m.entry = withLimitReached(
+        m.entry,
+        Math.min(this.now.wall, this.times.day, endOfLedgerDay, known),
+        ev.message,
+        m.cfg.historySize,
+      );
       this.fx.push({ type: "persist", entry: m.entry });
       m.state = "exhausted";
       this.log("warn", "heartbeat.failed", without(base), `push refused: ${ev.message}`);

@@ -194,6 +194,96 @@ describe("switch machine: invariants hold after every step of random event seque
   }
 });
 
+// Counterexamples fast-check found, shrunk, kept as fixed sequences (each failed before its fix).
+describe("switch machine: counterexamples found, replayed", () => {
+  const cases: [string, Scenario][] = [
+    [
+      // part 3, seed 1601749410: a restart on a wall clock stepped 10 min back counts its lapses on that clock
+      // (Jan 1); the first answer's Date, applied unverified, puts the exchange's time past 00:00, where the
+      // exchange fired the push in flight at the crash. The lapse was not judged on that sample (only a verified
+      // one), and once judged the Jan 2 candidate was folded into a Jan 1 guess: Jan 2 counted 0, the exchange 1
+      // (2), and the Jan 1 record then withdrew that guess.
+      "a restart on a clock 10 min behind, an unverified Date past 00:00, then the record (invariants 2, III)",
+      {
+        start: Date.UTC(2026, 0, 1, 23, 50, 0),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "advance", ms: 174_773 },
+          { c: "advance", ms: 189_728 },
+          { c: "respond", kind: "5xx", applied: false },
+          { c: "advance", ms: 177_000 },
+          { c: "step", deltaMs: -600_000 },
+          { c: "crash", applied: true },
+          { c: "advance", ms: 85_000 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "record", lagMs: 0, lie: "none" },
+        ],
+      },
+    ],
+    [
+      // seed 1485887696: the daily-limit refusal, answered while the local clock stood 10 min ahead past 00:00,
+      // was dated on that clock's day (Jan 2): after a restart the pushes were held through the exchange's Jan 2
+      "the daily-limit refusal with the local clock stepped past 00:00, a crash (invariant II)",
+      {
+        start: Date.UTC(2026, 0, 1, 23, 58, 30),
+        policy: "expedite",
+        used: 10,
+        guessed: 0,
+        commands: [
+          { c: "step", deltaMs: 600_000 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "crash", applied: false },
+          { c: "advance", ms: 105_000 },
+          { c: "record", lagMs: 0, lie: "none" },
+        ],
+      },
+    ],
+    [
+      // seed -1481053301: the same refusal answered right after a restart on that clock (unanswered, so the
+      // ledger still on Jan 1): dated by the day clock alone it was still Jan 2
+      "the daily-limit refusal after a restart on a clock stepped past 00:00 (invariant II)",
+      {
+        start: Date.UTC(2026, 0, 1, 23, 58, 30),
+        policy: "expedite",
+        used: 10,
+        guessed: 0,
+        commands: [
+          { c: "step", deltaMs: 600_000 },
+          { c: "crash", applied: false },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 89_727 },
+          { c: "advance", ms: 15_273 },
+        ],
+      },
+    ],
+    [
+      // seed -276348626: the restart on that clock counted the pending 00:00 deadline on Jan 2 (its day by the
+      // clock it had), and a refusal then came before any answer verified the time
+      "the daily-limit refusal before any answer verified a restart's clock (invariant II)",
+      {
+        start: Date.UTC(2026, 0, 1, 23, 58, 30),
+        policy: "expedite",
+        used: 10,
+        guessed: 0,
+        commands: [
+          { c: "advance", ms: 60_000 },
+          { c: "step", deltaMs: 600_000 },
+          { c: "crash", applied: false },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 45_000 },
+        ],
+      },
+    ],
+  ];
+  for (const [name, s] of cases)
+    test(name, () => {
+      const w = runScenario(s);
+      expect(w.violations, explain(w)).toEqual([]);
+    });
+});
+
 // Every invariant must be able to fail: each planted bug is found by fast-check (and by the invariant named).
 describe("switch machine: each invariant catches its planted bug", { timeout: 60_000 }, () => {
   // [plant, invariant, runs, scenarios, seed]: a bug that needs a rarer sequence gets more runs (each is still
