@@ -70,12 +70,12 @@ const round = (x, d = 2) => Number(x.toFixed(d));
 
 async function main() {
   if (typeof globalThis.gc !== "function") throw new Error("run with node --expose-gc");
-  const { createExposurePoller } = await import(new URL("daemon/exposure.js", DIST).href);
-  const { createExposureReporter } = await import(new URL("daemon/exposure-report.js", DIST).href);
-  const { createMetrics } = await import(new URL("daemon/metrics.js", DIST).href);
-  const { InfoClient } = await import(new URL("hyperliquid/info.js", DIST).href);
-  const { createLogger } = await import(new URL("utils/logger.js", DIST).href);
-  const { systemClock } = await import(new URL("utils/clock.js", DIST).href);
+  const { createExposurePoller } = await import(new URL("watchers/exposure.js", DIST).href);
+  const { createExposureReporter } = await import(new URL("watchers/exposure-report.js", DIST).href);
+  const { createMetrics } = await import(new URL("surface/metrics.js", DIST).href);
+  const { InfoClient } = await import(new URL("protocol/hyperliquid/info.js", DIST).href);
+  const { createLogger } = await import(new URL("core/logger.js", DIST).href);
+  const { systemClock } = await import(new URL("core/clock.js", DIST).href);
   const { pino } = await import("pino");
 
   const { child, apiUrl } = await startChild();

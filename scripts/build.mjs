@@ -50,7 +50,7 @@ function run(script, args) {
 }
 
 /**
- * dist/build-info.json: what `hl-deadman --version` prints besides the version (src/version.ts): the commit the
+ * dist/build-info.json: what `hl-deadman --version` prints besides the version (src/core/version.ts): the commit the
  * build was made from (null outside a git checkout) and the build's date. Read by the program, never made by
  * running it; it ships in the package with dist/. The commit is read from git's own files (HEAD, the ref it names,
  * packed-refs; a worktree's `.git` file points to its git directory), not by running git: the build starts no

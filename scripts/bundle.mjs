@@ -37,7 +37,7 @@ export const bundleOptions = {
   keepNames: true,
   charset: "ascii",
   legalComments: "none",
-  // pino-pretty formats a terminal's lines and is required from node_modules only then (src/utils/logger.ts)
+  // pino-pretty formats a terminal's lines and is required from node_modules only then (src/core/logger.ts)
   external: ["pino-pretty"],
   define: { "import.meta.url": "__hlImportMetaUrl" },
   banner: { js: 'var __hlImportMetaUrl=require("node:url").pathToFileURL(__filename).href;' },

@@ -1,5 +1,7 @@
 /** The library surface of hl-deadman (package.json "exports" ".") — snapshotted by test/index.test.ts. */
 
+export { type Daemon, planAccounts, type StartDaemonParameters, startDaemon } from "./app/daemon.js";
+export { installShutdownHandlers } from "./app/shutdown.js";
 export { KeyError, type KeySource, loadSigningKey } from "./config/keys.js";
 export {
   CONFIG_KEYS,
@@ -12,28 +14,18 @@ export {
   loadConfig,
 } from "./config/load.js";
 export { type Config, type ConfigInput, ConfigSchema, DEFAULTS, NETWORK_URLS } from "./config/schema.js";
-export { type BudgetMonitor, type BudgetStatus, createBudgetMonitor } from "./daemon/budget.js";
-export { type ChainWatch, createChainWatch } from "./daemon/chain-watch.js";
-export { type Daemon, planAccounts, type StartDaemonParameters, startDaemon } from "./daemon/daemon.js";
-export { createExposurePoller, type ExposurePoller, type ExposureThresholds } from "./daemon/exposure.js";
+export { type Clock, ManualClock, systemClock } from "./core/clock.js";
+export { DecimalError, parseDecimal, ratio } from "./core/decimal.js";
+export { parseDuration } from "./core/duration.js";
+export { ArgumentError } from "./core/errors/argument.js";
+export { BaseError, ValidationError } from "./core/errors/base.js";
 export {
-  type AccountFigures,
-  deriveFigures,
-  derivePosition,
-  type PositionFigures,
-} from "./daemon/figures.js";
-export { createGuard, type Guard } from "./daemon/guard.js";
-export {
-  computeReadiness,
-  createHealthServer,
-  type HealthServer,
-  parseListenAddress,
-} from "./daemon/health.js";
-export { Ledger, LedgerEntry, LedgerFile, readLedgerFile } from "./daemon/ledger.js";
-export { createLoop, ManualTimers, systemTimers, type Timers } from "./daemon/loop.js";
-export { createMetrics, type Metrics } from "./daemon/metrics.js";
-export { installShutdownHandlers } from "./daemon/shutdown.js";
-export { createSwitch, EXPEDITE_LEAD_MS, type Switch } from "./daemon/switch.js";
+  ERROR_POLICY,
+  type ErrorDomain,
+  type ErrorPolicy,
+  shouldRetry,
+} from "./core/errors/policy.js";
+export { cronScheduler, ManualScheduler, type Scheduler } from "./core/scheduler.js";
 export type {
   ChainWatchStatus,
   ExposureStatus,
@@ -41,22 +33,15 @@ export type {
   Readiness,
   SwitchState,
   SwitchStatus,
-} from "./daemon/types.js";
-export { ArgumentError } from "./errors/argument.js";
-export { BaseError, ValidationError } from "./errors/base.js";
-export {
-  ERROR_POLICY,
-  type ErrorDomain,
-  type ErrorPolicy,
-  shouldRetry,
-} from "./errors/policy.js";
+} from "./core/status.js";
+export { VERSION } from "./core/version.js";
 export {
   type BlockTag,
   EvmClient,
   type EvmClientOptions,
   isMethodNotFound,
   MAX_PAGE_SIZE,
-} from "./evm/client.js";
+} from "./protocol/evm/client.js";
 export {
   EvmArgumentError,
   EvmError,
@@ -68,7 +53,7 @@ export {
   EvmRedirectError,
   EvmTransportError,
   JsonRpcError,
-} from "./evm/errors.js";
+} from "./protocol/evm/errors.js";
 export {
   type OtsBlockAllTransactions,
   type OtsBlockTransactions,
@@ -76,7 +61,8 @@ export {
   OtsHeader,
   OtsReceipt,
   OtsTransaction,
-} from "./evm/schemas.js";
+} from "./protocol/evm/schemas.js";
+export { TransportError, type TransportErrorKind } from "./protocol/http/errors.js";
 export {
   classifyExchangeError,
   classifyHttpStatus,
@@ -87,22 +73,22 @@ export {
   isRetryable,
   type NonceDetail,
   PERMANENT_KINDS,
-} from "./hyperliquid/errors.js";
+} from "./protocol/hyperliquid/errors.js";
 export {
   ExchangeClient,
   type ExchangeClientOptions,
   type ScheduleCancelParameters,
   type ScheduleCancelResult,
-} from "./hyperliquid/exchange.js";
+} from "./protocol/hyperliquid/exchange.js";
 export {
   type BatchClearinghouseStatesParameters,
   type BatchClearinghouseStatesWithMeta,
   InfoClient,
   type InfoClientOptions,
   type OpenOrdersParameters,
-} from "./hyperliquid/info.js";
-export { NonceSource } from "./hyperliquid/nonce.js";
-export * from "./hyperliquid/schemas.js";
+} from "./protocol/hyperliquid/info.js";
+export { NonceSource } from "./protocol/hyperliquid/nonce.js";
+export * from "./protocol/hyperliquid/schemas.js";
 export {
   AGENT_TYPES,
   EXCHANGE_DOMAIN,
@@ -114,13 +100,13 @@ export {
   localSigner,
   recoverL1ActionSigner,
   signL1Action,
-} from "./hyperliquid/signing.js";
+} from "./protocol/hyperliquid/signing.js";
 export {
   createHttpTransport,
   type HttpResponse,
   type HttpTransport,
   type HttpTransportOptions,
-} from "./hyperliquid/transport.js";
+} from "./protocol/hyperliquid/transport.js";
 export { SimChain, type SimChainOptions } from "./sim/chain.js";
 export {
   type DemoAccount,
@@ -140,9 +126,23 @@ export {
   type SimulatorUser,
   startSimulator,
 } from "./sim/server.js";
-export { TransportError, type TransportErrorKind } from "./transport/errors.js";
-export { type Clock, ManualClock, systemClock } from "./utils/clock.js";
-export { DecimalError, parseDecimal, ratio } from "./utils/decimal.js";
-export { parseDuration } from "./utils/duration.js";
-export { cronScheduler, ManualScheduler, type Scheduler } from "./utils/scheduler.js";
-export { VERSION } from "./version.js";
+export {
+  computeReadiness,
+  createHealthServer,
+  type HealthServer,
+  parseListenAddress,
+} from "./surface/health.js";
+export { createMetrics, type Metrics } from "./surface/metrics.js";
+export { createSwitch, EXPEDITE_LEAD_MS, type Switch } from "./switch/index.js";
+export { Ledger, LedgerEntry, LedgerFile, readLedgerFile } from "./switch/ledger.js";
+export { createLoop, ManualTimers, systemTimers, type Timers } from "./switch/loop.js";
+export { type BudgetMonitor, type BudgetStatus, createBudgetMonitor } from "./watchers/budget.js";
+export { type ChainWatch, createChainWatch } from "./watchers/chain-watch.js";
+export { createExposurePoller, type ExposurePoller, type ExposureThresholds } from "./watchers/exposure.js";
+export {
+  type AccountFigures,
+  deriveFigures,
+  derivePosition,
+  type PositionFigures,
+} from "./watchers/figures.js";
+export { createGuard, type Guard } from "./watchers/guard.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
+import { VERSION } from "../src/core/version.js";
 import * as lib from "../src/index.js";
-import { VERSION } from "../src/version.js";
 
 describe("package root", () => {
   test("default: exports the contract's library surface", () => {

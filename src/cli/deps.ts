@@ -1,5 +1,5 @@
 import type { Readable, Writable } from "node:stream";
-import { type Clock, systemClock } from "../utils/clock.js";
+import { type Clock, systemClock } from "../core/clock.js";
 
 /** What a command needs from the outside world; tests pass their own. Only bin/ passes the real process. */
 export type CliDeps = {

@@ -6,9 +6,9 @@
  */
 import type { LoadedConfig } from "../config/load.js";
 import { ConfigError } from "../config/load.js";
-import { HyperliquidApiError } from "../hyperliquid/errors.js";
-import { InfoClient } from "../hyperliquid/info.js";
-import type { Clock } from "../utils/clock.js";
+import type { Clock } from "../core/clock.js";
+import { HyperliquidApiError } from "../protocol/hyperliquid/errors.js";
+import { InfoClient } from "../protocol/hyperliquid/info.js";
 
 export type SignerAccount =
   /** --account or --vault given: nothing asked */

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from "commander";
-import { ExitCode } from "../utils/exit-codes.js";
-import { maskSecrets } from "../utils/redact.js";
-import { versionText } from "../version.js";
+import { ExitCode } from "../core/exit-codes.js";
+import { maskSecrets } from "../core/redact.js";
+import { versionText } from "../core/version.js";
 import { registerConfig } from "./commands/config.js";
 import { registerEvm } from "./commands/evm.js";
 import { registerExposure } from "./commands/exposure.js";

@@ -2,7 +2,7 @@
  * Reading one value for its row's kind: text from a flag or an HL_* variable (durations need a unit, lists are
  * comma-separated), or a JSON value from the config file (durations may be plain milliseconds).
  */
-import { BareDurationError, parseDuration, parseDurationText } from "../utils/duration.js";
+import { BareDurationError, parseDuration, parseDurationText } from "../core/duration.js";
 import type { ConfigOption } from "./options.js";
 import { show } from "./values.js";
 

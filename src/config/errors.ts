@@ -1,5 +1,5 @@
-import { BaseError } from "../errors/base.js";
-import { ExitCode } from "../utils/exit-codes.js";
+import { BaseError } from "../core/errors/base.js";
+import { ExitCode } from "../core/exit-codes.js";
 
 /** A configuration that cannot be used: exit 78, every issue listed. */
 export class ConfigError extends BaseError {

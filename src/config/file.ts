@@ -1,6 +1,6 @@
 /** The JSON config file: read, comments dropped, unknown keys reported (never a crash). */
 import { readFileSync } from "node:fs";
-import { maskSecrets } from "../utils/redact.js";
+import { maskSecrets } from "../core/redact.js";
 import { OPTIONS } from "./options.js";
 import { isPlainObject, show } from "./values.js";
 

@@ -5,9 +5,9 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import { BaseError } from "../errors/base.js";
-import { type LocalSigner, localSigner } from "../hyperliquid/signing.js";
-import { ExitCode } from "../utils/exit-codes.js";
+import { BaseError } from "../core/errors/base.js";
+import { ExitCode } from "../core/exit-codes.js";
+import { type LocalSigner, localSigner } from "../protocol/hyperliquid/signing.js";
 
 export type KeySource = "key-file" | "env" | "credentials";
 

@@ -3,7 +3,7 @@
  * or `off`. The config schema, the health server and anything else that binds use parseListenAddress; the JSON
  * schema's pattern is LISTEN_ADDRESS_PATTERN, the same expression.
  */
-import { BaseError } from "../errors/base.js";
+import { BaseError } from "../core/errors/base.js";
 
 export class ListenAddressError extends BaseError {
   override name = "ListenAddressError";

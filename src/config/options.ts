@@ -10,7 +10,7 @@
  * Durations are milliseconds here; the loaders accept `500ms`, `15s`, `2m`, `1h` or plain milliseconds.
  */
 import { z } from "zod";
-import { formatDuration } from "../utils/duration.js";
+import { formatDuration } from "../core/duration.js";
 import { LISTEN_ADDRESS_PATTERN, listenAddressProblem } from "./listen.js";
 
 /** How a text value (a flag, an environment variable) is read for the key. */

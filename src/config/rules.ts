@@ -2,7 +2,7 @@
  * The cross-field rules: what no single key's type can say (deadline against interval and requestTimeout, one
  * guard, vault against accounts...). Errors fail the configuration (exit 78); warnings are logged at start.
  */
-import { formatDuration } from "../utils/duration.js";
+import { formatDuration } from "../core/duration.js";
 import type { Config } from "./options.js";
 import { show } from "./values.js";
 

@@ -1,5 +1,5 @@
 /** Small helpers on configuration values: dotted paths, and how a value is shown in a message. */
-import { maskSecrets, showUrl } from "../utils/redact.js";
+import { maskSecrets, showUrl } from "../core/redact.js";
 import { OPTIONS } from "./options.js";
 
 export const isPlainObject = (v: unknown): v is Record<string, unknown> =>

@@ -4,9 +4,9 @@
  * same-name deregistration), POST /admin/agents/remove.
  */
 import { z } from "zod";
-import { BaseError } from "../errors/base.js";
-import { parse } from "../errors/parse.js";
-import { ManualClock } from "../utils/clock.js";
+import { ManualClock } from "../core/clock.js";
+import { BaseError } from "../core/errors/base.js";
+import { parse } from "../core/errors/parse.js";
 import type { HandlerResult } from "./exchange.js";
 import { ENDPOINTS, type FaultController, FaultSpec } from "./faults.js";
 import type { SimStore, SimUserInput } from "./state.js";

@@ -25,8 +25,8 @@ import {
   toUtf8Bytes,
   zeroPadValue,
 } from "ethers";
-import { ArgumentError } from "../errors/argument.js";
-import type { Clock } from "../utils/clock.js";
+import type { Clock } from "../core/clock.js";
+import { ArgumentError } from "../core/errors/argument.js";
 import { createRng } from "./prng.js";
 
 export type SimChainOptions = {

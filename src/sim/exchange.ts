@@ -3,8 +3,8 @@
  * with the real strings of docs/exchange-behaviour.md §5.
  */
 import { z } from "zod";
-import { recoverL1ActionSignerSync } from "../hyperliquid/signing.js";
-import { utcDay } from "../utils/clock.js";
+import { utcDay } from "../core/clock.js";
+import { recoverL1ActionSignerSync } from "../protocol/hyperliquid/signing.js";
 import { volumeText } from "./format.js";
 import type { SimStore } from "./state.js";
 

@@ -4,7 +4,7 @@
  * the refusal text (docs/exchange-record.md, "The record"). Anything else is refused like a bad body.
  */
 import { z } from "zod";
-import { utcDay } from "../utils/clock.js";
+import { utcDay } from "../core/clock.js";
 import { DESERIALIZE_ERROR, type HandlerResult } from "./exchange.js";
 import type { FaultSpec } from "./faults.js";
 import type { SimExplorerTx, SimStore } from "./state.js";

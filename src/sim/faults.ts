@@ -3,8 +3,8 @@
  * faults draw from a seeded PRNG, so a run with the same seed and the same requests fails the same way.
  */
 import { z } from "zod";
-import { ArgumentError } from "../errors/argument.js";
-import { parse } from "../errors/parse.js";
+import { ArgumentError } from "../core/errors/argument.js";
+import { parse } from "../core/errors/parse.js";
 import { createRng, deriveSeed, type Rng } from "./prng.js";
 import type { SimEndpoint } from "./state.js";
 

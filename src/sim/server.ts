@@ -4,8 +4,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { BaseError } from "../errors/base.js";
-import { type Clock, ManualClock, systemClock } from "../utils/clock.js";
+import { type Clock, ManualClock, systemClock } from "../core/clock.js";
+import { BaseError } from "../core/errors/base.js";
 import { handleAdmin, isLoopback } from "./admin.js";
 import { SimChain, type SimChainOptions } from "./chain.js";
 import { type DemoAccount, DemoMarket, demoAccount, demoUser } from "./demo.js";

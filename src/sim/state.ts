@@ -6,10 +6,10 @@
 import { keccak256 } from "ethers/crypto";
 import { toUtf8Bytes } from "ethers/utils";
 import { z } from "zod";
-import { ArgumentError } from "../errors/argument.js";
-import { parse } from "../errors/parse.js";
-import { normalizeAddress } from "../utils/address.js";
-import { type Clock, utcDay } from "../utils/clock.js";
+import { normalizeAddress } from "../core/address.js";
+import { type Clock, utcDay } from "../core/clock.js";
+import { ArgumentError } from "../core/errors/argument.js";
+import { parse } from "../core/errors/parse.js";
 import { decimal } from "./format.js";
 
 export type SimEndpoint = "exchange" | "info" | "evm" | "explorer";

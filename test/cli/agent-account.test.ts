@@ -7,9 +7,9 @@
  */
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { describeFailure } from "../../src/daemon/switch/driver.js";
-import { HyperliquidApiError, signerMismatchHint } from "../../src/hyperliquid/errors.js";
+import { HyperliquidApiError, signerMismatchHint } from "../../src/protocol/hyperliquid/errors.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { describeFailure } from "../../src/switch/driver.js";
 import { cli } from "../helpers/cli.js";
 import { assertBuilt, freePort, spawnCli, tempDir } from "../reliability/harness.js";
 

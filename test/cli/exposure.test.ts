@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { formatExposure } from "../../src/cli/commands/exposure.js";
-import { deriveFigures } from "../../src/daemon/figures.js";
-import type { ClearinghouseState } from "../../src/hyperliquid/schemas.js";
+import type { ClearinghouseState } from "../../src/protocol/hyperliquid/schemas.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { deriveFigures } from "../../src/watchers/figures.js";
 import { cli as runInProcess } from "../helpers/cli.js";
 import { assertBuilt, runCliProcess } from "../helpers/process.js";
 

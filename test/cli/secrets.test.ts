@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { maskSecrets } from "../../src/utils/redact.js";
+import { maskSecrets } from "../../src/core/redact.js";
 import { cli } from "../helpers/cli.js";
 
 const HEX = "4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318";

@@ -9,10 +9,10 @@ import { Writable } from "node:stream";
 import { afterEach, describe, expect, test } from "vitest";
 import type { StatusAccount } from "../../src/cli/commands/status.js";
 import { runCli } from "../../src/cli/program.js";
-import { ExchangeClient } from "../../src/hyperliquid/exchange.js";
-import { localSigner } from "../../src/hyperliquid/signing.js";
+import { ManualClock, utcDay } from "../../src/core/clock.js";
+import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
+import { localSigner } from "../../src/protocol/hyperliquid/signing.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { ManualClock, utcDay } from "../../src/utils/clock.js";
 import { testWallet } from "../sim/helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);

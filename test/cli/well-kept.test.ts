@@ -9,8 +9,8 @@ import path from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, test } from "vitest";
 import { runCli } from "../../src/cli/program.js";
-import { systemClock } from "../../src/utils/clock.js";
-import { versionText } from "../../src/version.js";
+import { systemClock } from "../../src/core/clock.js";
+import { versionText } from "../../src/core/version.js";
 import { assertBuilt, runCliProcess } from "../helpers/process.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

@@ -12,7 +12,7 @@ import { describe, expect, test } from "vitest";
 import { runCli } from "../../src/cli/program.js";
 import { configJsonSchema } from "../../src/config/json-schema.js";
 import { type ConfigOption, DEFAULTS, OPTIONS } from "../../src/config/options.js";
-import { parseDurationText } from "../../src/utils/duration.js";
+import { parseDurationText } from "../../src/core/duration.js";
 import { optionTableRows } from "../docs/generated.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");

@@ -25,7 +25,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 // @ts-expect-error: a build script in plain JavaScript, without types
 import { bundleOptions } from "../../scripts/bundle.mjs";
-import { VERSION } from "../../src/version.js";
+import { VERSION } from "../../src/core/version.js";
 import { ROOT } from "../helpers/process.js";
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@
  *
  * Under `--jitless --no-expose-wasm` there is no WebAssembly: anything reaching for the global `fetch` (undici,
  * whose HTTP parser is WebAssembly) dies with `ReferenceError: WebAssembly is not defined`, which is how the guard
- * and the notifier crashed the daemon before they went through src/transport/http.ts.
+ * and the notifier crashed the daemon before they went through src/protocol/http/http.ts.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";

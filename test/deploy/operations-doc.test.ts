@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { DEFAULTS, OPTIONS } from "../../src/config/options.js";
-import { formatDuration } from "../../src/utils/duration.js";
+import { formatDuration } from "../../src/core/duration.js";
 import { generatedSection, optionsTable, optionTableRows } from "../docs/generated.js";
 
 const root = resolve(import.meta.dirname, "../..");

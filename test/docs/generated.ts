@@ -2,12 +2,12 @@
  * The generated parts of the docs, each between `<!-- NAME:start … -->` and `<!-- NAME:end -->` markers:
  * - `options-table` in docs/operations.md: one row per configuration key (the table of src/config/options.ts);
  * - `reliability-matrix` in docs/reliability.md: the fault matrix (test/reliability/matrix.ts);
- * - `error-policy` in docs/errors.md: one row per error kind (src/errors/policy.ts).
+ * - `error-policy` in docs/errors.md: one row per error kind (src/core/errors/policy.ts).
  * `npm run docs:generate` (scripts/update-docs.ts) rewrites them; test/docs/generated.test.ts fails while a document
  * differs from `updateGenerated(doc)`. No test writes a document.
  */
 import { type ConfigOption, formatDefault, OPTIONS } from "../../src/config/options.js";
-import { ERROR_POLICY, type ErrorPolicy } from "../../src/errors/policy.js";
+import { ERROR_POLICY, type ErrorPolicy } from "../../src/core/errors/policy.js";
 import { MATRIX, type ReliabilityCase } from "../reliability/matrix.js";
 
 // ---------------------------------------------------------------- option table

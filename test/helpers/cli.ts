@@ -6,7 +6,7 @@
 import { Writable } from "node:stream";
 import type { CliDeps } from "../../src/cli/deps.js";
 import { runCli } from "../../src/cli/program.js";
-import { type Clock, systemClock } from "../../src/utils/clock.js";
+import { type Clock, systemClock } from "../../src/core/clock.js";
 import { ROOT } from "./process.js";
 
 export type CliResult = { code: number; stdout: string; stderr: string };

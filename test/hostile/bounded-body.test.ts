@@ -7,16 +7,16 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 import { afterEach, describe, expect, test } from "vitest";
-import { EvmClient } from "../../src/evm/client.js";
-import { EvmMalformedResponseError } from "../../src/evm/errors.js";
-import { HyperliquidApiError } from "../../src/hyperliquid/errors.js";
-import { createHttpTransport } from "../../src/hyperliquid/transport.js";
+import { EvmClient } from "../../src/protocol/evm/client.js";
+import { EvmMalformedResponseError } from "../../src/protocol/evm/errors.js";
 import {
   BodyLimitError,
   checkJsonBounds,
   DEFAULT_BODY_LIMITS,
   EXCHANGE_BODY_LIMITS,
-} from "../../src/utils/bounded-body.js";
+} from "../../src/protocol/http/bounded-body.js";
+import { HyperliquidApiError } from "../../src/protocol/hyperliquid/errors.js";
+import { createHttpTransport } from "../../src/protocol/hyperliquid/transport.js";
 import { bigFlatObject, gzipBomb, type HostileServer, nestedArray, startHostileServer } from "./bodies.js";
 
 let server: HostileServer | undefined;

@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { expect, test } from "vitest";
-import { createGuard, FUTURE_MTIME_TOLERANCE_MS } from "../../src/daemon/guard.js";
-import { systemTimers } from "../../src/daemon/loop.js";
-import { createMetrics } from "../../src/daemon/metrics.js";
-import { ManualClock } from "../../src/utils/clock.js";
-import { createLogger } from "../../src/utils/logger.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { createLogger } from "../../src/core/logger.js";
+import { createMetrics } from "../../src/surface/metrics.js";
+import { systemTimers } from "../../src/switch/loop.js";
+import { createGuard, FUTURE_MTIME_TOLERANCE_MS } from "../../src/watchers/guard.js";
 
 test("behavior: an mtime 5 minutes ahead is stale, warned once by name; small skew and a fixed touch are alive", async () => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), "hl-guard-")), "engine.alive");

@@ -7,10 +7,10 @@ import { HttpTransport, ExchangeClient as NkExchangeClient } from "@nktkas/hyper
 import { signL1Action as nkSignL1Action } from "@nktkas/hyperliquid/signing";
 import { id, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
-import { ExchangeClient } from "../../src/hyperliquid/exchange.js";
-import { localSigner, recoverL1ActionSigner, signL1Action } from "../../src/hyperliquid/signing.js";
+import { systemClock } from "../../src/core/clock.js";
+import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
+import { localSigner, recoverL1ActionSigner, signL1Action } from "../../src/protocol/hyperliquid/signing.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { systemClock } from "../../src/utils/clock.js";
 
 let sim: SimulatorHandle | undefined;
 afterEach(async () => {

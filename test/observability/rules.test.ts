@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { createMetrics } from "../../src/daemon/metrics.js";
+import { createMetrics } from "../../src/surface/metrics.js";
 import { requireBinary } from "../helpers/binaries.js";
 
 const root = resolve(import.meta.dirname, "../..");

@@ -3,7 +3,7 @@
  * In-process on the simulator's ManualClock; the daemon's clock is that clock plus an offset.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import { utcDay } from "../../src/utils/clock.js";
+import { utcDay } from "../../src/core/clock.js";
 import { assertDeadlinesNeverMoveEarlier } from "./harness.js";
 import { type InProcess, simArmed, startInProcess } from "./inprocess.js";
 import { reliabilityFile } from "./report.js";

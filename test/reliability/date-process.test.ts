@@ -9,8 +9,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { offsetClock, systemClock, utcDay } from "../../src/core/clock.js";
 import { startSimulator } from "../../src/sim/server.js";
-import { offsetClock, systemClock, utcDay } from "../../src/utils/clock.js";
 import {
   assertBuilt,
   assertDeadlinesNeverMoveEarlier,

@@ -6,12 +6,12 @@
  */
 import { id, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
+import { type Daemon, startDaemon } from "../../src/app/daemon.js";
 import { ConfigSchema } from "../../src/config/schema.js";
-import { type Daemon, startDaemon } from "../../src/daemon/daemon.js";
-import { ExchangeClient } from "../../src/hyperliquid/exchange.js";
+import { systemClock } from "../../src/core/clock.js";
+import { createLogger } from "../../src/core/logger.js";
+import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { systemClock } from "../../src/utils/clock.js";
-import { createLogger } from "../../src/utils/logger.js";
 import { assertDeadlinesNeverMoveEarlier, eventually, sleep, tempDir } from "./harness.js";
 import { type InProcess, simArmed, startInProcess } from "./inprocess.js";
 import { reliabilityFile } from "./report.js";

@@ -9,8 +9,8 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { LedgerFile } from "../../src/daemon/ledger.js";
-import { utcDay } from "../../src/utils/clock.js";
+import { utcDay } from "../../src/core/clock.js";
+import { LedgerFile } from "../../src/switch/ledger.js";
 import {
   bigFlatObject,
   gzipBomb,

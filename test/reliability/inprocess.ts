@@ -6,16 +6,16 @@
  */
 import { Writable } from "node:stream";
 import { id, Wallet } from "ethers";
+import { type Daemon, startDaemon } from "../../src/app/daemon.js";
 import { type Config, type ConfigInput, ConfigSchema } from "../../src/config/schema.js";
-import { type ChainWatch, createChainWatch } from "../../src/daemon/chain-watch.js";
-import { type Daemon, startDaemon } from "../../src/daemon/daemon.js";
-import { ManualTimers } from "../../src/daemon/loop.js";
-import { EvmClient } from "../../src/evm/client.js";
-import { ExchangeClient } from "../../src/hyperliquid/exchange.js";
+import { type Clock, ManualClock } from "../../src/core/clock.js";
+import { createLogger } from "../../src/core/logger.js";
+import { ManualScheduler } from "../../src/core/scheduler.js";
+import { EvmClient } from "../../src/protocol/evm/client.js";
+import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
-import { type Clock, ManualClock } from "../../src/utils/clock.js";
-import { createLogger } from "../../src/utils/logger.js";
-import { ManualScheduler } from "../../src/utils/scheduler.js";
+import { ManualTimers } from "../../src/switch/loop.js";
+import { type ChainWatch, createChainWatch } from "../../src/watchers/chain-watch.js";
 import type { LogLine } from "./harness.js";
 import { jsonLineSplitter, tempDir } from "./harness.js";
 

@@ -4,7 +4,7 @@
  * daemon's ledger, logs and readiness.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import { utcDay } from "../../src/utils/clock.js";
+import { utcDay } from "../../src/core/clock.js";
 import { assertDeadlinesNeverMoveEarlier } from "./harness.js";
 import { type InProcess, simArmed, startInProcess } from "./inprocess.js";
 import { reliabilityFile } from "./report.js";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
-import { utcDay } from "../../src/utils/clock.js";
+import { utcDay } from "../../src/core/clock.js";
 import { type InProcess, startInProcess, walletFor } from "./inprocess.js";
 import { reliabilityFile } from "./report.js";
 

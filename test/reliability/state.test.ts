@@ -19,9 +19,9 @@ import {
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { LedgerFile } from "../../src/daemon/ledger.js";
+import { utcDay } from "../../src/core/clock.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { utcDay } from "../../src/utils/clock.js";
+import { LedgerFile } from "../../src/switch/ledger.js";
 import {
   assertBuilt,
   type DaemonProcess,

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { utcDay } from "../../src/utils/clock.js";
+import { utcDay } from "../../src/core/clock.js";
 import { assertBuilt, eventually, processSetup, runCli } from "./harness.js";
 import { reliabilityFile } from "./report.js";
 

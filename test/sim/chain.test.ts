@@ -1,7 +1,7 @@
 import { getCreateAddress, keccak256, Transaction } from "ethers";
 import { describe, expect, test } from "vitest";
+import { ManualClock } from "../../src/core/clock.js";
 import { SimChain } from "../../src/sim/chain.js";
-import { ManualClock } from "../../src/utils/clock.js";
 
 const SPEC_HEADER_FIELDS = [
   "number",

@@ -1,5 +1,5 @@
 import { keccak256, toUtf8Bytes, Wallet } from "ethers";
-import { signL1Action } from "../../src/hyperliquid/signing.js";
+import { signL1Action } from "../../src/protocol/hyperliquid/signing.js";
 
 export type Signed = {
   action: Record<string, unknown>;

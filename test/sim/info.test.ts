@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "vitest";
+import { ManualClock } from "../../src/core/clock.js";
 import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
-import { ManualClock } from "../../src/utils/clock.js";
 import { post, testWallet } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);

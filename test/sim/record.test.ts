@@ -4,9 +4,9 @@
  * and same-name deregistration, frontendOpenOrders on the demo account, the cancel action, and faults.
  */
 import { afterEach, describe, expect, test } from "vitest";
-import { signL1Action } from "../../src/hyperliquid/signing.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { signL1Action } from "../../src/protocol/hyperliquid/signing.js";
 import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
-import { ManualClock } from "../../src/utils/clock.js";
 import { post, signedScheduleCancel, testWallet } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
+import { ManualClock } from "../../src/core/clock.js";
 import { SimChain, type SimChainOptions } from "../../src/sim/chain.js";
 import { createRpcHandler } from "../../src/sim/rpc.js";
-import { ManualClock } from "../../src/utils/clock.js";
 
 function handler(opts: Partial<SimChainOptions> = {}) {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "vitest";
+import { ManualClock } from "../../src/core/clock.js";
 import { isLoopback } from "../../src/sim/admin.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { ManualClock } from "../../src/utils/clock.js";
 import { post, signedScheduleCancel, testWallet } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12);

@@ -1,4 +1,5 @@
 import { type Command, Option } from "commander";
+import { planAccounts } from "../../app/daemon.js";
 import { loadSigningKey } from "../../config/keys.js";
 import {
   CONFIG_KEYS,
@@ -7,9 +8,8 @@ import {
   effectiveUrls,
   loadConfig,
 } from "../../config/load.js";
-import { planAccounts } from "../../daemon/daemon.js";
-import { formatDuration } from "../../utils/duration.js";
-import { redactUrl } from "../../utils/redact.js";
+import { formatDuration } from "../../core/duration.js";
+import { redactUrl } from "../../core/redact.js";
 import type { CliDeps } from "../deps.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../master.js";
 import { addRunOptions } from "./run.js";

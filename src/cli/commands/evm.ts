@@ -11,12 +11,12 @@
  */
 import { type Command, Option } from "commander";
 import { effectiveUrls, loadConfig } from "../../config/load.js";
-import { ArgumentError } from "../../errors/argument.js";
-import { exitCodeOfError, policyFor } from "../../errors/policy.js";
-import { type BlockTag, EvmClient, MAX_PAGE_SIZE } from "../../evm/client.js";
-import { EvmError } from "../../evm/errors.js";
-import { formatHeader, formatTransactions } from "../../evm/format.js";
-import { ExitCode } from "../../utils/exit-codes.js";
+import { ArgumentError } from "../../core/errors/argument.js";
+import { exitCodeOfError, policyFor } from "../../core/errors/policy.js";
+import { ExitCode } from "../../core/exit-codes.js";
+import { type BlockTag, EvmClient, MAX_PAGE_SIZE } from "../../protocol/evm/client.js";
+import { EvmError } from "../../protocol/evm/errors.js";
+import { formatHeader, formatTransactions } from "../../protocol/evm/format.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { addServiceOptions, type ServiceOptions } from "../options.js";
@@ -53,7 +53,7 @@ function clientFor(opts: EvmOptions, deps: CliDeps): EvmClient {
   return new EvmClient({ rpcUrl, timeoutMs: Math.max(config.requestTimeout, 10_000) });
 }
 
-/** Maps client errors to the contract's exit codes (the policy table, src/errors/policy.ts) with a one-line message (never the raw URL). */
+/** Maps client errors to the contract's exit codes (the policy table, src/core/errors/policy.ts) with a one-line message (never the raw URL). */
 function cliErrorFor(error: unknown, command: string, client: EvmClient): unknown {
   if (error instanceof ArgumentError) return usageError(`${command}: ${error.shortMessage}`);
   if (!(error instanceof EvmError)) {
@@ -177,7 +177,7 @@ export function registerEvm(program: Command, deps: CliDeps): void {
       url: c.url,
     }));
     if (opts.json) deps.stdout.write(`${JSON.stringify({ rpc: url, ...answer })}\n`);
-    // "No" is the policy of method_not_found (src/errors/policy.ts): exit 69.
+    // "No" is the policy of method_not_found (src/core/errors/policy.ts): exit 69.
     if (!answer.supported)
       throw new CliError(
         `the node at ${url} does not serve the ots_ namespace`,

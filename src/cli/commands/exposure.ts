@@ -9,13 +9,13 @@
 import { type Command, Option } from "commander";
 import { loadConfig } from "../../config/load.js";
 import { NETWORK_URLS } from "../../config/schema.js";
-import { type AccountFigures, deriveFigures, type PositionFigures } from "../../daemon/figures.js";
-import { policyFor } from "../../errors/policy.js";
-import { HyperliquidApiError } from "../../hyperliquid/errors.js";
-import { InfoClient } from "../../hyperliquid/info.js";
-import type { ClearinghouseState } from "../../hyperliquid/schemas.js";
-import { isAddress } from "../../utils/address.js";
-import { redactUrl } from "../../utils/redact.js";
+import { isAddress } from "../../core/address.js";
+import { policyFor } from "../../core/errors/policy.js";
+import { redactUrl } from "../../core/redact.js";
+import { HyperliquidApiError } from "../../protocol/hyperliquid/errors.js";
+import { InfoClient } from "../../protocol/hyperliquid/info.js";
+import type { ClearinghouseState } from "../../protocol/hyperliquid/schemas.js";
+import { type AccountFigures, deriveFigures, type PositionFigures } from "../../watchers/figures.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { addServiceOptions, collect, type ServiceOptions } from "../options.js";
@@ -155,7 +155,7 @@ export function registerExposure(program: Command, deps: CliDeps): void {
       });
     } catch (error) {
       if (error instanceof HyperliquidApiError) {
-        // The exit code is the policy table's (src/errors/policy.ts): 69 unreachable, 5xx, 429, unreadable.
+        // The exit code is the policy table's (src/core/errors/policy.ts): 69 unreachable, 5xx, 429, unreadable.
         throw new CliError(
           `exposure: the API at ${redactUrl(apiUrl)} could not answer (${error.kind}): ${error.shortMessage}`,
           policyFor("hyperliquid", error.kind, error.nonceDetail).exitCode,

@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { type Command, Option } from "commander";
 import type PinoPretty from "pino-pretty";
-import { ExitCode } from "../../utils/exit-codes.js";
+import { ExitCode } from "../../core/exit-codes.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
 

@@ -3,6 +3,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
+import { DaemonStartError, startDaemon } from "../../app/daemon.js";
+import { installShutdownHandlers, setProcessTitle } from "../../app/shutdown.js";
 import { type ScrubResult, scrubEnvironment } from "../../config/environ.js";
 import { loadSigningKey, type SigningKey } from "../../config/keys.js";
 import {
@@ -13,11 +15,9 @@ import {
   loadConfig,
 } from "../../config/load.js";
 import { OPTIONS } from "../../config/options.js";
-import { DaemonStartError, startDaemon } from "../../daemon/daemon.js";
-import { installShutdownHandlers, setProcessTitle } from "../../daemon/shutdown.js";
-import { type LocalSigner, localSigner } from "../../hyperliquid/signing.js";
-import { acquireStateLock } from "../../state/lock.js";
-import { createLogger, flushLogger } from "../../utils/logger.js";
+import { createLogger, flushLogger } from "../../core/logger.js";
+import { type LocalSigner, localSigner } from "../../protocol/hyperliquid/signing.js";
+import { acquireStateLock } from "../../switch/lock.js";
 import type { CliDeps } from "../deps.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../master.js";
 import { addConfigFlags, addServiceOptions, SERVICE_KEYS } from "../options.js";
@@ -183,7 +183,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
         wallet,
         stateDir,
         logger,
-        // the lock's mtime is refreshed on the push loop's wake-ups (src/state/lock.ts)
+        // the lock's mtime is refreshed on the push loop's wake-ups (src/switch/lock.ts)
         onInterval: () => lock.touch(),
         ...(apiUrl ? { apiUrl } : {}),
         ...(explorerUrl ? { explorerUrl } : {}),

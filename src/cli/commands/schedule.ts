@@ -1,14 +1,14 @@
 import { type Command, Option } from "commander";
+import { planAccounts } from "../../app/daemon.js";
 import { loadSigningKey } from "../../config/keys.js";
 import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
-import { planAccounts } from "../../daemon/daemon.js";
-import type { BaseError } from "../../errors/base.js";
-import { policyFor } from "../../errors/policy.js";
-import { HyperliquidApiError } from "../../hyperliquid/errors.js";
-import { ExchangeClient } from "../../hyperliquid/exchange.js";
-import { BareDurationError, formatDuration, parseDurationText } from "../../utils/duration.js";
-import { ExitCode } from "../../utils/exit-codes.js";
+import { BareDurationError, formatDuration, parseDurationText } from "../../core/duration.js";
+import type { BaseError } from "../../core/errors/base.js";
+import { policyFor } from "../../core/errors/policy.js";
+import { ExitCode } from "../../core/exit-codes.js";
+import { HyperliquidApiError } from "../../protocol/hyperliquid/errors.js";
+import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { describeSignerAccount, resolveSignerAccount } from "../master.js";
@@ -83,7 +83,7 @@ async function send(opts: Record<string, unknown>, deps: CliDeps, time: number |
     }
   } catch (error) {
     if (error instanceof HyperliquidApiError) {
-      // The exit code is the policy table's (src/errors/policy.ts): 69 when the exchange could not be reached or
+      // The exit code is the policy table's (src/core/errors/policy.ts): 69 when the exchange could not be reached or
       // did not answer usefully, 1 when it refused.
       const code = policyFor("hyperliquid", error.kind, error.nonceDetail).exitCode;
       throw new CliError(

@@ -1,8 +1,8 @@
 import { type Command, Option } from "commander";
+import { isAddress } from "../../core/address.js";
+import { utcDay } from "../../core/clock.js";
+import { ExitCode } from "../../core/exit-codes.js";
 import type { SimulatorHandle, SimulatorUser } from "../../sim/server.js";
-import { isAddress } from "../../utils/address.js";
-import { utcDay } from "../../utils/clock.js";
-import { ExitCode } from "../../utils/exit-codes.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { collect } from "../options.js";

@@ -4,22 +4,22 @@ import { type Command, Option } from "commander";
 import { effectiveExplorerUrl, effectiveStateDir, effectiveUrls, loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
 import type { Config } from "../../config/schema.js";
-import { entryOnDay, LEDGER_FILE, type LedgerEntry, readLedgerFile } from "../../daemon/ledger.js";
+import { utcDay } from "../../core/clock.js";
+import { formatDuration } from "../../core/duration.js";
+import { ExitCode } from "../../core/exit-codes.js";
+import { redactUrl } from "../../core/redact.js";
+import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
+import { InfoClient } from "../../protocol/hyperliquid/info.js";
+import { entryOnDay, LEDGER_FILE, type LedgerEntry, readLedgerFile } from "../../switch/ledger.js";
 import {
   atLimit,
   isExhausted,
   limitRefused,
   type ProofCounts,
   proofCounts,
-} from "../../daemon/ledger-model.js";
-import { ExplorerClient } from "../../hyperliquid/explorer.js";
-import { InfoClient } from "../../hyperliquid/info.js";
-import { readRecord } from "../../reconcile/read.js";
-import { type ReconcileOutcome, type RecordResult, reconcileLedger } from "../../reconcile/record.js";
-import { utcDay } from "../../utils/clock.js";
-import { formatDuration } from "../../utils/duration.js";
-import { ExitCode } from "../../utils/exit-codes.js";
-import { redactUrl } from "../../utils/redact.js";
+} from "../../switch/ledger-model.js";
+import { type ReconcileOutcome, type RecordResult, reconcileLedger } from "../../switch/record.js";
+import { readRecord } from "../../watchers/record-read.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
 import { collect, configFlag } from "../options.js";

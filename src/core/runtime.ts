@@ -1,0 +1,379 @@
+/**
+ * The runtime every periodic task runs on: the clock (wall + monotonic), one-shot timers and drift-free
+ * repetition on the monotonic clock, the exchange's time (the local clock corrected by the skew measured from
+ * every answer's `Date`), wall-clock step detection, and one root AbortSignal. The switch, the engine guard,
+ * the exposure poller, the budget watch and the chain watch all repeat through `every` (docs/daemon.md
+ * "How time is kept").
+ *
+ * Why monotonic: a wall-clock step (NTP stepping the clock back 10 minutes) must not stop pushes nor count a
+ * trigger that never happened. Node's setTimeout already runs on a monotonic clock; what must not happen is
+ * computing a delay from two wall-clock readings. Here every delay is a monotonic difference.
+ */
+
+import { performance } from "node:perf_hooks";
+import { type Clock, type ManualClock, monotonicOf } from "./clock.js";
+import { ArgumentError } from "./errors/argument.js";
+import type { Logger } from "./logger.js";
+
+export type TimerHandle = { cancel(): void };
+
+/** One-shot timers measured on the monotonic clock. */
+export interface Timers {
+  /** Runs `fn` once, `ms` from now (at once when ms <= 0). */
+  after(ms: number, fn: () => void): TimerHandle;
+}
+
+/**
+ * Real timers (setTimeout, which Node runs on a monotonic clock). They keep the process alive: the push loop
+ * is what the daemon exists for. `onLate`, when given, hears how late each timer fired (ms after it was due;
+ * negative or zero: on time): the daemon's measure of its event loop's delay (src/surface/metrics.ts).
+ */
+export function systemTimers(
+  _clock?: Clock,
+  { onLate }: { onLate?: ((lateMs: number) => void) | undefined } = {},
+): Timers {
+  return {
+    after(ms: number, fn: () => void): TimerHandle {
+      const delay = Math.max(0, ms);
+      if (onLate === undefined) {
+        const handle = setTimeout(fn, delay);
+        return { cancel: () => clearTimeout(handle) };
+      }
+      const due = performance.now() + delay;
+      const handle = setTimeout(() => {
+        onLate(performance.now() - due);
+        fn();
+      }, delay);
+      return { cancel: () => clearTimeout(handle) };
+    },
+  };
+}
+
+type ManualTimer = { due: number; seq: number; fn: () => void; cancelled: boolean };
+
+/**
+ * Timers that fire when a ManualClock's monotonic time reaches them, in due order, right after each clock move
+ * (a wall-clock `step` fires nothing). A timer set for "now" (ms <= 0) fires on the next macrotask.
+ */
+export class ManualTimers implements Timers {
+  readonly #clock: ManualClock;
+  #timers: ManualTimer[] = [];
+  #seq = 0;
+  #unsubscribe: () => void;
+
+  constructor(clock: ManualClock) {
+    this.#clock = clock;
+    this.#unsubscribe = clock.onChange(() => this.run());
+  }
+
+  after(ms: number, fn: () => void): TimerHandle {
+    const timer: ManualTimer = {
+      due: this.#clock.monotonic() + Math.max(0, ms),
+      seq: this.#seq++,
+      fn,
+      cancelled: false,
+    };
+    this.#timers.push(timer);
+    if (ms <= 0) setImmediate(() => this.run());
+    return {
+      cancel: () => {
+        timer.cancelled = true;
+      },
+    };
+  }
+
+  /** Fires every timer that is due (bounded: at most 10,000 callbacks per call). */
+  run(): number {
+    let fired = 0;
+    for (let guard = 0; guard < 10_000; guard++) {
+      const now = this.#clock.monotonic();
+      this.#timers = this.#timers.filter((t) => !t.cancelled);
+      const due = this.#timers.filter((t) => t.due <= now).sort((a, b) => a.due - b.due || a.seq - b.seq)[0];
+      if (!due) break;
+      due.cancelled = true;
+      fired++;
+      due.fn();
+    }
+    return fired;
+  }
+
+  /** Timers still waiting. */
+  get pending(): number {
+    return this.#timers.filter((t) => !t.cancelled).length;
+  }
+
+  /** The earliest due time (monotonic ms) still waiting, or null. */
+  nextDue(): number | null {
+    const live = this.#timers.filter((t) => !t.cancelled);
+    return live.length === 0 ? null : Math.min(...live.map((t) => t.due));
+  }
+
+  dispose(): void {
+    this.#unsubscribe();
+    this.#timers = [];
+  }
+}
+
+export type TickInfo = {
+  /** tick number since start (0 is the first, immediate tick) */
+  k: number;
+  /** when the tick was due (monotonic ms) */
+  scheduledAt: number;
+  /** how late it ran (ms) */
+  lateMs: number;
+};
+
+export type EveryOptions = {
+  clock: Clock;
+  timers: Timers;
+  logger?: Logger | undefined;
+  /** called once per stall (the daemon counts them in metrics.eventLoopStalls) */
+  onStall?: ((gapMs: number) => void) | undefined;
+  /** default max(1 s, interval / 2) */
+  stallThresholdMs?: number | undefined;
+  /** what the repetition is for, in log lines */
+  name?: string;
+  /** run the first tick at once (default) or one interval after start */
+  immediate?: boolean;
+  /** stops the repetition when aborted */
+  signal?: AbortSignal | undefined;
+  /**
+   * where slot 0 lies on the monotonic clock (default: now); with it, the first tick is the first slot strictly
+   * after now (`immediate` is for repetitions without it). Two repetitions with the same origin and intervals
+   * that divide each other wake together: the exposure poll rides on a push's wake-up (src/app/daemon.ts).
+   */
+  startAt?: number | undefined;
+};
+
+export type Repeating = {
+  stop(): void;
+  readonly running: boolean;
+  /** ticks run so far */
+  readonly ticks: number;
+  /** stalls detected so far */
+  readonly stalls: number;
+};
+
+/**
+ * Runs `fn` every `intervalMs`, drift-free on the monotonic clock: tick k is due at start + k × interval (not
+ * setInterval, which drifts by the callback's run time). A wake-up much later than planned (host suspended,
+ * event loop blocked) is logged as `loop.stalled` and the missed ticks are skipped (one tick, never a burst).
+ */
+export function every(
+  intervalMs: number,
+  fn: (info: TickInfo) => void | Promise<void>,
+  {
+    clock,
+    timers,
+    logger,
+    onStall,
+    stallThresholdMs = Math.max(1_000, intervalMs / 2),
+    name = "push",
+    immediate = true,
+    signal,
+    startAt,
+  }: EveryOptions,
+): Repeating {
+  if (!(intervalMs > 0)) throw new ArgumentError(`loop interval must be > 0 ms, got ${intervalMs}`);
+  const now0 = monotonicOf(clock);
+  const start = startAt ?? now0;
+  // the first slot: now (immediate, without startAt), else the first one strictly after now
+  let k = immediate && startAt === undefined ? 0 : Math.max(0, Math.floor((now0 - start) / intervalMs) + 1);
+  let handle: TimerHandle | undefined;
+  let running = true;
+  let ticks = 0;
+  let stalls = 0;
+
+  const schedule = () => {
+    const due = start + k * intervalMs;
+    handle = timers.after(due - monotonicOf(clock), wake);
+  };
+
+  const wake = () => {
+    if (!running) return;
+    const now = monotonicOf(clock);
+    const scheduledAt = start + k * intervalMs;
+    const lateMs = now - scheduledAt;
+    if (lateMs > stallThresholdMs) {
+      stalls++;
+      onStall?.(lateMs);
+      logger?.warn(
+        { event: "loop.stalled", loop: name, gapMs: lateMs, expectedAt: scheduledAt, intervalMs },
+        `the ${name} loop woke up ${Math.round(lateMs)} ms late (host suspended or event loop blocked)`,
+      );
+    }
+    const info: TickInfo = { k, scheduledAt, lateMs };
+    // Next tick: the first slot after this one and strictly after now (missed slots are skipped, never replayed in
+    // a burst). A timer can fire up to about a millisecond before its slot by this clock: node measures a timeout
+    // on the event loop's time in whole milliseconds. Such a wake-up still runs its own slot, once, and never the
+    // same slot again.
+    k = Math.max(k + 1, Math.floor((now - start) / intervalMs) + 1);
+    ticks++;
+    try {
+      const r = fn(info);
+      if (r && typeof (r as Promise<void>).catch === "function") {
+        (r as Promise<void>).catch((error: unknown) =>
+          logger?.error({ event: "loop.tick_failed", loop: name, err: error }, "tick failed"),
+        );
+      }
+    } catch (error) {
+      logger?.error({ event: "loop.tick_failed", loop: name, err: error }, "tick failed");
+    }
+    if (running) schedule();
+  };
+
+  const stop = () => {
+    running = false;
+    handle?.cancel();
+    handle = undefined;
+  };
+  signal?.addEventListener("abort", stop, { once: true });
+  if (signal?.aborted) running = false;
+  else schedule();
+
+  return {
+    stop,
+    get running() {
+      return running;
+    },
+    get ticks() {
+      return ticks;
+    },
+    get stalls() {
+      return stalls;
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------- exchange time
+
+/** A wall-clock step smaller than this is noise (scheduling jitter), not a step. */
+export const CLOCK_STEP_THRESHOLD_MS = 2_000;
+/** The Date header's resolution is 1 s; a correction below this is not made. */
+export const DATE_CORRECTION_THRESHOLD_MS = 1_000;
+
+export type DateSample = {
+  /** the answer's Date header (ms, 1 s resolution, truncated) */
+  date: number;
+  /** monotonic ms just before the request left */
+  sentMono: number;
+  /** monotonic ms when the answer arrived */
+  receivedMono: number;
+};
+
+export type ClockStep = { deltaMs: number; wall: number; mono: number };
+
+/**
+ * The switch machine's belief about the exchange's time at (mono, local wall) (src/switch/exchange-time.ts):
+ * `act`, the time it acts on; `exchange`, its estimate; `verified`, whether that estimate may be persisted.
+ */
+export type TimeView = (mono: number, wall: number) => { act: number; exchange: number; verified: boolean };
+
+/**
+ * The exchange's time, kept as monotonic time + an offset: a local wall-clock step moves nothing here. The
+ * offset starts as (wall − monotonic) and is corrected from the `Date` of every answer when the two disagree
+ * by more than DATE_CORRECTION_THRESHOLD_MS beyond the sample's uncertainty. `checkStep` compares the wall
+ * clock to the monotonic one and reports a step when they disagree.
+ */
+export class ExchangeTime implements Clock {
+  readonly #clock: Clock;
+  #offset: number;
+  #wallAnchor: number;
+  #lastCorrection: number | null = null;
+  #verified = false;
+  #view: TimeView | null = null;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+    this.#offset = clock.now() - monotonicOf(clock);
+    this.#wallAnchor = this.#offset;
+  }
+
+  /**
+   * The switch machine's estimate replaces this object's own (the machine judges every Date sample; the
+   * daemon's nonces, expiresAfter and ledger follow what it believes).
+   */
+  adopt(view: TimeView): void {
+    this.#view = view;
+  }
+
+  #viewNow() {
+    return this.#view ? this.#view(monotonicOf(this.#clock), this.#clock.now()) : null;
+  }
+
+  /** The exchange's time now (ms since the epoch), as best known: the time the switch acts on. */
+  now(): number {
+    const v = this.#viewNow();
+    return v ? v.act : Math.floor(monotonicOf(this.#clock) + this.#offset);
+  }
+
+  /**
+   * The exchange's time when it is verified (an answer's Date, plausible and in agreement with the local clock or
+   * the verified window), else 0: what may be persisted (the ledger's updatedAt, the nonce floor).
+   */
+  verifiedNow(): number {
+    const v = this.#viewNow();
+    if (v) return v.verified ? v.exchange : 0;
+    return this.#verified ? this.now() : 0;
+  }
+
+  monotonic(): number {
+    return monotonicOf(this.#clock);
+  }
+
+  /** Local wall clock minus the exchange's time (ms): the current skew estimate. */
+  get skewMs(): number {
+    const v = this.#viewNow();
+    return this.#clock.now() - (v ? v.exchange : this.now());
+  }
+
+  /** The last correction made from a Date header (ms added to exchange time), or null. */
+  get lastCorrection(): number | null {
+    return this.#lastCorrection;
+  }
+
+  /**
+   * The exchange's time is at least `ms` (e.g. the ledger's last write at start: a wall clock stepped back
+   * while the daemon was down cannot put the time before what was already written).
+   */
+  notBefore(ms: number): void {
+    const now = this.now();
+    if (Number.isFinite(ms) && ms > now) this.#offset += ms - now;
+  }
+
+  /** True once an answer's Date has been seen (the estimate is checked against the exchange). */
+  get verified(): boolean {
+    const v = this.#viewNow();
+    return v ? v.verified : this.#verified;
+  }
+
+  /** Feeds one answer's Date; returns the correction made (ms), or null when none was needed. */
+  observe({ date, sentMono, receivedMono }: DateSample): number | null {
+    if (!Number.isFinite(date) || date <= 0 || receivedMono < sentMono) return null;
+    this.#verified = true;
+    const mid = (sentMono + receivedMono) / 2 + this.#offset;
+    const uncertainty = 500 + (receivedMono - sentMono) / 2;
+    const error = date + 500 - mid;
+    if (Math.abs(error) <= uncertainty + DATE_CORRECTION_THRESHOLD_MS) return null;
+    this.#offset += error;
+    this.#lastCorrection = error;
+    return error;
+  }
+
+  /** Compares the wall clock to the monotonic one; a disagreement beyond the threshold is a step. */
+  checkStep(): ClockStep | null {
+    const mono = monotonicOf(this.#clock);
+    const wall = this.#clock.now();
+    const anchor = wall - mono;
+    const deltaMs = anchor - this.#wallAnchor;
+    if (Math.abs(deltaMs) < CLOCK_STEP_THRESHOLD_MS) return null;
+    this.#wallAnchor = anchor;
+    return { deltaMs, wall, mono };
+  }
+}
+
+/** One root AbortSignal for the process: aborted on shutdown, every repetition listens to it. */
+export function createRootSignal(): { signal: AbortSignal; abort(reason?: string): void } {
+  const controller = new AbortController();
+  return { signal: controller.signal, abort: (reason) => controller.abort(reason) };
+}

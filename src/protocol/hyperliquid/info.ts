@@ -1,0 +1,355 @@
+/**
+ * The /info client: `batchClearinghouseStates` (chunked, bounded concurrency, order-preserving) and
+ * `openOrders`. Read-only, so requests are retried by the transport (`retryLimit`, default 1) on a
+ * transport error, 429 or 5xx. Monetary values stay strings; no arithmetic happens here.
+ */
+import type { z } from "zod";
+import { DEFAULTS } from "../../config/options.js";
+import { normalizeAddress } from "../../core/address.js";
+import { type Clock, systemClock } from "../../core/clock.js";
+import { ArgumentError } from "../../core/errors/argument.js";
+import { formatIssues } from "../../core/errors/parse.js";
+import { classifyHttpStatus, HyperliquidApiError } from "./errors.js";
+import {
+  type ClearinghouseState,
+  ClearinghouseState as ClearinghouseStateSchema,
+  type ExtraAgent,
+  ExtraAgentsResponse,
+  type FrontendOpenOrder,
+  FrontendOpenOrdersResponse,
+  type HistoricalOrder,
+  HistoricalOrdersResponse,
+  type OpenOrder,
+  OpenOrdersResponse,
+  PerpMeta,
+  UserRateLimit,
+  UserRole,
+} from "./schemas.js";
+import { createHttpTransport, type HttpResponse, type HttpTransport } from "./transport.js";
+
+export type InfoClientOptions = {
+  /** Base URL, e.g. `https://api.hyperliquid.xyz`; `/info` is appended. */
+  apiUrl: string;
+  /** For `sentAt` / `receivedAt`. Default: the system clock. */
+  clock?: Clock;
+  /** Per-request time-out (ms). Default: the requestTimeout option. */
+  timeoutMs?: number;
+  /** Users per batchClearinghouseStates request (the public API's maximum is not documented; clients use 25–50). Default: the exposureChunkSize option. */
+  chunkSize?: number;
+  /** Chunks in flight at once. Default: the exposureConcurrency option. */
+  concurrency?: number;
+  /** Extra attempts after a transport error, 429 or 5xx. Default 1. */
+  retryLimit?: number;
+  /** First back-off between retries (ms), doubled each time, capped at 2 s. Default 200. */
+  retryDelayMs?: number;
+  userAgent?: string;
+  /** A transport to use instead of creating one. */
+  transport?: HttpTransport;
+};
+
+export type BatchClearinghouseStatesParameters = {
+  /** Account addresses (not agent addresses), any case; sent lower-case. */
+  users: string[];
+  /** Perp dex; omitted (the first perp dex) when undefined. */
+  dex?: string | undefined;
+  signal?: AbortSignal | undefined;
+};
+
+export type BatchClearinghouseStatesWithMeta = {
+  /** In the order of `users`. */
+  states: ClearinghouseState[];
+  /** The newest Date header seen across chunks (ms, second precision). */
+  serverDate: number | undefined;
+  /** Local clock when the first chunk was sent. */
+  sentAt: number;
+  /** Local clock when the last chunk arrived. */
+  receivedAt: number;
+  /** Requests made (one per chunk). */
+  chunks: number;
+};
+
+export type OpenOrdersParameters = {
+  user: string;
+  dex?: string | undefined;
+  signal?: AbortSignal | undefined;
+};
+
+function positiveInt(value: number, what: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new ArgumentError(`${what} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Links an optional outer signal to an inner controller, so one failed chunk can stop the others. */
+function linkedController(outer: AbortSignal | undefined): {
+  controller: AbortController;
+  unlink: () => void;
+} {
+  const controller = new AbortController();
+  if (!outer) return { controller, unlink: () => {} };
+  const onAbort = () => controller.abort(outer.reason);
+  if (outer.aborted) onAbort();
+  else outer.addEventListener("abort", onAbort, { once: true });
+  return { controller, unlink: () => outer.removeEventListener("abort", onAbort) };
+}
+
+export class InfoClient {
+  readonly #transport: HttpTransport;
+  readonly #clock: Clock;
+  readonly #chunkSize: number;
+  readonly #concurrency: number;
+  readonly #url: string;
+
+  constructor({
+    apiUrl,
+    clock = systemClock,
+    timeoutMs = DEFAULTS.requestTimeout,
+    chunkSize = DEFAULTS.exposureChunkSize,
+    concurrency = DEFAULTS.exposureConcurrency,
+    retryLimit = 1,
+    retryDelayMs = 200,
+    userAgent,
+    transport,
+  }: InfoClientOptions) {
+    this.#clock = clock;
+    this.#chunkSize = positiveInt(chunkSize, "chunkSize");
+    this.#concurrency = positiveInt(concurrency, "concurrency");
+    this.#transport =
+      transport ??
+      createHttpTransport({
+        baseUrl: apiUrl,
+        timeoutMs,
+        retryLimit,
+        retryDelayMs,
+        ...(userAgent ? { userAgent } : {}),
+      });
+    this.#url = `${apiUrl.replace(/\/+$/, "")}/info`;
+  }
+
+  /** States in the order of `users`. */
+  async batchClearinghouseStates(params: BatchClearinghouseStatesParameters): Promise<ClearinghouseState[]> {
+    return (await this.batchClearinghouseStatesWithMeta(params)).states;
+  }
+
+  /** States plus timing: the newest server Date header and the local send/receive times. */
+  async batchClearinghouseStatesWithMeta({
+    users,
+    dex,
+    signal,
+  }: BatchClearinghouseStatesParameters): Promise<BatchClearinghouseStatesWithMeta> {
+    // Validate everything before sending anything.
+    const normalized = users.map((user, i) => normalizeAddress(user, `users[${i}]`));
+    const chunks: string[][] = [];
+    for (let i = 0; i < normalized.length; i += this.#chunkSize) {
+      chunks.push(normalized.slice(i, i + this.#chunkSize));
+    }
+    const sentAt = this.#clock.now();
+    if (chunks.length === 0)
+      return { states: [], serverDate: undefined, sentAt, receivedAt: sentAt, chunks: 0 };
+
+    const results: ClearinghouseState[][] = new Array(chunks.length);
+    let serverDate: number | undefined;
+    let next = 0;
+    let failure: unknown;
+    const { controller, unlink } = linkedController(signal);
+
+    const worker = async () => {
+      while (failure === undefined && next < chunks.length) {
+        const index = next++;
+        const chunk = chunks[index]!;
+        try {
+          const response = await this.#transport.postJson(
+            "/info",
+            { type: "batchClearinghouseStates", users: chunk, ...(dex !== undefined ? { dex } : {}) },
+            { signal: controller.signal },
+          );
+          this.#checkStatus(response);
+          if (!Array.isArray(response.json)) {
+            throw this.#malformed(response, "expected a JSON array of clearinghouse states");
+          }
+          if (response.json.length !== chunk.length) {
+            throw this.#malformed(
+              response,
+              `asked for ${chunk.length} users, got ${response.json.length} states (the position is the only link to the user)`,
+            );
+          }
+          results[index] = response.json.map((item, k) =>
+            this.#parseItem(ClearinghouseStateSchema, item, response, `state of ${chunk[k]}`),
+          );
+          if (
+            response.date !== undefined &&
+            Number.isFinite(response.date) &&
+            (serverDate === undefined || response.date > serverDate)
+          ) {
+            serverDate = response.date;
+          }
+        } catch (error) {
+          if (failure === undefined) {
+            failure = error;
+            controller.abort(error);
+          }
+        }
+      }
+    };
+
+    try {
+      await Promise.all(Array.from({ length: Math.min(this.#concurrency, chunks.length) }, worker));
+    } finally {
+      unlink();
+    }
+    if (failure !== undefined) throw failure;
+    return {
+      states: results.flat(),
+      serverDate,
+      sentAt,
+      receivedAt: this.#clock.now(),
+      chunks: chunks.length,
+    };
+  }
+
+  /** The user's resting orders (spot orders come with the first perp dex only, docs/exchange-behaviour.md §15). */
+  async openOrders({ user, dex, signal }: OpenOrdersParameters): Promise<OpenOrder[]> {
+    const address = normalizeAddress(user, "user");
+    const response = await this.#transport.postJson(
+      "/info",
+      { type: "openOrders", user: address, ...(dex !== undefined ? { dex } : {}) },
+      { signal },
+    );
+    this.#checkStatus(response);
+    if (response.json === undefined) throw this.#malformed(response, "the body is not JSON");
+    return this.#parseItem(OpenOrdersResponse, response.json, response, "open orders");
+  }
+
+  /** The address's lifetime action budget (`userRateLimit`); query the account, not an agent address. */
+  async userRateLimit({
+    user,
+    signal,
+  }: {
+    user: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<UserRateLimit> {
+    const address = normalizeAddress(user, "user");
+    const response = await this.#transport.postJson(
+      "/info",
+      { type: "userRateLimit", user: address },
+      { signal },
+    );
+    this.#checkStatus(response);
+    return this.#parseItem(UserRateLimit, response.json, response, "userRateLimit");
+  }
+
+  /** Open orders with their kind (`isTrigger`, `reduceOnly`, `orderType`); the cancel executor reads these. */
+  async frontendOpenOrders({ user, dex, signal }: OpenOrdersParameters): Promise<FrontendOpenOrder[]> {
+    const address = normalizeAddress(user, "user");
+    return this.#query(
+      { type: "frontendOpenOrders", user: address, ...(dex !== undefined ? { dex } : {}) },
+      FrontendOpenOrdersResponse,
+      "frontendOpenOrders",
+      signal,
+    );
+  }
+
+  /**
+   * The user's latest orders with their final status (`historicalOrders`). Orders removed by a fired
+   * scheduled cancel have status `scheduledCancel` (docs/exchange-record.md).
+   */
+  async historicalOrders({
+    user,
+    signal,
+  }: {
+    user: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<HistoricalOrder[]> {
+    const address = normalizeAddress(user, "user");
+    return this.#query(
+      { type: "historicalOrders", user: address },
+      HistoricalOrdersResponse,
+      "historicalOrders",
+      signal,
+    );
+  }
+
+  /** The master's named API wallets with `validUntil` (`extraAgents`); ask with the master's address. */
+  async extraAgents({
+    user,
+    signal,
+  }: {
+    user: string;
+    signal?: AbortSignal | undefined;
+  }): Promise<ExtraAgent[]> {
+    const address = normalizeAddress(user, "user");
+    return this.#query({ type: "extraAgents", user: address }, ExtraAgentsResponse, "extraAgents", signal);
+  }
+
+  /** The address's role (`agent` with its master, `user`, `vault`, `missing`…); costs 60 IP weight. */
+  async userRole({ user, signal }: { user: string; signal?: AbortSignal | undefined }): Promise<UserRole> {
+    const address = normalizeAddress(user, "user");
+    return this.#query({ type: "userRole", user: address }, UserRole, "userRole", signal);
+  }
+
+  /** The first perp dex's universe; an asset's index is its position in `universe`. */
+  async meta({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<PerpMeta> {
+    return this.#query({ type: "meta" }, PerpMeta, "meta", signal);
+  }
+
+  /**
+   * Cumulative traded volume in USD (`userRateLimit.cumVlm`), as a number: for the volume gate on removal
+   * (below $1M a removal is refused, and nothing could have been armed; docs/exchange-record.md).
+   */
+  async cumulativeVolume(user: string, signal?: AbortSignal): Promise<number> {
+    const limit = await this.userRateLimit({ user, signal });
+    return Number(limit.cumVlm);
+  }
+
+  async #query<T extends z.ZodType>(
+    body: Record<string, unknown>,
+    schema: T,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<z.output<T>> {
+    const response = await this.#transport.postJson("/info", body, { signal });
+    this.#checkStatus(response);
+    return this.#parseItem(schema, response.json, response, what);
+  }
+
+  /** Ends the keep-alive sockets. Idempotent. */
+  close(): void {
+    this.#transport.close();
+  }
+
+  #checkStatus(response: HttpResponse): void {
+    const kind = classifyHttpStatus(response.status);
+    if (kind !== undefined) {
+      throw new HyperliquidApiError({
+        kind,
+        endpoint: "info",
+        status: response.status,
+        serverMessage: response.bodyText,
+        url: this.#url,
+      });
+    }
+    if (response.json === undefined) throw this.#malformed(response, "the body is not JSON");
+  }
+
+  #malformed(response: HttpResponse, reason: string): HyperliquidApiError {
+    return new HyperliquidApiError({
+      kind: "malformed_response",
+      endpoint: "info",
+      status: response.status,
+      url: this.#url,
+      reason,
+    });
+  }
+
+  #parseItem<T extends z.ZodType>(
+    schema: T,
+    value: unknown,
+    response: HttpResponse,
+    what: string,
+  ): z.output<T> {
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    throw this.#malformed(response, `invalid ${what}: ${formatIssues(result.error).slice(0, 5).join("; ")}`);
+  }
+}

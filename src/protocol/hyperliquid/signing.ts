@@ -1,0 +1,215 @@
+/**
+ * Hyperliquid L1-action signing, exactly as docs/exchange-behaviour.md §2 describes and as the official
+ * Python SDK (hyperliquid/utils/signing.py, action_hash / construct_phantom_agent / l1_payload) does it:
+ *
+ *   connectionId = keccak256( msgpack(action) ‖ nonce:u64be ‖ (0x00 | 0x01 ‖ vault:20B) ‖ [0x00 ‖ expiresAfter:u64be] )
+ *   EIP-712 domain { name "Exchange", version "1", chainId 1337, verifyingContract 0x0 },
+ *   primary type Agent { source: string ("a" mainnet, "b" testnet), connectionId: bytes32 }.
+ *
+ * Pinned byte for byte by test/fixtures/signing-vectors.json (the official SDKs' vectors plus generated
+ * scheduleCancel cases).
+ */
+import { Encoder } from "@msgpack/msgpack";
+// ethers' subpath entry points: the root "ethers" also loads providers, contracts and wordlists (~10 MiB of
+// resident memory the daemon never uses; BENCHMARKS.md, import cost).
+// All cryptography is ethers' (docs/security.md, "Signing"): keccak256 is @noble/hashes' keccak_256, SigningKey
+// signs and recovers with @noble/curves' secp256k1 (RFC 6979, low-s), and TypedDataEncoder is ethers' EIP-712.
+import { keccak256, Signature, SigningKey } from "ethers/crypto";
+import { TypedDataEncoder } from "ethers/hash";
+import { computeAddress, recoverAddress } from "ethers/transaction";
+import { concat } from "ethers/utils";
+import { BaseError } from "../../core/errors/base.js";
+
+export type Hex = `0x${string}`;
+
+/**
+ * A private key and its address: all the daemon needs to sign (an ethers Wallet fits this shape too, but
+ * loading the wallet module costs memory for features we do not use).
+ */
+export type LocalSigner = { readonly address: string; readonly signingKey: SigningKey };
+
+/** Builds a LocalSigner from a 0x-prefixed 32-byte hex key (throws ethers' error on an invalid key). */
+export function localSigner(privateKey: string): LocalSigner {
+  const signingKey = new SigningKey(privateKey);
+  return Object.freeze({ address: computeAddress(signingKey.publicKey), signingKey });
+}
+
+/** `{ r, s, v }` as the exchange expects it: r and s as 0x + 64 lower-case hex digits, v 27 or 28. */
+export type L1Signature = { r: Hex; s: Hex; v: 27 | 28 };
+
+/** Anything that can sign: an ethers Wallet / SigningKey, or any EIP-712 signer. */
+export type L1Signer =
+  | { signingKey: SigningKey }
+  | SigningKey
+  | {
+      signTypedData(
+        domain: typeof EXCHANGE_DOMAIN,
+        types: typeof AGENT_TYPES,
+        value: Record<string, unknown>,
+      ): Promise<string>;
+    };
+
+export const EXCHANGE_DOMAIN = Object.freeze({
+  name: "Exchange",
+  version: "1",
+  chainId: 1337,
+  verifyingContract: "0x0000000000000000000000000000000000000000",
+});
+
+/** No EIP712Domain entry here: ethers v6 derives it and throws on an unused type. */
+export const AGENT_TYPES = Object.freeze({
+  Agent: [
+    { name: "source", type: "string" },
+    { name: "connectionId", type: "bytes32" },
+  ],
+});
+
+// The EIP-712 digest is ethers' TypedDataEncoder.hash(EXCHANGE_DOMAIN, AGENT_TYPES, message), i.e.
+// keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(Agent)); the domain separator and the Agent encoder are the same
+// for every action, so they are built once.
+const DOMAIN_SEPARATOR = TypedDataEncoder.hashDomain(EXCHANGE_DOMAIN);
+const AGENT_ENCODER = TypedDataEncoder.from({ Agent: [...AGENT_TYPES.Agent] });
+
+/** The EIP-712 digest of Agent { source, connectionId }. */
+function agentDigest(connectionId: Hex, isMainnet: boolean): Hex {
+  const struct = AGENT_ENCODER.hash({ source: isMainnet ? "a" : "b", connectionId });
+  return keccak256(concat(["0x1901", DOMAIN_SEPARATOR, struct])) as Hex;
+}
+
+// Default msgpack options (smallest integer encoding; no useBigInt64, see docs/exchange-behaviour.md §2). `undefined`
+// values are dropped so that `{ type, time: undefined }` hashes as `{ type }`, just as JSON.stringify sends it.
+const encoder = new Encoder({ ignoreUndefined: true });
+
+export class SigningError extends BaseError {
+  override name = "SigningError";
+}
+
+export type L1ActionHashParameters = {
+  action: Record<string, unknown>;
+  nonce: number | bigint;
+  vaultAddress?: string | null | undefined;
+  expiresAfter?: number | bigint | null | undefined;
+};
+
+function checkU64(value: number | bigint, what: string): void {
+  const bad = () => new SigningError(`${what} must be an unsigned 64-bit integer, got ${String(value)}.`);
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value) || value < 0) throw bad();
+  } else if (value < 0n || value > 0xffff_ffff_ffff_ffffn) throw bad();
+}
+
+/** Writes an unsigned 64-bit big-endian integer (validated by checkU64). */
+function writeU64(view: DataView, offset: number, value: number | bigint): void {
+  if (typeof value === "bigint") view.setBigUint64(offset, value, false);
+  else {
+    view.setUint32(offset, Math.floor(value / 0x1_0000_0000), false);
+    view.setUint32(offset + 4, value >>> 0, false);
+  }
+}
+
+const VAULT_RE = /^0x[0-9a-fA-F]{40}$/;
+
+/** The bytes that are hashed into the connectionId (exported for tests and tooling). */
+export function l1ActionPreimage({
+  action,
+  nonce,
+  vaultAddress,
+  expiresAfter,
+}: L1ActionHashParameters): Uint8Array {
+  checkU64(nonce, "nonce");
+  if (vaultAddress && !VAULT_RE.test(vaultAddress)) {
+    throw new SigningError(
+      `vaultAddress must be a 42-character hex address, got ${JSON.stringify(vaultAddress)}.`,
+    );
+  }
+  const expires = expiresAfter !== undefined && expiresAfter !== null;
+  if (expires) checkU64(expiresAfter, "expiresAfter");
+  // one buffer, written in place: the encoder's shared view is copied once, straight into it
+  const packed = encoder.encodeSharedRef(action);
+  const out = new Uint8Array(packed.length + 8 + (vaultAddress ? 21 : 1) + (expires ? 9 : 0));
+  out.set(packed, 0);
+  const view = new DataView(out.buffer);
+  let at = packed.length;
+  writeU64(view, at, nonce);
+  at += 8;
+  if (vaultAddress) {
+    out[at++] = 1;
+    out.set(Buffer.from(vaultAddress.slice(2), "hex"), at);
+    at += 20;
+  } else out[at++] = 0;
+  if (expires) {
+    out[at++] = 0;
+    writeU64(view, at, expiresAfter);
+  }
+  return out;
+}
+
+/** connectionId = keccak256(preimage). */
+export function l1ActionHash(params: L1ActionHashParameters): Hex {
+  return keccak256(l1ActionPreimage(params)) as Hex;
+}
+
+/** The EIP-712 digest that is signed for an L1 action. */
+export function l1ActionDigest(params: L1ActionHashParameters & { isMainnet: boolean }): Hex {
+  return agentDigest(l1ActionHash(params), params.isMainnet);
+}
+
+export type SignL1ActionParameters = L1ActionHashParameters & {
+  isMainnet: boolean;
+} & ({ privateKey: string; wallet?: undefined } | { wallet: L1Signer; privateKey?: undefined });
+
+function toL1Signature(sig: Signature): L1Signature {
+  return { r: sig.r.toLowerCase() as Hex, s: sig.s.toLowerCase() as Hex, v: sig.v as 27 | 28 };
+}
+
+/** `{ r, s, v }` of a digest by ethers' SigningKey.sign (noble's RFC 6979 nonce, low s, v 27 or 28). */
+function signDigest(key: SigningKey, digest: Hex): L1Signature {
+  return toL1Signature(key.sign(digest));
+}
+
+/** Signs an L1 action; resolves to `{ r, s, v }` exactly as the official SDKs produce it. */
+export async function signL1Action(params: SignL1ActionParameters): Promise<L1Signature> {
+  // ethers validates the key (its error redacts the value) before anything is hashed
+  if (params.privateKey !== undefined)
+    return signDigest(new SigningKey(params.privateKey), l1ActionDigest(params));
+  const wallet = params.wallet;
+  if (wallet instanceof SigningKey) return signDigest(wallet, l1ActionDigest(params));
+  if ("signingKey" in wallet && wallet.signingKey instanceof SigningKey) {
+    return signDigest(wallet.signingKey, l1ActionDigest(params));
+  }
+  if ("signTypedData" in wallet) {
+    const connectionId = l1ActionHash(params);
+    const raw = await wallet.signTypedData(EXCHANGE_DOMAIN, AGENT_TYPES, {
+      source: params.isMainnet ? "a" : "b",
+      connectionId,
+    });
+    return toL1Signature(Signature.from(raw));
+  }
+  throw new SigningError("wallet must be an ethers Wallet, a SigningKey, or an EIP-712 signer.");
+}
+
+export type RecoverL1ActionSignerParameters = L1ActionHashParameters & {
+  isMainnet: boolean;
+  signature: { r: string; s: string; v: number };
+};
+
+/** Recovers the checksummed address that signed an L1 action (what the exchange does to find the user). */
+export async function recoverL1ActionSigner(params: RecoverL1ActionSignerParameters): Promise<string> {
+  return recoverL1ActionSignerSync(params);
+}
+
+/**
+ * Synchronous form, for the simulator: a full public-key recovery by ethers (noble's secp256k1) on every call.
+ * Throws SigningError on an unusable signature.
+ */
+export function recoverL1ActionSignerSync(params: RecoverL1ActionSignerParameters): string {
+  const digest = l1ActionDigest(params);
+  const { r, s, v } = params.signature;
+  try {
+    // Python's SDK may send unpadded r/s; pad to 32 bytes before recovery.
+    const pad = (h: string) => `0x${h.replace(/^0x/i, "").padStart(64, "0")}`;
+    return recoverAddress(digest, Signature.from({ r: pad(r), s: pad(s), v }));
+  } catch (cause) {
+    throw new SigningError("Unable to recover signer.", { cause });
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * Health and metrics server: GET /healthz (liveness), GET /readyz (readiness, with the reasons), GET /metrics
+ * (Prometheus text via prom-client). Binds to 127.0.0.1:9464 by default (config `health`); `off` disables it.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Registry } from "prom-client";
+import type { Logger } from "../core/logger.js";
+import type { ExposureStatus, GuardStatus, Readiness, SwitchStatus } from "../core/status.js";
+
+// ---------------------------------------------------------------------------------------------- readiness
+
+export type ComputeReadinessParameters = {
+  /** local ms */
+  now: number;
+  accounts: SwitchStatus[];
+  exposure: ExposureStatus;
+  guard: GuardStatus;
+  /** push cadence (ms) */
+  intervalMs: number;
+  /** how far ahead each push arms the cancel (ms) */
+  deadlineMs: number;
+  /** protection that must be left on every account to count as ready; default `defaultMinMarginMs` */
+  minMarginMs?: number | undefined;
+};
+
+/**
+ * Default readiness margin: max(deadline − 2 × interval, (deadline − interval) / 2).
+ *
+ * Right before each on-time push an account still has deadline − interval of protection left; after one
+ * missed push it has deadline − 2 × interval. So the daemon stays ready through one missed push and turns
+ * unready at the second, while protection is still in place (60 s / 15 s: unready below 30 s left). When
+ * the interval is close to the deadline, (deadline − interval) / 2 keeps the margin positive and below what
+ * a normal cycle reaches, so readiness does not flap between pushes.
+ */
+export function defaultMinMarginMs({ intervalMs, deadlineMs }: { intervalMs: number; deadlineMs: number }) {
+  return Math.max(deadlineMs - 2 * intervalMs, (deadlineMs - intervalMs) / 2, 0);
+}
+
+/** How stale the last successful exposure poll may be before readiness fails: 3 exposure intervals. */
+export const EXPOSURE_FRESH_INTERVALS = 3;
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+/**
+ * Ready only when every account is armed (or retrying) with at least `minMarginMs` of protection left, no
+ * account is exhausted or refused permanently, the engine guard (if any) says up, and — when the exposure
+ * poll is enabled — its last success is within 3 exposure intervals. One reason line per failure.
+ */
+export function computeReadiness({
+  now,
+  accounts,
+  exposure,
+  guard,
+  intervalMs,
+  deadlineMs,
+  minMarginMs = defaultMinMarginMs({ intervalMs, deadlineMs }),
+}: ComputeReadinessParameters): Readiness {
+  const reasons: string[] = [];
+  if (accounts.length === 0) reasons.push("no account is configured");
+  for (const a of accounts) {
+    const who = `account ${a.account}`;
+    if (a.exhausted || a.state === "exhausted") {
+      reasons.push(
+        `${who}: daily trigger limit reached (${a.triggersToday}/${a.triggerLimit} on ${a.day}); cannot protect until 00:00 UTC`,
+      );
+      continue;
+    }
+    if (a.limitSuspected) {
+      const p = a.triggerProofs;
+      reasons.push(
+        `${who}: the count reaches the daily limit (${a.triggersToday}/${a.triggerLimit} on ${a.day}${p ? `: ${p.guess} guessed, ${p.record} from the record, ${p.orders} proven by orders` : ""}) without the exchange's proof; pushes continue`,
+      );
+      continue;
+    }
+    if (a.state === "not_protected") {
+      reasons.push(
+        `${who}: refused permanently by the exchange (${a.notProtectedReason ?? "unknown reason"})`,
+      );
+      continue;
+    }
+    if (a.clockSuspect) {
+      reasons.push(
+        `${who}: the local clock and the exchange's time disagree (clock.suspect); pushes go on, on the safe side of both`,
+      );
+      continue;
+    }
+    if (a.clockStepped) {
+      reasons.push(`${who}: the wall clock was stepped; waiting for a push confirmed on the corrected clock`);
+      continue;
+    }
+    if (a.state !== "armed" && a.state !== "retrying") {
+      const last = a.lastError ? `; last error ${a.lastError.kind}: ${a.lastError.message}` : "";
+      reasons.push(`${who}: switch is ${a.state}, not armed${last}`);
+      continue;
+    }
+    if (a.armedUntil === null) {
+      reasons.push(`${who}: no confirmed deadline`);
+      continue;
+    }
+    const left = a.armedUntil - now;
+    if (left < minMarginMs) {
+      const last = a.lastError ? `; last error ${a.lastError.kind}: ${a.lastError.message}` : "";
+      reasons.push(
+        `${who}: only ${seconds(left)} of protection left (needs ${seconds(minMarginMs)}), ` +
+          `${a.consecutiveFailures} consecutive push failure(s)${last}`,
+      );
+    }
+  }
+  if (guard.configured && !guard.up) {
+    reasons.push(
+      `engine guard (${guard.kind ?? "?"}) reports the trading engine down${guard.detail ? `: ${guard.detail}` : ""}`,
+    );
+  }
+  if (exposure.enabled) {
+    const maxAge = EXPOSURE_FRESH_INTERVALS * exposure.intervalMs;
+    if (exposure.lastSuccessAt === null) {
+      reasons.push(
+        `exposure: no successful poll yet${exposure.lastError ? ` (last error: ${exposure.lastError})` : ""}`,
+      );
+    } else if (now - exposure.lastSuccessAt > maxAge) {
+      reasons.push(
+        `exposure: last successful poll ${seconds(now - exposure.lastSuccessAt)} ago (limit ${seconds(maxAge)})` +
+          (exposure.lastError ? `; last error: ${exposure.lastError}` : ""),
+      );
+    }
+  }
+  return { ready: reasons.length === 0, reasons, accounts, exposure, guard };
+}
+
+// ------------------------------------------------------------------------------------------ listen address
+
+// The one listen-address parser lives with the configuration (src/config/listen.ts); re-exported for the daemon.
+export { type ListenAddress, ListenAddressError, parseListenAddress } from "../config/listen.js";
+
+// ---------------------------------------------------------------------------------------------- the server
+
+export type Liveness = { ok: boolean; detail?: string | undefined };
+
+export type CreateHealthServerParameters = {
+  host: string;
+  /** 0 picks a free port (tests) */
+  port: number;
+  metrics: { registry: Registry };
+  readiness: () => Readiness;
+  liveness: () => Liveness;
+  logger: Logger;
+  /** more GET routes by path (the status page, src/status-page/) */
+  routes?: Readonly<Record<string, ExtraRoute>> | undefined;
+};
+
+export type ExtraRoute = () => { status: number; body: string; headers: Record<string, string> };
+
+export type HealthServer = {
+  /** http://HOST:PORT, with the port actually bound */
+  url: string;
+  close(): Promise<void>;
+};
+
+function send(res: ServerResponse, status: number, body: string, contentType: string, head: boolean) {
+  res.writeHead(status, {
+    "content-type": contentType,
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+  });
+  res.end(head ? undefined : body);
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** Resolves once listening; rejects (e.g. EADDRINUSE) with the listen error. */
+export async function createHealthServer({
+  host,
+  port,
+  metrics,
+  readiness,
+  liveness,
+  logger,
+  routes = {},
+}: CreateHealthServerParameters): Promise<HealthServer> {
+  const log = logger.child({ module: "health" });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const extra = Object.hasOwn(routes, path) ? routes[path] : undefined;
+    const known = path === "/healthz" || path === "/readyz" || path === "/metrics" || extra !== undefined;
+    if (!known) return send(res, 404, `${JSON.stringify({ error: "not found" })}\n`, JSON_TYPE, false);
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.setHeader("allow", "GET, HEAD");
+      return send(res, 405, `${JSON.stringify({ error: "method not allowed" })}\n`, JSON_TYPE, false);
+    }
+    const head = req.method === "HEAD";
+    if (extra) {
+      const r = extra();
+      res.writeHead(r.status, {
+        ...r.headers,
+        "content-length": Buffer.byteLength(r.body),
+        "cache-control": "no-store",
+      });
+      return res.end(head ? undefined : r.body);
+    }
+    if (path === "/healthz") {
+      const live = liveness();
+      // exactly {"status":"ok"} while alive (probes compare bodies); the detail only says why it is failing
+      const body = live.ok
+        ? { status: "ok" }
+        : { status: "failing", ...(live.detail ? { detail: live.detail } : {}) };
+      return send(res, live.ok ? 200 : 503, `${JSON.stringify(body)}\n`, JSON_TYPE, head);
+    }
+    if (path === "/readyz") {
+      const ready = readiness();
+      return send(res, ready.ready ? 200 : 503, `${JSON.stringify(ready)}\n`, JSON_TYPE, head);
+    }
+    const text = await metrics.registry.metrics();
+    return send(res, 200, text, metrics.registry.contentType, head);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      log.error({ event: "health.error", path: req.url, err: message }, "health request failed");
+      if (!res.headersSent) {
+        send(res, 500, `${JSON.stringify({ error: message })}\n`, JSON_TYPE, false);
+      } else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once("error", onError);
+    server.listen(port, host, () => {
+      server.off("error", onError);
+      resolve();
+    });
+  });
+  server.on("error", (error) =>
+    log.error({ event: "health.error", err: error.message }, "health server error"),
+  );
+
+  const address = server.address();
+  const boundPort = typeof address === "object" && address ? address.port : port;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  const url = `http://${urlHost}:${boundPort}`;
+  log.info({ event: "health.listening", url }, `health and metrics on ${url}`);
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // close() alone only stops new connections: end idle keep-alive sockets and in-flight ones too
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * Delivers notifications to webhook URLs without ever delaying the switch: `send()` only enqueues and
+ * returns. Each URL has its own bounded queue (oldest dropped when full) and one request in flight, so a
+ * slow or dead receiver holds back nobody else. A failed delivery (network error, time-out, 429, 5xx) is
+ * retried with exponential back-off; after `maxAttempts`, or at once on another 4xx, it gives up: logged
+ * (`notify.gave_up`) and counted (`hl_deadman_notifications_total{outcome="failed"}`).
+ *
+ * Credentials in a URL (`https://user:pass@host/...`, a token in the path or query) are never logged: logs
+ * name the target by `redactUrl`, and user:pass travels as an Authorization header, not in the request URL.
+ *
+ * Each URL has its own instance of the one HTTP transport (src/protocol/http/http.ts: got on node:http, its time-outs,
+ * its body bound, its keep-alive agent), never the global `fetch` (undici needs WebAssembly, gone under the shipped
+ * `--jitless --no-expose-wasm`). A redirect is not followed (the document and its credentials would go to a URL
+ * nobody configured): the delivery fails at once, not retried, and the log says where it pointed. The retries are
+ * this module's (docs/development.md, "Dependencies": why not got's `retry`).
+ */
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { Logger } from "../../core/logger.js";
+import { decodeUrlPart, redactUrl, scrub, secretsOf } from "../../core/redact.js";
+import { TransportError } from "../../protocol/http/errors.js";
+import { createHttpTransport, type HttpTransport } from "../../protocol/http/http.js";
+import type { Notification } from "./events.js";
+
+export type NotifierOptions = {
+  urls: readonly string[];
+  logger: Logger;
+  /** the daemon's metrics registry; the notifier registers its own two metrics on it */
+  registry?: Registry | undefined;
+  /** per-URL queue bound; the oldest waiting notification is dropped when full (default 100) */
+  queueSize?: number;
+  /** attempts per notification, the first included (default 5) */
+  maxAttempts?: number;
+  /** first retry delay (ms), doubled per attempt up to maxBackoffMs (default 1 s / 30 s) */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** time-out of one POST (ms, default 5 s) */
+  timeoutMs?: number;
+};
+
+/** The largest receiver answer read (only its status matters); a larger one fails the delivery, not retried. */
+export const NOTIFY_MAX_BODY_BYTES = 64 * 1024;
+
+export type Notifier = {
+  /** Enqueues for every URL; never throws, never waits. */
+  send(notification: Notification): void;
+  /** Waits (at most `timeoutMs`) for the queues to drain, then stops; later sends are ignored. */
+  close(timeoutMs?: number): Promise<void>;
+  /** Notifications waiting or in flight, all URLs. */
+  pending(): number;
+};
+
+type Target = {
+  url: string;
+  shown: string;
+  transport: HttpTransport;
+  headers: Record<string, string>;
+  queue: Array<{ n: Notification; body: string }>;
+  busy: boolean;
+};
+
+/** Splits user:pass out of the URL into a Basic Authorization header. */
+function target(url: string, timeoutMs: number): Target {
+  const parsed = new URL(url);
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (parsed.username || parsed.password) {
+    const user = decodeUrlPart(parsed.username);
+    const pass = decodeUrlPart(parsed.password);
+    headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
+    parsed.username = "";
+    parsed.password = "";
+  }
+  const bare = parsed.toString();
+  return {
+    url: bare,
+    shown: redactUrl(url),
+    transport: createHttpTransport({ baseUrl: bare, timeoutMs, limits: { maxBytes: NOTIFY_MAX_BODY_BYTES } }),
+    headers,
+    queue: [],
+    busy: false,
+  };
+}
+
+class DeliveryError extends Error {
+  constructor(
+    message: string,
+    readonly retry: boolean,
+  ) {
+    super(message);
+  }
+}
+
+const registered = new WeakMap<Registry, { total: Counter<"outcome">; queued: Gauge }>();
+
+function metricsFor(registry: Registry | undefined) {
+  const existing = registry && registered.get(registry);
+  if (existing) return existing;
+  const registers = registry ? [registry] : [];
+  const m = {
+    total: new Counter({
+      name: "hl_deadman_notifications_total",
+      help: "Notifications by outcome: sent, failed (gave up after retries or a refusal), dropped (queue full).",
+      labelNames: ["outcome"] as const,
+      registers,
+    }),
+    queued: new Gauge({
+      name: "hl_deadman_notifications_queued",
+      help: "Notifications waiting or in flight, all URLs.",
+      registers,
+    }),
+  };
+  for (const outcome of ["sent", "failed", "dropped"]) m.total.inc({ outcome }, 0);
+  if (registry) registered.set(registry, m);
+  return m;
+}
+
+export function createNotifier({
+  urls,
+  logger,
+  registry,
+  queueSize = 100,
+  maxAttempts = 5,
+  backoffMs = 1_000,
+  maxBackoffMs = 30_000,
+  timeoutMs = 5_000,
+}: NotifierOptions): Notifier {
+  const log = logger.child({ module: "notify" });
+  const metrics = metricsFor(registry);
+  const targets = urls.map((url) => target(url, timeoutMs));
+  const secrets = urls.flatMap(secretsOf);
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
+  let idle: (() => void) | null = null;
+
+  const pending = () => targets.reduce((sum, t) => sum + t.queue.length, 0);
+  const update = () => {
+    metrics.queued.set(pending());
+    if (idle && pending() === 0) idle();
+  };
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+
+  async function post(t: Target, body: string): Promise<void> {
+    let status: number;
+    try {
+      ({ status } = await t.transport.request(undefined, {
+        method: "POST",
+        body,
+        headers: t.headers,
+        parseJson: false,
+      }));
+    } catch (error) {
+      if (!(error instanceof TransportError)) throw new DeliveryError(scrub(String(error), secrets), true);
+      // No answer: retried. A redirect (never followed) or an answer over the bound: the receiver answered, and the
+      // same request would meet the same answer.
+      if (error.kind !== "transport") throw new DeliveryError(scrub(error.reason, secrets), false);
+      const what =
+        error.code === "ETIMEDOUT" ? `timed out after ${timeoutMs} ms` : (error.code ?? error.reason);
+      throw new DeliveryError(scrub(what, secrets), true);
+    }
+    if (status >= 200 && status < 300) return;
+    const retry = status === 429 || status >= 500 || status === 408;
+    throw new DeliveryError(`HTTP ${status}`, retry);
+  }
+
+  async function drain(t: Target) {
+    if (t.busy) return;
+    t.busy = true;
+    try {
+      while (t.queue.length > 0) {
+        const item = t.queue[0]!;
+        let attempt = 0;
+        for (;;) {
+          attempt++;
+          try {
+            await post(t, item.body);
+            metrics.total.inc({ outcome: "sent" });
+            log.debug(
+              { event: "notify.sent", target: t.shown, notification: item.n.event, attempts: attempt },
+              "notification delivered",
+            );
+            break;
+          } catch (error) {
+            const e = error as DeliveryError;
+            if (!e.retry || attempt >= maxAttempts || closed) {
+              metrics.total.inc({ outcome: "failed" });
+              log.warn(
+                {
+                  event: "notify.gave_up",
+                  target: t.shown,
+                  notification: item.n.event,
+                  account: item.n.account,
+                  attempts: attempt,
+                  err: e.message,
+                },
+                `notification ${item.n.event} not delivered to ${t.shown} after ${attempt} attempt(s): ${e.message}`,
+              );
+              break;
+            }
+            const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (attempt - 1));
+            log.debug(
+              { event: "notify.retry", target: t.shown, attempt, retryInMs: delay, err: e.message },
+              "notification failed; retrying",
+            );
+            await sleep(delay);
+          }
+        }
+        t.queue.shift();
+        update();
+      }
+    } finally {
+      t.busy = false;
+    }
+  }
+
+  return {
+    send(n) {
+      if (closed || targets.length === 0) return;
+      const body = JSON.stringify(n);
+      for (const t of targets) {
+        if (t.queue.length >= queueSize) {
+          // the head may be in flight: drop the oldest waiting one behind it
+          const dropped = t.queue.splice(t.busy ? 1 : 0, 1)[0];
+          metrics.total.inc({ outcome: "dropped" });
+          log.warn(
+            { event: "notify.dropped", target: t.shown, notification: dropped?.n.event, queueSize },
+            `notification queue for ${t.shown} is full: dropped the oldest`,
+          );
+        }
+        t.queue.push({ n, body });
+        void drain(t);
+      }
+      update();
+    },
+    async close(waitMs = 2_000) {
+      if (pending() > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, waitMs);
+          idle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      closed = true;
+      idle = null;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      // Ends a delivery still in flight (it is then given up) and the keep-alive sockets.
+      for (const t of targets) t.transport.close();
+    },
+    pending,
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * What the status page shows beyond readiness, gathered from the daemon's log events (src/surface/notify/tap.ts):
+ * each account's last push latency (`heartbeat.ok`) and its latest exposure (`exposure`, first perp dex and
+ * others). Only figures: no key, URL or error object is kept.
+ */
+import type { LoggedEvent } from "../notify/tap.js";
+
+export type PositionView = {
+  coin: string;
+  dex: string;
+  szi: string | null;
+  positionValue: string | null;
+  markPx: number | null;
+  liquidationPx: string | null;
+  /** percent; null when the position cannot be liquidated */
+  liquidationDistancePct: number | null;
+};
+
+export type ExposureView = {
+  /** local ms of the poll */
+  at: number | null;
+  accountValue: string | null;
+  totalNtlPos: string | null;
+  leverage: number | null;
+  positions: PositionView[];
+};
+
+export type StatusModel = {
+  onEvent(e: LoggedEvent): void;
+  lastLatencyMs(account: string): number | null;
+  exposure(account: string): ExposureView | null;
+};
+
+const str = (v: unknown) => (typeof v === "string" ? v : typeof v === "number" ? String(v) : null);
+const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+export function createStatusModel({ now }: { now: () => number }): StatusModel {
+  const latency = new Map<string, number>();
+  /** account -> dex -> view */
+  const exposure = new Map<string, Map<string, ExposureView>>();
+  return {
+    onEvent(e) {
+      const account = typeof e.account === "string" ? e.account.toLowerCase() : null;
+      if (!account) return;
+      if (e.event === "heartbeat.ok" && typeof e.latencyMs === "number") latency.set(account, e.latencyMs);
+      if (e.event === "exposure") {
+        const dex = typeof e.dex === "string" ? e.dex : "";
+        const positions = Array.isArray(e.positions) ? (e.positions as Record<string, unknown>[]) : [];
+        const view: ExposureView = {
+          at: now(),
+          accountValue: str(e.accountValue),
+          totalNtlPos: str(e.totalNtlPos),
+          leverage: num(e.leverage),
+          positions: positions.map((p) => ({
+            coin: str(p.coin) ?? "?",
+            dex,
+            szi: str(p.szi),
+            positionValue: str(p.positionValue),
+            markPx: num(p.markPx),
+            liquidationPx: str(p.liquidationPx),
+            liquidationDistancePct: num(p.liquidationDistancePct),
+          })),
+        };
+        const byDex = exposure.get(account) ?? new Map<string, ExposureView>();
+        byDex.set(dex, view);
+        exposure.set(account, byDex);
+      }
+    },
+    lastLatencyMs: (account) => latency.get(account) ?? null,
+    exposure(account) {
+      const byDex = exposure.get(account);
+      if (!byDex) return null;
+      const views = [...byDex.values()];
+      const first = byDex.get("") ?? views[0]!;
+      return {
+        at: Math.max(...views.map((v) => v.at ?? 0)) || null,
+        accountValue: first.accountValue,
+        totalNtlPos: first.totalNtlPos,
+        leverage: first.leverage,
+        positions: views.flatMap((v) => v.positions),
+      };
+    },
+  };
+}

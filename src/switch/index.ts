@@ -1,0 +1,20 @@
+/**
+ * The switch for one account: the pure machine (switch/machine.ts) and its driver (switch/driver.ts).
+ * Timeline, states, events and rules: docs/daemon.md "The switch machine".
+ */
+export {
+  type CancelOpenOrders,
+  type CreateSwitchParameters,
+  createSwitch,
+  describeFailure,
+  type ScheduleCancelClient,
+  type Switch,
+  VOLUME_GATE_USD,
+} from "./driver.js";
+export {
+  BACKOFF_BASE_MS,
+  EXPEDITE_LEAD_MS,
+  EXPIRY_MARGIN_MS,
+  RATE_LIMIT_BACKOFF_BASE_MS,
+  type ShutdownOutcome,
+} from "./machine.js";

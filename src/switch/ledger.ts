@@ -1,0 +1,717 @@
+/**
+ * The trigger ledger's store: per account and UTC day, the triggers counted, the limit, the deadline of the last
+ * confirmed push (armedUntil), the last push time and a short history of notable events (triggers,
+ * exhaustion, removals, corrupt-file events; pushes are not history). One file for all accounts,
+ * `<stateDir>/ledger.json`, written atomically (temp file in the same directory, fsync, rename, fsync dir).
+ * What changes an entry is the pure model in switch/ledger-model.ts; this file only holds entries and writes
+ * them. Reading (`get`) never changes or writes anything.
+ *
+ * Conservative rules (docs/daemon.md):
+ * - A corrupt, truncated or unreadable ledger is never reset to zero silently: it is logged at error, moved
+ *   aside as `ledger.json.corrupt-<ms>`, and every account is assumed to have used the whole limit today
+ *   (`assumed: true`). The switch warns loudly and reports not ready, yet keeps pushing (pushing is harmless
+ *   and protects); the assumption ends at 00:00 UTC.
+ * - A failed write (read-only directory, ENOSPC) is logged at error with the path and the reason; the
+ *   in-memory ledger stays authoritative and the daemon keeps protecting. The old file stays intact
+ *   (temp + rename), so nothing already written is lost.
+ */
+import {
+  close as closeCallback,
+  closeSync,
+  fsync,
+  mkdirSync,
+  open as openCallback,
+  rename as renameCallback,
+  writeSync,
+} from "node:fs";
+import { readdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { z } from "zod";
+import { type Clock, utcDay } from "../core/clock.js";
+import { formatIssues } from "../core/errors/parse.js";
+import { checkStateFile } from "../core/files.js";
+import type { Logger } from "../core/logger.js";
+import type { TimerHandle, Timers } from "../core/runtime.js";
+import { floorCovers, NONCE_SIGN_SLACK_MS, type NonceSpan } from "../protocol/hyperliquid/nonce.js";
+import {
+  capHistory,
+  HISTORY_SIZE,
+  intentCovered,
+  newEntry,
+  type ReconciledView,
+  rollEntry,
+  withConfirmedPush,
+  withIntent,
+  withLimitReached,
+  withReconciled,
+  withRemoval,
+  withTrigger,
+} from "./ledger-model.js";
+
+export { HISTORY_SIZE } from "./ledger-model.js";
+
+// The write path's file calls, on libuv's thread pool without FileHandle objects (see Ledger#writeOnce).
+const openAsync = promisify(openCallback);
+const fsyncAsync = promisify(fsync);
+const renameAsync = promisify(renameCallback);
+const closeAsync = promisify(closeCallback);
+export const LEDGER_FILE = "ledger.json";
+export const LEDGER_VERSION = 1;
+const TMP_PREFIX = `.${LEDGER_FILE}.tmp-`;
+
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a UTC day YYYY-MM-DD");
+const ms = z.number().int();
+
+export const LedgerEvent = z.object({
+  /** clock ms when it happened */
+  at: ms,
+  type: z.enum(["trigger", "exhausted", "limit_error", "removed", "corrupt", "rollover"]),
+  /** the deadline concerned (trigger: the deadline that passed) */
+  deadline: ms.nullable().optional(),
+  /** triggers counted today after the event */
+  triggersToday: z.number().int().nonnegative().optional(),
+  /** free text: the server's message, the reason, the file moved aside */
+  detail: z.string().optional(),
+});
+export type LedgerEvent = z.infer<typeof LedgerEvent>;
+
+/**
+ * What proves a counted trigger (docs/daemon.md "What the switch believes about triggers"):
+ * - `limit_error`: the exchange refused a push with its own daily-limit error (the count is set to the limit);
+ * - `orders`: `scheduledCancel` orders in `historicalOrders` at the deadline (the exchange fired);
+ * - `record`: a lapse the exchange's record proves while fresh for the deadline (accepted, not replaced);
+ * - `guess`: the ledger's own inference (a deadline passed without a newer confirmed push; no record).
+ * Only `limit_error` stops the pushes; `limit_error` and `orders` make a proven limit (`exhausted`).
+ */
+export const TriggerProof = z.enum(["limit_error", "orders", "record", "guess"]);
+export type TriggerProof = z.infer<typeof TriggerProof>;
+
+export const TriggerRecord = z.object({
+  /** the deadline that fired (null when not known: a count from the exchange's limit error) */
+  deadline: ms.nullable(),
+  proof: TriggerProof,
+  /** exchange-clock ms when it was counted (or its proof last changed) */
+  at: ms,
+  /**
+   * for a guess: the other cancel times the exchange may hold instead of `deadline` (pushes sent without a
+   * recorded answer); a record listing one of them accepted before the deadline withdraws the guess
+   */
+  alt: z.array(ms).max(8).optional(),
+  /**
+   * the record's fire took the place of a count of unrecorded proof (an older file, the limit error): withdrawn,
+   * that count stays, of unrecorded proof again
+   */
+  slot: z.boolean().optional(),
+});
+export type TriggerRecord = z.infer<typeof TriggerRecord>;
+
+export const LedgerEntry = z.object({
+  account: z.string().regex(/^0x[0-9a-f]{40}$/, "must be a lower-case 0x address"),
+  /** the UTC day triggersToday belongs to */
+  day,
+  triggersToday: z.number().int().nonnegative(),
+  limit: z.number().int().positive(),
+  /** true when triggersToday is a conservative assumption (the ledger was unreadable), not a count */
+  assumed: z.boolean().default(false),
+  /** cancel time of the last confirmed push; null when nothing is known to be armed (removed, or fired) */
+  armedUntil: ms.nullable(),
+  /** when the last push was confirmed (clock ms) */
+  lastPushAt: ms.nullable(),
+  /**
+   * Write-ahead record: the cancel time of a push that was sent but whose confirmation is not recorded (the
+   * exchange may have accepted it). Written durably before the request leaves, so a crash between the
+   * exchange's acceptance and the ledger write cannot hide an armed deadline from the next start.
+   */
+  pendingUntil: ms.nullable().default(null),
+  /** the latest cancel time among such pushes (the exchange holds one of pendingUntil..pendingLatest) */
+  pendingLatest: ms.nullable().default(null),
+  /** the last deadline a trigger was counted for (a deadline is never counted twice) */
+  lastCountedDeadline: ms.nullable().default(null),
+  history: z.array(LedgerEvent).default([]),
+  /**
+   * Today's counted triggers with their proof, oldest first (an older file has none: its `triggersToday` reads
+   * as triggers of unrecorded proof). `triggersToday` may exceed its length: an assumed count, the limit error.
+   */
+  triggers: z.array(TriggerRecord).max(200).default([]),
+  /** exchange-clock ms of the exchange's own daily-limit refusal today; the only thing that stops the pushes */
+  limitRefusedAt: ms.nullable().default(null),
+  /** the deadlines this daemon removed today (graceful stop): the record never counts them as fires */
+  removals: z.array(ms).max(200).default([]),
+  /**
+   * guesses for deadlines on a later UTC day than `day`, counted while the ledger's day (the earlier of two
+   * disagreeing clocks) had not reached theirs: each counts on its own day when the ledger rolls to it
+   * (ledger-model.ts `rollEntry`). Only that day's record may settle them.
+   */
+  later: z.array(TriggerRecord).max(8).optional(),
+});
+export type LedgerEntry = z.infer<typeof LedgerEntry>;
+
+export const LedgerFile = z.object({
+  version: z.literal(LEDGER_VERSION),
+  updatedAt: ms,
+  /** when set, accounts first seen on this UTC day start at the limit (the previous file was unreadable) */
+  assumeLimitOn: day.nullable().default(null),
+  accounts: z.record(z.string(), LedgerEntry),
+  /** the highest nonce handed out when the file was written: the next run's nonces start above it */
+  lastNonce: ms.nullable().default(null),
+});
+export type LedgerFile = z.infer<typeof LedgerFile>;
+
+export type ReadLedgerResult =
+  | { ok: true; file: LedgerFile | null }
+  | { ok: false; reason: string; code: "corrupt" | "unreadable" };
+
+/** Reads and validates a ledger file without changing anything (`status` uses this). */
+export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
+  // A regular file of sane size, checked before it is read (src/core/files.ts; docs/security.md).
+  // Anything else (symlink to /dev/zero, FIFO, 38 MB file) is "corrupt": moved aside, limit assumed.
+  const checked = await checkStateFile(path);
+  if (!checked.ok)
+    return {
+      ok: false,
+      code: checked.code === "unreadable" ? "unreadable" : "corrupt",
+      reason: checked.reason,
+    };
+  if (!checked.exists) return { ok: true, file: null };
+  const text = checked.text;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      code: "corrupt",
+      reason: `is not valid JSON (${(error as Error).message}; ${text.length} bytes)`,
+    };
+  }
+  const parsed = LedgerFile.safeParse(json);
+  if (!parsed.success)
+    return {
+      ok: false,
+      code: "corrupt",
+      reason: `has an unexpected shape (${formatIssues(parsed.error).join("; ")})`,
+    };
+  return { ok: true, file: parsed.data };
+}
+
+/** The entry as it stands on `today`: an entry from an earlier day reads as 0 triggers (not assumed). */
+export function entryOnDay(entry: LedgerEntry, today: string): LedgerEntry {
+  if (entry.day >= today) return entry;
+  // guesses counted for a later day before the ledger rolled (`later`) count on that day
+  const carried = (entry.later ?? []).filter((t) => t.deadline !== null && utcDay(t.deadline) === today);
+  return { ...entry, day: today, triggersToday: carried.length, assumed: false };
+}
+
+export type OpenLedgerParameters = {
+  stateDir: string;
+  clock: Clock;
+  logger: Logger;
+  triggerLimit: number;
+  historySize?: number;
+  /** test seam: runs before each fsync of the temp file (a slow disk) */
+  beforeSync?: (() => Promise<void>) | undefined;
+  /** the last nonce handed out, written as `lastNonce` (it seeds the next run's nonce floor) */
+  nonceHint?: (() => number) | undefined;
+  /**
+   * what a restart's nonce floor allows for (src/protocol/hyperliquid/nonce.ts `nonceFloor`); a write-ahead is skipped
+   * only while the push's nonce stays below that floor (default: none, never skipped)
+   */
+  nonceSpan?: NonceSpan | undefined;
+  /**
+   * the exchange's time when it is verified, else 0 (src/core/runtime.ts `ExchangeTime.verifiedNow`): `updatedAt`
+   * only moves to a verified time, so a time from a wrong Date or a wrong local clock never seeds a restart's
+   * nonce floor (default: `clock`)
+   */
+  verifiedNow?: (() => number) | undefined;
+};
+
+export type CountTriggerResult = { counted: boolean; entry: LedgerEntry; reachedLimit: boolean };
+
+/** How a durable write ended: on disk, failed (logged), or still running when the budget ran out. */
+export type Durability = "written" | "failed" | "timeout";
+
+/**
+ * The in-memory ledger (authoritative) and its file. Every change schedules one atomic write; writes are
+ * serialised and coalesced. `get(account)` is a pure view (rolled to the clock's UTC day, never backwards).
+ */
+export class Ledger {
+  readonly path: string;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #limit: number;
+  readonly #historySize: number;
+  readonly #beforeSync: (() => Promise<void>) | undefined;
+  readonly #nonceHint: (() => number) | undefined;
+  readonly #nonceSpan: NonceSpan | undefined;
+  readonly #verifiedNow: (() => number) | undefined;
+  #updatedAt = 0;
+  #accounts = new Map<string, LedgerEntry>();
+  #assumeLimitOn: string | null = null;
+  #writing: Promise<void> | null = null;
+  #dirty = false;
+  #lastWriteError: string | null = null;
+  #writes = 0;
+  #pendingCorruptDetail: string | null = null;
+  #loadedUpdatedAt: number | null = null;
+  #lastNonce: number | null = null;
+  /** the state directory, opened at the first write and kept for its fsyncs (closed by `close`) */
+  #dirFd: number | null = null;
+  #tmpSeq = 0;
+  /** each account's entry as the last completed write put it on disk (read at open, then after each write) */
+  #onDisk = new Map<string, LedgerEntry>();
+  /** the entries of the write in flight, if any: what the file will hold once it completes */
+  #inFlight: Map<string, LedgerEntry> | null = null;
+  /** `updatedAt` of the file as last written (a restart seeds its nonces from it: src/protocol/hyperliquid/nonce.ts) */
+  #onDiskUpdatedAt: number | null = null;
+  /** write-aheads that the file already covered, so nothing was written for them (tests, docs/daemon.md) */
+  #coveredIntents = 0;
+
+  private constructor(
+    path: string,
+    {
+      clock,
+      logger,
+      triggerLimit,
+      historySize = HISTORY_SIZE,
+      beforeSync,
+      nonceHint,
+      nonceSpan,
+      verifiedNow,
+    }: OpenLedgerParameters,
+  ) {
+    this.#verifiedNow = verifiedNow;
+    this.#nonceHint = nonceHint;
+    this.#nonceSpan = nonceSpan;
+    this.path = path;
+    this.#clock = clock;
+    this.#log = logger;
+    this.#limit = triggerLimit;
+    this.#historySize = historySize;
+    this.#beforeSync = beforeSync;
+  }
+
+  /**
+   * Opens `<stateDir>/ledger.json` (creating the directory) and removes temp files a crash left behind. A
+   * missing file is a fresh ledger; a corrupt or unreadable one is moved aside and the limit is assumed for
+   * today (never a silent reset to zero).
+   */
+  static async open(params: OpenLedgerParameters): Promise<Ledger> {
+    const path = join(params.stateDir, LEDGER_FILE);
+    const ledger = new Ledger(path, params);
+    try {
+      mkdirSync(params.stateDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      ledger.#log.error(
+        {
+          event: "ledger.write_failed",
+          path: params.stateDir,
+          reason: (error as NodeJS.ErrnoException).code,
+        },
+        "cannot create the state directory; the ledger lives in memory only",
+      );
+    }
+    await ledger.#removeTempFiles(params.stateDir);
+    const read = await readLedgerFile(path);
+    const now = params.clock.now();
+    if (read.ok) {
+      if (read.file) {
+        ledger.#assumeLimitOn = read.file.assumeLimitOn;
+        ledger.#loadedUpdatedAt = read.file.updatedAt;
+        ledger.#updatedAt = read.file.updatedAt;
+        ledger.#lastNonce = read.file.lastNonce;
+        ledger.#onDiskUpdatedAt = read.file.updatedAt;
+        for (const [account, entry] of Object.entries(read.file.accounts)) {
+          ledger.#accounts.set(account.toLowerCase(), {
+            ...entry,
+            limit: params.triggerLimit,
+            history: capHistory(entry.history, ledger.#historySize),
+          });
+          ledger.#onDisk.set(account.toLowerCase(), entry);
+        }
+        ledger.#log.info(
+          { event: "ledger.loaded", path, accounts: ledger.#accounts.size },
+          `trigger ledger read from ${path}`,
+        );
+      }
+      return ledger;
+    }
+    // Corrupt or unreadable: keep the damaged file aside, assume the worst for today.
+    const aside = `${path}.corrupt-${now}`;
+    let moved: string | null = null;
+    try {
+      await rename(path, aside);
+      moved = aside;
+    } catch (error) {
+      moved = null;
+      ledger.#log.error(
+        { event: "ledger.corrupt", path, reason: (error as NodeJS.ErrnoException).code },
+        "could not move the damaged ledger aside",
+      );
+    }
+    ledger.#assumeLimitOn = utcDay(now);
+    ledger.#log.error(
+      {
+        event: "ledger.corrupt",
+        path,
+        reason: read.reason,
+        movedTo: moved,
+        assumedTriggersToday: params.triggerLimit,
+      },
+      `the trigger ledger ${read.reason}; ${moved ? `moved it to ${moved}; ` : ""}assuming the daily limit ` +
+        `(${params.triggerLimit}) is used today: pushes continue, but the switch reports not ready until 00:00 UTC`,
+    );
+    ledger.#pendingCorruptDetail = `${read.reason}${moved ? `; moved to ${moved}` : ""}`;
+    ledger.#markDirty();
+    return ledger;
+  }
+
+  async #removeTempFiles(dir: string): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return;
+    }
+    for (const name of names.filter((n) => n.startsWith(TMP_PREFIX))) {
+      await rm(join(dir, name), { force: true }).catch(() => undefined);
+      this.#log.info(
+        { event: "ledger.temp_removed", path: join(dir, name) },
+        "removed a temp file a crash left",
+      );
+    }
+  }
+
+  get limit(): number {
+    return this.#limit;
+  }
+
+  /** `updatedAt` of the file read at open (null when there was none): the exchange's time is not before it. */
+  get loadedUpdatedAt(): number | null {
+    return this.#loadedUpdatedAt;
+  }
+
+  /** The highest nonce the last run recorded (null when unknown): seeds the nonce floor. */
+  get loadedLastNonce(): number | null {
+    return this.#lastNonce;
+  }
+
+  get historySize(): number {
+    return this.#historySize;
+  }
+
+  /** The last write error (null when the last write succeeded or none happened). */
+  get lastWriteError(): string | null {
+    return this.#lastWriteError;
+  }
+
+  /** Completed writes. */
+  get writes(): number {
+    return this.#writes;
+  }
+
+  /** Accounts present in the ledger. */
+  accounts(): string[] {
+    return [...this.#accounts.keys()];
+  }
+
+  /** The entry for `account` as it stands now (a fresh one if unknown). Pure: stores and writes nothing. */
+  get(account: string): LedgerEntry {
+    return structuredClone(rollEntry(this.#stored(account), this.#clock.now(), this.#historySize).entry);
+  }
+
+  /** The stored entry, or the fresh entry an unknown account starts with (not stored). */
+  #stored(account: string): LedgerEntry {
+    const key = account.toLowerCase();
+    const entry = this.#accounts.get(key);
+    if (entry) return entry;
+    const now = this.#clock.now();
+    const assumed = this.#assumeLimitOn === utcDay(now);
+    return newEntry(key, now, { limit: this.#limit, assumed, corruptDetail: this.#pendingCorruptDetail });
+  }
+
+  /** The entry as the switch starts with it: what is stored, or new (assumed at the limit after corruption). */
+  initial(account: string): LedgerEntry {
+    return structuredClone(this.#stored(account));
+  }
+
+  /** Stores `entry` (as the model computed it) and schedules a write. */
+  put(entry: LedgerEntry): void {
+    this.#accounts.set(entry.account.toLowerCase(), structuredClone(entry));
+    this.#markDirty();
+  }
+
+  /**
+   * Stores a push's write-ahead `entry` (its intent). When the file as last written already tells a restart
+   * everything this record would (ledger-model.ts `intentCovered`: a confirmed deadline on disk, this push's no
+   * earlier and on the same UTC day, nothing else changed) and a restart from that file would start its nonces
+   * above this push's, nothing is written and this returns true: the request may leave at once. Otherwise it
+   * schedules a write like `put` and returns false: the caller waits for `durable` before the request leaves.
+   */
+  putIntent(entry: LedgerEntry): boolean {
+    const key = entry.account.toLowerCase();
+    // Against the file as last written, and as the write in flight (if any) will leave it: whichever of the two
+    // a crash finds must tell a restart what this record would.
+    const covered =
+      intentCovered(this.#onDisk.get(key), entry) &&
+      (this.#inFlight === null || intentCovered(this.#inFlight.get(key), entry)) &&
+      // and a restart's nonce floor, seeded from the file, stays above the nonce this push is signed with
+      this.#nonceSpan !== undefined &&
+      floorCovers(
+        this.#onDiskUpdatedAt,
+        this.#nonceSpan,
+        Math.max(Math.floor(this.#clock.now()), this.#nonceHint?.() ?? 0) + NONCE_SIGN_SLACK_MS,
+      );
+    this.#accounts.set(key, structuredClone(entry));
+    if (covered) this.#coveredIntents++;
+    else this.#markDirty();
+    return covered;
+  }
+
+  /** Write-aheads that needed no write (`putIntent` returned true). */
+  get coveredIntents(): number {
+    return this.#coveredIntents;
+  }
+
+  /**
+   * Resolves when everything stored so far is on disk ("written"), when the write failed ("failed", logged),
+   * or after `budgetMs` ("timeout") with the write still running (it still completes, then cleans up).
+   */
+  async durable(budgetMs: number, timers: Timers = unrefTimers): Promise<Durability> {
+    let budget: TimerHandle | undefined;
+    const timeout = new Promise<"timeout">((resolve) => {
+      budget = timers.after(budgetMs, () => resolve("timeout"));
+    });
+    const written = this.flush().then(() => {
+      // the budget's timer is not left to wake the process once the write is done
+      budget?.cancel();
+      return this.#lastWriteError === null ? ("written" as const) : ("failed" as const);
+    });
+    return await Promise.race([written, timeout]);
+  }
+
+  /**
+   * Applies what the exchange's record proved (start-up, before the switch reads its entry): conservative
+   * direction only (ledger-model.ts `withReconciled`). Returns the entry and whether it changed.
+   */
+  reconcile(
+    account: string,
+    view: ReconciledView,
+    fired: number[],
+  ): { entry: LedgerEntry; changed: boolean } {
+    const current = rollEntry(this.#stored(account), this.#clock.now(), this.#historySize).entry;
+    const next = withReconciled(current, view, fired);
+    if (next === current) return { entry: structuredClone(current), changed: false };
+    this.put(next);
+    return { entry: structuredClone(next), changed: true };
+  }
+
+  #update(account: string, change: (entry: LedgerEntry) => LedgerEntry): LedgerEntry {
+    const now = this.#clock.now();
+    const { entry: current, rolled } = rollEntry(this.#stored(account), now, this.#historySize);
+    if (rolled) this.#logRollover(current.account, rolled);
+    const next = change(current);
+    this.put(next);
+    return structuredClone(next);
+  }
+
+  #logRollover(account: string, rolled: { from: string; to: string; was: number }): void {
+    this.#log.info(
+      { event: "ledger.rollover", account, from: rolled.from, to: rolled.to, previousTriggers: rolled.was },
+      "new UTC day: the trigger count is reset",
+    );
+  }
+
+  /** 00:00 UTC: rolls every stored entry whose day is over (never backwards). Returns the accounts rolled. */
+  rollover(): string[] {
+    const now = this.#clock.now();
+    const today = utcDay(now);
+    if (this.#assumeLimitOn !== null && this.#assumeLimitOn < today) {
+      this.#assumeLimitOn = null;
+      this.#markDirty();
+    }
+    const out: string[] = [];
+    for (const [key, entry] of this.#accounts) {
+      const { entry: next, rolled } = rollEntry(entry, now, this.#historySize);
+      if (!rolled) continue;
+      this.#logRollover(key, rolled);
+      this.put(next);
+      out.push(key);
+    }
+    return out;
+  }
+
+  /**
+   * Write-ahead (tests and tools; the switch uses `put` + `durable`): records `deadline` as pending and
+   * resolves once it is on disk, failed, or `maxWaitMs` passed.
+   */
+  async recordIntent(
+    account: string,
+    { deadline, maxWaitMs = 1_000 }: { deadline: number; maxWaitMs?: number },
+  ): Promise<Durability> {
+    this.#update(account, (e) => withIntent(e, deadline));
+    return this.durable(maxWaitMs);
+  }
+
+  /** The push with cancel time `deadline` was refused: the pending record goes back to `restoreTo`. */
+  clearIntent(
+    account: string,
+    { deadline, restoreTo = null }: { deadline: number; restoreTo?: number | null },
+  ): void {
+    if (this.#stored(account).pendingUntil !== deadline) return;
+    this.#update(account, (e) => ({ ...e, pendingUntil: restoreTo }));
+  }
+
+  /** A push was confirmed: the schedule is armed until `deadline`. */
+  recordPush(account: string, { deadline, at }: { deadline: number; at: number }): LedgerEntry {
+    return this.#update(account, (e) => withConfirmedPush(e, deadline, at));
+  }
+
+  /** The confirmed deadline `deadline` passed without a newer confirmed push: count one trigger. */
+  countTrigger(
+    account: string,
+    { deadline, at, detail }: { deadline: number; at: number; detail?: string },
+  ): CountTriggerResult {
+    let result: CountTriggerResult | undefined;
+    this.#update(account, (e) => {
+      const r = withTrigger(e, { deadline, at, detail }, this.#historySize);
+      result = r;
+      return r.entry;
+    });
+    return { ...result!, entry: structuredClone(result!.entry) };
+  }
+
+  /** The exchange answered with the daily-limit error: the count is the limit, whatever we counted. */
+  markLimitReached(account: string, { at, message }: { at: number; message: string }): LedgerEntry {
+    return this.#update(account, (e) => withLimitReached(e, at, message, this.#historySize));
+  }
+
+  /** The schedule was removed (graceful stop, unschedule): nothing is armed. */
+  recordRemoval(account: string, { at }: { at: number }): LedgerEntry {
+    return this.#update(account, (e) => withRemoval(e, at, this.#historySize));
+  }
+
+  /**
+   * The whole file as it would be written now, with `accounts` (a copy of the map of stored entries).
+   * `updatedAt` only moves forward (a clock stepped back does not move it back); `lastNonce` is the highest nonce
+   * handed out so far (the next run's floor; docs/daemon.md). The entries are the stored ones themselves, not
+   * copies: a stored entry is never changed, only replaced (`put` stores a copy of what it is given, and every
+   * change here builds a new entry), so the snapshot, and `#onDisk` after a write, stay as they were written.
+   */
+  #snapshot(accounts: ReadonlyMap<string, LedgerEntry>): LedgerFile {
+    const verified = this.#verifiedNow ? this.#verifiedNow() : this.#clock.now();
+    this.#updatedAt = Math.max(this.#updatedAt, Math.floor(verified));
+    const hint = this.#nonceHint?.() ?? 0;
+    if (hint > 0) this.#lastNonce = Math.max(this.#lastNonce ?? 0, hint);
+    return {
+      version: LEDGER_VERSION,
+      updatedAt: this.#updatedAt,
+      lastNonce: this.#lastNonce,
+      assumeLimitOn: this.#assumeLimitOn,
+      accounts: Object.fromEntries(accounts),
+    };
+  }
+
+  #markDirty(): void {
+    this.#dirty = true;
+    if (!this.#writing) this.#writing = this.#writeLoop();
+  }
+
+  async #writeLoop(): Promise<void> {
+    try {
+      while (this.#dirty) {
+        this.#dirty = false;
+        // the entries this write puts on disk: what the file will hold while it runs, and holds once done
+        const accounts = new Map(this.#accounts);
+        const snapshot = this.#snapshot(accounts);
+        this.#inFlight = accounts;
+        const written = await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`);
+        this.#inFlight = null;
+        if (written) {
+          this.#onDisk = accounts;
+          this.#onDiskUpdatedAt = snapshot.updatedAt;
+        }
+      }
+    } finally {
+      this.#writing = null;
+    }
+  }
+
+  /**
+   * One atomic, durable write: a temp file in the same directory is created, written, fsynced and closed, then
+   * renamed over the ledger, then the directory is fsynced. Whatever waits on the disk (creating the file, both
+   * fsyncs, the rename) runs on libuv's thread pool, so a hung disk never blocks the event loop: `durable` runs
+   * out of budget and the switch says why. Only the write into the page cache and the close after the fsync
+   * (nothing left to flush) run inline, and the directory is opened once and kept: four thread-pool trips a
+   * write instead of eight, each of which wakes two threads (issue 15: they were most of the daemon's context
+   * switches at rest, BENCHMARKS.md "CPU per hour").
+   */
+  async #writeOnce(text: string): Promise<boolean> {
+    const dir = dirname(this.path);
+    const tmp = join(dir, `${TMP_PREFIX}${process.pid}-${this.#tmpSeq++}`);
+    try {
+      const fd = await openAsync(tmp, "w", 0o600);
+      try {
+        const bytes = Buffer.from(text, "utf8");
+        for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+        if (this.#beforeSync) await this.#beforeSync();
+        await fsyncAsync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      await renameAsync(tmp, this.path);
+      try {
+        this.#dirFd ??= await openAsync(dir, "r");
+        await fsyncAsync(this.#dirFd);
+      } catch {
+        // Some filesystems refuse fsync on a directory; the rename is still atomic.
+      }
+      this.#writes++;
+      if (this.#lastWriteError !== null) {
+        this.#log.info(
+          { event: "ledger.write_recovered", path: this.path },
+          "the trigger ledger is written again",
+        );
+      }
+      this.#lastWriteError = null;
+      return true;
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      await rm(tmp, { force: true }).catch(() => undefined);
+      if (this.#lastWriteError !== reason) {
+        this.#log.error(
+          { event: "ledger.write_failed", path: this.path, reason },
+          `cannot write the trigger ledger ${this.path} (${reason}); the in-memory ledger stays authoritative, ` +
+            "the previous file is intact, protection continues",
+        );
+      }
+      this.#lastWriteError = reason;
+      return false;
+    }
+  }
+
+  /** Writes what is pending (as `flush`), then closes the state directory the writes kept open. */
+  async close(): Promise<void> {
+    await this.flush();
+    const fd = this.#dirFd;
+    this.#dirFd = null;
+    if (fd !== null) await closeAsync(fd).catch(() => undefined);
+  }
+
+  /** Resolves once every change so far is written (or its write failed and was logged). */
+  async flush(): Promise<void> {
+    for (let i = 0; i < 100 && (this.#writing || this.#dirty); i++) {
+      if (!this.#writing && this.#dirty) this.#writing = this.#writeLoop();
+      await this.#writing;
+    }
+  }
+}
+
+/** Timers that do not keep the process alive on their own (the default budget of `durable`). */
+const unrefTimers: Timers = {
+  after(ms, fn) {
+    const handle = setTimeout(fn, Math.max(0, ms));
+    handle.unref?.();
+    return { cancel: () => clearTimeout(handle) };
+  },
+};

@@ -1,0 +1,315 @@
+/**
+ * What the exchange's own record says about an account's switch, as PURE functions (docs/exchange-record.md):
+ *
+ * - `readFinding(txs, orders, now)`: from the explorer's `userDetails` transactions and `historicalOrders`,
+ *   the last accepted `scheduleCancel` (time and deadline), whether each deadline fired, how many fired on
+ *   today's UTC day, and whether the record reaches back across 00:00 UTC (covers the whole day).
+ * - `reconcileLedger(ledger, finding)`: corrects a ledger view in the conservative direction only where the
+ *   record proves it, with a reason per change for the `ledger.reconciled` log line.
+ *
+ * How a fire is recognised: an accepted schedule whose deadline came before the next accepted
+ * `scheduleCancel` (or before now) lapsed, and the exchange then fires it (one-shot). Orders it cancelled
+ * end with status `scheduledCancel` near the deadline; that status does NOT end in `Canceled`, so a suffix
+ * check misses it. A lapse without such orders still counts: whether an empty fire increments the count is
+ * not documented, and counting it is the safe side (docs/exchange-behaviour.md §3).
+ */
+
+import { utcDay } from "../core/clock.js";
+import type { ExplorerTx, HistoricalOrder } from "../protocol/hyperliquid/schemas.js";
+
+/** The status of an order removed by a fired scheduled cancel (the order-status table of the docs). */
+export const SCHEDULED_CANCEL_STATUS = "scheduledCancel";
+
+/** How long after a deadline a `scheduledCancel` status still belongs to that deadline (block time lag). */
+export const DEFAULT_FIRE_WINDOW_MS = 60_000;
+/** `scheduledCancel` statuses closer than this to each other belong to one fire. */
+const CLUSTER_GAP_MS = 2_000;
+
+export type ScheduleTx = {
+  /** when the transaction was included (the explorer's `time`, ms) */
+  txTime: number;
+  /** the cancel time it set; null for a removal (no `time`) */
+  deadline: number | null;
+  hash: string;
+  /** null when accepted; the exchange's refusal text otherwise */
+  error: string | null;
+};
+
+export type Fire = {
+  /** the deadline that fired (for `orders-only`: the first `scheduledCancel` status time) */
+  deadline: number;
+  /** UTC day the trigger counts toward */
+  day: string;
+  /** orders with status `scheduledCancel` attributed to this fire */
+  cancelledOrders: number;
+  /**
+   * `orders`: a lapsed deadline with `scheduledCancel` orders around it (proven).
+   * `lapse`: a lapsed deadline without such orders (counted anyway: the safe side).
+   * `orders-only`: `scheduledCancel` orders whose schedule is not in the transaction list.
+   */
+  proof: "orders" | "lapse" | "orders-only";
+};
+
+export type RecordFinding = {
+  available: true;
+  /** when the finding was computed (ms) */
+  at: number;
+  day: string;
+  /** the newest accepted scheduleCancel (set or removal), if the list shows one */
+  lastAccepted: ScheduleTx | null;
+  /** the deadline armed right now according to the record (last accepted is a set still in the future) */
+  armedUntil: number | null;
+  /** every fire the record shows, oldest first */
+  fires: Fire[];
+  firesToday: number;
+  /** scheduleCancel transactions refused today (error not null) */
+  refusedToday: number;
+  /** the newest refusal text, for the operator */
+  lastRefusal: string | null;
+  /** the oldest transaction time in the list (any type), or null for an empty list */
+  oldestTx: number | null;
+  /** the newest transaction time in the list (any type), or null: how far the record is fresh */
+  newestTx: number | null;
+  /** every scheduleCancel transaction listed, oldest first (the explorer's list is bounded) */
+  schedules: ScheduleTx[];
+  /** true when the list reaches back before 00:00 UTC today, so nothing of today can be missing from it */
+  coversDay: boolean;
+};
+
+export type UnavailableReason = "not_configured" | "rate_limited" | "error" | "unsupported" | "malformed";
+
+export type RecordUnavailable = {
+  available: false;
+  reason: UnavailableReason;
+  /** one line for the operator (never a key or a URL with credentials) */
+  detail: string;
+};
+
+export type RecordResult = RecordFinding | RecordUnavailable;
+
+export type FindingOptions = {
+  /** see DEFAULT_FIRE_WINDOW_MS */
+  fireWindowMs?: number;
+};
+
+function dayStart(now: number): number {
+  return Date.parse(`${utcDay(now)}T00:00:00.000Z`);
+}
+
+/** The scheduleCancel transactions of a `userDetails` list, oldest first (duplicates by hash dropped). */
+export function scheduleTxs(txs: ReadonlyArray<ExplorerTx>): ScheduleTx[] {
+  const seen = new Set<string>();
+  const out: ScheduleTx[] = [];
+  for (const tx of txs) {
+    if (tx.action.type !== "scheduleCancel" || seen.has(tx.hash)) continue;
+    seen.add(tx.hash);
+    const time = (tx.action as { time?: unknown }).time;
+    out.push({
+      txTime: tx.time,
+      deadline: typeof time === "number" && Number.isFinite(time) ? time : null,
+      hash: tx.hash,
+      error: tx.error,
+    });
+  }
+  return out.sort((a, b) => a.txTime - b.txTime);
+}
+
+/** PURE: what the record says, at `now`. */
+export function readFinding(
+  txs: ReadonlyArray<ExplorerTx>,
+  orders: ReadonlyArray<HistoricalOrder>,
+  now: number,
+  { fireWindowMs = DEFAULT_FIRE_WINDOW_MS }: FindingOptions = {},
+): RecordFinding {
+  const today = utcDay(now);
+  const all = scheduleTxs(txs);
+  const accepted = all.filter((t) => t.error === null);
+  const refusedToday = all.filter((t) => t.error !== null && utcDay(t.txTime) === today);
+
+  // scheduledCancel statuses, oldest first; each is used by at most one fire.
+  const cancelled = orders
+    .filter((o) => o.status === SCHEDULED_CANCEL_STATUS)
+    .map((o) => o.statusTimestamp)
+    .sort((a, b) => a - b);
+  const used = new Array<boolean>(cancelled.length).fill(false);
+
+  const fires: Fire[] = [];
+  for (let i = 0; i < accepted.length; i++) {
+    const tx = accepted[i]!;
+    if (tx.deadline === null) continue;
+    const next = accepted[i + 1];
+    // Replaced (or removed) before its time: no fire. Otherwise it lapsed once its time has come.
+    if (next !== undefined && next.txTime < tx.deadline) continue;
+    if (tx.deadline > now) continue;
+    let count = 0;
+    for (let k = 0; k < cancelled.length; k++) {
+      const at = cancelled[k]!;
+      if (!used[k] && at >= tx.deadline - CLUSTER_GAP_MS && at <= tx.deadline + fireWindowMs) {
+        used[k] = true;
+        count++;
+      }
+    }
+    fires.push({
+      deadline: tx.deadline,
+      day: utcDay(tx.deadline),
+      cancelledOrders: count,
+      proof: count > 0 ? "orders" : "lapse",
+    });
+  }
+  // scheduledCancel orders no listed schedule explains: the list was cut, or another process armed it.
+  let cluster: number[] = [];
+  const flush = () => {
+    if (cluster.length === 0) return;
+    const first = cluster[0]!;
+    fires.push({
+      deadline: first,
+      day: utcDay(first),
+      cancelledOrders: cluster.length,
+      proof: "orders-only",
+    });
+    cluster = [];
+  };
+  for (let k = 0; k < cancelled.length; k++) {
+    if (used[k]) continue;
+    const at = cancelled[k]!;
+    if (cluster.length > 0 && at - cluster[cluster.length - 1]! > CLUSTER_GAP_MS) flush();
+    cluster.push(at);
+  }
+  flush();
+  fires.sort((a, b) => a.deadline - b.deadline);
+
+  const lastAccepted = accepted.at(-1) ?? null;
+  const fired = lastAccepted?.deadline != null && fires.some((f) => f.deadline === lastAccepted.deadline);
+  const armedUntil =
+    lastAccepted && lastAccepted.deadline !== null && lastAccepted.deadline > now && !fired
+      ? lastAccepted.deadline
+      : null;
+  const times = txs.map((t) => t.time);
+  const oldestTx = times.length > 0 ? Math.min(...times) : null;
+  const newestTx = times.length > 0 ? Math.max(...times) : null;
+  return {
+    available: true,
+    at: now,
+    day: today,
+    lastAccepted,
+    armedUntil,
+    fires,
+    firesToday: fires.filter((f) => f.day === today).length,
+    refusedToday: refusedToday.length,
+    lastRefusal: refusedToday.at(-1)?.error ?? null,
+    oldestTx,
+    newestTx,
+    schedules: all,
+    coversDay: oldestTx !== null && oldestTx < dayStart(now),
+  };
+}
+
+/** What the ledger believes about one account today (the parts the record can correct). */
+export type LedgerView = {
+  /** the UTC day the count belongs to */
+  day: string;
+  triggersToday: number;
+  /** the count is an assumption (corrupt or unreadable ledger: the whole limit assumed) */
+  assumed: boolean;
+  /** the count includes triggers guessed without proof (lapses counted while the daemon was not running) */
+  guessed?: boolean;
+  /** cancel time of the last confirmed push, or null */
+  armedUntil: number | null;
+  /** a push sent but not confirmed (write-ahead), or null */
+  pendingUntil: number | null;
+};
+
+export type LedgerChange = {
+  field: "triggersToday" | "assumed" | "guessed" | "armedUntil" | "pendingUntil";
+  from: number | boolean | null;
+  to: number | boolean | null;
+  reason: string;
+};
+
+export type ReconcileOutcome = {
+  ledger: LedgerView;
+  changes: LedgerChange[];
+  /** things the record could not settle, for the log line (nothing was changed for them) */
+  notes: string[];
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * PURE: corrects the ledger view in the conservative direction only where the record proves it.
+ * - Never fewer triggers than the record shows today (raises the count, whatever the flags).
+ * - Lowers an assumed or guessed count only when the record covers the whole UTC day.
+ * - A pending (write-ahead) push the record lists as accepted becomes the armed deadline.
+ * An unavailable record changes nothing.
+ */
+export function reconcileLedger(view: LedgerView, result: RecordResult): ReconcileOutcome {
+  const ledger: LedgerView = { ...view };
+  const changes: LedgerChange[] = [];
+  const notes: string[] = [];
+  if (!result.available) {
+    notes.push(`record unavailable (${result.reason}): ${result.detail}; nothing changed`);
+    return { ledger, changes, notes };
+  }
+  const f = result;
+  if (view.day !== f.day) {
+    notes.push(`the ledger view is for ${view.day}, the record for ${f.day}; nothing changed`);
+    return { ledger, changes, notes };
+  }
+  const set = (field: LedgerChange["field"], to: number | boolean | null, reason: string) => {
+    const from = (ledger as Record<string, unknown>)[field] as number | boolean | null | undefined;
+    if (from === to) return;
+    changes.push({ field, from: from ?? null, to, reason });
+    (ledger as Record<string, unknown>)[field] = to;
+  };
+  const todays = f.fires.filter((x) => x.day === f.day);
+  const list = todays.map((x) => `${iso(x.deadline)} (${x.proof}, ${x.cancelledOrders} orders)`).join(", ");
+
+  if (f.firesToday > ledger.triggersToday) {
+    set(
+      "triggersToday",
+      f.firesToday,
+      `the record shows ${f.firesToday} fire(s) today: ${list}; the ledger had ${ledger.triggersToday}`,
+    );
+  } else if ((ledger.assumed || ledger.guessed) && f.firesToday < ledger.triggersToday) {
+    if (f.coversDay) {
+      set(
+        "triggersToday",
+        f.firesToday,
+        `the record covers the whole UTC day (oldest transaction ${iso(f.oldestTx!)}) and shows ${f.firesToday} fire(s)${list ? `: ${list}` : ""}; the ledger's ${ledger.triggersToday} was ${ledger.assumed ? "assumed" : "guessed"}`,
+      );
+    } else {
+      notes.push(
+        `the record does not reach back to 00:00 UTC${f.oldestTx !== null ? ` (oldest transaction ${iso(f.oldestTx)})` : " (no transactions listed)"}; the ${ledger.assumed ? "assumed" : "guessed"} count ${ledger.triggersToday} stays`,
+      );
+    }
+  }
+  // Once the count comes from a record that covers the whole day, it is a count, not a guess.
+  if (f.coversDay) {
+    if (ledger.assumed) set("assumed", false, "the count now comes from a record that covers the whole day");
+    if (ledger.guessed) set("guessed", false, "the count now comes from a record that covers the whole day");
+  }
+
+  const last = f.lastAccepted;
+  if (ledger.pendingUntil !== null && last?.deadline === ledger.pendingUntil) {
+    if (f.armedUntil === ledger.pendingUntil) {
+      set(
+        "armedUntil",
+        ledger.pendingUntil,
+        `the record lists the pending push as accepted (tx ${last.hash})`,
+      );
+    }
+    set("pendingUntil", null, `the record lists the pending push (tx ${last.hash}, error null)`);
+  }
+  if (
+    f.armedUntil !== null &&
+    ledger.armedUntil !== f.armedUntil &&
+    (ledger.armedUntil ?? 0) < f.armedUntil
+  ) {
+    set(
+      "armedUntil",
+      f.armedUntil,
+      `the record's last accepted scheduleCancel (tx ${last?.hash}) armed ${iso(f.armedUntil)}`,
+    );
+  }
+  return { ledger, changes, notes };
+}

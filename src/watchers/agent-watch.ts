@@ -1,0 +1,225 @@
+/**
+ * The agent watch (docs/exchange-record.md, "The agent watch"). An API wallet (agent) dies without an error:
+ * it expires at `validUntil`, or an `approveAgent` with the same name deregisters it, and the first sign used
+ * to be a refused push. At start-up and then every `intervalMs` this reads the master's `extraAgents`:
+ *
+ * - the signer is listed and valid → `ok` (and `agent.expiring` at warn, once per UTC day, when it expires
+ *   within `warnDays`; the metric `hl_deadman_agent_valid_until_timestamp_seconds` carries the expiry);
+ * - listed with `validUntil` passed, or gone after having been seen with a `validUntil` now passed → `expired`;
+ * - not listed → `userRole` of the signer tells an unnamed agent (not listed by `extraAgents`, still valid)
+ *   from a missing one → `missing`, with the likely causes in the detail.
+ *
+ * A signer that is the master itself needs no check. A failed read changes no state (logged once per streak).
+ * `onAgentState` is called on the first answer and on every change; the switch turns `missing` / `expired`
+ * into NOT PROTECTED (agent_missing / agent_expired).
+ */
+
+import { type Clock, utcDay } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
+import type { InfoClient } from "../protocol/hyperliquid/info.js";
+import type { Metrics } from "../surface/metrics.js";
+import type { TimerHandle, Timers } from "../switch/loop.js";
+
+export const DEFAULT_AGENT_CHECK_INTERVAL_MS = 3_600_000;
+export const DEFAULT_AGENT_WARN_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+export type AgentStateName = "ok" | "missing" | "expired";
+
+export type AgentState = {
+  state: AgentStateName;
+  detail: string;
+  account: string;
+  agent: string;
+  /** ms; null when the exchange does not say (unnamed agent) or the agent is gone */
+  validUntil: number | null;
+};
+
+export type AgentWatch = {
+  start(): void;
+  stop(): void;
+  /** One check now; resolves to the state (null when the read failed). Never rejects. */
+  checkNow(): Promise<AgentState | null>;
+  /** the last known state, or null before the first answer */
+  state(): AgentState | null;
+};
+
+export type CreateAgentWatchParameters = {
+  info: Pick<InfoClient, "extraAgents" | "userRole">;
+  /** the master account the agent signs for */
+  account: string;
+  /** the signing address (the agent's, or the master's own) */
+  signer: string;
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+  metrics?: Pick<Metrics, "agentValidUntil">;
+  intervalMs?: number;
+  warnDays?: number;
+  onAgentState: (state: AgentState) => void;
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function missingDetail(agent: string, account: string): string {
+  return (
+    `the signer ${agent} is not an API wallet of ${account} any more. Likely causes: it expired (validUntil ` +
+    "passed); an approveAgent with the same name deregistered it (re-approving a name replaces the old agent); " +
+    "or --account names the wrong master. Approve a new agent (never reuse an old agent address) and restart."
+  );
+}
+
+export function createAgentWatch({
+  info,
+  account,
+  signer,
+  clock,
+  timers,
+  logger,
+  metrics,
+  intervalMs = DEFAULT_AGENT_CHECK_INTERVAL_MS,
+  warnDays = DEFAULT_AGENT_WARN_DAYS,
+  onAgentState,
+}: CreateAgentWatchParameters): AgentWatch {
+  const master = account.toLowerCase();
+  const agent = signer.toLowerCase();
+  const selfSigned = master === agent;
+  const log = logger.child({ module: "agent", account: master, agent });
+  let current: AgentState | null = null;
+  /** the last validUntil the exchange showed: tells "expired and pruned" from "deregistered" */
+  let lastSeenValidUntil: number | null = null;
+  let warnedDay: string | null = null;
+  let failing = false;
+  let timer: TimerHandle | undefined;
+  let running: Promise<AgentState | null> | null = null;
+  let stopped = false;
+
+  const publish = (next: AgentState) => {
+    metrics?.agentValidUntil.set(
+      { account: master, agent },
+      next.validUntil === null ? 0 : next.validUntil / 1000,
+    );
+    const changed = current === null || current.state !== next.state;
+    current = next;
+    if (!changed) return;
+    const fields = { event: `agent.${next.state}`, validUntil: next.validUntil };
+    if (next.state === "ok") log.info(fields, next.detail);
+    else log.error(fields, next.detail);
+    onAgentState(next);
+  };
+
+  const evaluate = async (): Promise<AgentState> => {
+    const now = clock.now();
+    const agents = await info.extraAgents({ user: master });
+    const mine = agents.find((a) => a.address.toLowerCase() === agent);
+    if (mine) {
+      const validUntil = mine.validUntil;
+      if (validUntil !== null) lastSeenValidUntil = validUntil;
+      if (validUntil !== null && validUntil <= now) {
+        return {
+          state: "expired",
+          detail: `the API wallet ${agent} ("${mine.name}") expired at ${iso(validUntil)}; approve a new one`,
+          account: master,
+          agent,
+          validUntil,
+        };
+      }
+      if (validUntil !== null && validUntil - now < warnDays * DAY_MS) {
+        const today = utcDay(now);
+        if (warnedDay !== today) {
+          warnedDay = today;
+          log.warn(
+            {
+              event: "agent.expiring",
+              validUntil,
+              daysLeft: Number(((validUntil - now) / DAY_MS).toFixed(2)),
+              warnDays,
+            },
+            `the API wallet ${agent} ("${mine.name}") expires at ${iso(validUntil)}: approve a new agent before then`,
+          );
+        }
+      }
+      return {
+        state: "ok",
+        detail: `the API wallet ${agent} ("${mine.name}") is valid${validUntil !== null ? ` until ${iso(validUntil)}` : ""}`,
+        account: master,
+        agent,
+        validUntil,
+      };
+    }
+    if (lastSeenValidUntil !== null && lastSeenValidUntil <= now) {
+      return {
+        state: "expired",
+        detail: `the API wallet ${agent} expired at ${iso(lastSeenValidUntil)} and was pruned; approve a new one`,
+        account: master,
+        agent,
+        validUntil: lastSeenValidUntil,
+      };
+    }
+    // extraAgents lists named agents; an unnamed agent is only visible through the signer's role.
+    const role = await info.userRole({ user: agent });
+    if (role.role === "agent" && role.data?.user?.toLowerCase() === master) {
+      return {
+        state: "ok",
+        detail: `the API wallet ${agent} is an unnamed agent of ${master} (its expiry is not listed; name the agent to have it watched)`,
+        account: master,
+        agent,
+        validUntil: null,
+      };
+    }
+    return {
+      state: "missing",
+      detail: missingDetail(agent, master),
+      account: master,
+      agent,
+      validUntil: null,
+    };
+  };
+
+  const checkOnce = async (): Promise<AgentState | null> => {
+    try {
+      const next = await evaluate();
+      if (failing) {
+        failing = false;
+        log.info({ event: "agent.check_recovered" }, "the API wallet list can be read again");
+      }
+      if (!stopped) publish(next);
+      return next;
+    } catch (error) {
+      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+      if (!failing) log.warn({ event: "agent.check_failed", message }, "could not read the API wallet list");
+      failing = true;
+      return null;
+    }
+  };
+
+  const checkNow = async (): Promise<AgentState | null> => {
+    if (selfSigned)
+      return { state: "ok", detail: "the master signs itself", account: master, agent, validUntil: null };
+    if (running) return running;
+    running = checkOnce().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+
+  const schedule = () => {
+    if (stopped || intervalMs <= 0) return;
+    timer = timers.after(intervalMs, () => {
+      void checkNow().then(schedule);
+    });
+  };
+
+  return {
+    start() {
+      if (selfSigned) return;
+      void checkNow().then(schedule);
+    },
+    stop() {
+      stopped = true;
+      timer?.cancel();
+    },
+    checkNow,
+    state: () => current,
+  };
+}

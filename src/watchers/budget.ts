@@ -1,0 +1,165 @@
+/**
+ * The address budget monitor. Every scheduleCancel push is an action, and actions spend the address's lifetime
+ * budget: 10,000 requests plus one per USDC ever traded (docs/exchange-behaviour.md §10). When it is used up the
+ * address is throttled to one request per 10 s and the switch can no longer be refreshed (the exchange answers
+ * "Too many cumulative requests sent…", which the switch reports as NOT PROTECTED). This monitor reads
+ * `userRateLimit` for each account on a slow cadence, publishes used / cap / left and the days left at the
+ * daemon's own push rate, and warns once per crossing when fewer than `warnDays` remain.
+ */
+
+import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
+import { every, type Repeating, type Timers } from "../core/runtime.js";
+import type { InfoClient } from "../protocol/hyperliquid/info.js";
+import type { UserRateLimit } from "../protocol/hyperliquid/schemas.js";
+import type { Metrics } from "../surface/metrics.js";
+
+export type BudgetStatus = {
+  account: string;
+  used: number;
+  cap: number;
+  left: number;
+  /** days until the budget runs out at this daemon's push rate alone (the engine's actions come on top) */
+  daysLeft: number;
+  checkedAt: number;
+};
+
+export type BudgetMonitor = {
+  start(): void;
+  stop(): void;
+  /** One check of every account now; never rejects (failures are logged). */
+  checkNow(): Promise<void>;
+  status(): BudgetStatus[];
+};
+
+export type CreateBudgetMonitorParameters = {
+  info: Pick<InfoClient, "userRateLimit">;
+  accounts: string[];
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+  metrics: Metrics;
+  /** check cadence (ms); 0 turns the monitor off */
+  intervalMs: number;
+  /** this daemon's pushes per day per account (86,400 s / interval) */
+  actionsPerDay: number;
+  /** warn when fewer days than this remain */
+  warnDays: number;
+};
+
+export function createBudgetMonitor({
+  info,
+  accounts,
+  clock,
+  timers,
+  logger,
+  metrics,
+  intervalMs,
+  actionsPerDay,
+  warnDays,
+}: CreateBudgetMonitorParameters): BudgetMonitor {
+  const log = logger.child({ module: "budget" });
+  const latest = new Map<string, BudgetStatus>();
+  /** accounts currently below warnDays / exhausted: each is logged once per crossing */
+  const low = new Set<string>();
+  const exhausted = new Set<string>();
+  let failing = false;
+  let repeating: Repeating | undefined;
+  let running: Promise<void> | null = null;
+  let stopped = false;
+
+  const record = (account: string, r: UserRateLimit) => {
+    const cap = r.nRequestsCap + (r.nRequestsSurplus ?? 0);
+    const left = Math.max(0, cap - r.nRequestsUsed);
+    const daysLeft = actionsPerDay > 0 ? left / actionsPerDay : Number.POSITIVE_INFINITY;
+    const status = { account, used: r.nRequestsUsed, cap, left, daysLeft, checkedAt: clock.now() };
+    const first = !latest.has(account);
+    latest.set(account, status);
+    const labels = { account };
+    metrics.addressRequestsUsed.set(labels, status.used);
+    metrics.addressRequestsCap.set(labels, cap);
+    metrics.addressRequestsLeft.set(labels, left);
+    metrics.addressBudgetDaysLeft.set(labels, Number.isFinite(daysLeft) ? daysLeft : -1);
+    const fields = {
+      account,
+      used: status.used,
+      cap,
+      left,
+      daysLeft: Number(daysLeft.toFixed(1)),
+      actionsPerDay,
+    };
+    if (left === 0) {
+      if (!exhausted.has(account)) {
+        exhausted.add(account);
+        log.error(
+          { event: "budget.exhausted", ...fields },
+          `the address's action budget is used up (${status.used} of ${cap}): pushes are throttled to one per 10 s; trade volume or reserveRequestWeight frees more`,
+        );
+      }
+    } else if (exhausted.delete(account)) {
+      log.info({ event: "budget.recovered", ...fields }, "the address's action budget has room again");
+    }
+    if (left > 0 && daysLeft < warnDays) {
+      if (!low.has(account)) {
+        low.add(account);
+        log.warn(
+          { event: "budget.low", ...fields, warnDays },
+          `${left.toLocaleString("en-US")} actions left: about ${daysLeft.toFixed(1)} days at ${actionsPerDay.toLocaleString("en-US")} pushes a day; lengthen --interval or add volume`,
+        );
+      }
+    } else if (daysLeft >= warnDays && low.delete(account)) {
+      log.info(
+        { event: "budget.ok", ...fields },
+        "the address's action budget is above the warning level again",
+      );
+    }
+    if (first)
+      log.info({ event: "budget", ...fields }, `address budget: ${status.used} of ${cap} actions used`);
+  };
+
+  const checkOnce = async () => {
+    for (const account of accounts) {
+      if (stopped) return;
+      try {
+        record(account, await info.userRateLimit({ user: account }));
+        if (failing) {
+          failing = false;
+          log.info({ event: "budget.check_recovered" }, "the address budget can be read again");
+        }
+      } catch (error) {
+        const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+        // Once per streak at warn; the budget is advisory and never touches the heartbeat.
+        if (!failing)
+          log.warn({ event: "budget.failed", account, message }, "could not read the address budget");
+        failing = true;
+      }
+    }
+  };
+
+  const checkNow = async () => {
+    if (running) return running;
+    running = checkOnce().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+
+  // Repeats through the runtime (drift-free on the monotonic clock); a check still running is joined.
+  const schedule = () => {
+    if (stopped || intervalMs <= 0 || repeating) return;
+    repeating = every(intervalMs, () => void checkNow(), { clock, timers, immediate: false, name: "budget" });
+  };
+
+  return {
+    start() {
+      if (intervalMs <= 0 || accounts.length === 0) return;
+      void checkNow().then(schedule);
+    },
+    stop() {
+      stopped = true;
+      repeating?.stop();
+    },
+    checkNow,
+    status: () => [...latest.values()],
+  };
+}

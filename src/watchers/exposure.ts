@@ -1,0 +1,289 @@
+/**
+ * The exposure poller: what the accounts hold, polled with `batchClearinghouseStates` on its own cadence.
+ *
+ * - Its own repetition through the runtime's `every` (src/core/runtime.ts: drift-free on the monotonic clock,
+ *   missed ticks skipped, never bunched), separate from the heartbeat's; no shared lock, so a slow or failing
+ *   /info never delays a push. Polls never overlap: a tick or pollNow() during a poll joins it, and a "trigger"
+ *   poll runs once more after it so the log shows what a trigger left open.
+ * - One `exposure` log line per account (and dex) per poll, with the fields of docs/observability.md ("Log events") plus derived figures
+ *   (figures.ts: exact BigInt decimals); `exposure.alert` / `exposure.alert.cleared` once per crossing of a
+ *   threshold; `clock.skew` / `clock.skew.cleared` once per crossing of the skew limit (skew.ts).
+ * - A failed poll (any dex) logs `exposure.failed` at warn with the error kind and message, counts
+ *   `exposure_poll_failures_total`, and is retried at the next tick. It never throws out of the poller.
+ */
+
+import { normalizeAddress } from "../core/address.js";
+import type { Clock } from "../core/clock.js";
+import { ArgumentError } from "../core/errors/argument.js";
+import type { Logger } from "../core/logger.js";
+import { every, type Repeating, systemTimers, type Timers } from "../core/runtime.js";
+import type { ExposureStatus } from "../core/status.js";
+import type { HyperliquidErrorKind } from "../protocol/hyperliquid/errors.js";
+import type { ClearinghouseState } from "../protocol/hyperliquid/schemas.js";
+import type { Metrics } from "../surface/metrics.js";
+import { createExposureReporter } from "./exposure-report.js";
+import { CrossingLatch, SkewEstimator, sampleSkew } from "./skew.js";
+
+/** What the poller needs from InfoClient (src/protocol/hyperliquid/info.ts); tests may pass their own. */
+export type ExposureInfo = {
+  batchClearinghouseStatesWithMeta(params: {
+    users: string[];
+    dex?: string | undefined;
+    signal?: AbortSignal | undefined;
+  }): Promise<{
+    states: ClearinghouseState[];
+    serverDate: number | undefined;
+    sentAt: number;
+    receivedAt: number;
+  }>;
+};
+
+export type ExposureThresholds = {
+  /** alert when total notional / account value is above this */
+  maxLeverage?: number | undefined;
+  /** alert when a position's distance to liquidation (percent of mark) is below this */
+  minLiquidationDistancePct?: number | undefined;
+  /** alert when the account's total notional (USD) is above this */
+  maxNotionalUsd?: number | undefined;
+};
+
+export type PollReason = "start" | "interval" | "trigger" | (string & {});
+
+export type CreateExposurePollerParameters = {
+  info: ExposureInfo;
+  /** accounts plus extra exposure users; any case, de-duplicated, validated here */
+  users: readonly string[];
+  /** perp dexes; "" is the first perp dex */
+  dexes?: readonly string[];
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+  /** poll cadence (ms); 0 disables the poller (start and pollNow do nothing) */
+  intervalMs: number;
+  thresholds?: ExposureThresholds;
+  /** warn when |local − exchange| exceeds this (ms) */
+  clockSkewWarnMs: number;
+  /** the runtime's timers (default: real timers) */
+  timers?: Timers;
+};
+
+export type ExposurePoller = {
+  /**
+   * First poll at once (reason "start"), then one per interval, on slots `slotOrigin + k × interval` when given
+   * (the push loop's origin: a poll then shares a push's wake-up). Idempotent.
+   */
+  start(slotOrigin?: number): void;
+  /** Stops the timer, aborts a running poll and waits for it. Idempotent. */
+  stop(): Promise<void>;
+  /** Polls now (or joins the running poll; a "trigger" poll runs once more after it). Never rejects. */
+  pollNow(reason: PollReason): Promise<void>;
+  status(): ExposureStatus;
+};
+
+function errorKind(error: unknown): HyperliquidErrorKind | string {
+  if (error && typeof error === "object" && "kind" in error && typeof error.kind === "string")
+    return error.kind;
+  if (error instanceof Error) return error.name;
+  return "unknown";
+}
+
+function errorText(error: unknown): string {
+  if (
+    error &&
+    typeof error === "object" &&
+    "shortMessage" in error &&
+    typeof error.shortMessage === "string"
+  ) {
+    return error.shortMessage;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function createExposurePoller({
+  info,
+  users: rawUsers,
+  dexes = [""],
+  clock,
+  logger,
+  metrics,
+  intervalMs,
+  thresholds = {},
+  clockSkewWarnMs,
+  timers = systemTimers(),
+}: CreateExposurePollerParameters): ExposurePoller {
+  if (!Number.isFinite(intervalMs) || intervalMs < 0) {
+    throw new ArgumentError(`intervalMs must be a number of milliseconds >= 0, got ${intervalMs}`);
+  }
+  const users = [...new Set(rawUsers.map((u, i) => normalizeAddress(u, `exposure users[${i}]`)))];
+  const dexList = [...new Set(dexes)];
+  if (dexList.length === 0) dexList.push("");
+  const log = logger.child({ module: "exposure" });
+  const enabled = intervalMs > 0 && users.length > 0;
+
+  const skew = new SkewEstimator();
+  const skewLatch = new CrossingLatch(clockSkewWarnMs);
+  // the figures' way out: log line, metrics, alerts (exposure-report.ts)
+  const reporter = createExposureReporter({ log, metrics, thresholds });
+
+  let lastSuccessAt: number | null = null;
+  let lastAttemptAt: number | null = null;
+  let lastError: string | null = null;
+
+  let started = false;
+  let stopped = false;
+  let repeating: Repeating | undefined;
+  let running: Promise<void> | null = null;
+  let queuedTrigger: Promise<void> | null = null;
+  let controller: AbortController | null = null;
+
+  // ------------------------------------------------------------------------------------------ skew
+
+  function updateSkew(sample: ReturnType<typeof sampleSkew>) {
+    const estimate = skew.add(sample);
+    if (!estimate) return;
+    metrics.clockSkew.set(estimate.skewMs / 1000);
+    const change = skewLatch.update(Math.abs(estimate.skewMs));
+    const fields = {
+      event: change === "crossed" ? "clock.skew" : "clock.skew.cleared",
+      skewMs: Math.round(estimate.skewMs),
+      uncertaintyMs: Math.round(estimate.uncertaintyMs),
+      limitMs: clockSkewWarnMs,
+      source: estimate.source,
+    };
+    if (change === "crossed") {
+      log.warn(
+        fields,
+        `the local clock is ${Math.round(estimate.skewMs)} ms ${estimate.skewMs > 0 ? "ahead of" : "behind"} the exchange ` +
+          `(limit ${clockSkewWarnMs} ms): cancel deadlines are computed from the local clock and nonces are local ` +
+          "milliseconds the exchange checks against its own time; fix the host's time sync (chrony/NTP)",
+      );
+    } else if (change === "cleared") {
+      log.info(fields, `the local clock is within ${clockSkewWarnMs} ms of the exchange again`);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------ one poll
+
+  async function pollDex(dex: string, reason: PollReason, signal: AbortSignal): Promise<boolean> {
+    try {
+      const result = await info.batchClearinghouseStatesWithMeta({ users, dex, signal });
+      if (result.states.length !== users.length) {
+        throw new RangeError(`asked for ${users.length} states, got ${result.states.length}`);
+      }
+      updateSkew(
+        sampleSkew({
+          sentAt: result.sentAt,
+          receivedAt: result.receivedAt,
+          serverTimes: result.states.map((s) => s.time),
+          serverDate: result.serverDate,
+        }),
+      );
+      // `dex` only for the other perp dexes: "" is the first perp dex, the one the contract's line describes
+      const extra = { reason, ...(dex !== "" ? { dex } : {}) };
+      for (let i = 0; i < users.length; i++) reporter.report(users[i]!, dex, result.states[i]!, extra);
+      return true;
+    } catch (error) {
+      if (stopped && signal.aborted) return false;
+      const kind = errorKind(error);
+      const message = errorText(error);
+      lastError = `${kind}: ${message}`;
+      metrics.pollFailures.inc();
+      log.warn(
+        { event: "exposure.failed", reason, ...(dex ? { dex } : {}), kind, err: message },
+        `exposure poll failed (${kind}); retrying at the next tick`,
+      );
+      return false;
+    }
+  }
+
+  async function poll(reason: PollReason): Promise<void> {
+    const startedAt = clock.now();
+    // durations come from the monotonic performance clock; the injected clock is for timestamps
+    const t0 = performance.now();
+    lastAttemptAt = startedAt;
+    controller = new AbortController();
+    const { signal } = controller;
+    let ok = true;
+    for (const dex of dexList) {
+      if (signal.aborted) return;
+      ok = (await pollDex(dex, reason, signal)) && ok;
+    }
+    metrics.pollDuration.observe((performance.now() - t0) / 1000);
+    if (ok) {
+      lastSuccessAt = clock.now();
+      lastError = null;
+      metrics.lastPoll.set(lastSuccessAt / 1000);
+    }
+  }
+
+  function runOnce(reason: PollReason): Promise<void> {
+    const p = poll(reason)
+      .catch((error: unknown) => {
+        // poll() catches per dex; this only guards against a bug in the logging or metrics path
+        lastError = `${errorKind(error)}: ${errorText(error)}`;
+        log.error(
+          { event: "exposure.failed", reason, kind: errorKind(error), err: errorText(error) },
+          "exposure poll crashed",
+        );
+      })
+      .finally(() => {
+        running = null;
+        controller = null;
+      });
+    running = p;
+    return p;
+  }
+
+  function pollNow(reason: PollReason): Promise<void> {
+    if (!enabled || stopped) return Promise.resolve();
+    if (running) {
+      if (reason !== "trigger") return running;
+      // after a trigger, the state must be read after the trigger: wait for the running poll, then poll again
+      queuedTrigger ??= running.then(() => {
+        queuedTrigger = null;
+        if (stopped) return;
+        return running ?? runOnce("trigger");
+      });
+      return queuedTrigger;
+    }
+    return runOnce(reason);
+  }
+
+  // ------------------------------------------------------------------------------------------ cadence
+
+  return {
+    start(slotOrigin) {
+      if (!enabled || started || stopped) return;
+      started = true;
+      void pollNow("start");
+      repeating = every(intervalMs, () => pollNow("interval"), {
+        clock,
+        timers,
+        logger: log,
+        name: "exposure",
+        immediate: false,
+        startAt: slotOrigin,
+      });
+    },
+    async stop() {
+      stopped = true;
+      repeating?.stop();
+      repeating = undefined;
+      controller?.abort(new Error("exposure poller stopped"));
+      await (queuedTrigger ?? running ?? Promise.resolve());
+    },
+    pollNow,
+    status(): ExposureStatus {
+      return {
+        enabled,
+        intervalMs,
+        lastSuccessAt,
+        lastAttemptAt,
+        lastError,
+        clockSkewMs: skew.estimate ? Math.round(skew.estimate.skewMs) : null,
+      };
+    },
+  };
+}
+
+export { exposureSummary } from "./exposure-report.js";

@@ -1,0 +1,190 @@
+/**
+ * The engine guard: pushes continue only while the trading engine is alive. Two kinds:
+ * - file: the engine touches a file; it is alive while the file's mtime is at most `maxAgeMs` old;
+ * - url: the engine's health URL answers a GET with 2xx within the time-out. One failed request is not enough to
+ *   call the engine down (a single slow answer would otherwise expedite the cancel): it takes
+ *   URL_FAILURES_FOR_DOWN consecutive failures; one success brings it back up. The request goes through the one
+ *   HTTP transport (src/protocol/http/http.ts: got on node:http, under the shipped `--jitless --no-expose-wasm`),
+ *   with its time-outs and a body bound of GUARD_URL_MAX_BODY_BYTES; a redirect is a failure, never followed.
+ * Checked every `intervalMs` on a drift-free loop; `onChange(up, detail)` is called on every change (the
+ * daemon tells the switches, which log `engine.down` / `engine.up` per account).
+ */
+import { stat } from "node:fs/promises";
+import { DEFAULTS } from "../config/options.js";
+import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
+import { redactUrl } from "../core/redact.js";
+import type { GuardStatus } from "../core/status.js";
+import { TransportError } from "../protocol/http/errors.js";
+import { createHttpTransport, type HttpTransport } from "../protocol/http/http.js";
+import type { Metrics } from "../surface/metrics.js";
+import { createLoop, type Loop, type Timers } from "../switch/loop.js";
+
+export const URL_FAILURES_FOR_DOWN = 2;
+/**
+ * How far in the future a guard file's mtime may be (clock granularity, a writer's small skew) before it counts
+ * as stale (docs/security.md, "Guard file").
+ */
+export const FUTURE_MTIME_TOLERANCE_MS = 2_000;
+/** Time-out of one guard URL request: short, and below the check interval. */
+export const GUARD_URL_TIMEOUT_MS = 2_000;
+/**
+ * The largest health answer read (the body is only drained: the status decides). A health endpoint answers a few
+ * bytes to a few KB; one over this counts as a failed check, like any answer that cannot be read.
+ */
+export const GUARD_URL_MAX_BODY_BYTES = 1024 * 1024;
+
+export type CreateGuardParameters = {
+  file?: string | undefined;
+  maxAgeMs?: number;
+  url?: string | undefined;
+  intervalMs: number;
+  clock: Clock;
+  timers: Timers;
+  logger: Logger;
+  metrics: Metrics;
+  onChange: (up: boolean, detail: string | null) => void;
+  /** injectable for tests; default a transport of its own for `url` (closed by `stop`) */
+  transport?: HttpTransport | undefined;
+};
+
+export type Guard = {
+  /** Runs the first check and resolves with the engine's state, then checks every interval. */
+  start(): Promise<boolean>;
+  stop(): void;
+  /** One check now; resolves with the state after it. */
+  check(): Promise<boolean>;
+  /** Resolves when no check is running (tests, shutdown). */
+  idle(): Promise<void>;
+  status(): GuardStatus;
+};
+
+/** Returns null when no guard is configured. */
+export function createGuard(params: CreateGuardParameters): Guard | null {
+  const { file, url, intervalMs, clock, timers, metrics, onChange, maxAgeMs = DEFAULTS.guardMaxAge } = params;
+  if (!file && !url) return null;
+  const timeoutMs = Math.min(GUARD_URL_TIMEOUT_MS, Math.max(100, intervalMs));
+  const transport =
+    params.transport ??
+    (url
+      ? createHttpTransport({ baseUrl: url, timeoutMs, limits: { maxBytes: GUARD_URL_MAX_BODY_BYTES } })
+      : undefined);
+  const kind: "file" | "url" = file ? "file" : "url";
+  const log = params.logger.child({ module: "guard" });
+  let up = true;
+  let lastCheckAt: number | null = null;
+  let detail: string | null = null;
+  let failures = 0;
+  let checking: Promise<boolean> | null = null;
+  let loop: Loop | undefined;
+  const shown = file ?? redactUrl(url!);
+  let futureWarned = false;
+  let stopped = false;
+  metrics.engineUp.set({ guard: kind }, 1);
+
+  const probe = async (): Promise<{ ok: boolean; detail: string }> => {
+    if (file) {
+      try {
+        const s = await stat(file);
+        const age = clock.now() - s.mtimeMs;
+        // --- issue 16: an mtime in the future (touch -d '+5 min', a skewed writer) is stale, not alive forever.
+        if (age < -FUTURE_MTIME_TOLERANCE_MS) {
+          const aheadMs = Math.round(-age);
+          if (!futureWarned)
+            log.warn(
+              { event: "guard.future_mtime", file, aheadMs },
+              `guard file ${file} has an mtime ${aheadMs} ms in the future: treated as stale until it is touched with the right time`,
+            );
+          futureWarned = true;
+          return { ok: false, detail: `${file} mtime is ${aheadMs} ms in the future (stale)` };
+        }
+        futureWarned = false;
+        // --- end issue 16
+        if (age > maxAgeMs)
+          return { ok: false, detail: `${file} last touched ${Math.round(age)} ms ago (max ${maxAgeMs} ms)` };
+        return { ok: true, detail: `${file} touched ${Math.max(0, Math.round(age))} ms ago` };
+      } catch (error) {
+        return { ok: false, detail: `${file}: ${(error as NodeJS.ErrnoException).code ?? "cannot stat"}` };
+      }
+    }
+    try {
+      const res = await transport!.request(undefined, {
+        method: "GET",
+        headers: { accept: "*/*" },
+        parseJson: false,
+        timeoutMs,
+      });
+      if (res.status >= 200 && res.status < 300)
+        return { ok: true, detail: `${shown} answered ${res.status}` };
+      return { ok: false, detail: `${shown} answered ${res.status}` };
+    } catch (error) {
+      // A transport error holds only the redacted URL and a scrubbed reason; a refused or timed-out request is
+      // named by its code, a redirect or an unreadable answer by its reason.
+      if (error instanceof TransportError)
+        return {
+          ok: false,
+          detail: `${shown}: ${error.kind === "transport" ? (error.code ?? error.reason) : error.reason}`,
+        };
+      return { ok: false, detail: `${shown}: ${error instanceof Error ? error.name : "error"}` };
+    }
+  };
+
+  const check = (): Promise<boolean> => {
+    checking ??= (async () => {
+      try {
+        const result = await probe();
+        // Stopped meanwhile (its transport closed under it): the daemon is going; report no change.
+        if (stopped) return up;
+        lastCheckAt = clock.now();
+        detail = result.detail;
+        failures = result.ok ? 0 : failures + 1;
+        const next = result.ok
+          ? true
+          : kind === "url"
+            ? failures >= URL_FAILURES_FOR_DOWN
+              ? false
+              : up
+            : false;
+        log.debug({ event: "guard.check", ok: result.ok, detail: result.detail }, "guard checked");
+        if (next !== up) {
+          up = next;
+          metrics.engineUp.set({ guard: kind }, up ? 1 : 0);
+          onChange(up, result.detail);
+        }
+        return up;
+      } finally {
+        checking = null;
+      }
+    })();
+    return checking;
+  };
+
+  return {
+    async start() {
+      const state = await check();
+      loop = createLoop({
+        intervalMs,
+        clock,
+        timers,
+        logger: log,
+        name: "guard",
+        onTick: ({ k }) => {
+          if (k > 0) void check();
+        },
+      });
+      loop.start();
+      return state;
+    },
+    stop() {
+      stopped = true;
+      loop?.stop();
+      // Its own transport only (an injected one belongs to the caller); a check in flight fails at once.
+      if (!params.transport) transport?.close();
+    },
+    check,
+    async idle() {
+      if (checking) await checking.catch(() => undefined);
+    },
+    status: () => ({ configured: true, up, kind, lastCheckAt, detail }),
+  };
+}

@@ -1,0 +1,178 @@
+/**
+ * Issue 25, pure checks: the exchange's time as a bounded estimate inside the machine (exchange-time.ts), the
+ * nonce floor re-derived from the exchange's own answer, and the fail-safe step (no event throws out of `step`).
+ */
+import { describe, expect, test } from "vitest";
+import { NonceSource } from "../../src/protocol/hyperliquid/nonce.js";
+import { BRIDGE_MS, initialTime, takeSample, timeRefused, timesAt } from "../../src/switch/exchange-time.js";
+import { newEntry } from "../../src/switch/ledger-model.js";
+import {
+  type Effect,
+  type Event,
+  initialModel,
+  type Now,
+  status,
+  step,
+  timesOf,
+} from "../../src/switch/machine.js";
+import { SWITCH_CFG } from "./world.js";
+
+const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+const at = (mono: number, wallOffset = 0): Now => ({ mono, wall: T0 + mono + wallOffset });
+const logs = (fx: Effect[]) => fx.filter((e) => e.type === "log").map((e) => (e as { event: string }).event);
+const sample = (date: number, sentMono: number, receivedMono: number): Event => ({
+  type: "clockSample",
+  date,
+  sentMono,
+  receivedMono,
+});
+
+describe("exchange time: a bounded estimate", () => {
+  test("behavior: a Date that agrees with the local clock verifies the time; a later one outside the window is refused", () => {
+    const t0 = initialTime(0, T0, null);
+    const a = takeSample(t0, { date: T0 + 1_000, sentMono: 900, receivedMono: 1_100 }, T0 + 1_100);
+    expect(a.verdict).toMatchObject({ kind: "applied", verified: true });
+    expect(timesAt(a.time, 1_100, T0 + 1_100)).toMatchObject({ verified: true, suspect: false });
+    // 20 h ahead, 60 s later on the monotonic clock: outside the window, off the local clock
+    const b = takeSample(
+      a.time,
+      { date: T0 + 72_060_000, sentMono: 61_000, receivedMono: 61_100 },
+      T0 + 61_100,
+    );
+    expect(b.verdict).toMatchObject({ kind: "refused", reason: "outside_window" });
+    expect(b.time.offset).toBe(a.time.offset);
+  });
+
+  test("error: not a date, or an absurd year, is refused as malformed and changes nothing", () => {
+    const t0 = initialTime(0, T0, null);
+    for (const [date, reason] of [
+      [Number.NaN, "not_a_date"],
+      [8.64e15, "out_of_range"],
+      [-1, "out_of_range"],
+      [Number.POSITIVE_INFINITY, "not_a_date"],
+    ] as const) {
+      const r = takeSample(t0, { date, sentMono: 0, receivedMono: 10 }, T0 + 10);
+      expect(r.verdict).toMatchObject({ kind: "refused", reason });
+      expect(r.time).toBe(t0);
+    }
+  });
+
+  test("behavior: the window is anchored on the last verified time + monotonic time elapsed, not on the local clock", () => {
+    const a = takeSample(initialTime(0, T0, null), { date: T0, sentMono: 0, receivedMono: 0 }, T0).time;
+    // the local clock stepped 10 min back: a true Date 60 s later still fits the window, and is applied
+    const b = takeSample(a, { date: T0 + 60_000, sentMono: 60_000, receivedMono: 60_000 }, T0 - 540_000);
+    expect(b.verdict).toMatchObject({ kind: "applied", verified: true });
+    const t = timesAt(b.time, 60_000, T0 - 540_000);
+    expect(t.suspect).toBe(true);
+    // the later of the two for lapses and cancel times; the earlier for the UTC day
+    expect(t.act).toBe(T0 + 60_000 - 500 + 500);
+    expect(t.day).toBe(T0 - 540_000);
+    expect(t.verified).toBe(false);
+  });
+
+  test("behavior: repeated expired / too-early refusals switch to the other source", () => {
+    // a Date 120 s behind was taken while nothing else was known (within the bridge, the local clock ahead)
+    let t = initialTime(0, T0 - 300_000, null);
+    t = takeSample(t, { date: T0 - 299_000, sentMono: 0, receivedMono: 0 }, T0 - 300_000).time;
+    // the local clock is then found 4 min ahead of the estimate: suspect, bridged on the later
+    expect(timesAt(t, 10_000, T0 - 50_000).suspect).toBe(true);
+    const once = timeRefused(t, 10_000, T0 - 50_000);
+    expect(once.switched).toBe(false);
+    const twice = timeRefused(once.time, 11_000, T0 - 49_000);
+    expect(twice.switched).toBe(true);
+    // the estimate moved to the other source (the local clock): they agree again
+    expect(timesAt(twice.time, 11_000, T0 - 49_000).suspect).toBe(false);
+  });
+});
+
+describe("the machine takes Date samples as events", () => {
+  const entry = newEntry(SWITCH_CFG.account, T0, { limit: 10 });
+
+  test("behavior: clock.suspect when the two disagree: not ready, the cancel time ahead of both; clock.agreed after", () => {
+    let m = step(initialModel(SWITCH_CFG, entry), { type: "start" }, at(0)).model;
+    m = step(m, sample(T0, 0, 0), at(0)).model;
+    // the local clock jumps 90 s ahead
+    const r = step(m, { type: "tick" }, at(15_000, 90_000));
+    expect(logs(r.effects)).toContain("clock.suspect");
+    expect(r.effects).toContainEqual({ type: "metric", op: "set", name: "clockSuspect", value: 1 });
+    expect(status(r.model, at(15_000, 90_000)).clockSuspect).toBe(true);
+    const back = step(r.model, { type: "tick" }, at(30_000));
+    expect(logs(back.effects)).toContain("clock.agreed");
+    expect(timesOf(back.model, at(30_000)).suspect).toBe(false);
+    expect(BRIDGE_MS).toBeGreaterThan(90_000);
+  });
+
+  test("behavior: nonce too high / too low → the floor is re-derived from the exchange's answer", () => {
+    let m = step(initialModel(SWITCH_CFG, entry), { type: "start" }, at(0)).model;
+    m = step(m, { type: "intentRecorded", id: 1 }, at(0)).model;
+    const high = step(
+      m,
+      {
+        type: "pushFailed",
+        id: 1,
+        kind: "nonce",
+        nonceDetail: "too_high",
+        message: `Invalid nonce: nonce too high 1791572677029 > 1791486156858`,
+        permanent: false,
+        retryable: false,
+        outcomeUnknown: false,
+      },
+      at(100),
+    );
+    expect(high.effects).toContainEqual({
+      type: "nonceFloor",
+      floor: 1791486156858 - 86_400_000,
+      reason: "nonce too_high",
+    });
+    const nonces = new NonceSource({ now: () => 1791572677029 + 5 }, 1791572677029);
+    nonces.rebase(1_776_584_799_101);
+    expect(nonces.next()).toBe(1791572677034);
+    const low = new NonceSource({ now: () => 1_776_584_283_874 }, 0);
+    low.rebase(1_776_584_799_101);
+    expect(low.next()).toBe(1_776_584_799_102);
+  });
+
+  test("behavior: only nonces on verified time, or accepted by the exchange, may seed a restart", () => {
+    let verified = false;
+    const n = new NonceSource({ now: () => T0 + 129_600_000 }, 0, () => verified);
+    n.next();
+    expect(n.lastVerified).toBe(0);
+    verified = true;
+    const ok = n.next();
+    expect(n.lastVerified).toBe(ok);
+  });
+});
+
+describe("fail-safe step: no event throws out of step", () => {
+  const entry = newEntry(SWITCH_CFG.account, T0, { limit: 10 });
+  const started = () => step(initialModel(SWITCH_CFG, entry), { type: "start" }, at(0)).model;
+
+  test("error: a malformed event is refused and logged, the model unchanged, and the switch pushes on", () => {
+    const m = started();
+    for (const ev of [
+      { type: "pushConfirmed", id: 1, cancelAt: Number.NaN, latencyMs: 3 },
+      { type: "clockStep", deltaMs: Number.POSITIVE_INFINITY },
+      { type: "nope" },
+      null,
+      { type: "reconciled", view: null, fired: 3 },
+    ] as unknown as Event[]) {
+      const r = step(m, ev, at(10));
+      expect(r.model).toBe(m);
+      expect(logs(r.effects)).toEqual(["switch.event_refused"]);
+    }
+    const bad = step(m, { type: "tick" }, { mono: Number.NaN, wall: T0 });
+    expect(bad.model).toBe(m);
+    // the last good model still pushes (its write-ahead was recorded: the request leaves)
+    const tick = step(m, { type: "intentRecorded", id: 1 }, at(20));
+    expect(tick.effects.map((e) => e.type)).toContain("sendPush");
+  });
+
+  test("error: the Date of the year 275760 (the RangeError of issue 25) is refused, nothing throws", () => {
+    const m = started();
+    const r = step(m, sample(8.64e15, 0, 5), at(5));
+    expect(logs(r.effects)).toContain("clock.date_refused");
+    expect(() => status(r.model, at(6))).not.toThrow();
+    const next = step(r.model, { type: "tick" }, at(15_000));
+    expect(logs(next.effects)).not.toContain("switch.event_refused");
+  });
+});

@@ -1,0 +1,346 @@
+import { createHook } from "node:async_hooks";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { ManualClock, utcDay } from "../../src/core/clock.js";
+import { ManualTimers } from "../../src/core/runtime.js";
+import { Ledger, readLedgerFile } from "../../src/switch/ledger.js";
+import { withIntent } from "../../src/switch/ledger-model.js";
+import { captureLogger } from "../app/helpers.js";
+
+const A = "0x1111111111111111111111111111111111111111";
+const open = (stateDir: string, clock: ManualClock, log = captureLogger()) =>
+  Ledger.open({ stateDir, clock, logger: log.logger, triggerLimit: 10 });
+/** A ledger that knows the last nonce handed out and the daemon's default nonce span (5 s + 60 s). */
+const openWithNonces = (stateDir: string, clock: ManualClock, nonceHint: () => number) =>
+  Ledger.open({
+    stateDir,
+    clock,
+    logger: captureLogger().logger,
+    triggerLimit: 10,
+    nonceHint,
+    nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
+  });
+
+describe("Ledger", () => {
+  test("durable: 'written' leaves no budget timer behind; a disk slower than the budget answers 'timeout'", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const timers = new ManualTimers(clock);
+    let release: (() => void) | undefined;
+    let slow = false;
+    const l = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+      beforeSync: () => (slow ? new Promise<void>((r) => (release = r)) : Promise.resolve()),
+    });
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    expect(await l.durable(5_000, timers)).toBe("written");
+    expect(timers.pending).toBe(0);
+    slow = true;
+    l.recordPush(A, { deadline: clock.now() + 75_000, at: clock.now() });
+    const result = l.durable(5_000, timers);
+    await new Promise((r) => setTimeout(r, 20));
+    clock.advance(5_000);
+    expect(await result).toBe("timeout");
+    release?.();
+    await l.flush();
+    expect(JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).accounts[A].armedUntil).toBe(
+      clock.now() - 5_000 + 75_000,
+    );
+    timers.dispose();
+  });
+
+  test("a durable write takes four thread-pool trips: create, fsync, rename, fsync the directory (kept open)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const l = await open(dir, clock);
+    const trips: string[] = [];
+    const hook = createHook({
+      init(_id, type) {
+        if (type.startsWith("FSREQ")) trips.push(type);
+      },
+    });
+    const fdsOnDir = () =>
+      readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`) === dir;
+        } catch {
+          return false;
+        }
+      }).length;
+    try {
+      l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+      await l.flush(); // the first write also opens the directory
+      hook.enable();
+      for (let i = 1; i <= 3; i++) {
+        l.recordPush(A, { deadline: clock.now() + 60_000 + i, at: clock.now() });
+        expect(await l.durable(5_000)).toBe("written");
+      }
+      hook.disable();
+      // each of these waits on the disk, off the event loop; nothing else goes to the pool
+      expect(trips).toEqual(Array(3 * 4).fill("FSREQCALLBACK"));
+      expect(fdsOnDir()).toBe(1);
+      expect(readdirSync(dir)).toEqual(["ledger.json"]);
+      expect((await readLedgerFile(join(dir, "ledger.json"))).ok).toBe(true);
+      await l.close();
+      expect(fdsOnDir()).toBe(0);
+    } finally {
+      hook.disable();
+    }
+  });
+
+  test("behavior: a push the file already covers is stored without a write; any other is written ahead", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    let lastNonce = 0;
+    const l = await openWithNonces(dir, clock, () => lastNonce);
+    const file = () => readFileSync(join(dir, "ledger.json"), "utf8");
+    const t0 = clock.now();
+    const intent = (deadline: number) => withIntent(l.get(A), deadline);
+    // Nothing on disk: the first push is written ahead.
+    expect(l.putIntent(intent(t0 + 60_000))).toBe(false);
+    expect(await l.durable(5_000)).toBe("written");
+    l.recordPush(A, { deadline: t0 + 60_000, at: t0 });
+    await l.flush();
+    const confirmed = file();
+    const trips: string[] = [];
+    const hook = createHook({
+      init(_id, type) {
+        if (type.startsWith("FSREQ")) trips.push(type);
+      },
+    });
+    hook.enable();
+    try {
+      // 15 s later: a later deadline on the same day, nothing else changed: no write, not even a pool trip.
+      clock.advance(15_000);
+      lastNonce = clock.now();
+      expect(l.putIntent(intent(clock.now() + 60_000))).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(trips).toEqual([]);
+    } finally {
+      hook.disable();
+    }
+    expect(file()).toBe(confirmed);
+    expect(l.coveredIntents).toBe(1);
+    expect(l.get(A).pendingUntil).toBe(clock.now() + 60_000); // in memory all the same
+    // Earlier than the confirmed deadline (an engine-down expedite): written ahead.
+    expect(l.putIntent(intent(clock.now() + 5_500))).toBe(false);
+    await l.flush();
+    expect(JSON.parse(file()).accounts[A].pendingUntil).toBe(clock.now() + 5_500);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    await l.flush();
+    // While a write is pending (another change not on disk yet): written ahead.
+    l.markLimitReached(A, { at: clock.now(), message: "x" });
+    expect(l.putIntent(intent(clock.now() + 61_000))).toBe(false);
+    await l.flush();
+    expect(l.coveredIntents).toBe(1);
+  });
+
+  test("behavior: while a write is in flight, a push is covered only if the file it will leave covers it too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    let hold: Promise<void> | null = null;
+    let release = () => {};
+    const l = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+      nonceHint: () => clock.now(),
+      nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
+      beforeSync: () => hold ?? Promise.resolve(),
+    });
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    await l.flush();
+    const confirmed = l.get(A);
+    clock.advance(15_000);
+    // A write in flight holds another entry for the account (the daily-limit error counted), then the entry in
+    // memory goes back to what the file held before it: the old file covers the next push, the one in flight not.
+    hold = new Promise<void>((r) => {
+      release = r;
+    });
+    l.markLimitReached(A, { at: clock.now(), message: "x" });
+    await new Promise((r) => setTimeout(r, 20)); // the write reaches its fsync and waits
+    l.put(confirmed);
+    expect(l.putIntent(withIntent(confirmed, clock.now() + 60_000))).toBe(false);
+    hold = null;
+    release();
+    await l.flush();
+  });
+
+  test("behavior: coverage ends where a restart would start its nonces below this push's, and at 00:00 UTC", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 57, 30));
+    let lastNonce = clock.now();
+    const l = await openWithNonces(dir, clock, () => lastNonce);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    await l.flush();
+    const writtenAt = clock.now();
+    // A restart from this file starts its nonces above writtenAt + 65 s: a push signed at 64.5 s (+ the 1 s the
+    // signing may take) is not covered.
+    clock.advance(64_500);
+    lastNonce = clock.now();
+    expect(l.putIntent(withIntent(l.get(A), clock.now() + 60_000))).toBe(false);
+    await l.flush();
+    expect(JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).updatedAt).toBe(writtenAt + 64_500);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() }); // armed until 23:59:34.5
+    await l.flush();
+    // The next push's deadline is on the next UTC day: written ahead (a restart keeps that day's trigger pending).
+    clock.advance(30_000);
+    lastNonce = clock.now();
+    expect(utcDay(clock.now() + 60_000)).toBe("2026-01-02");
+    expect(l.putIntent(withIntent(l.get(A), clock.now() + 60_000))).toBe(false);
+    expect(l.coveredIntents).toBe(0);
+  });
+
+  test("default: changes are written atomically and read back at start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const l = await open(dir, clock);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    const r = l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 61_000 });
+    expect(r).toMatchObject({ counted: true, reachedLimit: false });
+    // Once per deadline.
+    expect(l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 62_000 }).counted).toBe(
+      false,
+    );
+    await l.flush();
+    expect(readdirSync(dir)).toEqual(["ledger.json"]);
+    const again = await open(dir, clock);
+    expect(again.get(A)).toMatchObject({ triggersToday: 1, armedUntil: null, day: "2026-01-01" });
+    expect(again.get(A).history.map((e) => e.type)).toEqual(["trigger"]);
+  });
+
+  test("behavior: the write-ahead record is on disk before recordIntent resolves, and follows each outcome", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const l = await open(dir, clock);
+    const onDisk = () => JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).accounts[A];
+    const t0 = clock.now();
+
+    await l.recordIntent(A, { deadline: t0 + 60_000 });
+    expect(onDisk()).toMatchObject({ pendingUntil: t0 + 60_000, armedUntil: null });
+
+    // Confirmed: promoted to armedUntil, nothing pending.
+    l.recordPush(A, { deadline: t0 + 60_000, at: t0 });
+    await l.flush();
+    expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: t0 + 60_000 });
+
+    // Unknown outcome (no call): stays pending; a refused later push restores it rather than erasing it.
+    await l.recordIntent(A, { deadline: t0 + 75_000 });
+    await l.recordIntent(A, { deadline: t0 + 90_000 });
+    l.clearIntent(A, { deadline: t0 + 90_000, restoreTo: t0 + 75_000 });
+    await l.flush();
+    expect(onDisk()).toMatchObject({ pendingUntil: t0 + 75_000, armedUntil: t0 + 60_000 });
+
+    // A trigger at (or after) the pending deadline clears it; so does a removal.
+    l.countTrigger(A, { deadline: t0 + 75_000, at: t0 + 76_000 });
+    await l.flush();
+    expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: null, triggersToday: 1 });
+    await l.recordIntent(A, { deadline: t0 + 200_000 });
+    l.recordRemoval(A, { at: t0 + 100_000 });
+    await l.flush();
+    expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: null });
+  });
+
+  test("behavior: a ledger written before pendingUntil existed still reads (the field defaults to null)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const old = {
+      version: 1,
+      updatedAt: clock.now(),
+      accounts: {
+        [A]: {
+          account: A,
+          day: "2026-01-01",
+          triggersToday: 2,
+          limit: 10,
+          armedUntil: null,
+          lastPushAt: null,
+        },
+      },
+    };
+    writeFileSync(join(dir, "ledger.json"), JSON.stringify(old));
+    const l = await open(dir, clock);
+    expect(l.get(A)).toMatchObject({ triggersToday: 2, pendingUntil: null, assumed: false });
+  });
+
+  test("behavior: a corrupt ledger is moved aside and the limit is assumed, never reset to zero", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    writeFileSync(join(dir, "ledger.json"), '{"version":1,"accounts":{"0x11');
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const log = captureLogger();
+    const l = await open(dir, clock, log);
+    expect(l.get(A)).toMatchObject({ triggersToday: 10, assumed: true });
+    expect(log.events("ledger.corrupt")[0]).toMatchObject({ level: 50 });
+    await l.flush();
+    const files = readdirSync(dir).sort();
+    expect(files[0]).toBe("ledger.json");
+    expect(files[1]).toMatch(/^ledger\.json\.corrupt-\d+$/);
+    expect(readFileSync(join(dir, files[1]!), "utf8")).toBe('{"version":1,"accounts":{"0x11');
+    // The assumption ends with the UTC day.
+    clock.set(Date.UTC(2026, 0, 2, 0, 0, 1));
+    l.rollover();
+    expect(l.get(A)).toMatchObject({ triggersToday: 0, assumed: false, day: "2026-01-02" });
+  });
+
+  test("behavior: a failed write is logged with the path and reason; memory stays authoritative; the old file is intact", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const log = captureLogger();
+    const l = await open(join(dir, "state"), clock, log);
+    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    await l.flush();
+    const before = readFileSync(join(dir, "state", "ledger.json"), "utf8");
+    // Replace the directory by a file: every write now fails (ENOTDIR), even as root.
+    rmSync(join(dir, "state"), { recursive: true });
+    writeFileSync(join(dir, "state"), "not a directory");
+    l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 61_000 });
+    await l.flush();
+    expect(l.get(A).triggersToday).toBe(1);
+    const failed = log.events("ledger.write_failed");
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({
+      level: 50,
+      path: join(dir, "state", "ledger.json"),
+      reason: "ENOTDIR",
+    });
+    expect(before).toContain('"armedUntil"');
+  });
+
+  test("behavior: reading rolls the view over without writing; rollover() stores it; the daily-limit error sets the count", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 59));
+    const l = await open(dir, clock);
+    l.markLimitReached(A, { at: clock.now(), message: "Too many scheduled cancel triggers today" });
+    expect(l.get(A).triggersToday).toBe(10);
+    await l.flush();
+    const writes = l.writes;
+    clock.advance(120_000);
+    expect(l.get(A)).toMatchObject({ day: "2026-01-02", triggersToday: 0 });
+    await l.flush();
+    expect(l.writes).toBe(writes); // reading never writes
+    expect(l.rollover()).toEqual([A]);
+    expect(l.rollover()).toEqual([]);
+    const types = l.get(A).history.map((e) => e.type);
+    expect(types).toEqual(["limit_error", "rollover"]);
+    const file = await (async () => {
+      await l.flush();
+      return readLedgerFile(join(dir, "ledger.json"));
+    })();
+    expect(file.ok && file.file?.accounts[A]?.day).toBe("2026-01-02");
+  });
+
+  test("behavior: a deadline from an earlier UTC day is history, not today's count", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 2, 0, 5));
+    const l = await open(dir, clock);
+    const r = l.countTrigger(A, { deadline: Date.UTC(2026, 0, 1, 23, 59), at: clock.now() });
+    expect(r.counted).toBe(false);
+    expect(l.get(A).triggersToday).toBe(0);
+  });
+});
