@@ -25,6 +25,7 @@ export {
   type ErrorPolicy,
   shouldRetry,
 } from "./core/errors/policy.js";
+export { every, ManualTimers, type Repeating, systemTimers, type Timers } from "./core/runtime.js";
 export { cronScheduler, ManualScheduler, type Scheduler } from "./core/scheduler.js";
 export type {
   ChainWatchStatus,
@@ -135,7 +136,6 @@ export {
 export { createMetrics, type Metrics } from "./surface/metrics.js";
 export { createSwitch, EXPEDITE_LEAD_MS, type Switch } from "./switch/index.js";
 export { Ledger, LedgerEntry, LedgerFile, readLedgerFile } from "./switch/ledger.js";
-export { createLoop, ManualTimers, systemTimers, type Timers } from "./switch/loop.js";
 export { type BudgetMonitor, type BudgetStatus, createBudgetMonitor } from "./watchers/budget.js";
 export { type ChainWatch, createChainWatch } from "./watchers/chain-watch.js";
 export { createExposurePoller, type ExposurePoller, type ExposureThresholds } from "./watchers/exposure.js";

@@ -16,9 +16,9 @@
 
 import { type Clock, utcDay } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
+import type { TimerHandle, Timers } from "../core/runtime.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
 import type { Metrics } from "../surface/metrics.js";
-import type { TimerHandle, Timers } from "../switch/loop.js";
 
 export const DEFAULT_AGENT_CHECK_INTERVAL_MS = 3_600_000;
 export const DEFAULT_AGENT_WARN_DAYS = 7;

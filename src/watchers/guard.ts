@@ -14,11 +14,11 @@ import { DEFAULTS } from "../config/options.js";
 import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import { redactUrl } from "../core/redact.js";
+import { every, type Repeating, type Timers } from "../core/runtime.js";
 import type { GuardStatus } from "../core/status.js";
 import { TransportError } from "../protocol/http/errors.js";
 import { createHttpTransport, type HttpTransport } from "../protocol/http/http.js";
 import type { Metrics } from "../surface/metrics.js";
-import { createLoop, type Loop, type Timers } from "../switch/loop.js";
 
 export const URL_FAILURES_FOR_DOWN = 2;
 /**
@@ -76,7 +76,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
   let detail: string | null = null;
   let failures = 0;
   let checking: Promise<boolean> | null = null;
-  let loop: Loop | undefined;
+  let loop: Repeating | undefined;
   const shown = file ?? redactUrl(url!);
   let futureWarned = false;
   let stopped = false;
@@ -162,17 +162,14 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
   return {
     async start() {
       const state = await check();
-      loop = createLoop({
+      loop?.stop();
+      loop = every(
         intervalMs,
-        clock,
-        timers,
-        logger: log,
-        name: "guard",
-        onTick: ({ k }) => {
+        ({ k }) => {
           if (k > 0) void check();
         },
-      });
-      loop.start();
+        { clock, timers, logger: log, name: "guard" },
+      );
       return state;
     },
     stop() {

@@ -6,6 +6,7 @@ import { type Daemon, startDaemon } from "../../src/app/daemon.js";
 import { type ConfigInput, ConfigSchema } from "../../src/config/schema.js";
 import { type Clock, ManualClock } from "../../src/core/clock.js";
 import { createLogger } from "../../src/core/logger.js";
+import { ManualTimers } from "../../src/core/runtime.js";
 import { ManualScheduler } from "../../src/core/scheduler.js";
 import {
   type SimulatorHandle,
@@ -14,7 +15,6 @@ import {
   startSimulator,
 } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { ManualTimers } from "../../src/switch/loop.js";
 
 export type LogLine = Record<string, unknown> & { event?: string; account?: string; level: number };
 

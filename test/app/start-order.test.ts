@@ -14,10 +14,10 @@ import { DaemonStartError, type StartDaemonParameters, startDaemon } from "../..
 import { type ConfigInput, ConfigSchema } from "../../src/config/schema.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { ExitCode } from "../../src/core/exit-codes.js";
+import { ManualTimers } from "../../src/core/runtime.js";
 import { ManualScheduler, type Scheduler } from "../../src/core/scheduler.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { ManualTimers } from "../../src/switch/loop.js";
 import { eventually } from "../helpers/eventually.js";
 import { captureLogger, tick } from "./helpers.js";
 

@@ -9,7 +9,8 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { every, systemTimers, type Timers } from "../../src/core/runtime.js";
+import { every, ManualTimers, systemTimers, type Timers } from "../../src/core/runtime.js";
+import { captureLogger, tick } from "../app/helpers.js";
 
 /** Timers whose callbacks the test fires by hand, moving the clock to `due - earlyMs` first. */
 function earlyTimers(clock: ManualClock, earlyMs: number) {
@@ -131,5 +132,43 @@ describe("every with an origin", () => {
     fireNext();
     r.stop();
     expect(seen).toEqual([500, 1_000_000 + 1_500]);
+  });
+});
+
+describe("every: the drift-free repetition the push loop, the guard and the polls ride on", () => {
+  test("default: ticks at start + k x interval on the monotonic clock, however late each callback runs", async () => {
+    const clock = new ManualClock(1_000_000);
+    const timers = new ManualTimers(clock);
+    const at: number[] = [];
+    const rep = every(15_000, ({ scheduledAt }) => void at.push(scheduledAt), { clock, timers });
+    await tick();
+    for (let i = 0; i < 10; i++) clock.advance(15_000 + (i % 3) * 100);
+    // scheduledAt is monotonic time (the ManualClock's starts at 0), never the wall clock
+    expect(at.slice(0, 4)).toEqual([0, 15_000, 30_000, 45_000]);
+    expect(at.every((t) => t % 15_000 === 0)).toBe(true);
+    rep.stop();
+  });
+
+  test("behavior: a stall is logged with the gap, counted, and missed ticks are skipped (no burst)", async () => {
+    const clock = new ManualClock(0);
+    const timers = new ManualTimers(clock);
+    const log = captureLogger();
+    const gaps: number[] = [];
+    let ticks = 0;
+    const rep = every(1_000, () => void ticks++, {
+      clock,
+      timers,
+      logger: log.logger,
+      onStall: (gapMs) => void gaps.push(gapMs),
+    });
+    await tick();
+    clock.advance(60_000);
+    expect(ticks).toBe(2);
+    expect(log.events("loop.stalled")[0]).toMatchObject({ gapMs: 59_000 });
+    expect(gaps).toEqual([59_000]);
+    expect(rep.stalls).toBe(1);
+    clock.advance(1_000);
+    expect(ticks).toBe(3);
+    rep.stop();
   });
 });

@@ -6,8 +6,8 @@ import { Writable } from "node:stream";
 import { expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { createLogger } from "../../src/core/logger.js";
+import { systemTimers } from "../../src/core/runtime.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { systemTimers } from "../../src/switch/loop.js";
 import { createGuard, FUTURE_MTIME_TOLERANCE_MS } from "../../src/watchers/guard.js";
 
 test("behavior: an mtime 5 minutes ahead is stale, warned once by name; small skew and a fixed touch are alive", async () => {

@@ -9,13 +9,13 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { ManualClock } from "../../src/core/clock.js";
+import { ManualTimers } from "../../src/core/runtime.js";
 import type { SwitchStatus } from "../../src/core/status.js";
 import { toNotification } from "../../src/surface/notify/events.js";
 import { createDaemonNotifications } from "../../src/surface/notify/index.js";
 import { createNotifier } from "../../src/surface/notify/notifier.js";
 import { watchProtection } from "../../src/surface/notify/protection.js";
 import { type LoggedEvent, tapLogger } from "../../src/surface/notify/tap.js";
-import { ManualTimers } from "../../src/switch/loop.js";
 import { captureLogger, type Harness, harness } from "../app/helpers.js";
 
 type Received = { body: Record<string, unknown>; headers: IncomingMessage["headers"]; url: string };

@@ -4,10 +4,10 @@
  */
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
+import { ManualTimers } from "../../src/core/runtime.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { ManualTimers } from "../../src/switch/loop.js";
 import { type AgentState, createAgentWatch } from "../../src/watchers/agent-watch.js";
 import { captureLogger } from "../app/helpers.js";
 import { post, testWallet } from "../sim/helpers.js";

@@ -1,11 +1,11 @@
 import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
+import { ManualTimers } from "../../src/core/runtime.js";
 import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { ManualTimers } from "../../src/switch/loop.js";
 import { createBudgetMonitor } from "../../src/watchers/budget.js";
 import { captureLogger, type Harness, harness } from "../app/helpers.js";
 

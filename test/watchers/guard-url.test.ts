@@ -9,8 +9,8 @@ import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
+import { ManualTimers } from "../../src/core/runtime.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { ManualTimers } from "../../src/switch/loop.js";
 import { createGuard, GUARD_URL_MAX_BODY_BYTES } from "../../src/watchers/guard.js";
 import { captureLogger } from "../app/helpers.js";
 

@@ -14,8 +14,8 @@
  */
 
 import type { Clock } from "../../core/clock.js";
+import type { Timers } from "../../core/runtime.js";
 import type { SwitchStatus } from "../../core/status.js";
-import type { Timers } from "../../switch/loop.js";
 import { defaultMinMarginMs } from "../health.js";
 import type { LoggedEvent } from "./tap.js";
 

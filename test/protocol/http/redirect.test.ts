@@ -12,6 +12,7 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock, systemClock } from "../../../src/core/clock.js";
 import { classify, shouldRetry } from "../../../src/core/errors/policy.js";
+import { ManualTimers } from "../../../src/core/runtime.js";
 import { EvmClient } from "../../../src/protocol/evm/client.js";
 import { EvmRedirectError } from "../../../src/protocol/evm/errors.js";
 import { TransportError } from "../../../src/protocol/http/errors.js";
@@ -22,7 +23,6 @@ import { ExplorerClient } from "../../../src/protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../../src/protocol/hyperliquid/info.js";
 import { createMetrics } from "../../../src/surface/metrics.js";
 import { createNotifier } from "../../../src/surface/notify/notifier.js";
-import { ManualTimers } from "../../../src/switch/loop.js";
 import { createGuard } from "../../../src/watchers/guard.js";
 import { captureLogger } from "../../app/helpers.js";
 
