@@ -19,12 +19,6 @@ export { DecimalError, parseDecimal, ratio } from "./core/decimal.js";
 export { parseDuration } from "./core/duration.js";
 export { ArgumentError } from "./core/errors/argument.js";
 export { BaseError, ValidationError } from "./core/errors/base.js";
-export {
-  ERROR_POLICY,
-  type ErrorDomain,
-  type ErrorPolicy,
-  shouldRetry,
-} from "./core/errors/policy.js";
 export { every, ManualTimers, type Repeating, systemTimers, type Timers } from "./core/runtime.js";
 export { cronScheduler, ManualScheduler, type Scheduler } from "./core/scheduler.js";
 export type {
@@ -70,8 +64,6 @@ export {
   HyperliquidApiError,
   type HyperliquidEndpoint,
   type HyperliquidErrorKind,
-  isPermanent,
-  isRetryable,
   type NonceDetail,
   PERMANENT_KINDS,
 } from "./protocol/hyperliquid/errors.js";
@@ -108,6 +100,14 @@ export {
   type HttpTransport,
   type HttpTransportOptions,
 } from "./protocol/hyperliquid/transport.js";
+export {
+  ERROR_POLICY,
+  type ErrorDomain,
+  type ErrorPolicy,
+  isPermanentError as isPermanent,
+  shouldRetry as isRetryable,
+  shouldRetry,
+} from "./protocol/policy.js";
 export { SimChain, type SimChainOptions } from "./sim/chain.js";
 export {
   type DemoAccount,

@@ -1,6 +1,6 @@
 import { BaseError, type BaseErrorParameters } from "../core/errors/base.js";
-import { exitCodeOfError } from "../core/errors/policy.js";
 import { ExitCode } from "../core/exit-codes.js";
+import { exitCodeOfError } from "../protocol/policy.js";
 
 /** An error that tells the CLI which exit code to use (docs/cli.md: 1 runtime, 2 usage, 66 no input, 69 unavailable, 75 locked, 78 config). */
 export class CliError extends BaseError {

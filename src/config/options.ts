@@ -11,6 +11,7 @@
  */
 import { z } from "zod";
 import { formatDuration } from "../core/duration.js";
+import { CLIENT_DEFAULTS } from "../protocol/hyperliquid/transport.js";
 import { LISTEN_ADDRESS_PATTERN, listenAddressProblem } from "./listen.js";
 
 /** How a text value (a flag, an environment variable) is read for the key. */
@@ -132,7 +133,7 @@ export const ConfigSchema = z
       flag: "request-timeout",
       env: "HL_REQUEST_TIMEOUT",
       kind: "duration",
-      default: 5_000,
+      default: CLIENT_DEFAULTS.requestTimeoutMs,
       description:
         "Time-out of one exchange request, and the `expiresAfter` window of each signed push (ms).",
     }),
@@ -163,14 +164,14 @@ export const ConfigSchema = z
       flag: "exposure-chunk-size",
       env: "HL_EXPOSURE_CHUNK_SIZE",
       kind: "int",
-      default: 50,
+      default: CLIENT_DEFAULTS.chunkSize,
       description: "Users per `batchClearinghouseStates` request.",
     }),
     exposureConcurrency: option(z.number().int().min(1).max(16), {
       flag: "exposure-concurrency",
       env: "HL_EXPOSURE_CONCURRENCY",
       kind: "int",
-      default: 2,
+      default: CLIENT_DEFAULTS.concurrency,
       description: "Chunks in flight at once.",
     }),
     thresholds: z

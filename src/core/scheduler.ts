@@ -1,7 +1,7 @@
 /**
  * Cron-style jobs (the 00:00 UTC ledger roll-over) go through this small interface so tests can fire them
  * by hand. node-cron is touched only here. The heartbeat itself is NOT a cron job: it is the drift-free
- * loop in switch/loop.ts.
+ * repetition, `every` in core/runtime.ts.
  */
 import type { ScheduledTask } from "node-cron";
 

@@ -5,7 +5,6 @@
  */
 
 import type { Clock } from "../core/clock.js";
-import { policyFor } from "../core/errors/policy.js";
 import type { Logger } from "../core/logger.js";
 import { ExchangeTime, every, type Repeating, type TimerHandle, type Timers } from "../core/runtime.js";
 import type { SwitchStatus } from "../core/status.js";
@@ -15,6 +14,7 @@ import {
   type ScheduleCancelParameters,
   type ScheduleCancelResult,
 } from "../protocol/hyperliquid/exchange.js";
+import { policyFor } from "../protocol/policy.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { Ledger } from "./ledger.js";
 import type { RecordEvidence } from "./ledger-model.js";

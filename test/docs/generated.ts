@@ -7,7 +7,7 @@
  * differs from `updateGenerated(doc)`. No test writes a document.
  */
 import { type ConfigOption, formatDefault, OPTIONS } from "../../src/config/options.js";
-import { ERROR_POLICY, type ErrorPolicy } from "../../src/core/errors/policy.js";
+import { ERROR_POLICY, type ErrorPolicy } from "../../src/protocol/policy.js";
 import { MATRIX, type ReliabilityCase } from "../reliability/matrix.js";
 
 // ---------------------------------------------------------------- option table

@@ -1,5 +1,5 @@
 /**
- * The one error policy (src/core/errors/policy.ts): every kind of every family has a row, the rows are coherent, the
+ * The one error policy (src/protocol/policy.ts, composed from each protocol's rows by src/core/errors/policy.ts): every kind of every family has a row, the rows are coherent, the
  * switch and `shouldRetry` read them, and a command failing with each kind exits with the code the operator docs
  * promise for that situation (docs/cli.md and docs/evm.md, "Exit codes"; docs/cli-contract.md). The promises are
  * written here independently of the table, and each is checked against the docs' own text.
@@ -10,15 +10,6 @@ import { describe, expect, test } from "vitest";
 import { CliError, exitCodeFor } from "../../src/cli/errors.js";
 import { ArgumentError } from "../../src/core/errors/argument.js";
 import { BaseError, ValidationError } from "../../src/core/errors/base.js";
-import {
-  classify,
-  ERROR_POLICY,
-  type ErrorDomain,
-  exitCodeOfError,
-  type HyperliquidPolicyKey,
-  policyFor,
-  shouldRetry,
-} from "../../src/core/errors/policy.js";
 import { ExitCode } from "../../src/core/exit-codes.js";
 import {
   EvmHttpError,
@@ -35,6 +26,15 @@ import {
   type HyperliquidErrorKind,
   type NonceDetail,
 } from "../../src/protocol/hyperliquid/errors.js";
+import {
+  classify,
+  ERROR_POLICY,
+  type ErrorDomain,
+  exitCodeOfError,
+  type HyperliquidPolicyKey,
+  policyFor,
+  shouldRetry,
+} from "../../src/protocol/policy.js";
 import { describeFailure } from "../../src/switch/driver.js";
 import { cli } from "../helpers/cli.js";
 import { startHostileServer } from "../hostile/bodies.js";

@@ -12,11 +12,11 @@
 import { type Command, Option } from "commander";
 import { effectiveUrls, loadConfig } from "../../config/load.js";
 import { ArgumentError } from "../../core/errors/argument.js";
-import { exitCodeOfError, policyFor } from "../../core/errors/policy.js";
 import { ExitCode } from "../../core/exit-codes.js";
 import { type BlockTag, EvmClient, MAX_PAGE_SIZE } from "../../protocol/evm/client.js";
 import { EvmError } from "../../protocol/evm/errors.js";
 import { formatHeader, formatTransactions } from "../../protocol/evm/format.js";
+import { exitCodeOfError, policyFor } from "../../protocol/policy.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { addServiceOptions, type ServiceOptions } from "../options.js";

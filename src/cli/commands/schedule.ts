@@ -5,10 +5,10 @@ import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/lo
 import { optionOf } from "../../config/options.js";
 import { BareDurationError, formatDuration, parseDurationText } from "../../core/duration.js";
 import type { BaseError } from "../../core/errors/base.js";
-import { policyFor } from "../../core/errors/policy.js";
 import { ExitCode } from "../../core/exit-codes.js";
 import { HyperliquidApiError } from "../../protocol/hyperliquid/errors.js";
 import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
+import { policyFor } from "../../protocol/policy.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { describeSignerAccount, resolveSignerAccount } from "../master.js";

@@ -10,6 +10,8 @@
  */
 import { ArgumentError } from "../../core/errors/argument.js";
 import { BaseError, type BaseErrorParameters } from "../../core/errors/base.js";
+import { type PolicyRows, policyRow as row } from "../../core/errors/policy.js";
+import { ExitCode } from "../../core/exit-codes.js";
 
 export type EvmErrorKind =
   /** the node answered with a JSON-RPC error object */
@@ -227,3 +229,23 @@ export class EvmInconsistentBlockError extends EvmError {
 
 /** A bad argument, refused before anything is sent: the project's one ArgumentError (src/core/errors/argument.ts). */
 export { ArgumentError as EvmArgumentError };
+
+const { runtime, unavailable } = ExitCode;
+
+/** The HyperEVM client's rows of the error policy (src/protocol/policy.ts composes the table). */
+export const EVM_POLICY: PolicyRows<EvmErrorKind> = Object.freeze({
+  json_rpc: row(false, false, false, runtime, "the node answered with a JSON-RPC error"),
+  method_not_found: row(false, true, false, unavailable, "the node does not serve the method (ots_)"),
+  http: row(true, false, false, unavailable, "a non-2xx HTTP status"),
+  transport: row(true, false, false, unavailable, "no answer: time-out, reset, refused, DNS, abort"),
+  malformed_response: row(true, false, false, runtime, "not JSON-RPC, wrong id, or not the method's shape"),
+  redirect: row(
+    false,
+    false,
+    false,
+    unavailable,
+    "a 3xx redirect, never followed: the URL is not the node's",
+  ),
+  not_found: row(false, false, false, runtime, "the node does not know the block"),
+  inconsistent_block: row(true, false, false, runtime, "pages of one block did not add up"),
+});

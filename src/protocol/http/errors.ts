@@ -9,6 +9,8 @@
  * key): the code and the scrubbed message are copied, and the URL is kept only redacted.
  */
 import { BaseError } from "../../core/errors/base.js";
+import { type PolicyRows, policyRow as row } from "../../core/errors/policy.js";
+import { ExitCode } from "../../core/exit-codes.js";
 import type { BodyLimitKind } from "./bounded-body.js";
 
 export type TransportErrorKind =
@@ -77,3 +79,12 @@ export class TransportError extends BaseError {
     this.sameOrigin = sameOrigin;
   }
 }
+
+const { unavailable } = ExitCode;
+
+/** The transport's rows of the error policy (src/protocol/policy.ts composes the table). */
+export const TRANSPORT_POLICY: PolicyRows<TransportErrorKind> = Object.freeze({
+  transport: row(true, false, true, unavailable, "no answer (before a protocol layer maps it)"),
+  malformed_response: row(true, false, true, unavailable, "a body over the bounds (docs/security.md)"),
+  redirect: row(false, false, false, unavailable, "a 3xx redirect (before a protocol layer maps it)"),
+});

@@ -24,9 +24,9 @@ import http from "node:http";
 import https from "node:https";
 import { performance } from "node:perf_hooks";
 import got, { type Got } from "got";
-import { shouldRetry } from "../../core/errors/policy.js";
 import { redactUrl, scrub, secretsOf } from "../../core/redact.js";
 import { VERSION } from "../../core/version.js";
+import { shouldRetry } from "../policy.js";
 import {
   BodyLimitError,
   type BodyLimits,

@@ -11,7 +11,8 @@
  * docs/errors.md). A message never carries a key; URLs go through `redactUrl`.
  */
 import { BaseError } from "../../core/errors/base.js";
-import { ERROR_POLICY, isPermanentError, policyFor, shouldRetry } from "../../core/errors/policy.js";
+import { type PolicyRows, policyRow as row, rowFor } from "../../core/errors/policy.js";
+import { ExitCode } from "../../core/exit-codes.js";
 import { redactUrl } from "../../core/redact.js";
 
 export type HyperliquidErrorKind =
@@ -49,21 +50,57 @@ export type HyperliquidErrorKind =
 export type HyperliquidEndpoint = "exchange" | "info";
 export type NonceDetail = "duplicate" | "too_low" | "too_high";
 
+/** `nonce` is refined by its detail: a duplicate is cured by the next nonce, a clock off the window is not. */
+export type HyperliquidPolicyKey = HyperliquidErrorKind | `nonce/${NonceDetail}`;
+
+const { runtime, unavailable } = ExitCode;
+
+/** The exchange's rows of the error policy (src/protocol/policy.ts composes the table). */
+export const HYPERLIQUID_POLICY: PolicyRows<HyperliquidPolicyKey> = Object.freeze({
+  too_early: row(false, false, false, runtime, "cancel time under 5 s after the exchange's clock"),
+  daily_limit: row(false, false, false, runtime, "10 scheduled-cancel triggers today; resets at 00:00 UTC"),
+  volume_gate: row(false, true, false, runtime, "the account has not traded $1M: scheduleCancel is refused"),
+  nonce: row(true, false, false, runtime, "nonce refused (no detail given): the next nonce may pass"),
+  "nonce/duplicate": row(true, false, false, runtime, "nonce already used: the next one passes"),
+  "nonce/too_low": row(false, false, false, runtime, "local clock behind the exchange's nonce window"),
+  "nonce/too_high": row(false, false, false, runtime, "local clock ahead of the exchange's nonce window"),
+  expired: row(true, false, false, runtime, "expiresAfter passed before the exchange processed it"),
+  unknown_signer: row(false, true, false, runtime, "the exchange does not know the signer"),
+  vault_not_registered: row(
+    false,
+    true,
+    false,
+    runtime,
+    "vaultAddress is not the signer's vault or subaccount",
+  ),
+  address_budget: row(false, true, false, runtime, "the address's cumulative request budget is used up"),
+  rate_limited: row(true, false, false, unavailable, "HTTP 429: the IP rate limit"),
+  bad_request: row(false, false, false, runtime, "HTTP 422 or another 4xx: the exchange could not read it"),
+  server_error: row(true, false, true, unavailable, "HTTP 5xx"),
+  transport: row(true, false, true, unavailable, "no answer: time-out, reset, refused, DNS, abort"),
+  malformed_response: row(true, false, true, unavailable, "an answer we cannot read"),
+  redirect: row(false, false, false, unavailable, "a 3xx redirect, never followed: the URL is not the API's"),
+  rejected: row(false, false, false, runtime, "any other refusal text"),
+});
+
+const policyFor = (kind: HyperliquidErrorKind, nonceDetail?: NonceDetail) =>
+  rowFor(HYPERLIQUID_POLICY, "hyperliquid", kind, nonceDetail);
+
 /** Every kind, in the order of the policy table (src/core/errors/policy.ts). */
 export const HYPERLIQUID_ERROR_KINDS: readonly HyperliquidErrorKind[] = Object.freeze(
-  Object.keys(ERROR_POLICY.hyperliquid).filter((k): k is HyperliquidErrorKind => !k.includes("/")),
+  Object.keys(HYPERLIQUID_POLICY).filter((k): k is HyperliquidErrorKind => !k.includes("/")),
 );
 
 /** Kinds for which nothing works until an operator acts (docs/exchange-behaviour.md §11): read from the policy table. */
 export const PERMANENT_KINDS: ReadonlySet<HyperliquidErrorKind> = new Set(
-  HYPERLIQUID_ERROR_KINDS.filter((kind) => ERROR_POLICY.hyperliquid[kind].permanent),
+  HYPERLIQUID_ERROR_KINDS.filter((kind) => HYPERLIQUID_POLICY[kind].permanent),
 );
 
 /** Whether a fresh request can help, for a kind (and, for `nonce`, its detail): the policy table's row. */
 export function kindIsRetryable(kind: HyperliquidErrorKind, nonceDetail?: NonceDetail): boolean {
   // A duplicate is cured by the next nonce; too low / too high mean the local clock is off (docs/exchange-behaviour.md §8),
   // and every nonce taken from that clock will be refused the same way.
-  return policyFor("hyperliquid", kind, nonceDetail).retryable;
+  return policyFor(kind, nonceDetail).retryable;
 }
 
 const HINTS: Record<HyperliquidErrorKind, string> = {
@@ -177,7 +214,7 @@ export class HyperliquidApiError extends BaseError {
     if (nonceDetail) this.nonceDetail = nonceDetail;
     this.aborted = aborted;
     this.hint = hint;
-    const policy = policyFor("hyperliquid", kind, nonceDetail);
+    const policy = policyFor(kind, nonceDetail);
     this.retryable = !aborted && policy.retryable;
     this.permanent = policy.permanent;
   }
@@ -247,9 +284,3 @@ export function classifyHttpStatus(status: number): HyperliquidErrorKind | undef
   if (status >= 400 && status <= 499) return "bad_request";
   return "malformed_response";
 }
-
-/** The policy's `shouldRetry` (src/core/errors/policy.ts), under its former name. */
-export const isRetryable: (error: unknown) => boolean = shouldRetry;
-
-/** True when the error (or its cause chain) is of a kind that needs an operator (src/core/errors/policy.ts). */
-export const isPermanent: (error: unknown) => boolean = isPermanentError;

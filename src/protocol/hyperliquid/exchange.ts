@@ -5,7 +5,6 @@
  */
 import { SigningKey } from "ethers/crypto";
 import { computeAddress } from "ethers/transaction";
-import { DEFAULTS } from "../../config/options.js";
 import { normalizeAddress } from "../../core/address.js";
 import type { Clock } from "../../core/clock.js";
 import { ValidationError } from "../../core/errors/base.js";
@@ -25,7 +24,7 @@ import {
   type ScheduleCancelAction,
 } from "./schemas.js";
 import { type L1Signer, signL1Action } from "./signing.js";
-import { createHttpTransport, type HttpTransport } from "./transport.js";
+import { CLIENT_DEFAULTS, createHttpTransport, type HttpTransport } from "./transport.js";
 
 export type ExchangeClientOptions = {
   /** Base URL, e.g. `https://api.hyperliquid.xyz`; `/exchange` is appended. */
@@ -153,8 +152,8 @@ export class ExchangeClient {
     isMainnet,
     clock,
     nonces,
-    expiresAfterMs = DEFAULTS.requestTimeout,
-    timeoutMs = DEFAULTS.requestTimeout,
+    expiresAfterMs = CLIENT_DEFAULTS.requestTimeoutMs,
+    timeoutMs = CLIENT_DEFAULTS.requestTimeoutMs,
     userAgent,
     transport,
   }: ExchangeClientOptions) {

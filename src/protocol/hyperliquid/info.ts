@@ -4,7 +4,6 @@
  * transport error, 429 or 5xx. Monetary values stay strings; no arithmetic happens here.
  */
 import type { z } from "zod";
-import { DEFAULTS } from "../../config/options.js";
 import { normalizeAddress } from "../../core/address.js";
 import { type Clock, systemClock } from "../../core/clock.js";
 import { ArgumentError } from "../../core/errors/argument.js";
@@ -25,7 +24,7 @@ import {
   UserRateLimit,
   UserRole,
 } from "./schemas.js";
-import { createHttpTransport, type HttpResponse, type HttpTransport } from "./transport.js";
+import { CLIENT_DEFAULTS, createHttpTransport, type HttpResponse, type HttpTransport } from "./transport.js";
 
 export type InfoClientOptions = {
   /** Base URL, e.g. `https://api.hyperliquid.xyz`; `/info` is appended. */
@@ -104,9 +103,9 @@ export class InfoClient {
   constructor({
     apiUrl,
     clock = systemClock,
-    timeoutMs = DEFAULTS.requestTimeout,
-    chunkSize = DEFAULTS.exposureChunkSize,
-    concurrency = DEFAULTS.exposureConcurrency,
+    timeoutMs = CLIENT_DEFAULTS.requestTimeoutMs,
+    chunkSize = CLIENT_DEFAULTS.chunkSize,
+    concurrency = CLIENT_DEFAULTS.concurrency,
     retryLimit = 1,
     retryDelayMs = 200,
     userAgent,

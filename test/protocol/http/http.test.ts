@@ -4,10 +4,10 @@
  * throws only TransportError (mapped by each protocol layer; policy in src/core/errors/policy.ts).
  */
 import { describe, expect, test } from "vitest";
-import { shouldRetry } from "../../../src/core/errors/policy.js";
 import { secretsOf } from "../../../src/core/redact.js";
 import { TransportError } from "../../../src/protocol/http/errors.js";
 import { createHttpTransport, joinUrl } from "../../../src/protocol/http/http.js";
+import { shouldRetry } from "../../../src/protocol/policy.js";
 import { startHostileServer } from "../../hostile/bodies.js";
 import { freePort } from "../../reliability/harness.js";
 

@@ -11,7 +11,6 @@ import { Wallet } from "ethers";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock, systemClock } from "../../../src/core/clock.js";
-import { classify, shouldRetry } from "../../../src/core/errors/policy.js";
 import { ManualTimers } from "../../../src/core/runtime.js";
 import { EvmClient } from "../../../src/protocol/evm/client.js";
 import { EvmRedirectError } from "../../../src/protocol/evm/errors.js";
@@ -21,6 +20,7 @@ import { HyperliquidApiError } from "../../../src/protocol/hyperliquid/errors.js
 import { ExchangeClient } from "../../../src/protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../../src/protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../../src/protocol/hyperliquid/info.js";
+import { classify, shouldRetry } from "../../../src/protocol/policy.js";
 import { createMetrics } from "../../../src/surface/metrics.js";
 import { createNotifier } from "../../../src/surface/notify/notifier.js";
 import { createGuard } from "../../../src/watchers/guard.js";

@@ -5,9 +5,8 @@ import {
   classifyHttpStatus,
   HyperliquidApiError,
   type HyperliquidErrorKind,
-  isPermanent,
-  isRetryable,
 } from "../../../src/protocol/hyperliquid/errors.js";
+import { isPermanentError as isPermanent, shouldRetry as isRetryable } from "../../../src/protocol/policy.js";
 
 // Every string recorded in docs/exchange-behaviour.md §5, copied exactly, with the kind, retryable and permanent we expect.
 const RECORDED: [text: string, kind: HyperliquidErrorKind, retryable: boolean, permanent: boolean][] = [

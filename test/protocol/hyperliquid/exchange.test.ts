@@ -3,11 +3,12 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { InvalidAddressError } from "../../../src/core/address.js";
 import { ManualClock } from "../../../src/core/clock.js";
 import { ValidationError } from "../../../src/core/errors/base.js";
-import { HyperliquidApiError, isRetryable } from "../../../src/protocol/hyperliquid/errors.js";
+import { HyperliquidApiError } from "../../../src/protocol/hyperliquid/errors.js";
 import { ExchangeClient, type ExchangeClientOptions } from "../../../src/protocol/hyperliquid/exchange.js";
 import { NonceSource } from "../../../src/protocol/hyperliquid/nonce.js";
 import { recoverL1ActionSigner } from "../../../src/protocol/hyperliquid/signing.js";
 import { createHttpTransport } from "../../../src/protocol/hyperliquid/transport.js";
+import { shouldRetry as isRetryable } from "../../../src/protocol/policy.js";
 import { type RecordedServer, startRecordedServer } from "../../helpers/recorded-server.js";
 
 // A throwaway key used only in tests.
