@@ -12,7 +12,7 @@
  * - the history keeps the last `historySize` notable events (also applied to an entry read from disk).
  */
 import { utcDay } from "../core/clock.js";
-import type { LedgerEntry, LedgerEvent, TriggerProof, TriggerRecord } from "./ledger.js";
+import type { LedgerEntry, LedgerEvent, TriggerProof, TriggerRecord } from "./ledger-schema.js";
 
 export const HISTORY_SIZE = 50;
 /** Today's counted triggers kept with their proof (the file's schema allows 200). */

@@ -27,7 +27,6 @@ import {
 import { readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { z } from "zod";
 import { type Clock, utcDay } from "../core/clock.js";
 import { formatIssues } from "../core/errors/parse.js";
 import { checkStateFile } from "../core/files.js";
@@ -48,115 +47,32 @@ import {
   withRemoval,
   withTrigger,
 } from "./ledger-model.js";
+import {
+  LEDGER_FILE,
+  LEDGER_VERSION,
+  type LedgerEntry,
+  type LedgerEvent,
+  LedgerFile,
+  type TriggerProof,
+} from "./ledger-schema.js";
 
 export { HISTORY_SIZE } from "./ledger-model.js";
+export {
+  LEDGER_FILE,
+  LEDGER_VERSION,
+  LedgerEntry,
+  LedgerEvent,
+  LedgerFile,
+  TriggerProof,
+  TriggerRecord,
+} from "./ledger-schema.js";
 
 // The write path's file calls, on libuv's thread pool without FileHandle objects (see Ledger#writeOnce).
 const openAsync = promisify(openCallback);
 const fsyncAsync = promisify(fsync);
 const renameAsync = promisify(renameCallback);
 const closeAsync = promisify(closeCallback);
-export const LEDGER_FILE = "ledger.json";
-export const LEDGER_VERSION = 1;
 const TMP_PREFIX = `.${LEDGER_FILE}.tmp-`;
-
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a UTC day YYYY-MM-DD");
-const ms = z.number().int();
-
-export const LedgerEvent = z.object({
-  /** clock ms when it happened */
-  at: ms,
-  type: z.enum(["trigger", "exhausted", "limit_error", "removed", "corrupt", "rollover"]),
-  /** the deadline concerned (trigger: the deadline that passed) */
-  deadline: ms.nullable().optional(),
-  /** triggers counted today after the event */
-  triggersToday: z.number().int().nonnegative().optional(),
-  /** free text: the server's message, the reason, the file moved aside */
-  detail: z.string().optional(),
-});
-export type LedgerEvent = z.infer<typeof LedgerEvent>;
-
-/**
- * What proves a counted trigger (docs/daemon.md "What the switch believes about triggers"):
- * - `limit_error`: the exchange refused a push with its own daily-limit error (the count is set to the limit);
- * - `orders`: `scheduledCancel` orders in `historicalOrders` at the deadline (the exchange fired);
- * - `record`: a lapse the exchange's record proves while fresh for the deadline (accepted, not replaced);
- * - `guess`: the ledger's own inference (a deadline passed without a newer confirmed push; no record).
- * Only `limit_error` stops the pushes; `limit_error` and `orders` make a proven limit (`exhausted`).
- */
-export const TriggerProof = z.enum(["limit_error", "orders", "record", "guess"]);
-export type TriggerProof = z.infer<typeof TriggerProof>;
-
-export const TriggerRecord = z.object({
-  /** the deadline that fired (null when not known: a count from the exchange's limit error) */
-  deadline: ms.nullable(),
-  proof: TriggerProof,
-  /** exchange-clock ms when it was counted (or its proof last changed) */
-  at: ms,
-  /**
-   * for a guess: the other cancel times the exchange may hold instead of `deadline` (pushes sent without a
-   * recorded answer); a record listing one of them accepted before the deadline withdraws the guess
-   */
-  alt: z.array(ms).max(8).optional(),
-  /**
-   * the record's fire took the place of a count of unrecorded proof (an older file, the limit error): withdrawn,
-   * that count stays, of unrecorded proof again
-   */
-  slot: z.boolean().optional(),
-});
-export type TriggerRecord = z.infer<typeof TriggerRecord>;
-
-export const LedgerEntry = z.object({
-  account: z.string().regex(/^0x[0-9a-f]{40}$/, "must be a lower-case 0x address"),
-  /** the UTC day triggersToday belongs to */
-  day,
-  triggersToday: z.number().int().nonnegative(),
-  limit: z.number().int().positive(),
-  /** true when triggersToday is a conservative assumption (the ledger was unreadable), not a count */
-  assumed: z.boolean().default(false),
-  /** cancel time of the last confirmed push; null when nothing is known to be armed (removed, or fired) */
-  armedUntil: ms.nullable(),
-  /** when the last push was confirmed (clock ms) */
-  lastPushAt: ms.nullable(),
-  /**
-   * Write-ahead record: the cancel time of a push that was sent but whose confirmation is not recorded (the
-   * exchange may have accepted it). Written durably before the request leaves, so a crash between the
-   * exchange's acceptance and the ledger write cannot hide an armed deadline from the next start.
-   */
-  pendingUntil: ms.nullable().default(null),
-  /** the latest cancel time among such pushes (the exchange holds one of pendingUntil..pendingLatest) */
-  pendingLatest: ms.nullable().default(null),
-  /** the last deadline a trigger was counted for (a deadline is never counted twice) */
-  lastCountedDeadline: ms.nullable().default(null),
-  history: z.array(LedgerEvent).default([]),
-  /**
-   * Today's counted triggers with their proof, oldest first (an older file has none: its `triggersToday` reads
-   * as triggers of unrecorded proof). `triggersToday` may exceed its length: an assumed count, the limit error.
-   */
-  triggers: z.array(TriggerRecord).max(200).default([]),
-  /** exchange-clock ms of the exchange's own daily-limit refusal today; the only thing that stops the pushes */
-  limitRefusedAt: ms.nullable().default(null),
-  /** the deadlines this daemon removed today (graceful stop): the record never counts them as fires */
-  removals: z.array(ms).max(200).default([]),
-  /**
-   * guesses for deadlines on a later UTC day than `day`, counted while the ledger's day (the earlier of two
-   * disagreeing clocks) had not reached theirs: each counts on its own day when the ledger rolls to it
-   * (ledger-model.ts `rollEntry`). Only that day's record may settle them.
-   */
-  later: z.array(TriggerRecord).max(8).optional(),
-});
-export type LedgerEntry = z.infer<typeof LedgerEntry>;
-
-export const LedgerFile = z.object({
-  version: z.literal(LEDGER_VERSION),
-  updatedAt: ms,
-  /** when set, accounts first seen on this UTC day start at the limit (the previous file was unreadable) */
-  assumeLimitOn: day.nullable().default(null),
-  accounts: z.record(z.string(), LedgerEntry),
-  /** the highest nonce handed out when the file was written: the next run's nonces start above it */
-  lastNonce: ms.nullable().default(null),
-});
-export type LedgerFile = z.infer<typeof LedgerFile>;
 
 export type ReadLedgerResult =
   | { ok: true; file: LedgerFile | null }

@@ -26,7 +26,21 @@ import {
   EvmTransportError,
   JsonRpcError,
 } from "./errors.js";
-import { fetchAllBlockTransactions } from "./otterscan.js";
+import {
+  type BlockTag,
+  type BlockTransactionsOptions,
+  fetchAllBlockTransactions,
+  MAX_PAGE_SIZE,
+  type RequestOptions,
+} from "./otterscan.js";
+
+export {
+  type BlockTag,
+  type BlockTransactionsOptions,
+  MAX_PAGE_SIZE,
+  type RequestOptions,
+} from "./otterscan.js";
+
 import {
   BlockNumberResult,
   type OtsBlockAllTransactions,
@@ -35,11 +49,6 @@ import {
   type OtsFullblockHeader,
   OtsHeader,
 } from "./schemas.js";
-
-/** Largest page size the client sends. No maximum is documented (docs/exchange-behaviour.md §17); Erigon caps at 255 (uint8), reth has none. */
-export const MAX_PAGE_SIZE = 1000;
-
-export type BlockTag = number | bigint | "latest";
 
 export type EvmClientOptions = {
   /** The JSON-RPC endpoint, used as given (may contain a key path segment; never shown). */
@@ -51,17 +60,6 @@ export type EvmClientOptions = {
   batchMaxSize?: number;
   /** Bounds on each response body (size after decompression, JSON depth, values). Default DEFAULT_BODY_LIMITS. */
   limits?: Partial<BodyLimits>;
-};
-
-export type RequestOptions = { signal?: AbortSignal | undefined };
-
-export type BlockTransactionsOptions = RequestOptions & {
-  /** Transactions per page. Default 100. */
-  pageSize?: number;
-  /** Pages in flight at once. Default 4. */
-  concurrency?: number;
-  /** Called after each page arrives (for progress). */
-  onPage?: (progress: { page: number; pages: number; received: number; total: number }) => void;
 };
 
 type RpcResponse = { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: unknown };

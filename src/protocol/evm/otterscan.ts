@@ -10,13 +10,38 @@
  */
 
 import { ArgumentError } from "../../core/errors/argument.js";
-import type { BlockTag, BlockTransactionsOptions, EvmClient } from "./client.js";
-import { MAX_PAGE_SIZE } from "./client.js";
 import { EvmInconsistentBlockError } from "./errors.js";
 import type { OtsBlockAllTransactions, OtsBlockTransactions, OtsReceipt, OtsTransaction } from "./schemas.js";
 
+/** Largest page size the client sends. No maximum is documented (docs/exchange-behaviour.md §17); Erigon caps at 255 (uint8), reth has none. */
+export const MAX_PAGE_SIZE = 1000;
+
+export type BlockTag = number | bigint | "latest";
+
+export type RequestOptions = { signal?: AbortSignal | undefined };
+
+export type BlockTransactionsOptions = RequestOptions & {
+  /** Transactions per page. Default 100. */
+  pageSize?: number;
+  /** Pages in flight at once. Default 4. */
+  concurrency?: number;
+  /** Called after each page arrives (for progress). */
+  onPage?: (progress: { page: number; pages: number; received: number; total: number }) => void;
+};
+
+/** What the paging needs of a client (EvmClient has it): the head's number and one page of a block. */
+export type BlockPageSource = {
+  blockNumber(opts?: RequestOptions): Promise<bigint>;
+  getBlockTransactions(
+    block: BlockTag,
+    page: number,
+    size: number,
+    opts?: RequestOptions,
+  ): Promise<OtsBlockTransactions>;
+};
+
 export async function fetchAllBlockTransactions(
-  client: EvmClient,
+  client: BlockPageSource,
   block: BlockTag,
   { pageSize = 100, concurrency = 4, onPage, signal }: BlockTransactionsOptions = {},
 ): Promise<OtsBlockAllTransactions> {
