@@ -85,7 +85,7 @@ export type StartDaemonParameters = {
   client?: ScheduleCancelClient & { close?(): void };
   /**
    * runs once per push interval, on the push loop's wake-up (the run command refreshes its state-directory lock
-   * there, src/switch/lock.ts `touch`, instead of waking the process on a timer of its own)
+   * there, src/app/lock.ts `touch`, instead of waking the process on a timer of its own)
    */
   onInterval?: (() => void) | undefined;
   /** builds the chain watch when watchAddresses are configured (default: C's chain watch on config.rpcUrl) */

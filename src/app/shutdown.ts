@@ -6,7 +6,8 @@
  * - An uncaught exception or unhandled rejection is logged at fatal and exits 1 WITHOUT disarming: a crashed
  *   daemon must let the switch fire (the supervisor restarts it; the next start re-arms).
  */
-import { flushLogger, type Logger } from "../core/logger.js";
+import type { Logger } from "../core/logger.js";
+import { flushLogger, systemTimers, type Timers } from "../core/runtime.js";
 
 export type CloseResult = { ok: boolean };
 
@@ -19,6 +20,8 @@ export type InstallShutdownParameters = {
   exit?: (code: number) => void;
   /** default process */
   proc?: NodeJS.Process;
+  /** the bound's timer (the runtime's; default real timers) */
+  timers?: Timers;
 };
 
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 2, SIGTERM: 15 };
@@ -39,6 +42,7 @@ export function installShutdownHandlers({
   timeoutMs,
   exit = (code) => process.exit(code),
   proc = process,
+  timers = systemTimers(),
 }: InstallShutdownParameters): () => void {
   const log = logger.child({ module: "daemon" });
   let stopping = false;
@@ -59,21 +63,21 @@ export function installShutdownHandlers({
     }
     stopping = true;
     log.info({ event: "shutdown.start", signal, timeoutMs }, `${signal} received: stopping gracefully`);
-    const timer = setTimeout(() => {
+    const timer = timers.after(timeoutMs, () => {
       log.error(
         { event: "shutdown.timeout", timeoutMs },
         `graceful stop did not finish within ${timeoutMs} ms: exiting`,
       );
       void finish(1);
-    }, timeoutMs);
+    });
     close(signal).then(
       (result) => {
-        clearTimeout(timer);
+        timer.cancel();
         log.info({ event: "shutdown.done", ok: result.ok }, result.ok ? "stopped" : "stopped with errors");
         void finish(result.ok ? 0 : 1);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        timer.cancel();
         log.error({ event: "shutdown.failed", err: error }, "graceful stop failed");
         void finish(1);
       },

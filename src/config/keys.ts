@@ -97,7 +97,7 @@ export function loadSigningKey({
   keyFile,
   env = {},
   credentialsDirectory = env.CREDENTIALS_DIRECTORY,
-  cwd = process.cwd(),
+  cwd = ".",
 }: LoadSigningKeyParameters = {}): SigningKey {
   const done = (wallet: LocalSigner, source: KeySource, where: string): SigningKey => ({
     wallet,

@@ -59,11 +59,7 @@ export type LoadedConfig = {
  * Merges file < env < flags, validates, and applies the cross-field rules. Throws ConfigError (exit 78)
  * listing every problem; returns the effective config with its warnings and the source of each value.
  */
-export function loadConfig({
-  options = {},
-  env = {},
-  cwd = process.cwd(),
-}: LoadConfigParameters = {}): LoadedConfig {
+export function loadConfig({ options = {}, env = {}, cwd = "." }: LoadConfigParameters = {}): LoadedConfig {
   const issues: string[] = [];
   const merged: Record<string, unknown> = {};
   const sources: ConfigSources = {};

@@ -20,8 +20,10 @@ export type CreateLoggerParameters = {
   level?: LevelWithSilent | undefined;
   /** Where JSON lines go; defaults to stdout (fd 1, synchronous so nothing is lost on exit). */
   destination?: DestinationStream | undefined;
-  /** Pretty-print for people. Default: when stdout is a terminal and no destination was given. */
+  /** Pretty-print for people (the CLI says so when stdout is a terminal). Default: JSON lines. */
   pretty?: boolean | undefined;
+  /** The `pid` field of every line (the CLI gives the process's). */
+  pid?: number | undefined;
   /** Clock for the `time` field; default pino's epoch time. */
   now?: (() => number) | undefined;
 };
@@ -33,13 +35,14 @@ export type CreateLoggerParameters = {
 export function createLogger({
   level = "info",
   destination,
-  pretty,
+  pretty = false,
+  pid,
   now,
 }: CreateLoggerParameters = {}): Logger {
-  const usePretty = pretty ?? (destination === undefined && process.stdout.isTTY === true);
+  const usePretty = pretty && destination === undefined;
   const options = {
     level,
-    base: { pid: process.pid },
+    base: pid === undefined ? {} : { pid },
     redact: {
       paths: [
         "privateKey",
@@ -75,20 +78,4 @@ export function createLogger({
     );
   }
   return pino(options, destination ?? pino.destination({ dest: 1, sync: true }));
-}
-
-/** Flushes a logger, bounded in time (pino's flush may never call back on an idle transport). */
-export async function flushLogger(logger: Logger, timeoutMs = 1000): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, timeoutMs);
-    try {
-      logger.flush((_err?: Error) => {
-        clearTimeout(timer);
-        resolve();
-      });
-    } catch {
-      clearTimeout(timer);
-      resolve();
-    }
-  });
 }

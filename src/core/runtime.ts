@@ -30,13 +30,21 @@ export interface Timers {
  */
 export function systemTimers(
   _clock?: Clock,
-  { onLate }: { onLate?: ((lateMs: number) => void) | undefined } = {},
+  {
+    onLate,
+    unref = false,
+  }: {
+    onLate?: ((lateMs: number) => void) | undefined;
+    /** the timers do not keep the process alive on their own (a bound on a flush, a lock's refresh) */
+    unref?: boolean | undefined;
+  } = {},
 ): Timers {
   return {
     after(ms: number, fn: () => void): TimerHandle {
       const delay = Math.max(0, ms);
       if (onLate === undefined) {
         const handle = setTimeout(fn, delay);
+        if (unref) handle.unref();
         return { cancel: () => clearTimeout(handle) };
       }
       const due = performance.now() + delay;
@@ -44,9 +52,53 @@ export function systemTimers(
         onLate(performance.now() - due);
         fn();
       }, delay);
+      if (unref) handle.unref();
       return { cancel: () => clearTimeout(handle) };
     },
   };
+}
+
+/** Timers that do not keep the process alive on their own. */
+export const unrefTimers: Timers = systemTimers(undefined, { unref: true });
+
+/**
+ * Waits `ms` on `timers`; an abort of `signal` ends the wait early (it resolves: the caller looks at the signal).
+ * The one back-off wait of the transport's retries and the notifier's deliveries.
+ */
+export function sleep(
+  ms: number,
+  { timers, signal }: { timers: Timers; signal?: AbortSignal | undefined },
+): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = timers.after(ms, done);
+    function done() {
+      timer.cancel();
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Flushes a logger, bounded in time (pino's flush may never call back on an idle transport). */
+export async function flushLogger(
+  logger: Logger,
+  timeoutMs = 1000,
+  timers: Timers = unrefTimers,
+): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = timers.after(timeoutMs, resolve);
+    try {
+      logger.flush((_err?: Error) => {
+        timer.cancel();
+        resolve();
+      });
+    } catch {
+      timer.cancel();
+      resolve();
+    }
+  });
 }
 
 type ManualTimer = { due: number; seq: number; fn: () => void; cancelled: boolean };

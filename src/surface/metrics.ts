@@ -5,6 +5,7 @@
  */
 import { createHistogram, performance, type RecordableHistogram } from "node:perf_hooks";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { type Clock, systemClock } from "../core/clock.js";
 
 export const METRIC_PREFIX = "hl_deadman_";
 
@@ -84,7 +85,15 @@ function loopDelayGauges(registry: Registry, prefix: string) {
   };
 }
 
-export function createMetrics({ registry = new Registry(), defaultMetrics = true } = {}) {
+export function createMetrics({
+  registry = new Registry(),
+  defaultMetrics = true,
+  clock = systemClock,
+}: {
+  registry?: Registry;
+  defaultMetrics?: boolean;
+  clock?: Clock;
+} = {}) {
   if (defaultMetrics)
     collectDefaultMetrics({
       register: registry,
@@ -100,7 +109,7 @@ export function createMetrics({ registry = new Registry(), defaultMetrics = true
   // (the daemon's exchange time): that gauge is computed at each scrape, so it is never stale, and the switch sets
   // the deadline only when it changes (issue 15: it set both gauges at each of its steps).
   const armed = new Map<string, number | null>();
-  let protectionNow: () => number = () => Date.now();
+  let protectionNow: () => number = () => clock.now();
   const armedDeadline = new Gauge({
     name: `${p}armed_deadline_timestamp_seconds`,
     help: "Cancel time of the last confirmed push (Unix seconds); 0 when not armed.",

@@ -15,6 +15,8 @@
  *   in-memory ledger stays authoritative and the daemon keeps protecting. The old file stays intact
  *   (temp + rename), so nothing already written is lost.
  */
+
+import { randomBytes } from "node:crypto";
 import {
   close as closeCallback,
   closeSync,
@@ -31,7 +33,7 @@ import { type Clock, utcDay } from "../core/clock.js";
 import { formatIssues } from "../core/errors/parse.js";
 import { checkStateFile } from "../core/files.js";
 import type { Logger } from "../core/logger.js";
-import type { TimerHandle, Timers } from "../core/runtime.js";
+import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
 import { floorCovers, NONCE_SIGN_SLACK_MS, type NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import {
   capHistory,
@@ -47,14 +49,7 @@ import {
   withRemoval,
   withTrigger,
 } from "./ledger-model.js";
-import {
-  LEDGER_FILE,
-  LEDGER_VERSION,
-  type LedgerEntry,
-  type LedgerEvent,
-  LedgerFile,
-  type TriggerProof,
-} from "./ledger-schema.js";
+import { LEDGER_FILE, LEDGER_VERSION, type LedgerEntry, LedgerFile } from "./ledger-schema.js";
 
 export { HISTORY_SIZE } from "./ledger-model.js";
 export {
@@ -174,6 +169,8 @@ export class Ledger {
   /** the state directory, opened at the first write and kept for its fsyncs (closed by `close`) */
   #dirFd: number | null = null;
   #tmpSeq = 0;
+  /** this store's part of its temp files' names: two stores (two processes on one volume) never share one */
+  readonly #tmpTag = randomBytes(4).toString("hex");
   /** each account's entry as the last completed write put it on disk (read at open, then after each write) */
   #onDisk = new Map<string, LedgerEntry>();
   /** the entries of the write in flight, if any: what the file will hold once it completes */
@@ -564,7 +561,7 @@ export class Ledger {
    */
   async #writeOnce(text: string): Promise<boolean> {
     const dir = dirname(this.path);
-    const tmp = join(dir, `${TMP_PREFIX}${process.pid}-${this.#tmpSeq++}`);
+    const tmp = join(dir, `${TMP_PREFIX}${this.#tmpTag}-${this.#tmpSeq++}`);
     try {
       const fd = await openAsync(tmp, "w", 0o600);
       try {
@@ -622,12 +619,3 @@ export class Ledger {
     }
   }
 }
-
-/** Timers that do not keep the process alive on their own (the default budget of `durable`). */
-const unrefTimers: Timers = {
-  after(ms, fn) {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    handle.unref?.();
-    return { cancel: () => clearTimeout(handle) };
-  },
-};

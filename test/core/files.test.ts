@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { acquireStateLock, StateLockedError } from "../../src/app/lock.js";
 import { checkStateFile } from "../../src/core/files.js";
-import { acquireStateLock, StateLockedError } from "../../src/switch/lock.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "hl-state-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
 import { DaemonStartError, startDaemon } from "../../app/daemon.js";
+import { type ScrubResult, scrubEnvironment } from "../../app/environ.js";
+import { acquireStateLock } from "../../app/lock.js";
 import { installShutdownHandlers, setProcessTitle } from "../../app/shutdown.js";
-import { type ScrubResult, scrubEnvironment } from "../../config/environ.js";
 import { loadSigningKey, type SigningKey } from "../../config/keys.js";
 import {
   ConfigError,
@@ -15,9 +16,9 @@ import {
   loadConfig,
 } from "../../config/load.js";
 import { OPTIONS } from "../../config/options.js";
-import { createLogger, flushLogger } from "../../core/logger.js";
+import { createLogger } from "../../core/logger.js";
+import { flushLogger } from "../../core/runtime.js";
 import { type LocalSigner, localSigner } from "../../protocol/hyperliquid/signing.js";
-import { acquireStateLock } from "../../switch/lock.js";
 import type { CliDeps } from "../deps.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../master.js";
 import { addConfigFlags, addServiceOptions, SERVICE_KEYS } from "../options.js";
@@ -119,7 +120,11 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
     if (signerAccount.kind === "agent") config = { ...config, accounts: [signerAccount.master] };
   }
 
-  const logger = createLogger({ level: config.logLevel, pretty: opts.json === true ? false : undefined });
+  const logger = createLogger({
+    level: config.logLevel,
+    pretty: opts.json !== true && process.stdout.isTTY === true,
+    pid: process.pid,
+  });
   const log = logger.child({ module: "cli" });
   if (lock.warning) log.warn({ event: "state.lock", path: lock.path, held: lock.held }, lock.warning);
   for (const warning of loaded.warnings) log.warn({ event: "config.warning" }, warning);
@@ -183,7 +188,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
         wallet,
         stateDir,
         logger,
-        // the lock's mtime is refreshed on the push loop's wake-ups (src/switch/lock.ts)
+        // the lock's mtime is refreshed on the push loop's wake-ups (src/app/lock.ts)
         onInterval: () => lock.touch(),
         ...(apiUrl ? { apiUrl } : {}),
         ...(explorerUrl ? { explorerUrl } : {}),

@@ -38,7 +38,7 @@ export const policyRow = (
   note: string,
 ): ErrorPolicy => Object.freeze({ retryable, permanent, outcomeUnknown, exitCode, note });
 
-const { runtime, usage, unavailable } = ExitCode;
+const { usage } = ExitCode;
 const row = policyRow;
 
 /** The `argument` family (ArgumentError, a bad argument refused before anything is sent). */

@@ -25,6 +25,7 @@ import https from "node:https";
 import { performance } from "node:perf_hooks";
 import got, { type Got } from "got";
 import { redactUrl, scrub, secretsOf } from "../../core/redact.js";
+import { sleep, systemTimers, type Timers } from "../../core/runtime.js";
 import { VERSION } from "../../core/version.js";
 import { shouldRetry } from "../policy.js";
 import {
@@ -48,6 +49,8 @@ export type HttpTransportOptions = {
   retryDelayMs?: number;
   /** Default body bounds of every call. Default DEFAULT_BODY_LIMITS. */
   limits?: Partial<BodyLimits> | undefined;
+  /** The timers the back-off between retries waits on (the runtime's). Default: real timers. */
+  timers?: Timers | undefined;
 };
 
 export type PostOptions = {
@@ -167,19 +170,6 @@ export function describeRedirect(
   }
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
-
 export function createHttpTransport({
   baseUrl,
   timeoutMs = 5000,
@@ -187,6 +177,7 @@ export function createHttpTransport({
   retryLimit = 0,
   retryDelayMs = 200,
   limits,
+  timers = systemTimers(),
 }: HttpTransportOptions): HttpTransport {
   const isHttps = new URL(baseUrl).protocol === "https:";
   const defaults: BodyLimits = { ...DEFAULT_BODY_LIMITS, ...(limits ?? {}) };
@@ -330,7 +321,7 @@ export function createHttpTransport({
       } catch (error) {
         if (last || !shouldRetry(error)) throw error;
       }
-      await sleep(Math.min(2000, retryDelayMs * 2 ** (attemptNo - 1)), signal);
+      await sleep(Math.min(2000, retryDelayMs * 2 ** (attemptNo - 1)), { timers, signal });
       if (signal?.aborted) {
         throw new TransportError({
           kind: "transport",

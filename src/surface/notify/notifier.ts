@@ -17,6 +17,7 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Logger } from "../../core/logger.js";
 import { decodeUrlPart, redactUrl, scrub, secretsOf } from "../../core/redact.js";
+import { sleep, systemTimers, type Timers } from "../../core/runtime.js";
 import { TransportError } from "../../protocol/http/errors.js";
 import { createHttpTransport, type HttpTransport } from "../../protocol/http/http.js";
 import type { Notification } from "./events.js";
@@ -35,6 +36,8 @@ export type NotifierOptions = {
   maxBackoffMs?: number;
   /** time-out of one POST (ms, default 5 s) */
   timeoutMs?: number;
+  /** the timers the back-off and the bound on close wait on (the runtime's; default real timers) */
+  timers?: Timers | undefined;
 };
 
 /** The largest receiver answer read (only its status matters); a larger one fails the delivery, not retried. */
@@ -122,12 +125,14 @@ export function createNotifier({
   backoffMs = 1_000,
   maxBackoffMs = 30_000,
   timeoutMs = 5_000,
+  timers = systemTimers(),
 }: NotifierOptions): Notifier {
   const log = logger.child({ module: "notify" });
   const metrics = metricsFor(registry);
   const targets = urls.map((url) => target(url, timeoutMs));
   const secrets = urls.flatMap(secretsOf);
-  const timers = new Set<NodeJS.Timeout>();
+  // Aborted on close: a delivery waiting out its back-off wakes at once and gives up.
+  const stop = new AbortController();
   let closed = false;
   let idle: (() => void) | null = null;
 
@@ -136,14 +141,7 @@ export function createNotifier({
     metrics.queued.set(pending());
     if (idle && pending() === 0) idle();
   };
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        resolve();
-      }, ms);
-      timers.add(timer);
-    });
+  const backOff = (ms: number) => sleep(ms, { timers, signal: stop.signal });
 
   async function post(t: Target, body: string): Promise<void> {
     let status: number;
@@ -207,7 +205,7 @@ export function createNotifier({
               { event: "notify.retry", target: t.shown, attempt, retryInMs: delay, err: e.message },
               "notification failed; retrying",
             );
-            await sleep(delay);
+            await backOff(delay);
           }
         }
         t.queue.shift();
@@ -240,17 +238,16 @@ export function createNotifier({
     async close(waitMs = 2_000) {
       if (pending() > 0) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, waitMs);
+          const timer = timers.after(waitMs, resolve);
           idle = () => {
-            clearTimeout(timer);
+            timer.cancel();
             resolve();
           };
         });
       }
       closed = true;
       idle = null;
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
+      stop.abort();
       // Ends a delivery still in flight (it is then given up) and the keep-alive sockets.
       for (const t of targets) t.transport.close();
     },

@@ -1,5 +1,5 @@
 /**
- * The state-directory lock's refresh (src/switch/lock.ts): the mtime that tells another host the holder is alive
+ * The state-directory lock's refresh (src/app/lock.ts): the mtime that tells another host the holder is alive
  * is refreshed by `touch` on wake-ups the daemon has anyway, and by the lock's own timer only when those are
  * further apart than the refresh period. Timings are shortened here (the defaults: 15 s, 10 s, stale at 30 s).
  */
@@ -17,7 +17,7 @@ import {
   LockFileError,
   type LockTiming,
   type StateLock,
-} from "../../src/switch/lock.js";
+} from "../../src/app/lock.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "hl-lock-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -33,9 +33,10 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { performance } from "node:perf_hooks";
+import { type Clock, monotonicOf, systemClock } from "../core/clock.js";
 import { BaseError } from "../core/errors/base.js";
 import { ExitCode } from "../core/exit-codes.js";
+import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
 
 export const LOCK_FILE = "daemon.lock";
 
@@ -103,7 +104,14 @@ export type StateLock = {
 };
 
 /** The refresh timing (tests shorten it; the defaults are LOCK_REFRESH_MS and LOCK_TOUCH_MIN_MS). */
-export type LockTiming = { refreshMs?: number; touchMinMs?: number };
+export type LockTiming = {
+  refreshMs?: number;
+  touchMinMs?: number;
+  /** the wall time written into the lock and its mtime, and the monotonic time between refreshes */
+  clock?: Clock;
+  /** the lock's own refresh timer (default: timers that do not keep the process alive) */
+  timers?: Timers;
+};
 
 /** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or undefined off Linux. */
 export function processStartTime(pid: number): string | undefined {
@@ -141,9 +149,9 @@ export const FOREIGN_LOCK_STALE_MS = 30_000;
  * another host name (another container sharing the volume: its pids are not ours to check) is alive while it keeps
  * refreshing the lock file (`mtimeMs`).
  */
-export function holderIsAlive(holder: LockHolder, mtimeMs?: number): boolean {
+export function holderIsAlive(holder: LockHolder, mtimeMs: number | undefined, now: number): boolean {
   if (holder.host !== undefined && holder.host !== hostname())
-    return mtimeMs === undefined || Date.now() - mtimeMs < FOREIGN_LOCK_STALE_MS;
+    return mtimeMs === undefined || now - mtimeMs < FOREIGN_LOCK_STALE_MS;
   if (holder.pid === process.pid) return false; // an earlier incarnation with our pid (a restarted container)
   if (holder.boot !== undefined && bootId() !== undefined && holder.boot !== bootId()) return false;
   try {
@@ -194,13 +202,14 @@ const CANNOT_LOCK = new Set(["EROFS", "EACCES", "EPERM", "ENOSPC", "EDQUOT"]);
  * process holds it. Registers its own release at process exit.
  */
 export function acquireStateLock(stateDir: string, timing: LockTiming = {}): StateLock {
+  const clock = timing.clock ?? systemClock;
   const path = join(stateDir, LOCK_FILE);
   const me: LockHolder = {
     pid: process.pid,
     start: processStartTime(process.pid),
     boot: bootId(),
     host: hostname(),
-    at: new Date().toISOString(),
+    at: new Date(clock.now()).toISOString(),
   };
   const content = `${JSON.stringify(me)}\n`;
   const unlocked = (warning: string): StateLock => ({
@@ -256,7 +265,7 @@ export function acquireStateLock(stateDir: string, timing: LockTiming = {}): Sta
     const current = readHolder(path);
     if (current === undefined) continue; // gone meanwhile: try again
     const mtimeMs = lstatSync(path, { throwIfNoEntry: false })?.mtimeMs;
-    if (current.holder && holderIsAlive(current.holder, mtimeMs))
+    if (current.holder && holderIsAlive(current.holder, mtimeMs, clock.now()))
       throw new StateLockedError(path, current.holder);
     if (!current.holder) {
       // Unreadable content: a lock file is written whole before it appears, so this is damage, not a race;
@@ -295,29 +304,39 @@ function held(
   path: string,
   content: string,
   warning: string | undefined,
-  { refreshMs = LOCK_REFRESH_MS, touchMinMs = LOCK_TOUCH_MIN_MS }: LockTiming,
+  {
+    refreshMs = LOCK_REFRESH_MS,
+    touchMinMs = LOCK_TOUCH_MIN_MS,
+    clock = systemClock,
+    timers = unrefTimers,
+  }: LockTiming,
 ): StateLock {
   let released = false;
   const refreshes = { touched: 0, timer: 0 };
-  let last = performance.now();
+  let last = monotonicOf(clock);
+  // The lock's own timer, moved to refreshMs from now at every refresh and touch.
+  let timer: TimerHandle = { cancel() {} };
+  const arm = () => {
+    timer.cancel();
+    timer = timers.after(refreshMs, () => {
+      refreshes.timer++;
+      refresh();
+    });
+  };
   // Keep the lock visibly alive for daemons that cannot check our pid (another container on the same volume).
   const refresh = () => {
-    last = performance.now();
-    timer.refresh();
+    last = monotonicOf(clock);
+    arm();
     try {
-      const now = new Date();
+      const now = new Date(clock.now());
       utimesSync(path, now, now);
     } catch {}
   };
-  const timer = setTimeout(() => {
-    refreshes.timer++;
-    refresh();
-  }, refreshMs);
-  timer.unref();
+  arm();
   const release = () => {
     if (released) return;
     released = true;
-    clearTimeout(timer);
+    timer.cancel();
     process.removeListener("exit", release);
     // Only our own lock: never remove a file another daemon took over (nor one that is no file at all).
     let current: ReturnType<typeof readHolder>;
@@ -341,7 +360,7 @@ function held(
       if (released) return;
       // Too soon to write again (the timer may just have): still move the timer, or it keeps firing just before
       // each push, on the phase it took once, and every touch finds the mtime fresh.
-      if (performance.now() - last < touchMinMs) return void timer.refresh();
+      if (monotonicOf(clock) - last < touchMinMs) return void arm();
       refreshes.touched++;
       refresh();
     },

@@ -1,0 +1,67 @@
+/**
+ * The layout's rules (docs/development.md, "Source map"): rooms import only from the rooms below them, no file
+ * circles, the clock is the only reader of wall time, the runtime the only owner of timers, and app/, cli/ and
+ * bin/ the only users of `process`. Each rule is also shown catching a planted bug.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, test } from "vitest";
+import { checkArchitecture } from "./helpers/architecture.js";
+
+const SRC = join(import.meta.dirname, "../src");
+
+function sources(): Map<string, string> {
+  const files = new Map<string, string>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".ts")) files.set(relative(SRC, path), readFileSync(path, "utf8"));
+    }
+  };
+  walk(SRC);
+  return files;
+}
+
+describe("architecture", () => {
+  test("default: src/ keeps every rule", () => {
+    const files = sources();
+    expect(files.size).toBeGreaterThan(90);
+    expect(checkArchitecture(files)).toEqual({
+      unknownRoom: [],
+      forbidden: [],
+      circles: [],
+      wallTime: [],
+      timers: [],
+      process: [],
+    });
+  });
+
+  test("behavior: each rule catches its planted bug", () => {
+    const planted = (edits: Record<string, string>) => {
+      const files = sources();
+      for (const [file, text] of Object.entries(edits)) files.set(file, `${files.get(file) ?? ""}\n${text}`);
+      return checkArchitecture(files);
+    };
+    expect(planted({ "core/clock.ts": 'import { X } from "../switch/machine.js";' }).forbidden).toEqual([
+      "core/clock.ts -> switch/machine.ts",
+    ]);
+    expect(planted({ "sim/server.ts": 'import type { X } from "../config/options.js";' }).forbidden).toEqual([
+      "sim/server.ts -> config/options.ts",
+    ]);
+    expect(
+      planted({
+        "core/decimal.ts": 'export { X } from "./duration.js";',
+        "core/duration.ts": 'import { Y } from "./decimal.js";',
+      }).circles,
+    ).toEqual([["core/decimal.ts", "core/duration.ts"]]);
+    expect(planted({ "switch/ledger.ts": "const t = Date.now();" }).wallTime).toEqual(["switch/ledger.ts"]);
+    expect(planted({ "watchers/guard.ts": "setTimeout(() => {}, 1);" }).timers).toEqual([
+      "watchers/guard.ts",
+    ]);
+    expect(planted({ "surface/health.ts": "const pid = process.pid;" }).process).toEqual([
+      "surface/health.ts",
+    ]);
+    expect(planted({ "stray.ts": "", "misc/x.ts": "" }).unknownRoom).toEqual(["misc/x.ts"]);
+  });
+});

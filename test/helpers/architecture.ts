@@ -1,0 +1,174 @@
+/**
+ * The layout's rules as a pure check over source texts (test/architecture.test.ts runs it on src/ and on planted
+ * bugs). A file's room is its first folder under src/ (docs/development.md, "Source map").
+ */
+import { posix } from "node:path";
+
+/** Each room and the rooms it may import from (its own always). */
+export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  core: [],
+  protocol: ["core"],
+  config: ["core", "protocol"],
+  surface: ["core", "protocol", "config"],
+  switch: ["core", "protocol", "config", "surface"],
+  watchers: ["core", "protocol", "config", "surface", "switch"],
+  app: ["core", "protocol", "config", "surface", "switch", "watchers"],
+  sim: ["core", "protocol"],
+  cli: ["core", "protocol", "config", "surface", "switch", "watchers", "app", "sim"],
+  bin: ["cli"],
+  // the library's entry point (package.json "exports") re-exports from every room
+  ".": ["core", "protocol", "config", "surface", "switch", "watchers", "app", "sim", "cli"],
+});
+
+/** Where the seams are allowed: the clock reads wall time, the runtime owns timers, programs own `process`. */
+export const SEAMS = Object.freeze({
+  wallTime: ["core/clock.ts"],
+  timers: ["core/runtime.ts"],
+  process: ["app/", "cli/", "bin/"],
+  /** a program of its own (its own clock and timers), and the status page's browser script */
+  exempt: ["sim/", "surface/status-page/page.ts"],
+});
+
+export type Findings = {
+  /** files outside any room */
+  unknownRoom: string[];
+  /** `a -> b` imports a room may not make */
+  forbidden: string[];
+  circles: string[][];
+  wallTime: string[];
+  timers: string[];
+  process: string[];
+};
+
+/** Source without comments (string contents kept: an import's specifier is a string). */
+const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+
+/**
+ * Code without the contents of string and template literals (a message may name `process`); a template's
+ * `${...}` expressions are code and stay.
+ */
+function withoutStrings(text: string): string {
+  let out = "";
+  const templates: number[] = []; // brace depth at which each open template's `${` began
+  let depth = 0;
+  let i = 0;
+  const skipTemplateText = () => {
+    while (i < text.length) {
+      const c = text[i] as string;
+      if (c === "\\") i += 2;
+      else if (c === "`") {
+        i++;
+        out += '""';
+        return;
+      } else if (c === "$" && text[i + 1] === "{") {
+        i += 2;
+        templates.push(depth);
+        depth++;
+        out += "(";
+        return;
+      } else i++;
+    }
+  };
+  while (i < text.length) {
+    const c = text[i] as string;
+    if (c === '"' || c === "'") {
+      i++;
+      while (i < text.length && text[i] !== c && text[i] !== "\n") i += text[i] === "\\" ? 2 : 1;
+      i++;
+      out += '""';
+    } else if (c === "`") {
+      i++;
+      skipTemplateText();
+    } else if (c === "{") {
+      depth++;
+      out += c;
+      i++;
+    } else if (c === "}") {
+      depth--;
+      i++;
+      if (templates.length > 0 && templates[templates.length - 1] === depth) {
+        templates.pop();
+        out += ")";
+        skipTemplateText();
+      } else out += c;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+const roomOf = (file: string) => (file.includes("/") ? file.slice(0, file.indexOf("/")) : ".");
+
+/** `files`: path under src/ → text. */
+export function checkArchitecture(files: ReadonlyMap<string, string>): Findings {
+  const findings: Findings = {
+    unknownRoom: [],
+    forbidden: [],
+    circles: [],
+    wallTime: [],
+    timers: [],
+    process: [],
+  };
+  const edges = new Map<string, Set<string>>();
+  for (const [file, text] of files) {
+    const room = roomOf(file);
+    const allowed = ROOMS[room];
+    if (!allowed) findings.unknownRoom.push(file);
+    const out = new Set<string>();
+    const body = code(text);
+    for (const m of body.matchAll(
+      /(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s+["'](\.[^"']+)["']|\bimport\(\s*["'](\.[^"']+)["']\s*\)/g,
+    )) {
+      const spec = (m[1] ?? m[2]) as string;
+      let target = posix.normalize(posix.join(posix.dirname(file), spec)).replace(/\.js$/, ".ts");
+      if (!files.has(target) && files.has(target.replace(/\.ts$/, "/index.ts")))
+        target = target.replace(/\.ts$/, "/index.ts");
+      if (!files.has(target) || target === file) continue;
+      out.add(target);
+      const to = roomOf(target);
+      if (to !== room && allowed && !allowed.includes(to)) findings.forbidden.push(`${file} -> ${target}`);
+    }
+    edges.set(file, out);
+    if (SEAMS.exempt.some((p) => file.startsWith(p))) continue;
+    const bare = withoutStrings(body);
+    if (/\bDate\.now\s*\(|\bnew Date\(\s*\)/.test(bare) && !SEAMS.wallTime.includes(file))
+      findings.wallTime.push(file);
+    if (/\b(?:set|clear)(?:Timeout|Interval|Immediate)\s*\(/.test(bare) && !SEAMS.timers.includes(file))
+      findings.timers.push(file);
+    if (/(?<![\w.])process\b/.test(bare) && !SEAMS.process.some((p) => file.startsWith(p)))
+      findings.process.push(file);
+  }
+  // Tarjan's strongly connected components: a component of more than one file is a circle.
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next);
+    next++;
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop() as string;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) findings.circles.push(component.sort());
+    }
+  };
+  for (const file of edges.keys()) if (!index.has(file)) visit(file);
+  return findings;
+}
