@@ -224,7 +224,7 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   const root = createRootSignal();
   run.abort = () => root.abort("start failed");
   const scheduler = params.scheduler ?? cronScheduler;
-  // Notifications and the status page follow the modules' log events through a tapped logger (src/notify/).
+  // Notifications and the status page follow the modules' log events through a tapped logger (src/surface/notify/).
   const notifications = createDaemonNotifications({
     urls: config.notifyUrls,
     logger: params.logger,

@@ -144,7 +144,7 @@ export type CreateHealthServerParameters = {
   readiness: () => Readiness;
   liveness: () => Liveness;
   logger: Logger;
-  /** more GET routes by path (the status page, src/status-page/) */
+  /** more GET routes by path (the status page, src/surface/status-page/) */
   routes?: Readonly<Record<string, ExtraRoute>> | undefined;
 };
 

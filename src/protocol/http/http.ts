@@ -11,7 +11,7 @@
  *   TransportError of kind `redirect` naming where it pointed (redacted). A followed redirect would carry a signed
  *   action, a webhook's credentials or a keyed RPC request to a URL nobody configured; the configured URL must be
  *   the final one.
- * - Bodies are read under the bounds of ../utils/bounded-body.ts (size after decompression, JSON depth and number of
+ * - Bodies are read under the bounds of ./bounded-body.ts (size after decompression, JSON depth and number of
  *   values), before JSON.parse sees them (docs/security.md, "Bounded input").
  * - A per-attempt connect and request time-out; the caller's abort signal ends the request at once.
  * - Retries only when asked twice: `retryLimit > 0` on the transport AND `idempotent: true` on the call. A

@@ -5,7 +5,7 @@
  * - Statuses are never thrown: the clients classify them (errors.ts). A redirect is never followed: it is a
  *   HyperliquidApiError of kind `redirect` (the transport's, src/protocol/http/http.ts).
  * - A failure with no response (time-out, reset, refused, DNS, aborted) is a HyperliquidApiError of kind
- *   `transport`; a body over the bounds of ../utils/bounded-body.ts (size after decompression, JSON depth, number
+ *   `transport`; a body over the bounds of ../http/bounded-body.ts (size after decompression, JSON depth, number
  *   of values) is `malformed_response`, before JSON.parse sees it.
  * - Retries happen only when `retryLimit > 0` and never for `/exchange`: a signed action is not idempotent and is
  *   never re-sent blindly with the same nonce. Info POSTs are read-only and safe to repeat.
