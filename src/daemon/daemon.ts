@@ -517,7 +517,8 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   const status = () => switches.map((s) => s.status());
   const readiness = () =>
     computeReadiness({
-      now: time.now(),
+      // judged on the later of the local clock and the exchange estimate (exchange-time.ts `Times.ready`)
+      now: time.readinessNow(),
       accounts: status(),
       exposure: exposureStatus(),
       guard: guardStatus(),

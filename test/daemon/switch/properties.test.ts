@@ -291,6 +291,28 @@ describe("switch machine: counterexamples found, replayed", () => {
         ],
       },
     ],
+    [
+      // seed -1588713902: after a restart the first answer's Date, 3 s behind (within the 5 s that raises no
+      // clock.suspect), became the exchange estimate; readiness was judged on it alone, so the schedule looked 3 s
+      // further ahead than it was on the local clock (here the right one): ready with 27.5 s held, margin 30 s.
+      "ready on a Date 3 s behind after a crash and two answers (invariant I)",
+      {
+        start: Date.UTC(2026, 0, 1, 12, 0, 0),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "date", offsetMs: -3_000 },
+          { c: "advance", ms: 159_501 },
+          { c: "crash", applied: false },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 315_001 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 29_500 },
+          { c: "engine", up: true },
+        ],
+      },
+    ],
   ];
   for (const [name, s] of cases)
     test(name, () => {
