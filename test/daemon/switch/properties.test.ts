@@ -313,6 +313,29 @@ describe("switch machine: counterexamples found, replayed", () => {
         ],
       },
     ],
+    [
+      // seed 1596622753: a Date 123 s ahead (unverified, taken as it moves the time forward; the clocks bridged)
+      // made the lapse of a push pending from 00:00 judged at 23:57:54 on the local clock; counting it rolled the
+      // ledger to Jan 2 on the exchange estimate alone, and Jan 1's count (with the fire the exchange did make at
+      // 23:51) went into the history: 0 today by the local clock, the exchange 1.
+      "a Date 123 s ahead, a graceful stop's removal, an answer, a lapse at 00:00 on that Date (invariant 2)",
+      {
+        start: Date.UTC(2026, 0, 1, 23, 50, 0),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "date", offsetMs: 122_718 },
+          { c: "shutdown", mode: "remove" },
+          { c: "advance", ms: 12_822 },
+          { c: "advance", ms: 3_460 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 363_442 },
+          { c: "advance", ms: 6_678 },
+          { c: "advance", ms: 81_239 },
+        ],
+      },
+    ],
   ];
   for (const [name, s] of cases)
     test(name, () => {
