@@ -180,12 +180,10 @@ function explain(w: World): string {
 // 4 x 2,500 = 10,000 generated sequences per run (fast-check prints the seed and the shrunk path on failure).
 // generous time-outs: a loaded CI machine can be several times slower than a laptop (a part takes ~2 s here)
 //
-// The seeds are fixed so that `npm test` and CI are deterministic: two counterexamples found with random seeds are
-// still open (seed -1588713902: ready with 27.5 s held against the 30 s margin after a Date 3 s behind, a crash and
-// two answers; seed 1596622753: a timer's count one below the exchange after a Date 123 s ahead, a removal and
-// 23:58). Hunting for more is `HL_PROPERTY_SEEDS=random npx vitest run test/daemon/switch/properties.test.ts`,
-// which draws new seeds each run.
-// One seed fast-check printed is replayed with `HL_PROPERTY_SEEDS=<seed>` (its 2,500 sequences, as one part).
+// The seeds are fixed so that `npm test` and CI are deterministic. Counterexamples found with random seeds are kept
+// below as fixed sequences ("counterexamples found, replayed"), each named with its seed. Hunting for more is
+// `HL_PROPERTY_SEEDS=random npx vitest run test/daemon/switch/properties.test.ts`, which draws new seeds each run;
+// one seed fast-check printed is replayed with `HL_PROPERTY_SEEDS=<seed>` (its 2,500 sequences, as one part).
 const SEEDS = process.env.HL_PROPERTY_SEEDS ?? "";
 const RANDOM_SEEDS = SEEDS === "random";
 const GIVEN_SEED = /^-?\d+$/.test(SEEDS) ? Number(SEEDS) : null;
