@@ -218,8 +218,9 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   const timers = params.timers ?? systemTimers(clock, { onLate: metrics.recordTimerLateness });
   // The exchange's time: monotonic + an offset corrected from answers' Date headers; a wall step moves nothing.
   const time = new ExchangeTime(clock);
-  // protection_left_seconds is computed at each scrape, on the same clock as the deadlines
-  metrics.setProtectionClock(() => time.now());
+  // protection_left_seconds is computed at each scrape, on the time readiness is judged on (the later of the local
+  // clock and the exchange estimate): the alert on it never sees more protection than /readyz does
+  metrics.setProtectionClock(() => time.readinessNow());
   // One root signal: close() aborts it and every repetition listening to it stops.
   const root = createRootSignal();
   run.abort = () => root.abort("start failed");
@@ -522,7 +523,8 @@ async function startInOrder(params: StartDaemonParameters, run: StartRun): Promi
   const status = () => switches.map((s) => s.status());
   const readiness = () =>
     computeReadiness({
-      now: time.now(),
+      // judged on the later of the local clock and the exchange estimate (exchange-time.ts `Times.ready`)
+      now: time.readinessNow(),
       accounts: status(),
       exposure: exposureStatus(),
       guard: guardStatus(),

@@ -317,9 +317,13 @@ export type ClockStep = { deltaMs: number; wall: number; mono: number };
 
 /**
  * The switch machine's belief about the exchange's time at (mono, local wall) (src/switch/exchange-time.ts):
- * `act`, the time it acts on; `exchange`, its estimate; `verified`, whether that estimate may be persisted.
+ * `act`, the time it acts on; `exchange`, its estimate; `verified`, whether that estimate may be persisted;
+ * `ready`, the time readiness is judged on (the later of the local clock and the estimate).
  */
-export type TimeView = (mono: number, wall: number) => { act: number; exchange: number; verified: boolean };
+export type TimeView = (
+  mono: number,
+  wall: number,
+) => { act: number; exchange: number; verified: boolean; ready: number };
 
 /**
  * The exchange's time, kept as monotonic time + an offset: a local wall-clock step moves nothing here. The
@@ -357,6 +361,15 @@ export class ExchangeTime implements Clock {
   now(): number {
     const v = this.#viewNow();
     return v ? v.act : Math.floor(monotonicOf(this.#clock) + this.#offset);
+  }
+
+  /**
+   * The time readiness is judged on: the later of the local clock and the exchange estimate (the switch machine's
+   * `Times.ready`), so that neither clock alone makes the schedule look further ahead than the other says.
+   */
+  readinessNow(): number {
+    const v = this.#viewNow();
+    return v ? v.ready : Math.max(this.now(), Math.floor(this.#clock.now()));
   }
 
   /**

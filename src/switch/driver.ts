@@ -180,7 +180,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
   const now = (): Now => ({ mono: time.monotonic(), wall: clock.now() });
   time.adopt((mono, wall) => {
     const t = timesOf(model, { mono, wall });
-    return { act: t.act, exchange: t.exchange, verified: t.verified };
+    return { act: t.act, exchange: t.exchange, verified: t.verified, ready: t.ready };
   });
 
   // Nothing here may throw out: the machine refuses what it cannot take (step never throws), and an effect that

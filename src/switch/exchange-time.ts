@@ -11,8 +11,9 @@
  *   agreement with the local clock (two independent sources). Anything else (not a date, an absurd year, outside
  *   the window) is refused and logged, never applied.
  *
- * When they disagree beyond SUSPECT_MS the switch is `suspect` and takes each decision on the safe side of both:
- * readiness fails; a lapse is counted, and the cancel time and expiresAfter are computed, on the later of the two
+ * Readiness is always judged on the later of the two (`Times.ready`), so a disagreement below SUSPECT_MS only
+ * shortens the protection it reports. When they disagree beyond SUSPECT_MS the switch is `suspect` and takes each
+ * decision on the safe side of both: readiness fails; a lapse is counted, and the cancel time and expiresAfter are computed, on the later of the two
  * (ahead of both, so the exchange's 5 s minimum holds on either); the UTC day rolls only on the earlier of the two
  * (both agree it changed); nothing taken from that time is persisted as verified (updatedAt, the nonce floor).
  * A disagreement larger than BRIDGE_MS cannot be bridged without a schedule unreasonably far ahead: one source is
@@ -71,6 +72,11 @@ export type Times = {
   act: number;
   /** the time the UTC day is taken from (the earlier of the two when they disagree) */
   day: number;
+  /**
+   * the time readiness is judged on: always the later of the two, even within SUSPECT_MS (a Date a few seconds
+   * behind, not enough to be suspect, must not make the schedule look further ahead than the local clock says)
+   */
+  ready: number;
   /** E is verified: sampled, anchored in this run, and not suspect (it may be persisted) */
   verified: boolean;
   suspect: boolean;
@@ -112,6 +118,7 @@ export function timesAt(t: TimeModel, mono: number, wall: number): Times {
     local,
     act,
     day,
+    ready: Math.max(exchange, local),
     verified: t.sampled && t.anchorMono !== null && !suspect,
     suspect,
     disagreementMs,

@@ -45,7 +45,9 @@ import {
   type RecordEvidence,
   rollEntry,
   TRIGGER_LIST_SIZE,
+  type TriggerResult,
   withConfirmedPush,
+  withHistory,
   withIntent,
   withLimitReached,
   withRecord,
@@ -70,6 +72,8 @@ export const RECORD_MARGIN_DEFAULT_MS = 10_000;
 export const RECORD_MARGIN_MAX_MS = 600_000;
 /** While guessed triggers remain today, the record is read again this often (at most). */
 export const RECORD_REREAD_MS = 60_000;
+/** Guesses kept for a later UTC day than the ledger's (`LedgerEntry.later`: the ledger file holds at most 8). */
+const LATER_KEPT = 8;
 /** This run's own recent pushes kept in memory to judge the record (sent cancel times, confirmations). */
 const OWN_PUSHES_KEPT = 64;
 
@@ -746,7 +750,14 @@ class Ctx {
     const alt = [armedUntil, pendingUntil, pendingLatest, m.inflight?.cancelAt ?? null].filter(
       (d): d is number => d !== null && d > deadline,
     );
-    const r = withTrigger(m.entry, { deadline, at: this.now.wall, detail, alt }, m.cfg.historySize);
+    // The UTC day rolls only when both clocks agree it changed (`times.day`, the earlier of two disagreeing
+    // ones); a lapse judged on the later one may lie on a day the earlier has not reached (a Date ahead across
+    // 00:00). Counting it there would roll the ledger to that day on one clock alone and put today's count, fires
+    // included, in the history: it is counted for its own day instead (`later`), where the day starts with it.
+    const forLaterDay = utcDay(deadline) > m.entry.day && utcDay(deadline) > utcDay(this.times.day);
+    const r = forLaterDay
+      ? withTriggerForLaterDay(m.entry, { deadline, at: this.now.wall, detail, alt }, m.cfg.historySize)
+      : withTrigger(m.entry, { deadline, at: this.now.wall, detail, alt }, m.cfg.historySize);
     m.entry = r.entry;
     const exchangeNow = Math.min(this.now.wall, this.times.exchange);
     if (latest > exchangeNow && utcDay(latest) > utcDay(deadline))
@@ -760,7 +771,7 @@ class Ctx {
       const guess: TriggerRecord = { deadline: latest, proof: "guess", at: Math.floor(this.now.wall) };
       if (utcDay(latest) > m.entry.day) {
         const later = (m.entry.later ?? []).filter((t) => t.deadline !== latest);
-        m.entry = { ...m.entry, later: [...later, guess].slice(-8) };
+        m.entry = { ...m.entry, later: [...later, guess].slice(-LATER_KEPT) };
       } else if (utcDay(latest) === m.entry.day && !m.entry.triggers.some((t) => t.deadline === latest)) {
         m.entry = {
           ...m.entry,
@@ -785,9 +796,12 @@ class Ctx {
           triggersLeft: left,
           deadline,
           proof: "guess",
+          ...(forLaterDay ? { forDay: utcDay(deadline) } : {}),
           ...(detail ? { detail } : {}),
         },
-        `the scheduled cancel fired at ${new Date(deadline).toISOString()} (${e.triggersToday}/${e.limit} today; a guess until the exchange's record proves it)`,
+        forLaterDay
+          ? `the scheduled cancel may have fired at ${new Date(deadline).toISOString()} (by the later of two disagreeing clocks): counted for ${utcDay(deadline)}, where that day's count starts with it once both clocks reach it (${e.triggersToday}/${e.limit} on ${e.day}; a guess until the exchange's record proves it)`
+          : `the scheduled cancel fired at ${new Date(deadline).toISOString()} (${e.triggersToday}/${e.limit} today; a guess until the exchange's record proves it)`,
       );
       // A guessed count is checked against the record (when one is configured; the driver says if not).
       this.readRecord("trigger");
@@ -1421,6 +1435,40 @@ class Ctx {
       outcome: { account, outcome: "failed", reason: ev.kind, message: ev.message },
     });
   }
+}
+
+/**
+ * `withTrigger` for a deadline on a later UTC day than the ledger's, which the day clock (the earlier of two
+ * disagreeing clocks) has not reached: the guess is kept in `later`, counted on its own day when the ledger rolls
+ * there (ledger-model.ts `rollEntry`), and today's count stays as it is. Once per deadline, as `withTrigger`.
+ */
+function withTriggerForLaterDay(
+  entry: LedgerEntry,
+  { deadline, at, detail, alt }: { deadline: number; at: number; detail?: string | undefined; alt: number[] },
+  size?: number,
+): TriggerResult {
+  const cleared = { ...entry, armedUntil: null, pendingUntil: null, pendingLatest: null };
+  if (entry.lastCountedDeadline === deadline) return { entry: cleared, counted: false, reachedLimit: false };
+  const others = [...new Set(alt.filter((d) => d !== deadline))].slice(-8);
+  const guess: TriggerRecord = {
+    deadline,
+    proof: "guess",
+    at: Math.floor(at),
+    ...(others.length > 0 ? { alt: others } : {}),
+  };
+  const later = [...(entry.later ?? []).filter((t) => t.deadline !== deadline), guess].slice(-LATER_KEPT);
+  const next = withHistory(
+    { ...cleared, later, lastCountedDeadline: deadline },
+    {
+      at,
+      type: "trigger",
+      deadline,
+      triggersToday: entry.triggersToday,
+      detail: `${detail ? `${detail}; ` : ""}on ${utcDay(deadline)}, counted for that day (the earlier clock is still on ${entry.day})`,
+    },
+    size,
+  );
+  return { entry: next, counted: true, reachedLimit: atLimit(next) };
 }
 
 /** The log fields without `event` (the effect carries it). */

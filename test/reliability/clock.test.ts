@@ -67,6 +67,35 @@ describe("reliability: clock", () => {
     proven("skew-minus");
   });
 
+  test("behavior: a Date 4 s behind (no clock.suspect): /readyz judged on the later clock, never ready with less than the margin held", async () => {
+    // Issue 25 (property seed -1588713902): a Date a few seconds behind, within the 5 s that raise no
+    // clock.suspect, becomes the exchange estimate; readiness on that estimate alone saw the schedule 4 s further
+    // ahead than the exchange (and the local clock, right here) held it.
+    const fault = { dateOffsetMs: -4_000 };
+    t = await startInProcess({
+      label: "date-4s-behind",
+      config: { exposureInterval: 30_000, requestTimeout: 5_000 },
+      beforeStart: (sim) => sim.faults.set("exchange", fault),
+    });
+    await t.run(30_000, 5_000);
+    expect(t.daemon.readiness().ready).toBe(true);
+    expect(t.events("clock.suspect")).toHaveLength(0);
+    // the exchange stops answering (503, the Date still 4 s behind): the protection drains
+    t.sim.faults.set("exchange", { ...fault, errorRate: 1, errorStatus: 503 });
+    let leastHeldWhileReady = Number.POSITIVE_INFINITY;
+    await t.run(40_000, 2_000, () => {
+      const held = t!.sim.state.getSchedule(t!.user)! - t!.clock.now();
+      if (t!.daemon.readiness().ready) leastHeldWhileReady = Math.min(leastHeldWhileReady, held);
+    });
+    // margin: max(60 − 2 × 15, (60 − 15) / 2) = 30 s, on the exchange's own clock
+    expect(leastHeldWhileReady).toBeGreaterThanOrEqual(30_000);
+    expect(t.daemon.readiness().ready).toBe(false);
+    // answered again: armed and ready (and nothing left in flight for the graceful stop to wait on)
+    t.sim.faults.set("exchange", fault);
+    await t.run(15_000, 1_000);
+    expect(t.daemon.readiness().ready).toBe(true);
+  });
+
   test("behavior: daily limit → exhausted and not ready, armed again after 00:00 UTC", async () => {
     // The exchange allows 2 triggers a day; the daemon's ledger believes 10 (e.g. triggers it did not see):
     // the exchange's refusal is what tells it, and it must believe the exchange.

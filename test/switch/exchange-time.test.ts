@@ -70,6 +70,19 @@ describe("exchange time: a bounded estimate", () => {
     expect(t.verified).toBe(false);
   });
 
+  test("behavior: readiness is judged on the later of the two clocks, also within the suspect bound", () => {
+    // a Date 3 s behind (3.5 s with its truncation to the second): applied and verified (it agrees with the local
+    // clock within SUSPECT_MS), so the estimate the switch acts on is 3 s behind the local clock
+    const a = takeSample(initialTime(0, T0, null), { date: T0 - 3_000, sentMono: 0, receivedMono: 0 }, T0);
+    expect(a.verdict).toMatchObject({ kind: "applied", verified: true });
+    const t = timesAt(a.time, 10_000, T0 + 10_000);
+    expect(t.suspect).toBe(false);
+    expect(t.exchange).toBe(T0 + 10_000 - 2_500);
+    // a schedule is as close as the later clock says: readiness on the local clock here, the estimate when ahead
+    expect(t.ready).toBe(T0 + 10_000);
+    expect(timesAt(a.time, 10_000, T0 + 4_000).ready).toBe(T0 + 10_000 - 2_500);
+  });
+
   test("behavior: repeated expired / too-early refusals switch to the other source", () => {
     // a Date 120 s behind was taken while nothing else was known (within the bridge, the local clock ahead)
     let t = initialTime(0, T0 - 300_000, null);

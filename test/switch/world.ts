@@ -831,7 +831,8 @@ export class World {
 
   check(after: string) {
     const times = this.times();
-    const now = this.plant === "readiness-on-local" ? times.local : times.act;
+    // readiness on the time the daemon judges it on (daemon.ts: ExchangeTime.readinessNow, the machine's `ready`)
+    const now = this.plant === "readiness-on-local" ? times.local : times.ready;
     const st = status(this.model, this.now());
     if (this.plant === "readiness-on-local") st.clockSuspect = false;
     if (this.plant === "pending-as-armed") {
