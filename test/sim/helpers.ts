@@ -1,5 +1,7 @@
 import { keccak256, toUtf8Bytes, Wallet } from "ethers";
+import { afterEach } from "vitest";
 import { signL1Action } from "../../src/protocol/hyperliquid/signing.js";
+import { type SimulatorHandle, type SimulatorOptions, startSimulator } from "../../src/sim/server.js";
 
 export type Signed = {
   action: Record<string, unknown>;
@@ -61,4 +63,29 @@ export async function post(
 /** Deterministic throwaway test keys derived from a label. */
 export function testWallet(label: string): Wallet {
   return new Wallet(keccak256(toUtf8Bytes(`hl-deadman sim test key: ${label}`)));
+}
+
+/**
+ * One simulator per test, closed after it: `start` starts it, `onClose` registers what closes before it (the
+ * clients and watchers the test made over it).
+ */
+export function simulatorPerTest(): {
+  start(options?: SimulatorOptions): Promise<SimulatorHandle>;
+  onClose(...closers: Array<() => void>): void;
+} {
+  let sim: SimulatorHandle | undefined;
+  const closers: Array<() => void> = [];
+  afterEach(async () => {
+    for (const c of closers.splice(0)) c();
+    await sim?.close();
+    sim = undefined;
+  });
+  return {
+    async start(options) {
+      await sim?.close();
+      sim = await startSimulator(options);
+      return sim;
+    },
+    onClose: (...fns) => void closers.push(...fns),
+  };
 }

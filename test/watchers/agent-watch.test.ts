@@ -10,7 +10,7 @@ import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { type AgentState, createAgentWatch } from "../../src/watchers/agent-watch.js";
 import { captureLogger } from "../app/helpers.js";
-import { post, testWallet } from "../sim/helpers.js";
+import { post, simulatorPerTest, testWallet } from "../sim/helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const DAY = 86_400_000;
@@ -18,17 +18,11 @@ const HOUR = 3_600_000;
 const master = testWallet("agent-watch-master").address.toLowerCase();
 const agent = testWallet("agent-watch-agent").address.toLowerCase();
 const other = testWallet("agent-watch-other").address.toLowerCase();
-let sim: SimulatorHandle | undefined;
-const closers: Array<() => void> = [];
-afterEach(async () => {
-  for (const c of closers.splice(0)) c();
-  await sim?.close();
-  sim = undefined;
-});
+const sims = simulatorPerTest();
 
 async function setup({ validUntil = T0 + 90 * DAY, name = "hl-deadman", signer = agent } = {}) {
   const clock = new ManualClock(T0);
-  sim = await startSimulator({ clock, users: [{ address: master }] });
+  const sim = await sims.start({ clock, users: [{ address: master }] });
   sim.state.approveAgent({ user: master, agent, name, validUntil });
   const info = new InfoClient({ apiUrl: sim.apiUrl, retryLimit: 0 });
   const timers = new ManualTimers(clock);
@@ -47,7 +41,7 @@ async function setup({ validUntil = T0 + 90 * DAY, name = "hl-deadman", signer =
     warnDays: 7,
     onAgentState: (s) => states.push(s),
   });
-  closers.push(
+  sims.onClose(
     () => watch.stop(),
     () => info.close(),
   );

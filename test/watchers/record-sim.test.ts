@@ -17,22 +17,16 @@ import {
 } from "../../src/sim/server.js";
 import { type LedgerView, reconcileLedger } from "../../src/switch/record.js";
 import { createUnavailableGate, readRecord } from "../../src/watchers/record-read.js";
-import { testWallet } from "../sim/helpers.js";
+import { simulatorPerTest, testWallet } from "../sim/helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 9, 0, 0);
 const user = testWallet("reconcile-user");
 const agent = testWallet("reconcile-agent");
-let sim: SimulatorHandle | undefined;
-const closers: Array<() => void> = [];
-afterEach(async () => {
-  for (const c of closers.splice(0)) c();
-  await sim?.close();
-  sim = undefined;
-});
+const sims = simulatorPerTest();
 
 async function setup(options: SimulatorOptions = {}) {
   const clock = new ManualClock(T0);
-  sim = await startSimulator({
+  const sim = await sims.start({
     clock,
     users: [{ address: user.address, agents: [agent.address] }],
     ...options,
@@ -45,7 +39,7 @@ async function setup(options: SimulatorOptions = {}) {
   });
   const info = new InfoClient({ apiUrl: sim.apiUrl, retryLimit: 0 });
   const explorer = new ExplorerClient({ explorerUrl: sim.explorerUrl, retryLimit: 0 });
-  closers.push(
+  sims.onClose(
     () => exchange.close(),
     () => info.close(),
     () => explorer.close(),

@@ -9,20 +9,14 @@ import { ExchangeClient } from "../../../src/protocol/hyperliquid/exchange.js";
 import { InfoClient } from "../../../src/protocol/hyperliquid/info.js";
 import { localSigner } from "../../../src/protocol/hyperliquid/signing.js";
 import { type SimulatorHandle, startSimulator } from "../../../src/sim/server.js";
-import { testWallet } from "../../sim/helpers.js";
+import { simulatorPerTest, testWallet } from "../../sim/helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
-let sim: SimulatorHandle | undefined;
-const closers: Array<() => void> = [];
-afterEach(async () => {
-  for (const c of closers.splice(0)) c();
-  await sim?.close();
-  sim = undefined;
-});
+const sims = simulatorPerTest();
 
 async function setup(signerKey?: string) {
   const clock = new ManualClock(T0);
-  sim = await startSimulator({ clock, demo: true });
+  const sim = await sims.start({ clock, demo: true });
   const demo = sim.demo!;
   const info = new InfoClient({ apiUrl: sim.apiUrl, retryLimit: 0 });
   const exchange = new ExchangeClient({
@@ -31,7 +25,7 @@ async function setup(signerKey?: string) {
     isMainnet: true,
     clock,
   });
-  closers.push(
+  sims.onClose(
     () => info.close(),
     () => exchange.close(),
   );
