@@ -7,6 +7,7 @@ import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { cli } from "../helpers/cli.js";
+import { fastCadence } from "../helpers/process.js";
 import { startHostileServer } from "../hostile/bodies.js";
 import { assertBuilt, freePort, spawnCli, tempDir } from "../reliability/harness.js";
 
@@ -89,14 +90,7 @@ describe("run with an agent key", () => {
         "run",
         "--api-url",
         sim.apiUrl,
-        "--interval",
-        "1s",
-        "--deadline",
-        "10s",
-        "--request-timeout",
-        "1s",
-        "--exposure-interval",
-        "1s",
+        ...fastCadence("1s"),
         "--budget-interval",
         "1s",
         "--state-dir",

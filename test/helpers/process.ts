@@ -168,8 +168,11 @@ export async function runCliProcess(
   return { code, signal, stdout: p.stdout(), stderr: p.stderr() };
 }
 
-/** Short cadence permitted by config validation: deadline ≥ max(10 s, interval + 2 × requestTimeout + 5 s). */
-export const FAST_CADENCE = [
+/**
+ * Short cadence permitted by config validation: deadline ≥ max(10 s, interval + 2 × requestTimeout + 5 s); the
+ * exposure poll off unless a test asks for it.
+ */
+export const fastCadence = (exposureInterval = "0"): string[] => [
   "--interval",
   "1s",
   "--deadline",
@@ -177,5 +180,7 @@ export const FAST_CADENCE = [
   "--request-timeout",
   "1s",
   "--exposure-interval",
-  "0",
+  exposureInterval,
 ];
+
+export const FAST_CADENCE = fastCadence();

@@ -18,6 +18,7 @@ import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { requireBinary } from "../helpers/binaries.js";
+import { fastCadence } from "../helpers/process.js";
 import { assertBuilt, type DaemonProcess, ROOT, spawnCli } from "../reliability/harness.js";
 
 const wallet = Wallet.createRandom();
@@ -114,14 +115,7 @@ beforeAll(async () => {
       sim.apiUrl,
       "--state-dir",
       join(dir, "state"),
-      "--interval",
-      "1s",
-      "--deadline",
-      "10s",
-      "--request-timeout",
-      "1s",
-      "--exposure-interval",
-      "1s",
+      ...fastCadence("1s"),
       "--permanent-recheck-interval",
       "1s",
       "--guard-file",
