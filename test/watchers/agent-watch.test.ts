@@ -2,11 +2,10 @@
  * The agent watch against the simulator over real HTTP: extraAgents with validUntil, expiry, same-name
  * deregistration, removal mid-run detected within one check, the daily expiry warning and its metric.
  */
-import { afterEach, describe, expect, test, vi } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { ManualTimers } from "../../src/core/runtime.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
-import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { type AgentState, createAgentWatch } from "../../src/watchers/agent-watch.js";
 import { captureLogger } from "../app/helpers.js";

@@ -6,13 +6,9 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
-import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
-import { createMetrics } from "../../src/surface/metrics.js";
-import { createGuard, GUARD_URL_MAX_BODY_BYTES } from "../../src/watchers/guard.js";
-import { captureLogger } from "../app/helpers.js";
+import { GUARD_URL_MAX_BODY_BYTES } from "../../src/watchers/guard.js";
+import { urlGuardFor } from "./helpers.js";
 
 type Answer = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -45,25 +41,8 @@ const status =
   (_req, res) =>
     res.writeHead(code).end("x");
 
-function guardFor(url: string, intervalMs = 1_000) {
-  const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const timers = new ManualTimers(clock);
-  const changes: Array<[boolean, string | null]> = [];
-  const guard = createGuard({
-    url,
-    intervalMs,
-    clock,
-    timers,
-    logger: captureLogger().logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
-    onChange: (up, detail) => changes.push([up, detail]),
-  })!;
-  cleanups.push(() => {
-    guard.stop();
-    timers.dispose();
-  });
-  return { guard, changes };
-}
+const guardFor = (url: string, intervalMs = 1_000) =>
+  urlGuardFor(url, (close) => cleanups.push(close), intervalMs);
 
 describe("the guard's URL check over the one transport", () => {
   test("behavior: 2xx is up; two failed checks in a row are down; one success is up again", async () => {

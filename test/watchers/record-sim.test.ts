@@ -3,18 +3,13 @@
  * `historicalOrders`), and correcting a deleted ledger from it. The daemon-level test (SIGKILL, fire, ledger
  * deleted, restart) comes with the wiring.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { ManualClock, utcDay } from "../../src/core/clock.js";
 import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../src/protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { localSigner } from "../../src/protocol/hyperliquid/signing.js";
-import {
-  type FaultSpec,
-  type SimulatorHandle,
-  type SimulatorOptions,
-  startSimulator,
-} from "../../src/sim/server.js";
+import type { FaultSpec, SimulatorOptions } from "../../src/sim/server.js";
 import { type LedgerView, reconcileLedger } from "../../src/switch/record.js";
 import { createUnavailableGate, readRecord } from "../../src/watchers/record-read.js";
 import { simulatorPerTest, testWallet } from "../sim/helpers.js";

@@ -10,8 +10,7 @@ import type { AddressInfo } from "node:net";
 import { Wallet } from "ethers";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
-import { ManualClock, systemClock } from "../../../src/core/clock.js";
-import { ManualTimers } from "../../../src/core/runtime.js";
+import { systemClock } from "../../../src/core/clock.js";
 import { EvmClient } from "../../../src/protocol/evm/client.js";
 import { EvmRedirectError } from "../../../src/protocol/evm/errors.js";
 import { TransportError } from "../../../src/protocol/http/errors.js";
@@ -21,10 +20,9 @@ import { ExchangeClient } from "../../../src/protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../../src/protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../../src/protocol/hyperliquid/info.js";
 import { classify, shouldRetry } from "../../../src/protocol/policy.js";
-import { createMetrics } from "../../../src/surface/metrics.js";
 import { createNotifier } from "../../../src/surface/notify/notifier.js";
-import { createGuard } from "../../../src/watchers/guard.js";
 import { captureLogger } from "../../app/helpers.js";
+import { urlGuardFor } from "../../watchers/helpers.js";
 
 type Seen = { method: string; url: string; headers: IncomingMessage["headers"] };
 
@@ -197,22 +195,7 @@ describe("every client fails with its family's redirect kind", () => {
 
   test("behavior: the engine guard: a redirect is a failed check (down after two), never followed", async () => {
     const { target, origin } = await redirecting(302);
-    const clock = new ManualClock(Date.UTC(2026, 0, 1));
-    const timers = new ManualTimers(clock);
-    const changes: Array<[boolean, string | null]> = [];
-    const guard = createGuard({
-      url: `${origin.url}/health`,
-      intervalMs: 1_000,
-      clock,
-      timers,
-      logger: captureLogger().logger,
-      metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
-      onChange: (up, detail) => changes.push([up, detail]),
-    })!;
-    cleanups.push(() => {
-      guard.stop();
-      timers.dispose();
-    });
+    const { guard, changes } = urlGuardFor(`${origin.url}/health`, (close) => cleanups.push(close));
     expect(await guard.check()).toBe(true); // one failure is not enough
     expect(await guard.check()).toBe(false);
     expect(changes).toEqual([
