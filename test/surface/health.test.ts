@@ -1,8 +1,6 @@
 import { request } from "node:http";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock, systemClock } from "../../src/core/clock.js";
-import { createLogger } from "../../src/core/logger.js";
 import { type ExposureStatus, NO_GUARD, type Readiness, type SwitchStatus } from "../../src/core/status.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../src/protocol/hyperliquid/schemas.js";
@@ -17,6 +15,7 @@ import {
 } from "../../src/surface/health.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createExposurePoller } from "../../src/watchers/exposure.js";
+import { captureLogger } from "../app/helpers.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 const ACCOUNT = "0x1111111111111111111111111111111111111111";
@@ -177,17 +176,6 @@ function get(url: string, method = "GET"): Promise<Reply> {
   });
 }
 
-function quietLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      for (const l of String(chunk).split("\n").filter(Boolean)) lines.push(JSON.parse(l));
-      cb();
-    },
-  });
-  return { logger: createLogger({ level: "info", destination, pretty: false }), lines };
-}
-
 describe("createHealthServer", () => {
   let server: HealthServer | undefined;
   afterEach(async () => {
@@ -200,7 +188,7 @@ describe("createHealthServer", () => {
     metrics.accountValue.set({ account: ACCOUNT, dex: "" }, 1234.5);
     let readiness: Readiness = computeReadiness({ ...base, accounts: [account()], exposure: exposure() });
     let live = true;
-    const { logger, lines } = quietLogger();
+    const { logger, lines } = captureLogger();
     server = await createHealthServer({
       host: "127.0.0.1",
       port: 0,
@@ -246,7 +234,7 @@ describe("createHealthServer", () => {
       metrics: createMetrics({ defaultMetrics: false }),
       readiness: () => computeReadiness({ ...base, accounts: [account()], exposure: exposure() }),
       liveness: () => ({ ok: true }),
-      logger: quietLogger().logger,
+      logger: captureLogger().logger,
     });
     expect((await get(`${server.url}/`)).status).toBe(404);
     expect((await get(`${server.url}/metricsx`)).status).toBe(404);
@@ -263,7 +251,7 @@ describe("createHealthServer", () => {
       metrics: createMetrics({ defaultMetrics: false }),
       readiness: () => computeReadiness({ ...base, accounts: [account()], exposure: exposure() }),
       liveness: () => ({ ok: true }),
-      logger: quietLogger().logger,
+      logger: captureLogger().logger,
     });
     const agentRes = await fetch(`${s.url}/healthz`, { keepalive: true });
     expect(agentRes.status).toBe(200);
@@ -275,7 +263,7 @@ describe("createHealthServer", () => {
   });
 
   test("behavior: a readiness callback that throws gives 500 with the message", async () => {
-    const { logger, lines } = quietLogger();
+    const { logger, lines } = captureLogger();
     server = await createHealthServer({
       host: "127.0.0.1",
       port: 0,
@@ -298,7 +286,7 @@ describe("createHealthServer", () => {
       metrics: createMetrics({ defaultMetrics: false }),
       readiness: () => computeReadiness({ ...base, accounts: [account()], exposure: exposure() }),
       liveness: () => ({ ok: true }),
-      logger: quietLogger().logger,
+      logger: captureLogger().logger,
     });
     const port = Number(new URL(server.url).port);
     await expect(
@@ -308,7 +296,7 @@ describe("createHealthServer", () => {
         metrics: createMetrics({ defaultMetrics: false }),
         readiness: () => computeReadiness({ ...base, accounts: [account()], exposure: exposure() }),
         liveness: () => ({ ok: true }),
-        logger: quietLogger().logger,
+        logger: captureLogger().logger,
       }),
     ).rejects.toThrow(/EADDRINUSE/);
   });
@@ -367,7 +355,7 @@ describe("health server against the simulator", () => {
       info,
       users: [ACCOUNT],
       clock: systemClock,
-      logger: quietLogger().logger,
+      logger: captureLogger().logger,
       metrics,
       intervalMs: 30_000,
       clockSkewWarnMs: 2_000,
@@ -380,7 +368,7 @@ describe("health server against the simulator", () => {
       readiness: () =>
         computeReadiness({ ...base, now: Date.now(), accounts: [account()], exposure: poller.status() }),
       liveness: () => ({ ok: true }),
-      logger: quietLogger().logger,
+      logger: captureLogger().logger,
     });
     const res = await get(`${server.url}/metrics`);
     expect(res.status).toBe(200);
@@ -421,7 +409,7 @@ describe("health server against the simulator", () => {
       info,
       users: [ACCOUNT],
       clock,
-      logger: quietLogger().logger,
+      logger: captureLogger().logger,
       metrics: createMetrics({ defaultMetrics: false }),
       intervalMs: 15_000,
       clockSkewWarnMs: 2_000,
@@ -460,7 +448,7 @@ describe("health server against the simulator", () => {
           deadlineMs: 60_000,
         }),
       liveness: () => ({ ok: true }),
-      logger: quietLogger().logger,
+      logger: captureLogger().logger,
     });
     const readyz = async () => {
       const r = await get(`${server!.url}/readyz`);
