@@ -3,6 +3,7 @@ import { InvalidAddressError } from "../../../src/core/address.js";
 import { ManualClock } from "../../../src/core/clock.js";
 import { HyperliquidApiError } from "../../../src/protocol/hyperliquid/errors.js";
 import { InfoClient, type InfoClientOptions } from "../../../src/protocol/hyperliquid/info.js";
+import { DOCUMENTED_OPEN_ORDER } from "../../fixtures/documented.js";
 import {
   type RecordedRequest,
   type RecordedServer,
@@ -276,15 +277,7 @@ describe("batchClearinghouseStates", () => {
 
 describe("openOrders", () => {
   test("default: sends the user lower-case and parses the orders", async () => {
-    const order = {
-      coin: "BTC",
-      side: "A",
-      limitPx: "29792.0",
-      sz: "0.0",
-      oid: 91490942,
-      timestamp: 1681247412573,
-      origSz: "0.0076",
-    };
+    const order = { ...DOCUMENTED_OPEN_ORDER };
     server.setHandler(() => ({ body: [order] }));
     const orders = await client.openOrders({ user: user(9), dex: "" });
     expect(server.requests[0]!.json).toEqual({ type: "openOrders", user: user(9).toLowerCase(), dex: "" });

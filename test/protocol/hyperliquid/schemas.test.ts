@@ -8,6 +8,7 @@ import {
   OpenOrder,
   ScheduleCancelAction,
 } from "../../../src/protocol/hyperliquid/schemas.js";
+import { DOCUMENTED_OPEN_ORDER } from "../../fixtures/documented.js";
 
 // The documented example, docs/exchange-behaviour.md §13, verbatim.
 const DOCUMENTED = {
@@ -156,13 +157,7 @@ describe("DecimalString", () => {
 describe("OpenOrder", () => {
   test("default: the documented item parses", () => {
     const order = OpenOrder.parse({
-      coin: "BTC",
-      side: "A",
-      limitPx: "29792.0",
-      sz: "0.0",
-      oid: 91490942,
-      timestamp: 1681247412573,
-      origSz: "0.0076",
+      ...DOCUMENTED_OPEN_ORDER,
       cloid: "0x1234567890abcdef1234567890abcdef",
       reduceOnly: true,
     });
