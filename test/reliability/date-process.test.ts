@@ -7,21 +7,15 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { offsetClock, systemClock, utcDay } from "../../src/core/clock.js";
-import { startSimulator } from "../../src/sim/server.js";
 import {
   assertBuilt,
   assertDeadlinesNeverMoveEarlier,
   eventually,
-  FAST_CADENCE,
-  freePort,
-  getJson,
   libfaketime,
+  processSetup,
   sleep,
-  spawnCli,
-  tempDir,
 } from "./harness.js";
 import { reliabilityFile } from "./report.js";
 
@@ -35,43 +29,25 @@ beforeAll(() => assertBuilt());
 
 /** One simulator (its clock `offsetMs` off the host's), one user with an order, one daemon with health on. */
 async function setup(label: string, offsetMs = 0) {
-  const wallet = new Wallet(id(`hl-deadman reliability date: ${label}`));
-  const user = wallet.address.toLowerCase();
   const clock = offsetMs === 0 ? systemClock : offsetClock(systemClock, offsetMs);
-  const sim = await startSimulator({
+  const {
+    user,
+    sim,
+    state,
+    start: spawn,
+    readyz,
+  } = await processSetup(`hl-deadman reliability date: ${label}`, cleanups, {
     clock,
-    users: [{ address: user, orders: [{ coin: "BTC", side: "B", limitPx: "50000", sz: "0.01" }] }],
+    orders: "one",
+    health: true,
   });
-  const state = tempDir();
-  const port = await freePort();
-  cleanups.push(
-    () => sim.close(),
-    () => state.cleanup(),
-  );
-  const start = (env: Record<string, string> = {}) => {
-    const p = spawnCli(
-      [
-        "run",
-        "--api-url",
-        sim.apiUrl,
-        "--state-dir",
-        state.dir,
-        "--health",
-        `127.0.0.1:${port}`,
-        ...FAST_CADENCE,
-      ],
-      { HL_PRIVATE_KEY: wallet.privateKey, ...env },
-    );
-    cleanups.push(() => p.kill("SIGKILL"));
-    return p;
-  };
+  const start = (env: Record<string, string> = {}) => spawn([], env);
   const ledger = () =>
     JSON.parse(readFileSync(path.join(state.dir, "ledger.json"), "utf8")) as {
       updatedAt: number;
       lastNonce: number | null;
       accounts: Record<string, { day: string; triggersToday: number }>;
     };
-  const readyz = () => getJson(`http://127.0.0.1:${port}/readyz`);
   return { user, sim, clock, start, ledger, readyz };
 }
 

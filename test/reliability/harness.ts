@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { id, Wallet } from "ethers";
+import type { Clock } from "../../src/core/clock.js";
 import { startSimulator } from "../../src/sim/server.js";
 import type { ReceivedAction } from "../../src/sim/state.js";
 import { FAST_CADENCE, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
@@ -31,35 +32,52 @@ export function libfaketime(): string {
 }
 
 /**
- * One simulator, one registered user with two open orders, one key (derived from `seed`) and one state dir, for
- * one process test; `start` spawns `run` against them (health off, FAST_CADENCE, the simulator's explorer when
- * `explorer`). Everything is closed through `cleanups`, the test file's list.
+ * One simulator, one registered user with open orders (two by default), one key (derived from `seed`) and one
+ * state dir, for one process test; `start` spawns `run` against them (health off unless `health`, then on a free
+ * port `readyz` asks; FAST_CADENCE unless `cadence`; the simulator's explorer when `explorer`; the simulator on
+ * `clock` when given). Everything is closed through `cleanups`, the test file's list.
  */
 export async function processSetup(
   seed: string,
   cleanups: Array<() => unknown>,
-  { volumeUsd, explorer = false }: { volumeUsd?: number; explorer?: boolean } = {},
+  {
+    volumeUsd,
+    explorer = false,
+    clock,
+    orders = "two",
+    health = false,
+    cadence = FAST_CADENCE,
+  }: {
+    volumeUsd?: number;
+    explorer?: boolean;
+    clock?: Clock;
+    orders?: "one" | "two";
+    health?: boolean;
+    cadence?: readonly string[];
+  } = {},
 ) {
   const wallet = new Wallet(id(seed));
   const user = wallet.address.toLowerCase();
   const sim = await startSimulator({
+    ...(clock ? { clock } : {}),
     users: [
       {
         address: user,
         ...(volumeUsd !== undefined ? { volumeUsd } : {}),
         orders: [
           { coin: "BTC", side: "B", limitPx: "50000", sz: "0.01" },
-          { coin: "ETH", side: "A", limitPx: "5000", sz: "0.5" },
+          ...(orders === "two" ? [{ coin: "ETH", side: "A" as const, limitPx: "5000", sz: "0.5" }] : []),
         ],
       },
     ],
   });
   const state = tempDir();
+  const port = health ? await freePort() : null;
   cleanups.push(
     () => sim.close(),
     () => state.cleanup(),
   );
-  const start = (extra: string[] = []): DaemonProcess => {
+  const start = (extra: string[] = [], env: Record<string, string> = {}): DaemonProcess => {
     const p = spawnCli(
       [
         "run",
@@ -69,16 +87,17 @@ export async function processSetup(
         "--state-dir",
         state.dir,
         "--health",
-        "off",
-        ...FAST_CADENCE,
+        port === null ? "off" : `127.0.0.1:${port}`,
+        ...cadence,
         ...extra,
       ],
-      { HL_PRIVATE_KEY: wallet.privateKey },
+      { HL_PRIVATE_KEY: wallet.privateKey, ...env },
     );
     cleanups.push(() => p.kill("SIGKILL"));
     return p;
   };
-  return { wallet, user, sim, state, start };
+  const readyz = () => getJson(`http://127.0.0.1:${port}/readyz`);
+  return { wallet, user, sim, state, start, port, readyz };
 }
 
 /** Runs the CLI to completion (bounded) and returns code, stdout, stderr. */

@@ -8,20 +8,15 @@
  */
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startSimulator } from "../../src/sim/server.js";
 import {
   assertBuilt,
   type DaemonProcess,
   eventually,
-  freePort,
-  getJson,
   type LogLine,
   libfaketime,
+  processSetup,
   sleep,
-  spawnCli,
-  tempDir,
 } from "../reliability/harness.js";
 
 const cleanups: Array<() => unknown> = [];
@@ -31,40 +26,27 @@ afterAll(async () => {
 beforeAll(() => assertBuilt());
 
 async function setup(label: string, interval: string) {
-  const wallet = new Wallet(id(`hl-deadman switch process: ${label}`));
-  const user = wallet.address.toLowerCase();
-  const sim = await startSimulator({
-    users: [{ address: user, orders: [{ coin: "BTC", side: "B", limitPx: "50000", sz: "0.01" }] }],
+  const {
+    user,
+    sim,
+    state,
+    start: spawn,
+    readyz,
+  } = await processSetup(`hl-deadman switch process: ${label}`, cleanups, {
+    orders: "one",
+    health: true,
+    cadence: [
+      "--interval",
+      interval,
+      "--deadline",
+      "20s",
+      "--request-timeout",
+      "2s",
+      "--exposure-interval",
+      "0",
+    ],
   });
-  const state = tempDir();
-  const port = await freePort();
-  cleanups.push(
-    () => sim.close(),
-    () => state.cleanup(),
-  );
-  const args = [
-    "run",
-    "--api-url",
-    sim.apiUrl,
-    "--state-dir",
-    state.dir,
-    "--health",
-    `127.0.0.1:${port}`,
-    "--interval",
-    interval,
-    "--deadline",
-    "20s",
-    "--request-timeout",
-    "2s",
-    "--exposure-interval",
-    "0",
-  ];
-  const start = (env: Record<string, string> = {}): DaemonProcess => {
-    const p = spawnCli(args, { HL_PRIVATE_KEY: wallet.privateKey, ...env });
-    cleanups.push(() => p.kill("SIGKILL"));
-    return p;
-  };
-  const readyz = () => getJson(`http://127.0.0.1:${port}/readyz`);
+  const start = (env: Record<string, string> = {}): DaemonProcess => spawn([], env);
   return { user, sim, state, start, readyz };
 }
 
