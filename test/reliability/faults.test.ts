@@ -13,7 +13,7 @@ import { createLogger } from "../../src/core/logger.js";
 import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { assertDeadlinesNeverMoveEarlier, eventually, sleep, tempDir } from "./harness.js";
-import { type InProcess, simArmed, startInProcess } from "./inprocess.js";
+import { countingClient, type InProcess, simArmed, startInProcess } from "./inprocess.js";
 import { reliabilityFile } from "./report.js";
 
 const { proven } = reliabilityFile("faults.test.ts");
@@ -165,19 +165,7 @@ describe("reliability: slow responses (real clock)", () => {
       expiresAfterMs: config.requestTimeout,
       timeoutMs: config.requestTimeout,
     });
-    let inFlight = 0;
-    let maxInFlight = 0;
-    const client = {
-      async scheduleCancel(p: Parameters<ExchangeClient["scheduleCancel"]>[0]) {
-        maxInFlight = Math.max(maxInFlight, ++inFlight);
-        try {
-          return await real.scheduleCancel(p);
-        } finally {
-          inFlight--;
-        }
-      },
-      close: () => real.close(),
-    };
+    const client = countingClient(real);
     daemon = await startDaemon({
       config,
       wallet,
@@ -197,7 +185,7 @@ describe("reliability: slow responses (real clock)", () => {
     expect(slow.length).toBeGreaterThanOrEqual(2);
     expect(slow.length).toBeLessThanOrEqual(5);
     expect(slow.every((a) => a.accepted)).toBe(true);
-    expect(maxInFlight).toBe(1);
+    expect(client.maxInFlight()).toBe(1);
     assertDeadlinesNeverMoveEarlier(sim.state.actions, user);
     expect(sim.state.getTriggers(user)).toHaveLength(0);
     expect(daemon.status()[0]!.state).toBe("armed");

@@ -127,7 +127,6 @@ export async function startInProcess({
     now: () => localClock.now(),
   });
 
-  // The real client, wrapped to count concurrent calls.
   const real = new ExchangeClient({
     apiUrl: sim.apiUrl,
     signer: wallet,
@@ -136,21 +135,7 @@ export async function startInProcess({
     expiresAfterMs: config.requestTimeout,
     timeoutMs: config.requestTimeout,
   });
-  let inFlight = 0;
-  let maxInFlight = 0;
-  const client = {
-    async scheduleCancel(params: Parameters<ExchangeClient["scheduleCancel"]>[0]) {
-      inFlight++;
-      maxInFlight = Math.max(maxInFlight, inFlight);
-      try {
-        return await real.scheduleCancel(params);
-      } finally {
-        inFlight--;
-      }
-    },
-    cancel: (...args: Parameters<ExchangeClient["cancel"]>) => real.cancel(...args),
-    close: () => real.close(),
-  };
+  const client = countingClient(real);
 
   const timers = new ManualTimers(clock);
   const scheduler = new ManualScheduler();
@@ -201,7 +186,7 @@ export async function startInProcess({
     get chain() {
       return chain;
     },
-    maxInFlight: () => maxInFlight,
+    maxInFlight: () => client.maxInFlight(),
     async run(totalMs, stepMs = 1_000, onStep) {
       const end = clock.now() + totalMs;
       while (clock.now() < end) {
@@ -233,4 +218,23 @@ export function walletFor(label: string): Wallet {
 export function simArmed(t: InProcess): boolean {
   const s = t.sim.state.getSchedule(t.user);
   return s !== null && s > t.clock.now();
+}
+
+/** The real exchange client, wrapped to count its concurrent scheduleCancel calls (the switch never overlaps two). */
+export function countingClient(real: ExchangeClient) {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  return {
+    async scheduleCancel(params: Parameters<ExchangeClient["scheduleCancel"]>[0]) {
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      try {
+        return await real.scheduleCancel(params);
+      } finally {
+        inFlight--;
+      }
+    },
+    cancel: (...args: Parameters<ExchangeClient["cancel"]>) => real.cancel(...args),
+    close: () => real.close(),
+    maxInFlight: () => maxInFlight,
+  };
 }
