@@ -34,11 +34,7 @@ export function systemTimers(
 ): Timers {
   return {
     after(ms: number, fn: () => void): TimerHandle {
-      // Whole milliseconds, rounded up: node keeps a fractional delay in its own expiry but arms libuv's timer with
-      // the delay cut to whole ms, so a fractional timer (the loops compute theirs from performance.now()) woke the
-      // process a fraction of a ms early, found nothing due and slept again for 1 ms: two wake-ups per tick instead
-      // of one (BENCHMARKS.md, CPU per hour). Late by under a millisecond instead; never early.
-      const delay = Math.max(0, Math.ceil(ms));
+      const delay = Math.max(0, ms);
       if (onLate === undefined) {
         const handle = setTimeout(fn, delay);
         return { cancel: () => clearTimeout(handle) };
