@@ -78,6 +78,27 @@ describe("signing vectors (test/fixtures/signing-vectors.json)", () => {
     expect(digest).toBe(v.eip712Digest);
   });
 
+  test("behavior: the digest, hashed from the fixed Agent struct, equals TypedDataEncoder.hash on both networks", () => {
+    // 200 pseudo-random actions (a fixed LCG: deterministic), mainnet and testnet alternately
+    let x = 0x2545f491;
+    const next = () => {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      return x;
+    };
+    for (let i = 0; i < 200; i++) {
+      const params = {
+        action: { type: "scheduleCancel", time: 1_700_000_000_000 + next() },
+        nonce: 1_700_000_000_000 + next(),
+        isMainnet: i % 2 === 0,
+      };
+      const expected = TypedDataEncoder.hash(EXCHANGE_DOMAIN, AGENT_TYPES, {
+        source: params.isMainnet ? "a" : "b",
+        connectionId: l1ActionHash(params),
+      });
+      expect(l1ActionDigest(params)).toBe(expected);
+    }
+  });
+
   test("behavior: a generic EIP-712 signer (signTypedData path) gives the same signature", async () => {
     const v = vectors.find((x) => x.action.type === "scheduleCancel" && x.expiresAfter !== null)!;
     const wallet = new Wallet(v.privateKey);
