@@ -442,3 +442,50 @@ export function createRootSignal(): { signal: AbortSignal; abort(reason?: string
   const controller = new AbortController();
   return { signal: controller.signal, abort: (reason) => controller.abort(reason) };
 }
+
+// ------------------------------------------------------------------------------------------------ runtime
+
+/** `every`'s options on a runtime: the clock, the timers and the stop signal are the runtime's own. */
+export type RuntimeEveryOptions = Omit<EveryOptions, "clock" | "timers" | "signal">;
+
+/**
+ * What every long-lived component runs on: one clock, one set of timers, one stop signal, and `every` bound to
+ * the three. The daemon makes one (`createRuntime`) and hands it to each component it starts, so that a test
+ * swaps the whole of time (a ManualClock and ManualTimers) in one place and one abort stops every repetition.
+ */
+export type Runtime = {
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** aborted when the daemon stops (or fails to start): every repetition made through `every` ends */
+  readonly signal: AbortSignal;
+  /** drift-free repetition on this runtime's clock and timers, stopped by its signal (see `every` above) */
+  every(
+    intervalMs: number,
+    fn: (info: TickInfo) => void | Promise<void>,
+    options?: RuntimeEveryOptions,
+  ): Repeating;
+  /**
+   * The same timers and signal over another clock: the exchange's time (ExchangeTime), for what must judge
+   * dates on it (the agent watch's validity, the switch).
+   */
+  withClock(clock: Clock): Runtime;
+};
+
+/** The runtime's owner (the daemon) also holds the one abort. */
+export type RootRuntime = Runtime & { abort(reason?: string): void };
+
+function runtimeOver(clock: Clock, timers: Timers, signal: AbortSignal): Runtime {
+  return {
+    clock,
+    timers,
+    signal,
+    every: (intervalMs, fn, options = {}) => every(intervalMs, fn, { ...options, clock, timers, signal }),
+    withClock: (other) => runtimeOver(other, timers, signal),
+  };
+}
+
+/** One runtime with its own root signal (createRootSignal); `abort` ends every repetition made on it. */
+export function createRuntime({ clock, timers }: { clock: Clock; timers: Timers }): RootRuntime {
+  const root = createRootSignal();
+  return { ...runtimeOver(clock, timers, root.signal), abort: root.abort };
+}

@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock, systemClock } from "../../src/core/clock.js";
 import { createLogger } from "../../src/core/logger.js";
+import { createRuntime, systemTimers } from "../../src/core/runtime.js";
 import { type ExposureStatus, NO_GUARD, type Readiness, type SwitchStatus } from "../../src/core/status.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../src/protocol/hyperliquid/schemas.js";
@@ -366,7 +367,7 @@ describe("health server against the simulator", () => {
     const poller = createExposurePoller({
       info,
       users: [ACCOUNT],
-      clock: systemClock,
+      runtime: createRuntime({ clock: systemClock, timers: systemTimers() }),
       logger: quietLogger().logger,
       metrics,
       intervalMs: 30_000,
@@ -420,7 +421,7 @@ describe("health server against the simulator", () => {
     const poller = createExposurePoller({
       info,
       users: [ACCOUNT],
-      clock,
+      runtime: createRuntime({ clock, timers: systemTimers() }),
       logger: quietLogger().logger,
       metrics: createMetrics({ defaultMetrics: false }),
       intervalMs: 15_000,

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, test, vi } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
@@ -39,8 +39,7 @@ async function setup({ validUntil = T0 + 90 * DAY, name = "hl-deadman", signer =
     info,
     account: master,
     signer,
-    clock,
-    timers,
+    runtime: createRuntime({ clock, timers }),
     logger: log.logger,
     metrics,
     intervalMs: HOUR,

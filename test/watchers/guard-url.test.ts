@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createGuard, GUARD_URL_MAX_BODY_BYTES } from "../../src/watchers/guard.js";
 import { captureLogger } from "../app/helpers.js";
@@ -52,8 +52,7 @@ function guardFor(url: string, intervalMs = 1_000) {
   const guard = createGuard({
     url,
     intervalMs,
-    clock,
-    timers,
+    runtime: createRuntime({ clock, timers }),
     logger: captureLogger().logger,
     metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
     onChange: (up, detail) => changes.push([up, detail]),

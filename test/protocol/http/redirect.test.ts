@@ -11,7 +11,7 @@ import { Wallet } from "ethers";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock, systemClock } from "../../../src/core/clock.js";
-import { ManualTimers } from "../../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../../src/core/runtime.js";
 import { EvmClient } from "../../../src/protocol/evm/client.js";
 import { EvmRedirectError } from "../../../src/protocol/evm/errors.js";
 import { TransportError } from "../../../src/protocol/http/errors.js";
@@ -203,8 +203,7 @@ describe("every client fails with its family's redirect kind", () => {
     const guard = createGuard({
       url: `${origin.url}/health`,
       intervalMs: 1_000,
-      clock,
-      timers,
+      runtime: createRuntime({ clock, timers }),
       logger: captureLogger().logger,
       metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
       onChange: (up, detail) => changes.push([up, detail]),
