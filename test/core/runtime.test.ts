@@ -9,7 +9,7 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { every, ManualTimers, systemTimers, type Timers } from "../../src/core/runtime.js";
+import { createRuntime, every, ManualTimers, systemTimers, type Timers } from "../../src/core/runtime.js";
 import { captureLogger, tick } from "../app/helpers.js";
 
 /** Timers whose callbacks the test fires by hand, moving the clock to `due - earlyMs` first. */
@@ -170,5 +170,35 @@ describe("every: the drift-free repetition the push loop, the guard and the poll
     clock.advance(1_000);
     expect(ticks).toBe(3);
     rep.stop();
+  });
+});
+
+describe("createRuntime: one clock, one set of timers, one stop signal", () => {
+  test("default: every runs on the runtime's clock and timers; one abort stops every repetition, withClock's too", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    const runtime = createRuntime({ clock, timers });
+    // the same timers and signal over another clock (the daemon's exchange time): here one 5 s ahead
+    const ahead = { now: () => clock.now() + 5_000, monotonic: () => clock.monotonic() };
+    const other = runtime.withClock(ahead);
+    expect(other.timers).toBe(timers);
+    expect(other.signal).toBe(runtime.signal);
+    expect(other.clock.now()).toBe(clock.now() + 5_000);
+    const ticks: string[] = [];
+    runtime.every(1_000, ({ k }) => void ticks.push(`a${k}`), { immediate: false });
+    other.every(2_000, ({ k }) => void ticks.push(`b${k}`), { immediate: false });
+    clock.advance(1_000);
+    clock.advance(1_000);
+    await tick();
+    expect([...ticks].sort()).toEqual(["a1", "a2", "b1"]);
+    expect(runtime.signal.aborted).toBe(false);
+    runtime.abort("close");
+    expect(runtime.signal.aborted).toBe(true);
+    expect(runtime.signal.reason).toBe("close");
+    clock.advance(10_000);
+    await tick();
+    expect(ticks).toHaveLength(3);
+    expect(timers.pending).toBe(0);
+    timers.dispose();
   });
 });
