@@ -317,7 +317,7 @@ describe("daemon against the simulator (ManualClock)", () => {
     });
   });
 
-  test("behavior: the once-per-interval work (onInterval, the clock watch) runs on the push loop's slots, in its wake-up, before its push", async () => {
+  test("behavior: the once-per-interval work (onInterval, the clock watch) runs on the push loop's slots, in its wake-up, before that slot's push is sent", async () => {
     const seen: { at: number; sentBefore: number }[] = [];
     let hook: () => void = () => {};
     h = await harness({ onInterval: () => hook(), startDaemonNow: false });
@@ -338,7 +338,7 @@ describe("daemon against the simulator (ManualClock)", () => {
     expect(seen.map((s) => s.sentBefore)).toEqual([sent, sent + 1, sent + 2]);
     expect(h.sim.state.requestCount("exchange")).toBe(sent + 3);
     // The clock watch repeats on its own timer, due on the push loop's slots: two timers at each slot (the clock
-    // watch's, then the push's), and no wake-up at any other time (a timer of its own off the grid was one more
+    // watch's and the push's), and no wake-up at any other time (a timer of its own off the grid was one more
     // wake-up per interval: CPU per hour, BENCHMARKS.md).
     expect([...fired.keys()].filter((t) => t > 0 && t <= 45_000)).toEqual([15_000, 30_000, 45_000]);
     expect([15_000, 30_000, 45_000].map((t) => fired.get(t))).toEqual([2, 2, 2]);

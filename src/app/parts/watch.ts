@@ -153,7 +153,7 @@ export function clockWatchComponent(): Component<
         );
         steps.publish(stepped.deltaMs);
       };
-      // Made before the switches' loops, on the same slots: in a wake-up it runs before that slot's push.
+      // On the push loops' slots: due when a push is, so it shares that wake-up instead of adding one.
       loop = runtime.withClock(time).every(config.interval, work, {
         name: "clock",
         immediate: false,
