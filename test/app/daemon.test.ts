@@ -351,6 +351,16 @@ describe("daemon against the simulator (ManualClock)", () => {
     expect(h.sim.state.requestCount("exchange")).toBe(sent + 4);
   });
 
+  test("behavior: a stall is reported once, by the push loop, though the clock watch wakes with it", async () => {
+    h = await harness();
+    await h.advance(15_000);
+    expect(h.events("loop.stalled")).toHaveLength(0);
+    // the host is suspended for a minute: both repetitions wake up 45 s late
+    await h.advance(60_000, 60_000);
+    expect(h.events("loop.stalled").map((l) => l.loop)).toEqual(["push"]);
+    expect((await h.daemon.metrics.eventLoopStalls.get()).values[0]!.value).toBe(1);
+  });
+
   test("behavior: a push sets the armed-deadline gauge once and the unchanged trigger gauges not at all", async () => {
     h = await harness();
     const m = h.daemon.metrics;
