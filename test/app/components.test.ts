@@ -4,7 +4,7 @@
  * started ones in reverse and names itself. Pure, in-process.
  */
 import { describe, expect, test } from "vitest";
-import { type Component, ComponentStartFailure, Components } from "../../src/app/components.js";
+import { type Built, type Component, ComponentStartFailure, Components } from "../../src/app/components.js";
 
 /** A component that records its start and close in `journal` and provides `{ [name]: value }`. */
 function part<In, K extends string>(
@@ -100,5 +100,20 @@ describe("Components", () => {
     await components.close();
     expect(journal.slice(3)).toEqual(["close c", "close b", "close a"]);
     expect(failed).toEqual(["b: disk gone"]);
+  });
+});
+
+describe("Built: the list is type-checked", () => {
+  test("behavior: a component listed before what it needs makes the context unusable (a type error)", () => {
+    type Ledger = Component<{ base: number }, { ledger: string }>;
+    type Switches = Component<{ ledger: string }, { switches: string[] }>;
+    // in dependency order: the context has everything
+    const ok: Built<readonly [Ledger, Switches], { base: number }> = { base: 1, ledger: "l", switches: [] };
+    expect(ok.switches).toEqual([]);
+    // out of order: the switches come before the ledger they need
+    const early = { listedTooEarly: "switches" } as Built<readonly [Switches, Ledger], { base: number }>;
+    // @ts-expect-error -- `switches` does not exist on ListedTooEarly: `npx tsc` fails if the check goes away
+    expect(early.switches).toBeUndefined();
+    expect(early.listedTooEarly).toBe("switches");
   });
 });
