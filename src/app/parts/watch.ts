@@ -96,9 +96,9 @@ export function agentWatchComponent(): Component<
 }
 
 /**
- * The daemon's own once-per-interval work, on its own repetition whose slots are the push loops' (`slotOrigin`,
- * which it sets for the switches and the exposure poll): it wakes in the same wake-up as a push, not in one of its
- * own (CPU per hour, BENCHMARKS.md). Per slot: `onInterval` (the service's lock refresh); with the exposure poll
+ * The daemon's own once-per-interval work, on its own repetition on the push loops' grid (`slotOrigin`, which it
+ * sets for the switches and the exposure poll, and the push interval): `every` wakes it with the pushes, on one
+ * timer, just before them, never in a wake-up of its own (CPU per hour, BENCHMARKS.md). Per slot: `onInterval` (the service's lock refresh); with the exposure poll
  * off, the skew of the local clock from the answers' Date (the poll watches it otherwise); a wall-clock step
  * (wall and monotonic disagree), which is logged, counted and handed to the switches (readiness then waits for a
  * confirmed push). Deadlines are on the exchange's time, which a step does not move: this only reports.
@@ -153,7 +153,7 @@ export function clockWatchComponent(): Component<
         );
         steps.publish(stepped.deltaMs);
       };
-      // On the push loops' slots: due when a push is, so it shares that wake-up instead of adding one.
+      // On the push loops' grid, made before them: one timer wakes it and then the pushes, no wake-up of its own.
       loop = runtime.withClock(time).every(config.interval, work, {
         name: "clock",
         immediate: false,
