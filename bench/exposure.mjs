@@ -76,6 +76,7 @@ async function main() {
   const { InfoClient } = await import(new URL("protocol/hyperliquid/info.js", DIST).href);
   const { createLogger } = await import(new URL("core/logger.js", DIST).href);
   const { systemClock } = await import(new URL("core/clock.js", DIST).href);
+  const { createRuntime, systemTimers } = await import(new URL("core/runtime.js", DIST).href);
   const { pino } = await import("pino");
 
   const { child, apiUrl } = await startChild();
@@ -90,7 +91,7 @@ async function main() {
     const poller = createExposurePoller({
       info,
       users: addresses,
-      clock: systemClock,
+      runtime: createRuntime({ clock: systemClock, timers: systemTimers() }),
       logger,
       metrics,
       intervalMs: 30_000,

@@ -19,7 +19,15 @@ export { DecimalError, parseDecimal, ratio } from "./core/decimal.js";
 export { parseDuration } from "./core/duration.js";
 export { ArgumentError } from "./core/errors/argument.js";
 export { BaseError, ValidationError } from "./core/errors/base.js";
-export { every, ManualTimers, type Repeating, systemTimers, type Timers } from "./core/runtime.js";
+export {
+  createRuntime,
+  every,
+  ManualTimers,
+  type Repeating,
+  type Runtime,
+  systemTimers,
+  type Timers,
+} from "./core/runtime.js";
 export { cronScheduler, ManualScheduler, type Scheduler } from "./core/scheduler.js";
 export type {
   ChainWatchStatus,

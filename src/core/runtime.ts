@@ -191,8 +191,9 @@ export type EveryOptions = {
   signal?: AbortSignal | undefined;
   /**
    * where slot 0 lies on the monotonic clock (default: now); with it, the first tick is the first slot strictly
-   * after now (`immediate` is for repetitions without it). Two repetitions with the same origin and intervals
-   * that divide each other wake together: the exposure poll rides on a push's wake-up (src/app/daemon.ts).
+   * after now (`immediate` is for repetitions without it). Repetitions with the same timers, origin and interval
+   * share one timer and run in the order they were made (the daemon's clock watch, then the push loops); with
+   * intervals that divide each other they are due in the same slots (the exposure poll on a push's).
    */
   startAt?: number | undefined;
 };
@@ -205,6 +206,81 @@ export type Repeating = {
   /** stalls detected so far */
   readonly stalls: number;
 };
+
+type GridMember = { due(): number; wake(): void; running(): boolean };
+
+/**
+ * The repetitions on one grid (the same timers, origin and interval): one timer for all of them, so that the daemon's
+ * clock watch and the push loops wake together, once per slot, and always in the order they were made. Separate
+ * timers due in the same slot are not one wake-up in node: each timeout is measured in whole milliseconds of the
+ * event loop's time from when it was set, so two timers set for the same instant a fraction of a millisecond apart
+ * can fire a millisecond apart, in either order.
+ */
+class SlotGrid {
+  static readonly #grids = new WeakMap<Timers, Map<string, SlotGrid>>();
+  readonly #timers: Timers;
+  readonly #clock: Clock;
+  readonly #members: GridMember[] = [];
+  readonly #forget: () => void;
+  #handle: TimerHandle | undefined;
+  #handleDue = Number.POSITIVE_INFINITY;
+
+  private constructor(timers: Timers, clock: Clock, forget: () => void) {
+    this.#timers = timers;
+    this.#clock = clock;
+    this.#forget = forget;
+  }
+
+  /** The grid of `timers` at (`start`, `intervalMs`), made on first use. */
+  static join(timers: Timers, clock: Clock, start: number, intervalMs: number): SlotGrid {
+    let byKey = SlotGrid.#grids.get(timers);
+    if (!byKey) {
+      byKey = new Map();
+      SlotGrid.#grids.set(timers, byKey);
+    }
+    const key = `${start}/${intervalMs}`;
+    const found = byKey.get(key);
+    if (found) return found;
+    const map = byKey;
+    const grid = new SlotGrid(timers, clock, () => map.delete(key));
+    byKey.set(key, grid);
+    return grid;
+  }
+
+  add(member: GridMember): void {
+    this.#members.push(member);
+    this.#arm();
+  }
+
+  remove(member: GridMember): void {
+    const i = this.#members.indexOf(member);
+    if (i >= 0) this.#members.splice(i, 1);
+    if (this.#members.length > 0) return;
+    this.#handle?.cancel();
+    this.#handle = undefined;
+    this.#handleDue = Number.POSITIVE_INFINITY;
+    this.#forget();
+  }
+
+  /** One timer, for the earliest slot any member waits for. */
+  #arm(): void {
+    if (this.#members.length === 0) return;
+    const next = Math.min(...this.#members.map((m) => m.due()));
+    if (this.#handle && this.#handleDue <= next) return;
+    this.#handle?.cancel();
+    this.#handleDue = next;
+    this.#handle = this.#timers.after(next - monotonicOf(this.#clock), () => this.#fire());
+  }
+
+  #fire(): void {
+    const due = this.#handleDue;
+    this.#handle = undefined;
+    this.#handleDue = Number.POSITIVE_INFINITY;
+    // every member due in this slot, in the order they joined (one that stops or joins meanwhile is respected)
+    for (const m of [...this.#members]) if (m.running() && m.due() <= due) m.wake();
+    this.#arm();
+  }
+}
 
 /**
  * Runs `fn` every `intervalMs`, drift-free on the monotonic clock: tick k is due at start + k × interval (not
@@ -231,15 +307,9 @@ export function every(
   const start = startAt ?? now0;
   // the first slot: now (immediate, without startAt), else the first one strictly after now
   let k = immediate && startAt === undefined ? 0 : Math.max(0, Math.floor((now0 - start) / intervalMs) + 1);
-  let handle: TimerHandle | undefined;
   let running = true;
   let ticks = 0;
   let stalls = 0;
-
-  const schedule = () => {
-    const due = start + k * intervalMs;
-    handle = timers.after(due - monotonicOf(clock), wake);
-  };
 
   const wake = () => {
     if (!running) return;
@@ -271,17 +341,29 @@ export function every(
     } catch (error) {
       logger?.error({ event: "loop.tick_failed", loop: name, err: error }, "tick failed");
     }
-    if (running) schedule();
   };
 
+  // With an origin, the repetition joins the grid of every other one on the same timers, origin and interval: one
+  // timer wakes them all, in the order they were made (below, `SlotGrid`). Without one, a timer of its own.
+  const member: GridMember = { due: () => start + k * intervalMs, wake, running: () => running };
+  let handle: TimerHandle | undefined;
+  const own = () => {
+    handle = timers.after(member.due() - monotonicOf(clock), () => {
+      wake();
+      if (running) own();
+    });
+  };
+  const grid = startAt === undefined ? null : SlotGrid.join(timers, clock, start, intervalMs);
   const stop = () => {
     running = false;
     handle?.cancel();
     handle = undefined;
+    grid?.remove(member);
   };
   signal?.addEventListener("abort", stop, { once: true });
   if (signal?.aborted) running = false;
-  else schedule();
+  else if (grid) grid.add(member);
+  else own();
 
   return {
     stop,
@@ -441,4 +523,51 @@ export class ExchangeTime implements Clock {
 export function createRootSignal(): { signal: AbortSignal; abort(reason?: string): void } {
   const controller = new AbortController();
   return { signal: controller.signal, abort: (reason) => controller.abort(reason) };
+}
+
+// ------------------------------------------------------------------------------------------------ runtime
+
+/** `every`'s options on a runtime: the clock, the timers and the stop signal are the runtime's own. */
+export type RuntimeEveryOptions = Omit<EveryOptions, "clock" | "timers" | "signal">;
+
+/**
+ * What every long-lived component runs on: one clock, one set of timers, one stop signal, and `every` bound to
+ * the three. The daemon makes one (`createRuntime`) and hands it to each component it starts, so that a test
+ * swaps the whole of time (a ManualClock and ManualTimers) in one place and one abort stops every repetition.
+ */
+export type Runtime = {
+  readonly clock: Clock;
+  readonly timers: Timers;
+  /** aborted when the daemon stops (or fails to start): every repetition made through `every` ends */
+  readonly signal: AbortSignal;
+  /** drift-free repetition on this runtime's clock and timers, stopped by its signal (see `every` above) */
+  every(
+    intervalMs: number,
+    fn: (info: TickInfo) => void | Promise<void>,
+    options?: RuntimeEveryOptions,
+  ): Repeating;
+  /**
+   * The same timers and signal over another clock: the exchange's time (ExchangeTime), for what must judge
+   * dates on it (the agent watch's validity, the switch).
+   */
+  withClock(clock: Clock): Runtime;
+};
+
+/** The runtime's owner (the daemon) also holds the one abort. */
+export type RootRuntime = Runtime & { abort(reason?: string): void };
+
+function runtimeOver(clock: Clock, timers: Timers, signal: AbortSignal): Runtime {
+  return {
+    clock,
+    timers,
+    signal,
+    every: (intervalMs, fn, options = {}) => every(intervalMs, fn, { ...options, clock, timers, signal }),
+    withClock: (other) => runtimeOver(other, timers, signal),
+  };
+}
+
+/** One runtime with its own root signal (createRootSignal); `abort` ends every repetition made on it. */
+export function createRuntime({ clock, timers }: { clock: Clock; timers: Timers }): RootRuntime {
+  const root = createRootSignal();
+  return { ...runtimeOver(clock, timers, root.signal), abort: root.abort };
 }

@@ -14,9 +14,9 @@
  * into NOT PROTECTED (agent_missing / agent_expired).
  */
 
-import { type Clock, utcDay } from "../core/clock.js";
+import { utcDay } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
-import type { TimerHandle, Timers } from "../core/runtime.js";
+import type { Runtime, TimerHandle } from "../core/runtime.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
 import type { Metrics } from "../surface/metrics.js";
 
@@ -50,8 +50,11 @@ export type CreateAgentWatchParameters = {
   account: string;
   /** the signing address (the agent's, or the master's own) */
   signer: string;
-  clock: Clock;
-  timers: Timers;
+  /**
+   * the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts); validity is judged on its
+   * clock (the daemon's runtime over the exchange's time)
+   */
+  runtime: Runtime;
   logger: Logger;
   metrics?: Pick<Metrics, "agentValidUntil">;
   intervalMs?: number;
@@ -73,14 +76,14 @@ export function createAgentWatch({
   info,
   account,
   signer,
-  clock,
-  timers,
+  runtime,
   logger,
   metrics,
   intervalMs = DEFAULT_AGENT_CHECK_INTERVAL_MS,
   warnDays = DEFAULT_AGENT_WARN_DAYS,
   onAgentState,
 }: CreateAgentWatchParameters): AgentWatch {
+  const { clock, timers } = runtime;
   const master = account.toLowerCase();
   const agent = signer.toLowerCase();
   const selfSigned = master === agent;

@@ -7,9 +7,8 @@
  * daemon's own push rate, and warns once per crossing when fewer than `warnDays` remain.
  */
 
-import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
-import { every, type Repeating, type Timers } from "../core/runtime.js";
+import type { Repeating, Runtime } from "../core/runtime.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
 import type { UserRateLimit } from "../protocol/hyperliquid/schemas.js";
 import type { Metrics } from "../surface/metrics.js";
@@ -35,8 +34,8 @@ export type BudgetMonitor = {
 export type CreateBudgetMonitorParameters = {
   info: Pick<InfoClient, "userRateLimit">;
   accounts: string[];
-  clock: Clock;
-  timers: Timers;
+  /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
+  runtime: Runtime;
   logger: Logger;
   metrics: Metrics;
   /** check cadence (ms); 0 turns the monitor off */
@@ -50,14 +49,14 @@ export type CreateBudgetMonitorParameters = {
 export function createBudgetMonitor({
   info,
   accounts,
-  clock,
-  timers,
+  runtime,
   logger,
   metrics,
   intervalMs,
   actionsPerDay,
   warnDays,
 }: CreateBudgetMonitorParameters): BudgetMonitor {
+  const { clock } = runtime;
   const log = logger.child({ module: "budget" });
   const latest = new Map<string, BudgetStatus>();
   /** accounts currently below warnDays / exhausted: each is logged once per crossing */
@@ -147,7 +146,7 @@ export function createBudgetMonitor({
   // Repeats through the runtime (drift-free on the monotonic clock); a check still running is joined.
   const schedule = () => {
     if (stopped || intervalMs <= 0 || repeating) return;
-    repeating = every(intervalMs, () => void checkNow(), { clock, timers, immediate: false, name: "budget" });
+    repeating = runtime.every(intervalMs, () => void checkNow(), { immediate: false, name: "budget" });
   };
 
   return {

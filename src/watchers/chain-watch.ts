@@ -16,8 +16,7 @@
  */
 import type { Logger } from "pino";
 import { normalizeAddress } from "../core/address.js";
-import type { Clock } from "../core/clock.js";
-import { every, type Repeating, systemTimers, type Timers } from "../core/runtime.js";
+import type { Repeating, Runtime } from "../core/runtime.js";
 import type { ChainWatchStatus } from "../core/status.js";
 import type { EvmClient } from "../protocol/evm/client.js";
 import { EvmNotFoundError } from "../protocol/evm/errors.js";
@@ -28,7 +27,8 @@ export type CreateChainWatchParameters = {
   client: EvmClient;
   /** Addresses to report (any case); may be empty (then only head and lag are followed). */
   addresses: string[];
-  clock: Clock;
+  /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
+  runtime: Runtime;
   logger: Logger;
   metrics: Metrics;
   /** Time between ticks (ms). */
@@ -41,8 +41,6 @@ export type CreateChainWatchParameters = {
   pageSize: number;
   /** Pages in flight per block. Default 2. */
   concurrency?: number;
-  /** the runtime's timers (default: real ones); ticks repeat through `every` (core/runtime.ts) */
-  timers?: Timers | undefined;
   /** Consecutive failures on one block before it is skipped. Default 5. */
   maxBlockFailures?: number;
 };
@@ -60,7 +58,7 @@ export type ChainWatch = {
 export function createChainWatch({
   client,
   addresses,
-  clock,
+  runtime,
   logger,
   metrics,
   pollIntervalMs,
@@ -69,8 +67,8 @@ export function createChainWatch({
   pageSize,
   concurrency = 2,
   maxBlockFailures = 5,
-  timers = systemTimers(),
 }: CreateChainWatchParameters): ChainWatch {
+  const { clock } = runtime;
   const log = logger.child({ module: "chain" });
   const watched = new Set<string>(addresses.map((a) => normalizeAddress(a, "watch address")));
   let supported: boolean | null = null;
@@ -232,7 +230,7 @@ export function createChainWatch({
 
   function schedule(): void {
     if (stopped || !enabled || repeating) return;
-    repeating = every(pollIntervalMs, () => void tick(), { clock, timers, immediate: false, name: "chain" });
+    repeating = runtime.every(pollIntervalMs, () => void tick(), { immediate: false, name: "chain" });
   }
 
   return {

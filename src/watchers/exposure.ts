@@ -13,10 +13,9 @@
  */
 
 import { normalizeAddress } from "../core/address.js";
-import type { Clock } from "../core/clock.js";
 import { ArgumentError } from "../core/errors/argument.js";
 import type { Logger } from "../core/logger.js";
-import { every, type Repeating, systemTimers, type Timers } from "../core/runtime.js";
+import type { Repeating, Runtime } from "../core/runtime.js";
 import type { ExposureStatus } from "../core/status.js";
 import type { HyperliquidErrorKind } from "../protocol/hyperliquid/errors.js";
 import type { ClearinghouseState } from "../protocol/hyperliquid/schemas.js";
@@ -55,7 +54,8 @@ export type CreateExposurePollerParameters = {
   users: readonly string[];
   /** perp dexes; "" is the first perp dex */
   dexes?: readonly string[];
-  clock: Clock;
+  /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
+  runtime: Runtime;
   logger: Logger;
   metrics: Metrics;
   /** poll cadence (ms); 0 disables the poller (start and pollNow do nothing) */
@@ -63,8 +63,6 @@ export type CreateExposurePollerParameters = {
   thresholds?: ExposureThresholds;
   /** warn when |local − exchange| exceeds this (ms) */
   clockSkewWarnMs: number;
-  /** the runtime's timers (default: real timers) */
-  timers?: Timers;
 };
 
 export type ExposurePoller = {
@@ -103,14 +101,14 @@ export function createExposurePoller({
   info,
   users: rawUsers,
   dexes = [""],
-  clock,
+  runtime,
   logger,
   metrics,
   intervalMs,
   thresholds = {},
   clockSkewWarnMs,
-  timers = systemTimers(),
 }: CreateExposurePollerParameters): ExposurePoller {
+  const { clock } = runtime;
   if (!Number.isFinite(intervalMs) || intervalMs < 0) {
     throw new ArgumentError(`intervalMs must be a number of milliseconds >= 0, got ${intervalMs}`);
   }
@@ -256,9 +254,7 @@ export function createExposurePoller({
       if (!enabled || started || stopped) return;
       started = true;
       void pollNow("start");
-      repeating = every(intervalMs, () => pollNow("interval"), {
-        clock,
-        timers,
+      repeating = runtime.every(intervalMs, () => pollNow("interval"), {
         logger: log,
         name: "exposure",
         immediate: false,

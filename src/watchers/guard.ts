@@ -11,10 +11,9 @@
  */
 import { stat } from "node:fs/promises";
 import { DEFAULTS } from "../config/options.js";
-import type { Clock } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
 import { redactUrl } from "../core/redact.js";
-import { every, type Repeating, type Timers } from "../core/runtime.js";
+import type { Repeating, Runtime } from "../core/runtime.js";
 import type { GuardStatus } from "../core/status.js";
 import { TransportError } from "../protocol/http/errors.js";
 import { createHttpTransport, type HttpTransport } from "../protocol/http/http.js";
@@ -39,8 +38,8 @@ export type CreateGuardParameters = {
   maxAgeMs?: number;
   url?: string | undefined;
   intervalMs: number;
-  clock: Clock;
-  timers: Timers;
+  /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
+  runtime: Runtime;
   logger: Logger;
   metrics: Metrics;
   onChange: (up: boolean, detail: string | null) => void;
@@ -61,7 +60,8 @@ export type Guard = {
 
 /** Returns null when no guard is configured. */
 export function createGuard(params: CreateGuardParameters): Guard | null {
-  const { file, url, intervalMs, clock, timers, metrics, onChange, maxAgeMs = DEFAULTS.guardMaxAge } = params;
+  const { file, url, intervalMs, runtime, metrics, onChange, maxAgeMs = DEFAULTS.guardMaxAge } = params;
+  const { clock } = runtime;
   if (!file && !url) return null;
   const timeoutMs = Math.min(GUARD_URL_TIMEOUT_MS, Math.max(100, intervalMs));
   const transport =
@@ -163,12 +163,12 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
     async start() {
       const state = await check();
       loop?.stop();
-      loop = every(
+      loop = runtime.every(
         intervalMs,
         ({ k }) => {
           if (k > 0) void check();
         },
-        { clock, timers, logger: log, name: "guard" },
+        { logger: log, name: "guard" },
       );
       return state;
     },

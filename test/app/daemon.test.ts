@@ -317,8 +317,8 @@ describe("daemon against the simulator (ManualClock)", () => {
     });
   });
 
-  test("behavior: the once-per-interval work (onInterval, the clock watch) runs on the push loop's wake-up, before its push", async () => {
-    const seen: { at: number; sentBefore: number }[] = [];
+  test("behavior: the once-per-interval work (onInterval, the clock watch) runs on the push loop's slots, in its wake-up, before its push", async () => {
+    const seen: { at: number; sentBefore: number; pushing: boolean }[] = [];
     let hook: () => void = () => {};
     h = await harness({ onInterval: () => hook(), startDaemonNow: false });
     // every timer callback the daemon's runtime fires, by the monotonic time it fires at
@@ -330,14 +330,24 @@ describe("daemon against the simulator (ManualClock)", () => {
         fn();
       });
     await h.boot();
-    hook = () => seen.push({ at: h!.clock.monotonic(), sentBefore: h!.sim.state.requestCount("exchange") });
+    hook = () =>
+      seen.push({
+        at: h!.clock.monotonic(),
+        sentBefore: h!.sim.state.requestCount("exchange"),
+        pushing: h!.daemon.ledger.get(h!.account).pendingUntil !== null,
+      });
     const sent = h.sim.state.requestCount("exchange");
     await h.advance(45_000);
     // once per interval, at the push loop's slots (15, 30, 45 s), each before that slot's push left
     expect(seen.map((s) => s.at)).toEqual([15_000, 30_000, 45_000]);
     expect(seen.map((s) => s.sentBefore)).toEqual([sent, sent + 1, sent + 2]);
+    // and before that slot's tick started its push
+    expect(seen.map((s) => s.pushing)).toEqual([false, false, false]);
     expect(h.sim.state.requestCount("exchange")).toBe(sent + 3);
-    // one timer at each slot: the push loop's (a clock watch on a timer of its own was a second one)
+    // The clock watch is a repetition of its own on the push loop's grid (same timers, origin and interval): one
+    // timer wakes both at each slot, and nothing wakes at any other time (a timer of its own was one more wake-up
+    // per interval, even due in the same slot: CPU per hour, BENCHMARKS.md).
+    expect([...fired.keys()].filter((t) => t > 0 && t <= 45_000)).toEqual([15_000, 30_000, 45_000]);
     expect([15_000, 30_000, 45_000].map((t) => fired.get(t))).toEqual([1, 1, 1]);
     // a hook that throws is logged and changes nothing else
     hook = () => {
@@ -346,6 +356,16 @@ describe("daemon against the simulator (ManualClock)", () => {
     await h.advance(15_000);
     expect(h.events("daemon.interval_failed")).toHaveLength(1);
     expect(h.sim.state.requestCount("exchange")).toBe(sent + 4);
+  });
+
+  test("behavior: a stall is reported once, by the push loop, though the clock watch wakes with it", async () => {
+    h = await harness();
+    await h.advance(15_000);
+    expect(h.events("loop.stalled")).toHaveLength(0);
+    // the host is suspended for a minute: both repetitions wake up 45 s late
+    await h.advance(60_000, 60_000);
+    expect(h.events("loop.stalled").map((l) => l.loop)).toEqual(["push"]);
+    expect((await h.daemon.metrics.eventLoopStalls.get()).values[0]!.value).toBe(1);
   });
 
   test("behavior: a push sets the armed-deadline gauge once and the unchanged trigger gauges not at all", async () => {

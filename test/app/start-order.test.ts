@@ -3,14 +3,20 @@
  * simulator: the health server binds before the guard is asked and before any switch pushes; a step that fails
  * closes the ones already started in reverse (a switch that already armed removes its schedule); close() runs once.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Wallet } from "ethers";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { DaemonStartError, type StartDaemonParameters, startDaemon } from "../../src/app/daemon.js";
+import {
+  DAEMON_COMPONENTS,
+  DaemonStartError,
+  daemonComponents,
+  type StartDaemonParameters,
+  startDaemon,
+} from "../../src/app/daemon.js";
 import { type ConfigInput, ConfigSchema } from "../../src/config/schema.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { ExitCode } from "../../src/core/exit-codes.js";
@@ -25,6 +31,26 @@ const listen = <T extends Server | HttpServer>(server: T) =>
   new Promise<number>((done) =>
     server.listen(0, "127.0.0.1", () => done((server.address() as { port: number }).port)),
   );
+
+/** The daemon's components, each close recorded in `closed` by name (the list startDaemon runs). */
+function recordedComponents(closed: string[]) {
+  const list = daemonComponents();
+  for (const component of list) {
+    const close = component.close.bind(component);
+    component.close = () => {
+      closed.push(component.name);
+      return close();
+    };
+  }
+  return list;
+}
+
+/** The components docs/daemon.md lists in "Start order and exit", in order. */
+function documentedComponents(): string[] {
+  const doc = readFileSync(join(import.meta.dirname, "../../docs/daemon.md"), "utf8");
+  const section = doc.slice(doc.indexOf("## Start order and exit"), doc.indexOf("## Shutdown and crashes"));
+  return [...section.matchAll(/^\d+\. `([^`]+)`:/gm)].map((m) => m[1]!);
+}
 
 describe("startDaemon: ordered start, rollback, close", () => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
@@ -107,6 +133,76 @@ describe("startDaemon: ordered start, rollback, close", () => {
     expect(log.events("heartbeat.ok")).toHaveLength(0);
     // No timer left behind by the components started before the health server.
     expect(timers.pending).toBe(0);
+  });
+
+  test("behavior: the components start in the documented order and close in the reverse, once", async () => {
+    expect(DAEMON_COMPONENTS).toEqual([
+      "notifications",
+      "ledger",
+      "clients",
+      "exchange record",
+      "chain watch",
+      "health",
+      "guard",
+      "agent watch",
+      "clock watch",
+      "switches",
+      "pollers",
+    ]);
+    expect(documentedComponents()).toEqual(DAEMON_COMPONENTS);
+    const closed: string[] = [];
+    const { params: p, log } = params({ health: "127.0.0.1:0", guardUrl: engineUrl });
+    const daemon = await startDaemon(p, recordedComponents(closed));
+    expect(daemon.components).toEqual(DAEMON_COMPONENTS);
+    await daemon.settle();
+    expect(closed).toEqual([]);
+    await daemon.close({ mode: "keep" });
+    await daemon.close();
+    expect(closed).toEqual([...DAEMON_COMPONENTS].reverse());
+    // the stop is said before the first component closes; nothing failed to close
+    expect(log.events("daemon.stopping")).toHaveLength(1);
+    expect(log.events("daemon.close.failed")).toHaveLength(0);
+  });
+
+  test("behavior: between the health server's bind and the switches' start, /readyz says starting (503)", async () => {
+    const list = daemonComponents();
+    // The guard's first answer is held back: the health server is up, the switches are not yet built.
+    let release: () => void = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    let bound: () => void = () => {};
+    const healthUp = new Promise<void>((done) => (bound = done));
+    const guard = list[6];
+    expect(guard.name).toBe("guard");
+    const start = guard.start.bind(guard);
+    guard.start = async (ctx) => {
+      bound();
+      await held;
+      return start(ctx);
+    };
+    const { params: p, log } = params({ health: "127.0.0.1:0" });
+    const starting = startDaemon(p, list);
+    await healthUp;
+    const url = log.events("health.listening")[0]!.url as string;
+    const answer = await fetch(`${url}/readyz`);
+    expect(answer.status).toBe(503);
+    expect(((await answer.json()) as { reasons: string[] }).reasons).toEqual([
+      "starting: the switches have not started yet",
+    ]);
+    expect(sim.state.requestCount("exchange")).toBe(0);
+    release();
+    const daemon = await starting;
+    await daemon.close({ mode: "keep" });
+  });
+
+  test("behavior: a component that fails to start closes only the ones before it, in reverse", async () => {
+    const closed: string[] = [];
+    const { params: p } = params({ health: `127.0.0.1:${takenPort}` });
+    const error = await startDaemon(p, recordedComponents(closed)).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((error as DaemonStartError).component).toBe("health");
+    expect(closed).toEqual(["chain watch", "exchange record", "clients", "ledger", "notifications"]);
   });
 
   test("behavior: a step failing after the switches started rolls back in reverse: the switch sends a removal, nothing stays armed", async () => {

@@ -9,7 +9,7 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { every, ManualTimers, systemTimers, type Timers } from "../../src/core/runtime.js";
+import { createRuntime, every, ManualTimers, systemTimers, type Timers } from "../../src/core/runtime.js";
 import { captureLogger, tick } from "../app/helpers.js";
 
 /** Timers whose callbacks the test fires by hand, moving the clock to `due - earlyMs` first. */
@@ -174,5 +174,116 @@ describe("every: the drift-free repetition the push loop, the guard and the poll
     clock.advance(1_000);
     expect(ticks).toBe(3);
     rep.stop();
+  });
+});
+
+describe("createRuntime: one clock, one set of timers, one stop signal", () => {
+  test("default: every runs on the runtime's clock and timers; one abort stops every repetition, withClock's too", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    const runtime = createRuntime({ clock, timers });
+    // the same timers and signal over another clock (the daemon's exchange time): here one 5 s ahead
+    const ahead = { now: () => clock.now() + 5_000, monotonic: () => clock.monotonic() };
+    const other = runtime.withClock(ahead);
+    expect(other.timers).toBe(timers);
+    expect(other.signal).toBe(runtime.signal);
+    expect(other.clock.now()).toBe(clock.now() + 5_000);
+    const ticks: string[] = [];
+    runtime.every(1_000, ({ k }) => void ticks.push(`a${k}`), { immediate: false });
+    other.every(2_000, ({ k }) => void ticks.push(`b${k}`), { immediate: false });
+    clock.advance(1_000);
+    clock.advance(1_000);
+    await tick();
+    expect([...ticks].sort()).toEqual(["a1", "a2", "b1"]);
+    expect(runtime.signal.aborted).toBe(false);
+    runtime.abort("close");
+    expect(runtime.signal.aborted).toBe(true);
+    expect(runtime.signal.reason).toBe("close");
+    clock.advance(10_000);
+    await tick();
+    expect(ticks).toHaveLength(3);
+    expect(timers.pending).toBe(0);
+    timers.dispose();
+  });
+});
+
+describe("every on one grid: the same timers, origin and interval share one timer", () => {
+  test("default: one timer wakes them all, in the order they were made; each stops on its own", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    const ran: string[] = [];
+    const origin = clock.monotonic();
+    const options = { clock, timers, immediate: false, startAt: origin };
+    const first = every(1_000, ({ k }) => void ran.push(`first${k}`), options);
+    const second = every(1_000, ({ k }) => void ran.push(`second${k}`), options);
+    // another interval on the same origin is another grid
+    const other = every(3_000, ({ k }) => void ran.push(`other${k}`), options);
+    expect(timers.pending).toBe(2);
+    clock.advance(1_000);
+    clock.advance(1_000);
+    clock.advance(1_000);
+    await tick();
+    // (the order between two grids due together is not promised)
+    expect(ran.filter((r) => !r.startsWith("other"))).toEqual([
+      "first1",
+      "second1",
+      "first2",
+      "second2",
+      "first3",
+      "second3",
+    ]);
+    expect(ran.filter((r) => r.startsWith("other"))).toEqual(["other1"]);
+    first.stop();
+    expect(timers.pending).toBe(2);
+    clock.advance(1_000);
+    await tick();
+    expect(ran.slice(7)).toEqual(["second4"]);
+    second.stop();
+    other.stop();
+    expect(timers.pending).toBe(0);
+    // a repetition made later on the same grid starts at its next slot, on one timer again
+    const late = every(1_000, ({ k }) => void ran.push(`late${k}`), options);
+    const later = every(1_000, ({ k }) => void ran.push(`later${k}`), options);
+    expect(timers.pending).toBe(1);
+    clock.advance(1_000);
+    await tick();
+    expect(ran.slice(8)).toEqual(["late5", "later5"]);
+    late.stop();
+    later.stop();
+    timers.dispose();
+  });
+
+  test("behavior: with node's own timers the two wake in the same timer callback at every slot", async () => {
+    let wake = 0;
+    const real = systemTimers();
+    // counts the timer callbacks: two repetitions woken by one callback see the same number
+    const counted: Timers = {
+      after: (ms, fn) =>
+        real.after(ms, () => {
+          wake++;
+          fn();
+        }),
+    };
+    const clock = { now: () => Date.now(), monotonic: () => performance.now() };
+    const seen = new Map<number, number[]>();
+    const options = { clock, timers: counted, immediate: false, startAt: performance.now() };
+    const note = (k: number) => void seen.set(k, [...(seen.get(k) ?? []), wake]);
+    const a = every(10, ({ k }) => note(k), options);
+    const b = every(
+      10,
+      ({ k }) => {
+        note(k);
+        // a push tick's synchronous work (signing): the next timer is set this much later
+        const t = performance.now();
+        while (performance.now() - t < 0.5);
+      },
+      options,
+    );
+    await new Promise((done) => real.after(300, () => done(undefined)));
+    a.stop();
+    b.stop();
+    const both = [...seen.values()].filter((w) => w.length === 2);
+    expect(both.length).toBeGreaterThan(5);
+    expect(both.filter(([x, y]) => x !== y)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import { expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { createLogger } from "../../src/core/logger.js";
-import { systemTimers } from "../../src/core/runtime.js";
+import { createRuntime, systemTimers } from "../../src/core/runtime.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createGuard, FUTURE_MTIME_TOLERANCE_MS } from "../../src/watchers/guard.js";
 
@@ -29,8 +29,7 @@ test("behavior: an mtime 5 minutes ahead is stale, warned once by name; small sk
     file,
     maxAgeMs: 10_000,
     intervalMs: 1_000,
-    clock,
-    timers: systemTimers(clock),
+    runtime: createRuntime({ clock, timers: systemTimers(clock) }),
     logger,
     metrics: createMetrics({ defaultMetrics: false }),
     onChange: (up) => changes.push(up),

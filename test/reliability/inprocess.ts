@@ -10,7 +10,7 @@ import { type Daemon, startDaemon } from "../../src/app/daemon.js";
 import { type Config, type ConfigInput, ConfigSchema } from "../../src/config/schema.js";
 import { type Clock, ManualClock } from "../../src/core/clock.js";
 import { createLogger } from "../../src/core/logger.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers, systemTimers } from "../../src/core/runtime.js";
 import { ManualScheduler } from "../../src/core/scheduler.js";
 import { EvmClient } from "../../src/protocol/evm/client.js";
 import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
@@ -155,8 +155,11 @@ export async function startInProcess({
           chain = createChainWatch({
             client: new EvmClient({ rpcUrl: sim.rpcUrl, timeoutMs: 2_000 }),
             addresses: config.watchAddresses,
-            ...deps,
-            pollIntervalMs: 3_600_000, // real timer never due in a test: `run` ticks it
+            logger: deps.logger,
+            metrics: deps.metrics,
+            // the daemon's clock on real timers, whose hour is never due in a test: `run` ticks it
+            runtime: createRuntime({ clock: deps.runtime.clock, timers: systemTimers() }),
+            pollIntervalMs: 3_600_000,
             stallThresholdMs: config.chainStallThreshold,
             maxLagBlocks: config.chainMaxLagBlocks,
             pageSize: config.chainPageSize,

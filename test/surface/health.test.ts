@@ -1,6 +1,7 @@
 import { request } from "node:http";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock, systemClock } from "../../src/core/clock.js";
+import { createRuntime, systemTimers } from "../../src/core/runtime.js";
 import { type ExposureStatus, NO_GUARD, type Readiness, type SwitchStatus } from "../../src/core/status.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../src/protocol/hyperliquid/schemas.js";
@@ -354,7 +355,7 @@ describe("health server against the simulator", () => {
     const poller = createExposurePoller({
       info,
       users: [ACCOUNT],
-      clock: systemClock,
+      runtime: createRuntime({ clock: systemClock, timers: systemTimers() }),
       logger: captureLogger().logger,
       metrics,
       intervalMs: 30_000,
@@ -408,7 +409,7 @@ describe("health server against the simulator", () => {
     const poller = createExposurePoller({
       info,
       users: [ACCOUNT],
-      clock,
+      runtime: createRuntime({ clock, timers: systemTimers() }),
       logger: captureLogger().logger,
       metrics: createMetrics({ defaultMetrics: false }),
       intervalMs: 15_000,

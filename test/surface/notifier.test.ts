@@ -9,7 +9,7 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import type { SwitchStatus } from "../../src/core/status.js";
 import { toNotification } from "../../src/surface/notify/events.js";
 import { createDaemonNotifications } from "../../src/surface/notify/index.js";
@@ -471,7 +471,12 @@ describe("protection watcher: what makes it look again", () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const timers = new ManualTimers(clock);
     const { logger } = captureLogger();
-    const n = createDaemonNotifications({ urls: [], logger, registry: new Registry(), clock, timers });
+    const n = createDaemonNotifications({
+      urls: [],
+      logger,
+      registry: new Registry(),
+      runtime: createRuntime({ clock, timers }),
+    });
     let looks = 0;
     n.watch({
       status: () => {

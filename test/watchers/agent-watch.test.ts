@@ -4,7 +4,7 @@
  */
 import { describe, expect, test, vi } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { type AgentState, createAgentWatch } from "../../src/watchers/agent-watch.js";
@@ -32,8 +32,7 @@ async function setup({ validUntil = T0 + 90 * DAY, name = "hl-deadman", signer =
     info,
     account: master,
     signer,
-    clock,
-    timers,
+    runtime: createRuntime({ clock, timers }),
     logger: log.logger,
     metrics,
     intervalMs: HOUR,

@@ -1,7 +1,7 @@
 import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
@@ -42,8 +42,7 @@ function monitorFor({
   return createBudgetMonitor({
     info,
     accounts: [user],
-    clock,
-    timers: new ManualTimers(clock),
+    runtime: createRuntime({ clock, timers: new ManualTimers(clock) }),
     logger: log.logger,
     metrics,
     intervalMs: 600_000,

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { createLogger } from "../../src/core/logger.js";
+import { createRuntime, systemTimers } from "../../src/core/runtime.js";
 import { EvmClient } from "../../src/protocol/evm/client.js";
 import { SimChain } from "../../src/sim/chain.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
@@ -37,7 +38,7 @@ async function setup(
   const watch = createChainWatch({
     client,
     addresses: opts.addresses ?? [],
-    clock,
+    runtime: createRuntime({ clock, timers: systemTimers() }),
     logger,
     metrics,
     pollIntervalMs: 60_000,

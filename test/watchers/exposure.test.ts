@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { afterEach, describe, expect, test } from "vitest";
 import { type Clock, ManualClock, offsetClock, systemClock } from "../../src/core/clock.js";
 import { createLogger } from "../../src/core/logger.js";
-import type { Timers } from "../../src/core/runtime.js";
+import { createRuntime, systemTimers, type Timers } from "../../src/core/runtime.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../src/protocol/hyperliquid/schemas.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
@@ -86,13 +86,12 @@ function setup({
   const poller = createExposurePoller({
     info: info ?? client,
     users: [A, B, C],
-    clock: pollerClock ?? clock,
+    runtime: createRuntime({ clock: pollerClock ?? clock, timers: timers ?? systemTimers() }),
     logger,
     metrics,
     intervalMs,
     thresholds,
     clockSkewWarnMs,
-    ...(timers ? { timers } : {}),
   });
   return { poller, metrics, lines, client };
 }
@@ -373,7 +372,7 @@ describe("exposure poller against the simulator", () => {
           }),
         },
         users: [A, "0x123"],
-        clock: systemClock,
+        runtime: createRuntime({ clock: systemClock, timers: systemTimers() }),
         logger: capture().logger,
         metrics: createMetrics({ defaultMetrics: false }),
         intervalMs: 1000,

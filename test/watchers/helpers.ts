@@ -1,7 +1,7 @@
 /** Watchers built for tests: on a ManualClock and its ManualTimers, with their own metrics and a captured log. */
 import { Registry } from "prom-client";
 import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createGuard, type Guard } from "../../src/watchers/guard.js";
 import { captureLogger } from "../app/helpers.js";
@@ -21,8 +21,7 @@ export function urlGuardFor(
   const guard = createGuard({
     url,
     intervalMs,
-    clock,
-    timers,
+    runtime: createRuntime({ clock, timers }),
     logger: captureLogger().logger,
     metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
     onChange: (up, detail) => changes.push([up, detail]),

@@ -1,5 +1,6 @@
 import { type Command, Option } from "commander";
 import { planAccounts } from "../../app/daemon.js";
+import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../../app/master.js";
 import { loadSigningKey } from "../../config/keys.js";
 import {
   CONFIG_KEYS,
@@ -11,7 +12,6 @@ import {
 import { formatDuration } from "../../core/duration.js";
 import { redactUrl } from "../../core/redact.js";
 import type { CliDeps } from "../deps.js";
-import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../master.js";
 import { addRunOptions } from "./run.js";
 
 const DURATION_KEYS = new Set(CONFIG_KEYS.filter((s) => s.kind === "duration").map((s) => s.key));

@@ -1,5 +1,6 @@
 import { type Command, Option } from "commander";
 import { planAccounts } from "../../app/daemon.js";
+import { describeSignerAccount, resolveSignerAccount } from "../../app/master.js";
 import { loadSigningKey } from "../../config/keys.js";
 import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
@@ -11,7 +12,6 @@ import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import { policyFor } from "../../protocol/policy.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
-import { describeSignerAccount, resolveSignerAccount } from "../master.js";
 import { addServiceOptions, configFlag } from "../options.js";
 
 /** `--account` of schedule/unschedule: one account, whose cancel this one command sets or removes. */

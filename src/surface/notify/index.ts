@@ -5,9 +5,8 @@
  */
 import { hostname } from "node:os";
 import type { Registry } from "prom-client";
-import type { Clock } from "../../core/clock.js";
 import type { Logger } from "../../core/logger.js";
-import type { Timers } from "../../core/runtime.js";
+import type { Runtime } from "../../core/runtime.js";
 import type { SwitchStatus } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
 import { toNotification } from "./events.js";
@@ -34,17 +33,17 @@ export function createDaemonNotifications({
   urls,
   logger,
   registry,
-  clock,
-  timers,
+  runtime,
   notifier: notifierOptions,
 }: {
   urls: readonly string[];
   logger: Logger;
   registry: Registry;
-  clock: Clock;
-  timers: Timers;
+  /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
+  runtime: Runtime;
   notifier?: Partial<NotifierOptions>;
 }): DaemonNotifications {
+  const { clock, timers } = runtime;
   const listeners: EventListener[] = [];
   const notifier = urls.length > 0 ? createNotifier({ ...notifierOptions, urls, logger, registry }) : null;
   const host = hostname();

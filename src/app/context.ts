@@ -1,0 +1,94 @@
+/**
+ * What the daemon's components share: the parameters, the base context every component starts on (the runtime
+ * among it), and the small feeds through which a later component follows an earlier one (src/app/daemon.ts).
+ */
+import type { Config } from "../config/schema.js";
+import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
+import type { ExchangeTime, Runtime, Timers } from "../core/runtime.js";
+import type { Scheduler } from "../core/scheduler.js";
+import type { ChainWatchStatus, ExposureStatus, GuardStatus, SwitchStatus } from "../core/status.js";
+import type { LocalSigner } from "../protocol/hyperliquid/signing.js";
+import type { parseListenAddress } from "../surface/health.js";
+import type { Metrics } from "../surface/metrics.js";
+import type { CancelOpenOrders, ScheduleCancelClient } from "../switch/index.js";
+
+export type DaemonChainWatch = {
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+  status(): ChainWatchStatus;
+};
+
+export type StartDaemonParameters = {
+  config: Config;
+  wallet: LocalSigner;
+  stateDir: string;
+  logger: Logger;
+  /** the runtime's clock and timers (default: the system's; tests pass a ManualClock and ManualTimers) */
+  clock?: Clock;
+  timers?: Timers;
+  scheduler?: Scheduler;
+  metrics?: Metrics;
+  /** default: config.apiUrl, else the network's */
+  apiUrl?: string;
+  /** the exchange's record (default: config.explorerUrl, else the network's when the API is the official one) */
+  explorerUrl?: string | undefined;
+  /** engine-down policy `cancel`: cancels an account's open orders (default: the order-cancel module) */
+  cancelOpenOrders?: CancelOpenOrders | undefined;
+  /** test seam: runs before each ledger fsync (a slow disk) */
+  beforeLedgerSync?: (() => Promise<void>) | undefined;
+  /** replaces the ExchangeClient (tests) */
+  client?: ScheduleCancelClient & { close?(): void };
+  /**
+   * runs once per push interval, in the clock watch's wake-up on the push slots (the service refreshes its
+   * state-directory lock there, src/app/lock.ts `touch`, instead of waking the process on a timer of its own)
+   */
+  onInterval?: (() => void) | undefined;
+  /** builds the chain watch when watchAddresses are configured (default: the chain watch on config.rpcUrl) */
+  createChainWatch?:
+    | ((deps: { runtime: Runtime; logger: Logger; metrics: Metrics }) => DaemonChainWatch)
+    | undefined;
+};
+
+/** A value later components can read now and follow: the latest, and every change after it. */
+export type Feed<T> = { subscribe(listener: (value: T) => void): void };
+export function feed<T>(): Feed<T> & { publish(value: T): void } {
+  const listeners: ((value: T) => void)[] = [];
+  return {
+    subscribe: (listener) => void listeners.push(listener),
+    publish: (value) => {
+      for (const l of listeners) l(value);
+    },
+  };
+}
+
+export type Base = {
+  params: StartDaemonParameters;
+  config: Config;
+  /** the clock, the timers, `every` and the one abort signal of the whole daemon */
+  runtime: Runtime;
+  metrics: Metrics;
+  /** the exchange's time: monotonic + an offset corrected from the answers' Date headers */
+  time: ExchangeTime;
+  signer: string;
+  plan: { account: string; vaultAddress: string | undefined }[];
+  accounts: string[];
+  apiUrl: string;
+  listen: ReturnType<typeof parseListenAddress>;
+  /** how the switches stop: `remove` unless close() says otherwise (a failed start always removes) */
+  stop: { mode: "remove" | "keep" };
+};
+
+/**
+ * What readiness and liveness are computed from. The health server binds before the guard and the switches exist,
+ * so they report here as they start; before the switches have started, the daemon is not ready.
+ */
+export type Board = {
+  accounts: (() => SwitchStatus[]) | null;
+  exposure: () => ExposureStatus;
+  guard: () => GuardStatus;
+};
+
+export type Engine = { up: boolean; detail: string | null };
+
+/** The engine guard: its first answer comes before the first push, so a dead engine is never re-armed. */

@@ -1,0 +1,288 @@
+/** The daemon's components that open its state and its connections (src/app/daemon.ts, `daemonComponents`). */
+import { effectiveExplorerUrl } from "../../config/load.js";
+import type { Logger } from "../../core/logger.js";
+import { createCancelExecutor } from "../../protocol/hyperliquid/cancel.js";
+import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
+import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
+import { InfoClient } from "../../protocol/hyperliquid/info.js";
+import { NonceSource, type NonceSpan, nonceFloor } from "../../protocol/hyperliquid/nonce.js";
+import { createDaemonNotifications } from "../../surface/notify/index.js";
+import { createStatusModel } from "../../surface/status-page/index.js";
+import type { CancelOpenOrders, ScheduleCancelClient } from "../../switch/index.js";
+import { Ledger } from "../../switch/ledger.js";
+import type { RecordResult } from "../../switch/record.js";
+import { cancelReportLogger, createReconcileLogger } from "../../watchers/record-log.js";
+import { readRecord } from "../../watchers/record-read.js";
+import type { Component } from "../components.js";
+import type { Base, DaemonChainWatch } from "../context.js";
+
+export function notificationsComponent(): Component<
+  Base,
+  {
+    logger: Logger;
+    log: Logger;
+    notifications: ReturnType<typeof createDaemonNotifications>;
+    statusModel: ReturnType<typeof createStatusModel>;
+  }
+> {
+  let notifications: ReturnType<typeof createDaemonNotifications> | undefined;
+  return {
+    name: "notifications",
+    start({ params, config, metrics, runtime }) {
+      notifications = createDaemonNotifications({
+        urls: config.notifyUrls,
+        logger: params.logger,
+        registry: metrics.registry,
+        runtime,
+      });
+      const statusModel = createStatusModel({ now: () => runtime.clock.now() });
+      notifications.listen(statusModel.onEvent);
+      const logger = notifications.logger;
+      return { notifications, statusModel, logger, log: logger.child({ module: "daemon" }) };
+    },
+    close: () => notifications?.close(),
+  };
+}
+
+/**
+ * The trigger ledger and the signer's nonces, one component: the ledger persists the nonces' high-water mark, and
+ * the nonces start above the floor the ledger's last run left (src/protocol/hyperliquid/nonce.ts).
+ */
+export function ledgerComponent(): Component<
+  Base & { logger: Logger },
+  { ledger: Ledger; nonces: NonceSource; nonceSpan: NonceSpan }
+> {
+  let ledger: Ledger | undefined;
+  return {
+    name: "ledger",
+    async start({ params, config, time, logger }) {
+      let nonces: NonceSource | undefined;
+      // How far above the ledger's last write a restart starts its nonces.
+      const nonceSpan: NonceSpan = { requestTimeoutMs: config.requestTimeout, deadlineMs: config.deadline };
+      const opened = await Ledger.open({
+        stateDir: params.stateDir,
+        clock: time,
+        // only verified time and nonces taken on it are persisted (they seed a restart's nonce floor)
+        verifiedNow: () => time.verifiedNow(),
+        nonceHint: () => nonces?.lastVerified ?? 0,
+        logger: logger.child({ module: "ledger" }),
+        triggerLimit: config.triggerLimit,
+        beforeSync: params.beforeLedgerSync,
+        nonceSpan,
+      });
+      ledger = opened;
+      // The exchange's time is never before the ledger's last write (a clock stepped back while down).
+      if (opened.loadedUpdatedAt !== null) time.notBefore(opened.loadedUpdatedAt);
+      // Nonces never go below the previous run's, even after the wall clock was stepped back.
+      nonces = new NonceSource(
+        time,
+        nonceFloor(opened.loadedUpdatedAt, opened.loadedLastNonce, nonceSpan),
+        () => time.verified,
+      );
+      return { ledger: opened, nonces, nonceSpan };
+    },
+    close: () => ledger?.close(),
+  };
+}
+
+/** The exchange client (the pushes, the cancels) and one info client for every read-only query. */
+
+export function clientsComponent(): Component<
+  Base & { nonces: NonceSource },
+  { client: ScheduleCancelClient & { close?(): void }; info: InfoClient }
+> {
+  let client: (ScheduleCancelClient & { close?(): void }) | undefined;
+  let info: InfoClient | undefined;
+  return {
+    name: "clients",
+    start({ params, config, time, nonces, apiUrl, runtime }) {
+      client =
+        params.client ??
+        new ExchangeClient({
+          apiUrl,
+          signer: params.wallet,
+          isMainnet: config.network === "mainnet",
+          clock: time,
+          nonces,
+          expiresAfterMs: config.requestTimeout,
+          timeoutMs: config.requestTimeout,
+        });
+      info = new InfoClient({
+        apiUrl,
+        clock: runtime.clock,
+        timeoutMs: config.requestTimeout,
+        chunkSize: config.exposureChunkSize,
+        concurrency: config.exposureConcurrency,
+      });
+      return { client, info };
+    },
+    close() {
+      info?.close();
+      client?.close?.();
+    },
+  };
+}
+
+export function hasCancel(client: object): client is Pick<ExchangeClient, "cancel"> {
+  return typeof (client as { cancel?: unknown }).cancel === "function";
+}
+
+/**
+ * The exchange's record (docs/exchange-record.md): read at start-up (before the first push, bounded by one request
+ * time-out), after every guessed trigger and again while guesses remain; each switch applies it where it is fresh
+ * (both directions) and it never stops the pushes. Unavailable: said once, nothing changes. With an API URL given
+ * to the daemon (a simulator, a third-party host) the record is read only from an explicit --explorer-url: an
+ * official explorer never describes another host's exchange. Also the order canceller (engine-down `cancel`).
+ */
+export function recordComponent(): Component<
+  Base & { logger: Logger; log: Logger; ledger: Ledger; info: InfoClient; client: ScheduleCancelClient },
+  {
+    readRecord: ((account: string) => Promise<RecordResult>) | undefined;
+    startRecords: Map<string, RecordResult>;
+    cancelOpenOrders: CancelOpenOrders | undefined;
+  }
+> {
+  let explorer: ExplorerClient | null = null;
+  const reconciling = new Set<Promise<unknown>>();
+  return {
+    name: "exchange record",
+    async start({
+      params,
+      config,
+      runtime,
+      time,
+      signer,
+      accounts,
+      logger,
+      log,
+      ledger,
+      info,
+      client,
+      metrics,
+    }) {
+      const explorerUrl =
+        params.explorerUrl ?? (params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config));
+      explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
+      const reconcileLog = createReconcileLogger(logger);
+      const readAccountRecord = async (account: string): Promise<RecordResult> => {
+        const controller = new AbortController();
+        const onAbort = () => controller.abort();
+        runtime.signal.addEventListener("abort", onAbort, { once: true });
+        const limit = runtime.timers.after(config.requestTimeout, () => controller.abort());
+        try {
+          const result = await readRecord({
+            explorer,
+            info,
+            account,
+            signer,
+            now: () => time.now(),
+            signal: controller.signal,
+          });
+          reconcileLog.availability(account, result);
+          return result;
+        } finally {
+          limit.cancel();
+          runtime.signal.removeEventListener("abort", onAbort);
+        }
+      };
+      // Start-up: read before the switches start; each switch applies its record once it has started. Only an
+      // ASSUMED count (an unreadable ledger) is settled here, before the switch reads its entry: a record that
+      // covers the whole UTC day replaces the assumption with its count (docs/exchange-record.md).
+      const startRecords = new Map<string, RecordResult>();
+      await Promise.all(
+        accounts.map(async (account) => {
+          try {
+            const result = await readAccountRecord(account);
+            startRecords.set(account, result);
+            const view = ledger.get(account);
+            if (!view.assumed || !result.available) return;
+            const outcome = reconcileLog.assumed(
+              account,
+              {
+                day: view.day,
+                triggersToday: view.triggersToday,
+                assumed: true,
+                armedUntil: view.armedUntil,
+                pendingUntil: view.pendingUntil,
+              },
+              result,
+            );
+            if (outcome.changes.some((c) => c.field === "assumed"))
+              ledger.reconcile(
+                account,
+                {
+                  ...outcome.ledger,
+                  armedUntil: view.armedUntil,
+                  triggersToday: Math.min(view.triggersToday, outcome.ledger.triggersToday),
+                },
+                [],
+              );
+          } catch (error) {
+            log.warn({ event: "record.failed", account, err: error }, "reconciling with the record failed");
+          }
+        }),
+      );
+      const cancelOpenOrders =
+        params.cancelOpenOrders ??
+        (config.onEngineDown === "cancel" && hasCancel(client)
+          ? createCancelExecutor({ info, exchange: client, onReport: cancelReportLogger(logger, metrics) })
+          : undefined);
+      // A switch's read never throws; the reads in flight are awaited on close.
+      const read = explorer
+        ? (user: string) => {
+            const work = readAccountRecord(user).catch(
+              (error): RecordResult => ({
+                available: false,
+                reason: "error",
+                detail: error instanceof Error ? error.message : String(error),
+              }),
+            );
+            reconciling.add(work);
+            void work.finally(() => reconciling.delete(work));
+            return work;
+          }
+        : undefined;
+      return { readRecord: read, startRecords, cancelOpenOrders };
+    },
+    async close() {
+      await Promise.allSettled([...reconciling]);
+      explorer?.close();
+    },
+  };
+}
+
+/**
+ * The chain watch and its EVM client, loaded only when addresses are watched. Built here (a module that cannot be
+ * loaded fails the start before anything is armed); the pollers start and stop it.
+ */
+export function chainWatchComponent(): Component<
+  Base & { logger: Logger },
+  { chain: DaemonChainWatch | null }
+> {
+  return {
+    name: "chain watch",
+    async start({ params, config, runtime, logger, metrics }) {
+      if (config.watchAddresses.length === 0) return { chain: null };
+      if (params.createChainWatch) return { chain: params.createChainWatch({ runtime, logger, metrics }) };
+      if (!config.rpcUrl) return { chain: null };
+      const [{ createChainWatch }, { EvmClient }] = await Promise.all([
+        import("../../watchers/chain-watch.js"),
+        import("../../protocol/evm/client.js"),
+      ]);
+      const chain = createChainWatch({
+        client: new EvmClient({ rpcUrl: config.rpcUrl, timeoutMs: config.requestTimeout }),
+        addresses: config.watchAddresses,
+        runtime,
+        logger,
+        metrics,
+        pollIntervalMs: config.chainPollInterval,
+        stallThresholdMs: config.chainStallThreshold,
+        maxLagBlocks: config.chainMaxLagBlocks,
+        pageSize: config.chainPageSize,
+      });
+      return { chain };
+    },
+    // Nothing runs yet: the pollers own its start and its stop.
+    close() {},
+  };
+}

@@ -1,0 +1,235 @@
+/** The daemon's switches and pollers components (src/app/daemon.ts, `daemonComponents`). */
+import { actionsPerDay } from "../../config/load.js";
+import type { Logger } from "../../core/logger.js";
+import type { TimerHandle } from "../../core/runtime.js";
+import { cronScheduler } from "../../core/scheduler.js";
+import type { InfoClient } from "../../protocol/hyperliquid/info.js";
+import type { NonceSource } from "../../protocol/hyperliquid/nonce.js";
+import type { createDaemonNotifications } from "../../surface/notify/index.js";
+import {
+  type CancelOpenOrders,
+  createSwitch,
+  type ScheduleCancelClient,
+  type ShutdownOutcome,
+  type Switch,
+} from "../../switch/index.js";
+import type { Ledger } from "../../switch/ledger.js";
+import type { RecordResult } from "../../switch/record.js";
+import type { AgentState } from "../../watchers/agent-watch.js";
+import { createBudgetMonitor } from "../../watchers/budget.js";
+import { createExposurePoller } from "../../watchers/exposure.js";
+import type { Component } from "../components.js";
+import type { Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js";
+import { feed } from "../context.js";
+
+/**
+ * The switches, one per account: they follow the guard, the agent watch and the clock watch from here on, apply
+ * the start-up record once started, and push at once and then on the slots. Closing them is the graceful stop:
+ * stop pushing, then remove or keep the schedule (`stop.mode`).
+ */
+export function switchesComponent(): Component<
+  Base & {
+    logger: Logger;
+    ledger: Ledger;
+    nonces: NonceSource;
+    client: ScheduleCancelClient;
+    info: InfoClient;
+    readRecord: ((account: string) => Promise<RecordResult>) | undefined;
+    startRecords: Map<string, RecordResult>;
+    cancelOpenOrders: CancelOpenOrders | undefined;
+    board: Board;
+    engine: Feed<Engine> & { now(): Engine };
+    agent: (Feed<AgentState> & { now(): AgentState | null }) | null;
+    slotOrigin: number;
+    clockSteps: Feed<number>;
+  },
+  { switches: Switch[]; outcomes: ShutdownOutcome[]; triggers: Feed<string> }
+> {
+  let switches: Switch[] = [];
+  const outcomes: ShutdownOutcome[] = [];
+  let mode: () => "remove" | "keep" = () => "remove";
+  return {
+    name: "switches",
+    start(ctx) {
+      const { config, runtime, time, plan, ledger, nonces, client, info, metrics, logger, stop } = ctx;
+      mode = () => stop.mode;
+      const triggers = feed<string>();
+      switches = plan.map(({ account, vaultAddress }) =>
+        createSwitch({
+          account,
+          vaultAddress,
+          client,
+          ledger,
+          clock: runtime.clock,
+          time,
+          timeFloor: ledger.loadedUpdatedAt,
+          nonces,
+          timers: runtime.timers,
+          signal: runtime.signal,
+          logger,
+          metrics,
+          intervalMs: config.interval,
+          deadlineMs: config.deadline,
+          requestTimeoutMs: config.requestTimeout,
+          permanentRecheckMs: config.permanentRecheckInterval,
+          triggerWarnRemaining: config.triggerWarnRemaining,
+          onEngineDown: config.onEngineDown,
+          cancelStops: config.cancelStops,
+          cancelOpenOrders: ctx.cancelOpenOrders,
+          cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
+          onTrigger: (a) => triggers.publish(a),
+          readRecord: ctx.readRecord,
+        }),
+      );
+      const engine = ctx.engine.now();
+      if (!engine.up) for (const s of switches) s.setEngineUp(false, engine.detail);
+      ctx.engine.subscribe(({ up, detail }) => {
+        for (const s of switches) s.setEngineUp(up, detail);
+      });
+      const agent = ctx.agent?.now();
+      if (agent) for (const s of switches) s.setAgent(agent.state, agent.detail);
+      ctx.agent?.subscribe((a) => {
+        for (const s of switches) s.setAgent(a.state, a.detail);
+      });
+      ctx.clockSteps.subscribe((deltaMs) => {
+        for (const s of switches) s.clockStepped(deltaMs);
+      });
+      const started = switches;
+      ctx.board.accounts = () => started.map((s) => s.status());
+      for (const s of switches) {
+        s.start(ctx.slotOrigin);
+        const record = ctx.startRecords.get(s.account);
+        if (record) s.recordRead(record);
+      }
+      return { switches, outcomes, triggers: { subscribe: triggers.subscribe } };
+    },
+    async close() {
+      const results = await Promise.all(switches.map((s) => s.shutdown({ mode: mode() })));
+      outcomes.push(...results);
+    },
+  };
+}
+
+/**
+ * The pollers: exposure (a trigger polls at once), the action budget, the chain watch, the 00:00 UTC roll-over job
+ * and the protection watch of the notifications. Their handles are taken here, but their first requests go out
+ * once the first pushes have settled (confirmed, refused or failed), at most one request time-out after the
+ * switches started: the first push shares neither the event loop, the exchange nor the ledger's write with them.
+ * node-cron is loaded and its first date computed only then too (that builds an Intl.DateTimeFormat, and loading
+ * ICU's data costs ~5-10 ms of CPU the first push need not wait for); the job only prompts the switches.
+ */
+export function pollersComponent(): Component<
+  Base & {
+    logger: Logger;
+    log: Logger;
+    ledger: Ledger;
+    info: InfoClient;
+    notifications: ReturnType<typeof createDaemonNotifications>;
+    board: Board;
+    chain: DaemonChainWatch | null;
+    slotOrigin: number;
+    switches: Switch[];
+    triggers: Feed<string>;
+  },
+  { rollover: () => void }
+> {
+  const parts: { name: string; close(): unknown }[] = [];
+  let log: Logger | undefined;
+  return {
+    name: "pollers",
+    start(ctx) {
+      const { params, config, runtime, accounts, info, logger, metrics, switches, ledger, slotOrigin } = ctx;
+      log = ctx.log;
+      // The exposure poller: the accounts plus extra users.
+      const exposure =
+        config.exposureInterval > 0
+          ? createExposurePoller({
+              info,
+              users: [...accounts, ...config.exposureUsers],
+              dexes: config.dexes,
+              runtime,
+              logger,
+              metrics,
+              intervalMs: config.exposureInterval,
+              thresholds: config.thresholds,
+              clockSkewWarnMs: config.clockSkewWarn,
+            })
+          : null;
+      if (exposure) {
+        ctx.board.exposure = () => exposure.status();
+        ctx.triggers.subscribe(() => void exposure.pollNow("trigger"));
+      }
+      // The address's lifetime action budget, which every push spends (docs/exchange-behaviour.md §10).
+      const budget = createBudgetMonitor({
+        info,
+        accounts,
+        runtime,
+        logger,
+        metrics,
+        intervalMs: config.budgetInterval,
+        actionsPerDay: actionsPerDay(config.interval),
+        warnDays: config.budgetWarnDays,
+      });
+      const chain = ctx.chain;
+      let begun = false;
+      let bound: TimerHandle | undefined;
+      let firstPushesSettled: () => void = () => {};
+      const afterFirstPushes = new Promise<void>((resolve) => {
+        firstPushesSettled = resolve;
+      });
+      const begin = () => {
+        bound?.cancel();
+        if (begun || runtime.signal.aborted) return;
+        begun = true;
+        firstPushesSettled();
+        exposure?.start(slotOrigin);
+        budget.start();
+        void chain?.start();
+      };
+      parts.push({
+        name: "exposure poller",
+        close: () => {
+          bound?.cancel();
+          return exposure?.stop();
+        },
+      });
+      parts.push({ name: "budget monitor", close: () => budget.stop() });
+      parts.push({ name: "chain watch", close: () => chain?.stop() });
+      const rollover = () => {
+        ledger.rollover();
+        for (const s of switches) s.onDayRollover();
+      };
+      const scheduler = params.scheduler ?? cronScheduler;
+      const job = scheduler.schedule("0 0 * * *", rollover, {
+        timezone: "UTC",
+        name: "ledger-rollover",
+        after: afterFirstPushes,
+      });
+      parts.push({ name: "ledger roll-over", close: () => job.stop() });
+      bound = runtime.timers.after(config.requestTimeout, begin);
+      void Promise.all(switches.map((s) => s.settle())).then(begin, begin);
+      ctx.notifications.watch({
+        status: () => switches.map((s) => s.status()),
+        intervalMs: config.interval,
+        deadlineMs: config.deadline,
+      });
+      return { rollover };
+    },
+    // Each poller closes on its own, in reverse; one that fails to close does not keep the others running.
+    async close() {
+      while (parts.length > 0) {
+        const part = parts.pop()!;
+        try {
+          await part.close();
+        } catch (error) {
+          log?.error(
+            { event: "daemon.close.failed", component: part.name, err: error },
+            `closing the ${part.name} failed`,
+          );
+        }
+      }
+    },
+  };
+}
+
+/** The daemon's components, in start order (they close in the reverse): docs/daemon.md, "Start order and exit". */

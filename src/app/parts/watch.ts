@@ -1,0 +1,169 @@
+/**
+ * The daemon's components that watch before the first push: the engine guard, the agent watch, and the clock watch
+ * (the daemon's own once-per-interval work, on the push slots) (src/app/daemon.ts, `daemonComponents`).
+ */
+import type { Logger } from "../../core/logger.js";
+import type { TimerHandle } from "../../core/runtime.js";
+import type { InfoClient } from "../../protocol/hyperliquid/info.js";
+import { type AgentState, createAgentWatch } from "../../watchers/agent-watch.js";
+import { createGuard } from "../../watchers/guard.js";
+import { CrossingLatch } from "../../watchers/skew.js";
+import type { Component } from "../components.js";
+import type { Base, Board, Engine, Feed } from "../context.js";
+import { feed } from "../context.js";
+
+export function guardComponent(): Component<
+  Base & { logger: Logger; board: Board },
+  { guard: ReturnType<typeof createGuard>; engine: Feed<Engine> & { now(): Engine } }
+> {
+  let guard: ReturnType<typeof createGuard> = null;
+  return {
+    name: "guard",
+    async start({ config, runtime, logger, metrics, board }) {
+      const engine = feed<Engine>();
+      guard = createGuard({
+        file: config.guardFile,
+        maxAgeMs: config.guardMaxAge,
+        url: config.guardUrl,
+        intervalMs: config.guardInterval,
+        runtime,
+        logger,
+        metrics,
+        onChange: (up, detail) => engine.publish({ up, detail }),
+      });
+      const started = guard;
+      if (started) {
+        board.guard = () => started.status();
+        try {
+          await started.start();
+        } catch (error) {
+          started.stop();
+          throw error;
+        }
+      }
+      const now = (): Engine => {
+        const s = started?.status();
+        return s ? { up: s.up, detail: s.detail } : { up: true, detail: null };
+      };
+      return { guard, engine: { subscribe: engine.subscribe, now } };
+    },
+    close: () => guard?.stop(),
+  };
+}
+
+/**
+ * The agent watch, when the signer is an API wallet of the account it acts for directly (planAccounts): its state
+ * comes before the first push (bounded by one request time-out), then every agentCheckInterval; a missing or
+ * expired agent is NOT PROTECTED at once.
+ */
+export function agentWatchComponent(): Component<
+  Base & { logger: Logger; info: InfoClient },
+  { agent: (Feed<AgentState> & { now(): AgentState | null }) | null }
+> {
+  let watch: ReturnType<typeof createAgentWatch> | null = null;
+  return {
+    name: "agent watch",
+    async start({ config, runtime, time, signer, plan, logger, metrics, info }) {
+      const master = plan.find((p) => p.vaultAddress === undefined)?.account;
+      if (master === undefined || master === signer) return { agent: null };
+      const states = feed<AgentState>();
+      const created = createAgentWatch({
+        info,
+        account: master,
+        signer,
+        // validity is judged on the exchange's time
+        runtime: runtime.withClock(time),
+        logger,
+        metrics,
+        intervalMs: config.agentCheckInterval,
+        warnDays: config.agentWarnDays,
+        onAgentState: (a) => states.publish(a),
+      });
+      watch = created;
+      let bound: TimerHandle | undefined;
+      await Promise.race([
+        created.checkNow(),
+        new Promise<void>((resolve) => {
+          bound = runtime.timers.after(config.requestTimeout, resolve);
+        }),
+      ]);
+      bound?.cancel();
+      created.start();
+      return { agent: { subscribe: states.subscribe, now: () => created.state() } };
+    },
+    close: () => watch?.stop(),
+  };
+}
+
+/**
+ * The daemon's own once-per-interval work, on its own repetition on the push loops' grid (`slotOrigin`, which it
+ * sets for the switches and the exposure poll, and the push interval): `every` wakes it with the pushes, on one
+ * timer, just before them, never in a wake-up of its own (CPU per hour, BENCHMARKS.md). Per slot: `onInterval` (the service's lock refresh); with the exposure poll
+ * off, the skew of the local clock from the answers' Date (the poll watches it otherwise); a wall-clock step
+ * (wall and monotonic disagree), which is logged, counted and handed to the switches (readiness then waits for a
+ * confirmed push). Deadlines are on the exchange's time, which a step does not move: this only reports.
+ */
+export function clockWatchComponent(): Component<
+  Base & { log: Logger },
+  { slotOrigin: number; clockSteps: Feed<number> }
+> {
+  let loop: { stop(): void } | undefined;
+  return {
+    name: "clock watch",
+    start({ params, config, runtime, time, metrics, log }) {
+      const steps = feed<number>();
+      const skewLatch = new CrossingLatch(config.clockSkewWarn);
+      const watchSkew = config.exposureInterval <= 0;
+      const slotOrigin = time.monotonic();
+      const work = () => {
+        if (params.onInterval) {
+          try {
+            params.onInterval();
+          } catch (error) {
+            log.warn({ event: "daemon.interval_failed", err: error }, "the per-interval hook threw");
+          }
+        }
+        if (watchSkew && time.verified) {
+          const skewMs = time.skewMs;
+          metrics.clockSkew.set(skewMs / 1000);
+          const change = skewLatch.update(Math.abs(skewMs));
+          if (change === "crossed")
+            log.warn(
+              {
+                event: "clock.skew",
+                skewMs: Math.round(skewMs),
+                limitMs: config.clockSkewWarn,
+                source: "date",
+              },
+              `the local clock is ${Math.round(skewMs)} ms off the exchange's (from the answers' Date); deadlines and ` +
+                "nonces use the exchange's time, but fix the host's time sync (chrony/NTP)",
+            );
+          else if (change === "cleared")
+            log.info(
+              { event: "clock.skew.cleared", skewMs: Math.round(skewMs) },
+              "the local clock is back in line",
+            );
+        }
+        const stepped = time.checkStep();
+        if (!stepped) return;
+        metrics.clockSteps.inc();
+        log.warn(
+          { event: "clock.step", deltaMs: stepped.deltaMs },
+          `the wall clock was stepped by ${stepped.deltaMs} ms; timers run on the monotonic clock, deadlines on the exchange's`,
+        );
+        steps.publish(stepped.deltaMs);
+      };
+      // On the push loops' grid, made before them: one timer wakes it and then the pushes, no wake-up of its own.
+      loop = runtime.withClock(time).every(config.interval, work, {
+        name: "clock",
+        immediate: false,
+        startAt: slotOrigin,
+        logger: log,
+        // a stall is the push loop's to report and count, once (it wakes in the same wake-up)
+        stallThresholdMs: Number.POSITIVE_INFINITY,
+      });
+      return { slotOrigin, clockSteps: { subscribe: steps.subscribe } };
+    },
+    close: () => loop?.stop(),
+  };
+}
