@@ -18,6 +18,8 @@ import {
   type LockTiming,
   type StateLock,
 } from "../../src/app/lock.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { ManualTimers } from "../../src/core/runtime.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "hl-lock-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -75,17 +77,26 @@ describe("acquireStateLock: the refresh", () => {
   });
 
   test("behavior: touches closer together than the minimum write nothing more", async () => {
-    await withLock("rate", { refreshMs: 10_000, touchMinMs: 200 }, async (lock) => {
+    // On the lock's own clock and timers: the spacing is exact whatever the machine's load.
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    await withLock("rate", { refreshMs: 10_000, touchMinMs: 200, clock, timers }, async (lock) => {
       for (let i = 0; i < 20; i++) {
         lock.touch();
-        await sleep(5);
+        clock.advance(5);
       }
       expect(lock.refreshes.touched).toBe(0);
-      await sleep(200);
+      clock.advance(200);
       lock.touch();
       lock.touch();
-      expect(lock.refreshes.touched).toBe(1);
+      expect(lock.refreshes).toEqual({ touched: 1, timer: 0 });
+      // every touch moved the lock's own timer: it has not fired in the 300 ms since
+      clock.advance(9_999);
+      expect(lock.refreshes.timer).toBe(0);
+      clock.advance(1);
+      expect(lock.refreshes.timer).toBe(1);
     });
+    timers.dispose();
   });
 
   test("behavior: without touches the lock's own timer keeps the mtime fresh", async () => {
