@@ -383,18 +383,6 @@ export function every(
 
 /** A wall-clock step smaller than this is noise (scheduling jitter), not a step. */
 export const CLOCK_STEP_THRESHOLD_MS = 2_000;
-/** The Date header's resolution is 1 s; a correction below this is not made. */
-export const DATE_CORRECTION_THRESHOLD_MS = 1_000;
-
-export type DateSample = {
-  /** the answer's Date header (ms, 1 s resolution, truncated) */
-  date: number;
-  /** monotonic ms just before the request left */
-  sentMono: number;
-  /** monotonic ms when the answer arrived */
-  receivedMono: number;
-};
-
 export type ClockStep = { deltaMs: number; wall: number; mono: number };
 
 /**
@@ -409,16 +397,14 @@ export type TimeView = (
 
 /**
  * The exchange's time, kept as monotonic time + an offset: a local wall-clock step moves nothing here. The
- * offset starts as (wall − monotonic) and is corrected from the `Date` of every answer when the two disagree
- * by more than DATE_CORRECTION_THRESHOLD_MS beyond the sample's uncertainty. `checkStep` compares the wall
- * clock to the monotonic one and reports a step when they disagree.
+ * offset starts as (wall − monotonic); once the switch machine adopts its view (`adopt`), the machine's bounded
+ * estimate from every answer's `Date` is what this object reports (src/switch/exchange-time.ts). `checkStep`
+ * compares the wall clock to the monotonic one and reports a step when they disagree.
  */
 export class ExchangeTime implements Clock {
   readonly #clock: Clock;
   #offset: number;
   #wallAnchor: number;
-  #lastCorrection: number | null = null;
-  #verified = false;
   #view: TimeView | null = null;
 
   constructor(clock: Clock) {
@@ -460,8 +446,7 @@ export class ExchangeTime implements Clock {
    */
   verifiedNow(): number {
     const v = this.#viewNow();
-    if (v) return v.verified ? v.exchange : 0;
-    return this.#verified ? this.now() : 0;
+    return v?.verified ? v.exchange : 0;
   }
 
   monotonic(): number {
@@ -474,11 +459,6 @@ export class ExchangeTime implements Clock {
     return this.#clock.now() - (v ? v.exchange : this.now());
   }
 
-  /** The last correction made from a Date header (ms added to exchange time), or null. */
-  get lastCorrection(): number | null {
-    return this.#lastCorrection;
-  }
-
   /**
    * The exchange's time is at least `ms` (e.g. the ledger's last write at start: a wall clock stepped back
    * while the daemon was down cannot put the time before what was already written).
@@ -488,23 +468,9 @@ export class ExchangeTime implements Clock {
     if (Number.isFinite(ms) && ms > now) this.#offset += ms - now;
   }
 
-  /** True once an answer's Date has been seen (the estimate is checked against the exchange). */
+  /** True while the machine's estimate is verified (an answer's Date it judged plausible). */
   get verified(): boolean {
-    const v = this.#viewNow();
-    return v ? v.verified : this.#verified;
-  }
-
-  /** Feeds one answer's Date; returns the correction made (ms), or null when none was needed. */
-  observe({ date, sentMono, receivedMono }: DateSample): number | null {
-    if (!Number.isFinite(date) || date <= 0 || receivedMono < sentMono) return null;
-    this.#verified = true;
-    const mid = (sentMono + receivedMono) / 2 + this.#offset;
-    const uncertainty = 500 + (receivedMono - sentMono) / 2;
-    const error = date + 500 - mid;
-    if (Math.abs(error) <= uncertainty + DATE_CORRECTION_THRESHOLD_MS) return null;
-    this.#offset += error;
-    this.#lastCorrection = error;
-    return error;
+    return this.#viewNow()?.verified ?? false;
   }
 
   /** Compares the wall clock to the monotonic one; a disagreement beyond the threshold is a step. */

@@ -12,8 +12,8 @@ export const METRIC_PREFIX = "hl_deadman_";
 /**
  * The event loop's delay, without a timer of its own. prom-client's `nodejs_eventloop_lag_{min,max,mean,stddev,
  * p50,p90,p99}_seconds` come from perf_hooks.monitorEventLoopDelay, which wakes the process every `resolution` ms
- * to time its own lateness: at 1 s that alone cost about as much CPU as a whole idle node process (issue 15,
- * BENCHMARKS.md "CPU per hour"). The same seven gauges here read a histogram of how late the daemon's own timers
+ * to time its own lateness: at 1 s that alone costs about as much CPU as a whole idle node process
+ * (BENCHMARKS.md, "CPU per hour"). The same seven gauges here read a histogram of how late the daemon's own timers
  * fire (the push loop with the clock watch, the lapse timers, the exposure and budget polls: src/core/runtime.ts
  * `systemTimers`), measured at wake-ups that happen anyway. That is the delay a push sees; a stall between two
  * timers shows in `event_loop_utilization_ratio` (time busy since the last scrape), and a late push loop in
@@ -107,7 +107,7 @@ export function createMetrics({
   const p = METRIC_PREFIX;
   // The armed deadline per account (null: nothing armed) and the clock protection_left_seconds is read against
   // (the daemon's exchange time): that gauge is computed at each scrape, so it is never stale, and the switch sets
-  // the deadline only when it changes (issue 15: it set both gauges at each of its steps).
+  // the deadline only when it changes (setting both at each step of the switch would be work for nothing).
   const armed = new Map<string, number | null>();
   let protectionNow: () => number = () => clock.now();
   const armedDeadline = new Gauge({

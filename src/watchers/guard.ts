@@ -87,7 +87,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       try {
         const s = await stat(file);
         const age = clock.now() - s.mtimeMs;
-        // --- issue 16: an mtime in the future (touch -d '+5 min', a skewed writer) is stale, not alive forever.
+        // An mtime in the future (touch -d '+5 min', a skewed writer) is stale, not alive forever.
         if (age < -FUTURE_MTIME_TOLERANCE_MS) {
           const aheadMs = Math.round(-age);
           if (!futureWarned)
@@ -99,7 +99,6 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
           return { ok: false, detail: `${file} mtime is ${aheadMs} ms in the future (stale)` };
         }
         futureWarned = false;
-        // --- end issue 16
         if (age > maxAgeMs)
           return { ok: false, detail: `${file} last touched ${Math.round(age)} ms ago (max ${maxAgeMs} ms)` };
         return { ok: true, detail: `${file} touched ${Math.max(0, Math.round(age))} ms ago` };

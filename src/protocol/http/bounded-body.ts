@@ -205,7 +205,7 @@ async function readBounded(stream: ReturnType<Got["stream"]>, maxBytes: number):
   const source = stream as unknown as Readable;
   if (!decoder) {
     // The usual answer (not compressed): its chunks as they come, no pipeline and no async iterator, which is
-    // stream machinery a cold push would page in for a body of a few hundred bytes (issue 15, CPU per hour).
+    // stream machinery a cold push would page in for a body of a few hundred bytes (CPU per hour counts it).
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
         if (take(chunk)) return;
