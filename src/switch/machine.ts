@@ -22,6 +22,7 @@
  */
 import { nextUtcMidnight, utcDay } from "../core/clock.js";
 import type { SwitchState, SwitchStatus } from "../core/status.js";
+import type { SwitchEvent } from "./events.js";
 import {
   initialTime,
   isPlausibleTime,
@@ -55,6 +56,8 @@ import {
   withTrigger,
 } from "./ledger-model.js";
 
+/** The exchange's volume gate for scheduleCancel: $1M cumulative traded volume (docs/exchange-behaviour.md). */
+export const VOLUME_GATE_USD = 1_000_000;
 /** Expedite lead: the exchange's 5 s minimum (docs/exchange-behaviour.md) + 0.5 s for transit. */
 export const EXPEDITE_LEAD_MS = 5_500;
 /** Extra wait after an unknown-outcome attempt's expiresAfter before the next attempt (covers clock skew). */
@@ -98,10 +101,6 @@ export type SwitchConfig = {
  */
 export type Now = { mono: number; wall: number; verified?: boolean | undefined };
 
-export type Level = "debug" | "info" | "warn" | "error";
-
-export type TimerName = "lapse" | "retry" | "gate" | "record";
-
 export type Failure = {
   kind: string;
   message: string;
@@ -113,20 +112,17 @@ export type Failure = {
   nonceDetail?: string | undefined;
 };
 
+/** What comes in: one input per step. */
 export type Event =
   | { type: "start" }
   | { type: "tick" }
-  | { type: "timer"; name: TimerName }
-  | { type: "intentRecorded"; id: number }
-  | { type: "intentFailed"; id: number; reason: string }
-  | {
-      type: "pushConfirmed";
-      id: number;
-      cancelAt: number;
-      latencyMs: number;
-      exchangeDate?: number | undefined;
-    }
-  | ({ type: "pushFailed"; id: number } & Failure)
+  /** the one wake-up the last Ready asked for (`wakeAt`) is due */
+  | { type: "wake" }
+  /** the write-ahead of push `id` (a Ready with mustSync) was not durable within its budget: it was not sent */
+  | { type: "syncFailed"; id: number; reason: string }
+  | { type: "pushConfirmed"; id: number; latencyMs: number }
+  /** `sentMono`: when the request left (the machine bounds it by when it asked and the write-ahead's budget) */
+  | ({ type: "pushFailed"; id: number; sentMono?: number | undefined } & Failure)
   | { type: "engine"; up: boolean; detail?: string | null | undefined }
   | {
       type: "ordersCancelled";
@@ -147,7 +143,11 @@ export type Event =
   | { type: "clockStep"; deltaMs: number }
   | { type: "shutdown"; mode: "remove" | "keep" }
   | { type: "removalConfirmed" }
-  | ({ type: "removalFailed"; belowVolumeGate?: boolean | undefined } & Failure)
+  /**
+   * `cumulativeVolume`: the account's traded volume (userRateLimit.cumVlm), read when the removal met the
+   * volume gate; null when it could not be read
+   */
+  | ({ type: "removalFailed"; cumulativeVolume?: number | null | undefined } & Failure)
   | { type: "halt" };
 
 export type ShutdownOutcome = {
@@ -157,55 +157,65 @@ export type ShutdownOutcome = {
   message?: string;
 };
 
-export type MetricEffect =
-  | { type: "metric"; op: "inc"; name: "pushes"; labels: { outcome: string } }
-  | { type: "metric"; op: "inc"; name: "triggersTotal" }
-  | { type: "metric"; op: "inc"; name: "cancelPasses"; labels: { outcome: "confirmed" | "failed" } }
-  | { type: "metric"; op: "observe"; name: "pushLatency"; value: number }
-  | { type: "metric"; op: "set"; name: "notProtected"; labels: { reason: string }; value: 0 | 1 }
-  | { type: "metric"; op: "set"; name: "clockSuspect"; value: 0 | 1 }
-  | { type: "metric"; op: "inc"; name: "clockDatesRefused"; labels: { reason: string } }
-  | {
-      type: "metric";
-      op: "gauges";
-      armedUntil: number | null;
-      triggersToday: number;
-      triggersLeft: number;
-      exhausted: boolean;
-      /** today's count by proof (docs/observability.md `triggers_today_by_proof`) */
-      proofs: ProofCounts;
-    };
+/** What goes out: a request to the exchange. */
+export type Send =
+  | { kind: "push"; id: number; cancelAt: number; expiresAfterMs: number }
+  | { kind: "removal"; expiresAfterMs: number };
 
-export type Effect =
-  /** write-ahead: store `entry` and make it durable within `budgetMs`, then answer intentRecorded/intentFailed */
-  | { type: "recordIntent"; id: number; cancelAt: number; entry: LedgerEntry; budgetMs: number }
-  | { type: "sendPush"; id: number; cancelAt: number; expiresAfterMs: number }
-  | { type: "sendRemoval"; expiresAfterMs: number }
-  | { type: "recordConfirmedPush"; entry: LedgerEntry }
-  | { type: "countTrigger"; deadline: number; entry: LedgerEntry }
-  /** any other change to the ledger entry (roll-over, limit error, removal, restored intent) */
-  | { type: "persist"; entry: LedgerEntry }
-  | { type: "armTimer"; name: TimerName; atMono: number }
-  | { type: "cancelTimer"; name: TimerName }
-  | { type: "pollExposure"; reason: string }
-  | { type: "cancelOpenOrders"; cancelStops: boolean }
+/**
+ * One step's output (raft's Ready), carried out by the driver in this order: persist `entry` (and wait until it
+ * is durable, within `syncBudgetMs`, when `mustSync`), send, cancel orders, set the one wake-up, publish the
+ * events. `mustSync` is the write-ahead: the request may leave only once `entry` is on disk (or the file already
+ * covers it: ledger-model.ts `intentCovered`); a write that runs out of budget is answered with `syncFailed`.
+ */
+export type Ready = {
+  entry?: LedgerEntry | undefined;
+  mustSync: boolean;
+  syncBudgetMs?: number | undefined;
+  send?: Send | undefined;
+  cancelOrders?: { cancelStops: boolean } | undefined;
   /** read the exchange's record and answer with a `record` event */
-  | { type: "readRecord"; reason: string }
-  /** re-derive the signer's nonces from the exchange's answer: the next nonce is above `floor` (which may be lower) */
-  | { type: "nonceFloor"; floor: number; reason: string }
-  | { type: "log"; level: Level; event: string; fields: Record<string, unknown>; msg: string }
-  | MetricEffect
-  | { type: "done"; outcome: ShutdownOutcome };
+  readRecord?: { reason: string } | undefined;
+  /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
+  nonceFloor?: { floor: number; reason: string } | undefined;
+  /** a trigger was counted: the daemon polls exposure */
+  pollExposure?: boolean | undefined;
+  events: SwitchEvent[];
+  /** monotonic ms of the next wake-up (`wake` event), null for none */
+  wakeAt: number | null;
+  done?: ShutdownOutcome | undefined;
+};
+
+/** Why the machine wants to be woken (the earliest is `wakeAt`). */
+export type Wake = {
+  /** the earliest possibly-armed deadline passes */
+  lapse: number | null;
+  /** the next retry (after a failure, or the slow re-check after a permanent refusal) */
+  retry: number | null;
+  /** an unknown outcome's request can no longer land: the next push (or the removal) may leave */
+  gate: number | null;
+  /** guesses remain: read the record again */
+  record: number | null;
+};
 
 type Inflight = {
   id: number;
   cancelAt: number;
   mode: "arm" | "expedite";
-  stage: "intent" | "sent";
-  /** monotonic ms the request left (stage sent) */
-  sentMono: number;
+  /** monotonic ms the push was asked for (its write-ahead started then) */
+  askedMono: number;
+  /** the push waits for its write-ahead (mustSync): it leaves at most `requestTimeoutMs` after `askedMono` */
+  synced: boolean;
   /** pendingUntil before this push's intent */
   previousPending: number | null;
+};
+
+type Gauges = {
+  armedUntil: number | null;
+  triggersToday: number;
+  triggersLeft: number;
+  exhausted: boolean;
+  proofs: ProofCounts;
 };
 
 export type SwitchModel = {
@@ -258,9 +268,13 @@ export type SwitchModel = {
   time: TimeModel | null;
   /** the ledger's last verified time: the exchange's time is never before it */
   timeFloor: number | null;
+  /** when the machine wants to be woken, and why */
+  wake: Wake;
+  /** the gauges as last published (a gauge event goes out only when one changed) */
+  published: Gauges | null;
 };
 
-export type StepResult = { model: SwitchModel; effects: Effect[] };
+export type StepResult = { model: SwitchModel; ready: Ready };
 
 // ------------------------------------------------------------------------------------------- projections
 
@@ -361,6 +375,8 @@ export function initialModel(
     armedKnown: false,
     time: null,
     timeFloor,
+    wake: { lapse: null, retry: null, gate: null, record: null },
+    published: null,
   };
 }
 
@@ -383,20 +399,23 @@ export function step(model: SwitchModel, event: Event, now: Now): StepResult {
   }
 }
 
+/** The earliest wake-up asked for. */
+export function wakeAtOf(w: Wake): number | null {
+  let at: number | null = null;
+  for (const t of [w.lapse, w.retry, w.gate, w.record]) if (t !== null && (at === null || t < at)) at = t;
+  return at;
+}
+
 function refusedStep(model: SwitchModel, event: unknown, reason: string): StepResult {
   const type =
     typeof (event as { type?: unknown })?.type === "string" ? (event as { type: string }).type : "?";
   return {
     model,
-    effects: [
-      {
-        type: "log",
-        level: "error",
-        event: "switch.event_refused",
-        fields: { eventType: type.slice(0, 40), reason: reason.slice(0, 300) },
-        msg: `a ${type.slice(0, 40)} event was refused, the switch is unchanged: ${reason.slice(0, 300)}`,
-      },
-    ],
+    ready: {
+      mustSync: false,
+      events: [{ type: "eventRefused", eventType: type.slice(0, 40), reason: reason.slice(0, 300) }],
+      wakeAt: wakeAtOf(model.wake),
+    },
   };
 }
 
@@ -410,24 +429,21 @@ function malformed(event: Event, now: Now): string | null {
   switch (event.type) {
     case "start":
     case "tick":
+    case "wake":
     case "dayRollover":
     case "shutdown":
     case "removalConfirmed":
     case "removalFailed":
     case "halt":
-    case "timer":
     case "engine":
     case "agent":
     case "ordersCancelled":
     case "pushFailed":
       return null;
-    case "intentRecorded":
-    case "intentFailed":
+    case "syncFailed":
       return finite(event.id) ? null : "the push id is not a number";
     case "pushConfirmed":
-      return finite(event.id, event.latencyMs, event.cancelAt)
-        ? null
-        : "the push id, cancel time or latency is not a number";
+      return finite(event.id, event.latencyMs) ? null : "the push id or latency is not a number";
     case "clockSample":
       return typeof event.date === "number" ? null : "the Date sample is not a number";
     case "clockStep":
@@ -451,18 +467,21 @@ function malformed(event: Event, now: Now): string | null {
 
 function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   // A shallow copy: the step replaces the entry, the error and the other nested values rather than changing
-  // them, except the in-flight push, which is copied too. (A structuredClone of the whole model each step was
-  // native serializer code a cold push paged in three times; issue 15. The property tests run every step on a
-  // deep-frozen model, so a change in place throws there: test/switch/world.ts.) The lists of own pushes
+  // them, except the in-flight push and the wake-ups, which are copied too. (The property tests run every step
+  // on a deep-frozen model, so a change in place throws there: test/switch/world.ts.) The lists of own pushes
   // are replaced, never changed in place, too.
-  const m: SwitchModel = { ...model, inflight: model.inflight && { ...model.inflight } };
+  const m: SwitchModel = {
+    ...model,
+    inflight: model.inflight && { ...model.inflight },
+    wake: { ...model.wake },
+  };
   m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
-  const fx: Effect[] = [];
+  const ready: Ready = { mustSync: false, events: [], wakeAt: null };
   // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.
   let sampleApplied = false;
-  if (event.type === "clockSample") sampleApplied = takeDate(m, event, now, fx);
+  if (event.type === "clockSample") sampleApplied = takeDate(m, event, now, ready.events);
   const times = timesAt(m.time, now.mono, now.wall);
-  const ctx = new Ctx(m, { mono: now.mono, wall: times.act, verified: m.time.sampled }, times, fx);
+  const ctx = new Ctx(m, { mono: now.mono, wall: times.act, verified: m.time.sampled }, times, ready);
   ctx.suspectWatch();
   ctx.roll();
   if (event.type === "clockSample") {
@@ -472,57 +491,58 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     // exchange's clock uncounted on its day.
     if (sampleApplied) ctx.checkLapse();
   } else ctx.handle(event);
-  // Whatever changed the earliest possibly-armed deadline, the lapse timer follows it.
+  // Whatever changed the earliest possibly-armed deadline, the lapse wake-up follows it.
   if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase !== model.phase) ctx.armLapseTimer();
   ctx.gauges();
-  return { model: ctx.m, effects: ctx.fx };
+  if (ctx.persist) ready.entry = ctx.m.entry;
+  ready.wakeAt = wakeAtOf(ctx.m.wake);
+  return { model: ctx.m, ready };
 }
 
-/** Takes one Date sample into `m.time` (exchange-time.ts); logs a refused one. Returns whether it was applied. */
+/** Takes one Date sample into `m.time` (exchange-time.ts). Returns whether it was applied. */
 function takeDate(
   m: SwitchModel,
   ev: Extract<Event, { type: "clockSample" }>,
   now: Now,
-  fx: Effect[],
+  out: SwitchEvent[],
 ): boolean {
   const sample: Sample = { date: ev.date, sentMono: ev.sentMono, receivedMono: ev.receivedMono };
   const { time, verdict } = takeSample(m.time!, sample, now.wall);
   m.time = time;
   if (verdict.kind === "refused") {
-    fx.push({ type: "metric", op: "inc", name: "clockDatesRefused", labels: { reason: verdict.reason } });
-    fx.push({
-      type: "log",
-      level: "warn",
-      event: "clock.date_refused",
-      fields: {
-        reason: verdict.reason,
-        date: Number.isFinite(ev.date) ? ev.date : null,
-        detail: verdict.detail,
-      },
-      msg: `an answer's Date was refused (${verdict.reason}): ${verdict.detail}; the exchange's time is unchanged`,
+    out.push({
+      type: "dateRefused",
+      reason: verdict.reason,
+      date: Number.isFinite(ev.date) ? ev.date : null,
+      detail: verdict.detail,
     });
     return false;
   }
   if (verdict.correctionMs !== 0 && m.time.sampled)
-    fx.push({
-      type: "log",
-      level: "info",
-      event: "clock.corrected",
-      fields: { correctionMs: Math.round(verdict.correctionMs), verified: verdict.verified },
-      msg: `the exchange's time differs from the estimate by ${Math.round(verdict.correctionMs)} ms (its Date header): corrected`,
+    out.push({
+      type: "clockCorrected",
+      correctionMs: Math.round(verdict.correctionMs),
+      verified: verdict.verified,
     });
   return true;
 }
 
-/** The step's working state: the model being changed and the effects collected (private to this file). */
+/** The step's working state: the model being changed and the Ready being built (private to this file). */
 class Ctx {
+  /** the entry changed in a way the ledger must hold: the Ready carries the model's entry at the end */
+  persist = false;
+
   constructor(
     readonly m: SwitchModel,
     /** `wall` here is the time the switch acts on (`times.act`), not the local clock */
     readonly now: Now,
     readonly times: Times,
-    readonly fx: Effect[] = [],
+    readonly ready: Ready,
   ) {}
+
+  emit(e: SwitchEvent) {
+    this.ready.events.push(e);
+  }
 
   /** `clock.suspect` when the local clock and the exchange estimate start to disagree, `clock.agreed` when not. */
   suspectWatch() {
@@ -530,21 +550,13 @@ class Ctx {
     const s = this.times.suspect;
     if (s === t.suspect) return;
     this.m.time = { ...t, suspect: s };
-    this.fx.push({ type: "metric", op: "set", name: "clockSuspect", value: s ? 1 : 0 });
     const fields = {
       localMs: this.times.local,
       exchangeMs: this.times.exchange,
       disagreementMs: this.times.disagreementMs,
     };
-    if (s)
-      this.log(
-        "warn",
-        "clock.suspect",
-        { ...fields, actOnMs: this.times.act, dayOnMs: this.times.day },
-        `the local clock and the exchange's time (its Date answers) disagree by ${this.times.disagreementMs} ms: ` +
-          "not ready; lapses and cancel times on the later of the two, the UTC day on the earlier, nothing persisted from either",
-      );
-    else this.log("info", "clock.agreed", fields, "the local clock and the exchange's time agree again");
+    if (s) this.emit({ type: "clockSuspect", ...fields, actOnMs: this.times.act, dayOnMs: this.times.day });
+    else this.emit({ type: "clockAgreed", ...fields });
   }
 
   /** A refusal that says the time used is wrong: after repeated ones, the other source (exchange-time.ts). */
@@ -559,42 +571,42 @@ class Ctx {
       const b = bound ? Number(bound[1]) : Number.NaN;
       if (isPlausibleTime(b)) {
         const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
-        this.fx.push({ type: "nonceFloor", floor, reason: `nonce ${ev.nonceDetail}` });
+        const reason = `nonce ${ev.nonceDetail}`;
+        this.ready.nonceFloor = { floor, reason };
+        this.emit({ type: "nonceRederived", floor, reason });
       }
     }
     const { time, switched } = timeRefused(this.m.time!, this.now.mono, this.times.local);
     this.m.time = time;
-    if (switched) {
-      this.fx.push({ type: "metric", op: "set", name: "clockSuspect", value: 1 });
-      this.log(
-        "error",
-        "clock.source_switched",
-        { reason: ev.kind, message: ev.message, to: time.source },
-        `repeated ${ev.kind} refusals: the time used is wrong; switching to the other source (${time.source === "local" ? "the local clock" : "the exchange's Date"})`,
-      );
-    }
+    if (switched)
+      this.emit({ type: "clockSourceSwitched", reason: ev.kind, message: ev.message, to: time.source });
   }
 
-  log(level: Level, event: string, fields: Record<string, unknown>, msg: string) {
-    this.fx.push({ type: "log", level, event, fields, msg });
-  }
-
+  /** The account's gauges, each published when its value changed. */
   gauges() {
     const e = this.m.entry;
-    this.fx.push({
-      type: "metric",
-      op: "gauges",
+    const g: Gauges = {
       armedUntil: reportedDeadline(this.m),
       triggersToday: e.triggersToday,
       triggersLeft: Math.max(0, e.limit - e.triggersToday),
       exhausted: reportsExhausted(e),
       proofs: proofCounts(e),
-    });
+    };
+    const p = this.m.published;
+    if (p?.armedUntil !== g.armedUntil) this.emit({ type: "gauge", name: "armedUntil", value: g.armedUntil });
+    if (p?.triggersToday !== g.triggersToday)
+      this.emit({ type: "gauge", name: "triggersToday", value: g.triggersToday });
+    if (p?.triggersLeft !== g.triggersLeft)
+      this.emit({ type: "gauge", name: "triggersLeft", value: g.triggersLeft });
+    if (p?.exhausted !== g.exhausted) this.emit({ type: "gauge", name: "exhausted", value: g.exhausted });
+    for (const [proof, n] of Object.entries(g.proofs) as [keyof ProofCounts, number][])
+      if (p?.proofs[proof] !== n) this.emit({ type: "gauge", name: "proof", proof, value: n });
+    this.m.published = g;
   }
 
   /** The not-protected gauge for one reason: 1 while the switch is not protected for it, 0 once it is again. */
   notProtectedGauge(reason: string, value: 0 | 1) {
-    this.fx.push({ type: "metric", op: "set", name: "notProtected", labels: { reason }, value });
+    this.emit({ type: "notProtectedGauge", reason, value });
   }
 
   /** The UTC day of the exchange's time, forward only. */
@@ -606,13 +618,30 @@ class Ctx {
     const { entry, rolled } = rollEntry(this.m.entry, this.times.day, this.m.cfg.historySize);
     if (!rolled) return;
     this.m.entry = entry;
-    this.log(
-      "info",
-      "ledger.rollover",
-      { from: rolled.from, to: rolled.to, previousTriggers: rolled.was },
-      "new UTC day: the trigger count is reset",
-    );
-    this.fx.push({ type: "persist", entry });
+    this.emit({ type: "dayRolled", from: rolled.from, to: rolled.to, previousTriggers: rolled.was });
+    this.persist = true;
+  }
+
+  /** Whichever wake-ups are due at this step: each cleared, and what it is for done. */
+  woken() {
+    const m = this.m;
+    const due = (t: number | null) => t !== null && t <= this.now.mono;
+    const w = m.wake;
+    const lapse = due(w.lapse);
+    const retry = due(w.retry);
+    const gate = due(w.gate);
+    const record = due(w.record);
+    if (lapse) w.lapse = null;
+    if (retry) w.retry = null;
+    if (gate) w.gate = null;
+    if (record) {
+      w.record = null;
+      this.readRecord("guesses remain");
+    }
+    if (gate && m.phase === "stopping") return this.continueShutdown();
+    if (!lapse && !retry && !gate) return;
+    this.checkLapse();
+    this.kick(lapse ? "lapsed" : retry ? "retry" : "gate");
   }
 
   handle(ev: Event) {
@@ -624,18 +653,13 @@ class Ctx {
         this.checkLapse();
         this.cancelAgain();
         return this.kick("interval");
-      case "timer":
-        if (ev.name === "gate" && m.phase === "stopping") return this.continueShutdown();
-        if (ev.name === "record") return this.readRecord("guesses remain");
-        this.checkLapse();
-        return this.kick(ev.name === "lapse" ? "lapsed" : ev.name);
+      case "wake":
+        return this.woken();
       case "dayRollover":
         this.checkLapse();
         return this.kick("rollover");
-      case "intentRecorded":
-        return this.intentRecorded(ev.id);
-      case "intentFailed":
-        return this.intentFailed(ev.id, ev.reason);
+      case "syncFailed":
+        return this.syncFailed(ev.id, ev.reason);
       case "pushConfirmed":
         return this.pushConfirmed(ev);
       case "pushFailed":
@@ -652,12 +676,7 @@ class Ctx {
         return; // taken before the step's decisions (stepChecked)
       case "clockStep":
         m.clockStepped = true;
-        this.log(
-          "warn",
-          "switch.clock_step",
-          { deltaMs: ev.deltaMs },
-          "the wall clock was stepped: not ready until a push is confirmed on the corrected clock",
-        );
+        this.emit({ type: "clockStepped", deltaMs: ev.deltaMs });
         this.checkLapse();
         return this.kick("clock-step");
       case "shutdown":
@@ -669,6 +688,7 @@ class Ctx {
       case "halt":
         m.phase = "stopped";
         this.cancelTimers();
+        m.wake.record = null;
         return;
     }
   }
@@ -681,20 +701,10 @@ class Ctx {
     m.phase = "running";
     const e = m.entry;
     if (e.pendingUntil !== null) {
-      this.log(
-        "info",
-        "ledger.pending",
-        { pendingUntil: e.pendingUntil, confirmedUntil: e.armedUntil },
-        "a push sent before the last stop has no recorded confirmation: it may be armed, it is not counted as armed",
-      );
+      this.emit({ type: "pendingAtStart", pendingUntil: e.pendingUntil, confirmedUntil: e.armedUntil });
     }
     if (e.assumed) {
-      this.log(
-        "error",
-        "trigger.exhausted",
-        { triggersToday: e.triggersToday, triggerLimit: e.limit, assumed: true },
-        "the trigger ledger was unreadable: assuming the daily limit is used; pushes continue, readiness fails until 00:00 UTC",
-      );
+      this.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
     }
     this.checkLapse("the deadline passed while the daemon was down");
     if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) {
@@ -715,10 +725,10 @@ class Ctx {
   armLapseTimer() {
     const at = lapseDeadline(this.m);
     if (at === null || (this.m.phase !== "running" && this.m.phase !== "stopping")) {
-      this.fx.push({ type: "cancelTimer", name: "lapse" });
+      this.m.wake.lapse = null;
       return;
     }
-    this.fx.push({ type: "armTimer", name: "lapse", atMono: this.now.mono + (at - this.now.wall) });
+    this.m.wake.lapse = this.now.mono + (at - this.now.wall);
   }
 
   /** Counts a trigger when the earliest possibly-armed deadline has passed. */
@@ -732,11 +742,7 @@ class Ctx {
     // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.
     if (this.times.suspect && this.times.exchange < deadline && utcDay(deadline) > utcDay(this.times.day)) {
       // checked again when the estimate reaches it
-      this.fx.push({
-        type: "armTimer",
-        name: "lapse",
-        atMono: this.now.mono + (deadline - this.times.exchange),
-      });
+      m.wake.lapse = this.now.mono + (deadline - this.times.exchange);
       return;
     }
     // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
@@ -781,51 +787,39 @@ class Ctx {
       }
     }
     // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
-    if (m.inflight?.stage === "sent") m.entry = withIntent(m.entry, m.inflight.cancelAt);
-    this.fx.push({ type: "countTrigger", deadline, entry: m.entry });
+    if (m.inflight) m.entry = withIntent(m.entry, m.inflight.cancelAt);
+    this.persist = true;
     const e = m.entry;
     const left = Math.max(0, e.limit - e.triggersToday);
     if (r.counted) {
-      this.fx.push({ type: "metric", op: "inc", name: "triggersTotal" });
-      this.log(
-        "warn",
-        "trigger.counted",
-        {
-          triggersToday: e.triggersToday,
-          triggerLimit: e.limit,
-          triggersLeft: left,
-          deadline,
-          proof: "guess",
-          ...(forLaterDay ? { forDay: utcDay(deadline) } : {}),
-          ...(detail ? { detail } : {}),
-        },
-        forLaterDay
-          ? `the scheduled cancel may have fired at ${new Date(deadline).toISOString()} (by the later of two disagreeing clocks): counted for ${utcDay(deadline)}, where that day's count starts with it once both clocks reach it (${e.triggersToday}/${e.limit} on ${e.day}; a guess until the exchange's record proves it)`
-          : `the scheduled cancel fired at ${new Date(deadline).toISOString()} (${e.triggersToday}/${e.limit} today; a guess until the exchange's record proves it)`,
-      );
+      this.emit({
+        type: "triggerCounted",
+        triggersToday: e.triggersToday,
+        triggerLimit: e.limit,
+        triggersLeft: left,
+        deadline,
+        day: e.day,
+        ...(forLaterDay ? { forDay: utcDay(deadline) } : {}),
+        ...(detail ? { detail } : {}),
+      });
       // A guessed count is checked against the record (when one is configured; the driver says if not).
       this.readRecord("trigger");
       if (atLimit(e) && !e.assumed) {
         this.limitSuspected();
       } else if (left <= m.cfg.triggerWarnRemaining) {
-        this.log(
-          "warn",
-          "trigger.low",
-          { triggersToday: e.triggersToday, triggersLeft: left, triggerLimit: e.limit },
-          `only ${left} scheduled-cancel trigger(s) left today`,
-        );
+        this.emit({
+          type: "triggersLow",
+          triggersToday: e.triggersToday,
+          triggersLeft: left,
+          triggerLimit: e.limit,
+        });
       }
     } else {
-      this.log(
-        "warn",
-        "trigger.skipped",
-        { deadline, ...(detail ? { detail } : {}) },
-        "a lapsed deadline from an earlier UTC day (or one already counted) is not counted today",
-      );
+      this.emit({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
     }
     if (m.state !== "not_protected" && m.phase === "running")
       m.state = limitRefused(e) ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
-    this.fx.push({ type: "pollExposure", reason: "trigger" });
+    this.ready.pollExposure = true;
   }
 
   /**
@@ -837,12 +831,12 @@ class Ctx {
     const e = m.entry;
     if (isExhausted(e) || !atLimit(e) || m.limitSuspectedDay === e.day) return;
     m.limitSuspectedDay = e.day;
-    this.log(
-      "error",
-      "trigger.limit_suspected",
-      { triggersToday: e.triggersToday, triggerLimit: e.limit, proofs: proofCounts(e) },
-      `the count reaches the daily limit (${e.triggersToday}/${e.limit}) without the exchange's proof: not ready; pushes continue until the exchange itself refuses`,
-    );
+    this.emit({
+      type: "limitSuspected",
+      triggersToday: e.triggersToday,
+      triggerLimit: e.limit,
+      proofs: proofCounts(e),
+    });
   }
 
   /** Asks the driver for the exchange's record (one read at a time). */
@@ -850,7 +844,7 @@ class Ctx {
     const m = this.m;
     if (m.recordReading || (m.phase !== "running" && m.phase !== "stopping")) return;
     m.recordReading = true;
-    this.fx.push({ type: "readRecord", reason });
+    this.ready.readRecord = { reason };
   }
 
   /** The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts). */
@@ -858,8 +852,7 @@ class Ctx {
     const m = this.m;
     m.recordReading = false;
     if (evidence === null) {
-      if (detail !== undefined)
-        this.log("debug", "record.skipped", { detail }, `the record was not applied: ${detail}`);
+      if (detail !== undefined) this.emit({ type: "recordSkipped", detail });
       return;
     }
     // Measure the record's lag: the oldest of this run's recent confirmed pushes it does not list yet (bounded).
@@ -886,13 +879,14 @@ class Ctx {
     });
     if (r.entry !== before) {
       m.entry = r.entry;
-      this.fx.push({ type: "persist", entry: r.entry });
-      this.log(
-        "info",
-        "ledger.reconciled",
-        { changes: r.changes, notes: r.notes, marginMs: recordMargin(m), proofs: proofCounts(r.entry) },
-        r.changes.map((c) => `${c.field} ${String(c.from)} → ${String(c.to)}: ${c.reason}`).join("; "),
-      );
+      this.persist = true;
+      this.emit({
+        type: "reconciled",
+        changes: r.changes,
+        notes: r.notes,
+        marginMs: recordMargin(m),
+        proofs: proofCounts(r.entry),
+      });
       const e = r.entry;
       if (isExhausted(e) && !m.wasExhausted && m.phase === "running") {
         m.state = "exhausted";
@@ -901,28 +895,29 @@ class Ctx {
         m.state = "armed";
       this.limitSuspected();
     } else if (r.notes.length > 0) {
-      this.log("debug", "record.checked", { notes: r.notes }, r.notes.join("; "));
+      this.emit({ type: "recordChecked", notes: r.notes });
     }
     // Guesses left today: read again later (a lagging record may list the replacing push by then).
     if (m.entry.triggers.some((t) => t.proof === "guess") && m.phase === "running")
-      this.fx.push({ type: "armTimer", name: "record", atMono: this.now.mono + RECORD_REREAD_MS });
+      m.wake.record = this.now.mono + RECORD_REREAD_MS;
   }
 
   logExhausted(why: string, message?: string) {
     this.m.wasExhausted = true;
     const e = this.m.entry;
-    const resumesAt = nextUtcMidnight(this.now.wall);
-    this.log(
-      "error",
-      "trigger.exhausted",
-      { triggersToday: e.triggersToday, triggerLimit: e.limit, resumesAt, ...(message ? { message } : {}) },
-      `daily trigger limit reached (${why}): the switch cannot protect until ${new Date(resumesAt).toISOString()}`,
-    );
+    this.emit({
+      type: "limitReached",
+      triggersToday: e.triggersToday,
+      triggerLimit: e.limit,
+      resumesAt: nextUtcMidnight(this.now.wall),
+      why,
+      ...(message ? { message } : {}),
+    });
   }
 
   // -------------------------------------------------------------------------------------------- push
 
-  /** Decides whether to push now, and starts one (write-ahead first). */
+  /** Decides whether to push now, and starts one: the intent persisted with mustSync, then the request. */
   kick(reason: string) {
     const m = this.m;
     if (m.phase !== "running") return;
@@ -933,12 +928,7 @@ class Ctx {
     const e = m.entry;
     if (m.wasExhausted && !isExhausted(e)) {
       m.wasExhausted = false;
-      this.log(
-        "info",
-        "trigger.reset",
-        { day: e.day, triggersToday: e.triggersToday },
-        "new UTC day: the trigger budget is back, re-arming",
-      );
+      this.emit({ type: "limitReset", day: e.day, triggersToday: e.triggersToday });
       if (m.state === "exhausted") m.state = e.armedUntil === null ? "lapsed" : "armed";
     }
     if (m.agentReason !== null) return;
@@ -958,49 +948,47 @@ class Ctx {
       return;
     }
     if (this.now.mono < m.gateUntilMono) {
-      this.fx.push({ type: "armTimer", name: "gate", atMono: m.gateUntilMono });
+      m.wake.gate = m.gateUntilMono;
       return;
     }
     if (reason === "interval" && this.now.mono < m.retryAtMono) return;
     const mode = m.engineUp || m.ordersCancel === "confirmed" ? "arm" : "expedite";
     const cancelAt = Math.floor(this.now.wall) + (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
     const id = m.nextId++;
-    m.inflight = { id, cancelAt, mode, stage: "intent", sentMono: 0, previousPending: e.pendingUntil };
+    m.inflight = {
+      id,
+      cancelAt,
+      mode,
+      askedMono: this.now.mono,
+      synced: true,
+      previousPending: e.pendingUntil,
+    };
     m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
     m.entry = withIntent(e, cancelAt);
-    this.fx.push({ type: "recordIntent", id, cancelAt, entry: m.entry, budgetMs: m.cfg.requestTimeoutMs });
+    // Write-ahead: the request leaves only once the intent is durable (or the file already says as much).
+    this.persist = true;
+    this.ready.mustSync = true;
+    this.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
+    this.ready.send = { kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs };
   }
 
-  intentRecorded(id: number) {
-    const m = this.m;
-    const f = m.inflight;
-    if (!f || f.id !== id || f.stage !== "intent") return;
-    if (m.phase !== "running") {
-      // Stopped before the request left: nothing was sent, the intent is void.
-      m.entry = { ...m.entry, pendingUntil: f.previousPending };
-      m.inflight = null;
-      this.fx.push({ type: "persist", entry: m.entry });
-      if (m.phase === "stopping") this.continueShutdown();
-      return;
-    }
-    f.stage = "sent";
-    f.sentMono = this.now.mono;
-    this.fx.push({ type: "sendPush", id, cancelAt: f.cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs });
-  }
-
-  intentFailed(id: number, reason: string) {
+  /** The write-ahead of push `id` was not durable within its budget: the request never left. */
+  syncFailed(id: number, reason: string) {
     const f = this.m.inflight;
-    if (!f || f.id !== id || f.stage !== "intent") return;
-    // The request never left: the exchange's schedule stays as it is (and lapses as if the daemon were dead).
-    this.pushFailed({
-      type: "pushFailed",
-      id,
-      kind: "ledger_slow",
-      message: `the write-ahead record was not durable within ${this.m.cfg.requestTimeoutMs} ms (${reason}); the push was not sent`,
-      permanent: false,
-      retryable: true,
-      outcomeUnknown: false,
-    });
+    if (!f || f.id !== id) return;
+    // The exchange's schedule stays as it is (and lapses as if the daemon were dead).
+    this.pushFailed(
+      {
+        type: "pushFailed",
+        id,
+        kind: "ledger_slow",
+        message: `the write-ahead record was not durable within ${this.m.cfg.requestTimeoutMs} ms (${reason}); the push was not sent`,
+        permanent: false,
+        retryable: true,
+        outcomeUnknown: false,
+      },
+      true,
+    );
   }
 
   afterInflight() {
@@ -1031,62 +1019,49 @@ class Ctx {
     m.armedKnown = true;
     m.gateUntilMono = 0;
     m.retryAtMono = 0;
+    m.wake.gate = null;
+    m.wake.retry = null;
     m.consecutiveFailures = 0;
     m.lastError = null;
     m.clockStepped = false;
     if (m.failingSinceMono !== null) {
       const outageMs = Math.round(this.now.mono - m.failingSinceMono);
       m.failingSinceMono = null;
-      this.log(
-        "info",
-        "heartbeat.recovered",
-        { outageMs },
-        `pushes succeed again after ${outageMs} ms of failures`,
-      );
+      this.emit({ type: "recovered", outageMs });
     }
     if (m.notProtectedReason !== null) {
       this.notProtectedGauge(m.notProtectedReason, 0);
-      this.log(
-        "info",
-        "switch.protected",
-        { previousReason: m.notProtectedReason },
-        "the exchange accepts the switch again",
-      );
+      this.emit({ type: "protected", previousReason: m.notProtectedReason, by: "exchange" });
       m.notProtectedReason = null;
     }
     if (m.phase === "running") m.state = f.mode === "expedite" || !m.engineUp ? "engine_down" : "armed";
-    this.fx.push({ type: "recordConfirmedPush", entry: m.entry });
-    this.fx.push({ type: "metric", op: "inc", name: "pushes", labels: { outcome: "ok" } });
-    this.fx.push({ type: "metric", op: "observe", name: "pushLatency", value: ev.latencyMs / 1000 });
+    this.persist = true;
     this.armLapseTimer();
-    if (f.mode === "expedite") {
-      this.log(
-        "warn",
-        "heartbeat.ok",
-        { deadline: f.cancelAt, latencyMs: ev.latencyMs, expedited: true },
-        `engine down: the cancel is now scheduled at ${new Date(f.cancelAt).toISOString()} (5 s minimum)`,
-      );
-    } else {
-      this.log(
-        "info",
-        "heartbeat.ok",
-        { deadline: f.cancelAt, latencyMs: ev.latencyMs },
-        `armed until ${new Date(f.cancelAt).toISOString()}`,
-      );
-    }
+    this.emit({
+      type: "pushConfirmed",
+      deadline: f.cancelAt,
+      latencyMs: ev.latencyMs,
+      expedited: f.mode === "expedite",
+    });
     this.afterInflight();
   }
 
-  pushFailed(ev: Extract<Event, { type: "pushFailed" }>) {
+  /** `neverLeft`: the request was not sent (its write-ahead failed). */
+  pushFailed(ev: Extract<Event, { type: "pushFailed" }>, neverLeft = false) {
     const m = this.m;
     const f = m.inflight;
     if (!f || f.id !== ev.id) return;
     m.inflight = null;
     this.timeRefusal(ev);
-    if (ev.outcomeUnknown) {
-      // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md).
-      m.gateUntilMono = Math.max(m.gateUntilMono, f.sentMono + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
-    } else if (m.entry.pendingUntil === f.cancelAt || f.stage === "intent") {
+    if (ev.outcomeUnknown && !neverLeft) {
+      // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md). It left when
+      // the driver says, no earlier than it was asked for and no later than the write-ahead's budget allows.
+      const latestLeave = f.askedMono + (f.synced ? m.cfg.requestTimeoutMs : 0);
+      const sent = Number.isFinite(ev.sentMono)
+        ? Math.min(Math.max(ev.sentMono!, f.askedMono), latestLeave)
+        : latestLeave;
+      m.gateUntilMono = Math.max(m.gateUntilMono, sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
+    } else if (m.entry.pendingUntil === f.cancelAt || neverLeft) {
       // An explicit refusal (or a request that never left) armed nothing; a deadline counted meanwhile is gone.
       const prev = f.previousPending;
       const counted = m.entry.lastCountedDeadline;
@@ -1096,17 +1071,16 @@ class Ctx {
         pendingUntil: restored,
         pendingLatest: restored === null ? null : m.entry.pendingLatest,
       };
-      this.fx.push({ type: "persist", entry: m.entry });
+      this.persist = true;
     }
     this.checkLapse(); // the answer's Date may have corrected the clock
     if (m.phase !== "running") return this.afterInflight();
     m.consecutiveFailures++;
     m.failingSinceMono ??= this.now.mono;
     m.lastError = { kind: ev.kind, message: ev.message };
-    this.fx.push({ type: "metric", op: "inc", name: "pushes", labels: { outcome: ev.kind } });
     if (f.mode === "expedite") m.expedited = true; // one expedite per engine-down episode (docs/daemon.md)
     const base = {
-      event: "heartbeat.failed",
+      type: "pushFailed" as const,
       reason: ev.kind,
       message: ev.message,
       consecutiveFailures: m.consecutiveFailures,
@@ -1119,16 +1093,15 @@ class Ctx {
       m.state = "not_protected";
       m.nextPermanentCheckMono = this.now.mono + m.cfg.permanentRecheckMs;
       this.notProtectedGauge(ev.kind, 1);
-      this.log("warn", "heartbeat.failed", without(base), `push refused: ${ev.message}`);
-      if (first) {
-        this.log(
-          "error",
-          "switch.not_protected",
-          { reason: ev.kind, message: ev.message, recheckInMs: m.cfg.permanentRecheckMs },
-          `NOT PROTECTED: the exchange refuses the switch for this account (${ev.kind}); rechecking every ${Math.round(m.cfg.permanentRecheckMs / 1000)} s`,
-        );
-      }
-      this.fx.push({ type: "armTimer", name: "retry", atMono: m.nextPermanentCheckMono });
+      this.emit({ ...base, refused: true });
+      if (first)
+        this.emit({
+          type: "notProtected",
+          reason: ev.kind,
+          message: ev.message,
+          recheckInMs: m.cfg.permanentRecheckMs,
+        });
+      m.wake.retry = m.nextPermanentCheckMono;
       return this.afterInflight();
     }
 
@@ -1147,9 +1120,9 @@ class Ctx {
         ev.message,
         m.cfg.historySize,
       );
-      this.fx.push({ type: "persist", entry: m.entry });
+      this.persist = true;
       m.state = "exhausted";
-      this.log("warn", "heartbeat.failed", without(base), `push refused: ${ev.message}`);
+      this.emit({ ...base, refused: true });
       this.logExhausted("the exchange refused with its daily-limit error", ev.message);
       return this.afterInflight();
     }
@@ -1164,19 +1137,15 @@ class Ctx {
       const delay = Math.min(b * 2 ** Math.min(m.consecutiveFailures - 1, 20), cap);
       next = Math.max(this.now.mono + delay, m.gateUntilMono);
     }
-    this.log(
-      "warn",
-      "heartbeat.failed",
-      {
-        ...without(base),
-        retryInMs: next === null ? null : Math.round(next - this.now.mono),
-        armedUntil: reportedDeadline(m),
-      },
-      `push failed (${ev.kind}): ${ev.message}`,
-    );
+    this.emit({
+      ...base,
+      refused: false,
+      retryInMs: next === null ? null : Math.round(next - this.now.mono),
+      armedUntil: reportedDeadline(m),
+    });
     if (next !== null && m.engineUp) {
       m.retryAtMono = next;
-      this.fx.push({ type: "armTimer", name: "retry", atMono: next });
+      m.wake.retry = next;
     }
     this.afterInflight();
   }
@@ -1193,29 +1162,20 @@ class Ctx {
     m.cancelPasses = 0;
     const policy = m.cfg.onEngineDown;
     if (!up) {
-      this.fx.push({ type: "cancelTimer", name: "retry" });
+      m.wake.retry = null;
       m.retryAtMono = 0;
       if (m.state !== "not_protected") m.state = "engine_down";
-      this.log(
-        "warn",
-        "engine.down",
-        { action: policy, detail, armedUntil: reportedDeadline(m) },
-        policy === "expedite"
-          ? "trading engine down: scheduling the cancel at the 5 s minimum, then no more pushes"
-          : policy === "cancel"
-            ? "trading engine down: cancelling open orders, then no more pushes"
-            : "trading engine down: no more pushes; the armed deadline will lapse",
-      );
+      this.emit({ type: "engineDown", action: policy, detail, armedUntil: reportedDeadline(m) });
       if (policy === "expedite") this.kick("engine-down");
       else if (policy === "cancel") {
         m.ordersCancel = "waiting";
         m.cancelPasses = 1;
-        this.fx.push({ type: "cancelOpenOrders", cancelStops: m.cfg.cancelStops });
+        this.ready.cancelOrders = { cancelStops: m.cfg.cancelStops };
       }
       return;
     }
     if (m.state !== "not_protected") m.state = m.entry.armedUntil === null ? "lapsed" : "armed";
-    this.log("info", "engine.up", { detail }, "trading engine back: pushing again");
+    this.emit({ type: "engineUp", detail });
     this.kick("engine-up");
   }
 
@@ -1230,33 +1190,15 @@ class Ctx {
       kept: ev.kept,
       ...(ev.detail ? { detail: ev.detail } : {}),
     };
-    this.fx.push({
-      type: "metric",
-      op: "inc",
-      name: "cancelPasses",
-      labels: { outcome: ev.confirmed ? "confirmed" : "failed" },
-    });
     if (ev.confirmed) {
       m.ordersCancel = "confirmed";
-      // Every pass is said; one that found nothing to cancel only at debug level (one line per interval).
-      const level = pass && ev.cancelled === 0 ? "debug" : "warn";
-      this.log(
-        level,
-        "engine.orders_cancelled",
-        fields,
-        `engine down: ${ev.cancelled} open order(s) cancelled, ${ev.kept} kept (pass ${m.cancelPasses}); the schedule keeps being renewed as the backstop (no trigger spent), and open orders are cancelled again each interval while the engine stays down`,
-      );
+      this.emit({ type: "ordersCancelled", ...fields, repeat: pass });
       if (!pass) this.kick("orders-cancelled");
       return;
     }
     // Not confirmed: fall back to the expedite backstop (the exchange cancels at the 5 s minimum).
     m.ordersCancel = null;
-    this.log(
-      "error",
-      "engine.cancel_failed",
-      fields,
-      "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum",
-    );
+    this.emit({ type: "cancelFailed", ...fields });
     this.kick("engine-down");
   }
 
@@ -1270,7 +1212,7 @@ class Ctx {
     if (m.ordersCancel !== "confirmed" || m.cancelPass || m.agentReason !== null) return;
     m.cancelPass = true;
     m.cancelPasses++;
-    this.fx.push({ type: "cancelOpenOrders", cancelStops: m.cfg.cancelStops });
+    this.ready.cancelOrders = { cancelStops: m.cfg.cancelStops };
   }
 
   agent(state: "ok" | "missing" | "expired", detail: string | undefined) {
@@ -1278,12 +1220,7 @@ class Ctx {
     if (state === "ok") {
       if (m.agentReason === null) return;
       this.notProtectedGauge(m.agentReason, 0);
-      this.log(
-        "info",
-        "switch.protected",
-        { previousReason: m.agentReason },
-        "the agent wallet is valid again",
-      );
+      this.emit({ type: "protected", previousReason: m.agentReason, by: "agent" });
       m.agentReason = null;
       m.notProtectedReason = null;
       m.state = m.entry.armedUntil === null ? "lapsed" : "armed";
@@ -1298,23 +1235,29 @@ class Ctx {
     m.notProtectedReason = reason;
     m.state = "not_protected";
     this.notProtectedGauge(reason, 1);
-    this.log(
-      "error",
-      "switch.not_protected",
-      { reason, ...(detail ? { message: detail } : {}) },
-      `NOT PROTECTED: the agent wallet is ${state}${detail ? ` (${detail})` : ""}; no pushes until it is valid again`,
-    );
+    this.emit({ type: "agentInvalid", reason, state, ...(detail ? { message: detail } : {}) });
   }
 
   // ----------------------------------------------------------------------------------------- shutdown
 
   cancelTimers() {
-    for (const name of ["lapse", "retry", "gate"] as const) this.fx.push({ type: "cancelTimer", name });
+    this.m.wake.lapse = null;
+    this.m.wake.retry = null;
+    this.m.wake.gate = null;
   }
 
   shutdown(mode: "remove" | "keep") {
     const m = this.m;
-    if (m.phase === "stopping" || m.phase === "stopped") return;
+    if (m.phase === "stopped") {
+      // Already stopped (halted): nothing more is sent; what stays at the exchange is as it was.
+      this.ready.done = {
+        account: m.cfg.account,
+        outcome: mode === "keep" ? "kept" : "skipped",
+        reason: "stopped",
+      };
+      return;
+    }
+    if (m.phase === "stopping") return;
     m.phase = "stopping";
     m.shutdownMode = mode;
     this.cancelTimers();
@@ -1329,24 +1272,17 @@ class Ctx {
       const armedUntil = reportedDeadline(m);
       m.state = "stopped";
       m.phase = "stopped";
-      this.log(
-        "info",
-        "shutdown.kept",
-        { armedUntil },
-        armedUntil === null
-          ? "graceful stop: nothing is armed"
-          : `graceful stop: the schedule stays armed until ${new Date(armedUntil).toISOString()}`,
-      );
-      this.fx.push({ type: "done", outcome: { account: m.cfg.account, outcome: "kept" } });
+      this.emit({ type: "kept", armedUntil });
+      this.ready.done = { account: m.cfg.account, outcome: "kept" };
       return;
     }
     // An attempt with unknown outcome could still land: remove only after it can no longer.
     if (this.now.mono < m.gateUntilMono) {
-      this.fx.push({ type: "armTimer", name: "gate", atMono: m.gateUntilMono });
+      m.wake.gate = m.gateUntilMono;
       return;
     }
     m.removing = true;
-    this.fx.push({ type: "sendRemoval", expiresAfterMs: m.cfg.requestTimeoutMs });
+    this.ready.send = { kind: "removal", expiresAfterMs: m.cfg.requestTimeoutMs };
   }
 
   removalConfirmed() {
@@ -1358,14 +1294,9 @@ class Ctx {
     m.removing = false;
     m.state = "stopped";
     m.phase = "stopped";
-    this.fx.push({ type: "persist", entry: m.entry });
-    this.log(
-      "info",
-      "shutdown.removed",
-      { previousDeadline: previous },
-      "graceful stop: the scheduled cancel is removed",
-    );
-    this.fx.push({ type: "done", outcome: { account: m.cfg.account, outcome: "removed" } });
+    this.persist = true;
+    this.emit({ type: "removed", previousDeadline: previous });
+    this.ready.done = { account: m.cfg.account, outcome: "removed" };
   }
 
   removalFailed(ev: Extract<Event, { type: "removalFailed" }>) {
@@ -1376,33 +1307,19 @@ class Ctx {
     m.state = "stopped";
     m.phase = "stopped";
     const account = m.cfg.account;
-    if (ev.kind === "volume_gate" && ev.belowVolumeGate) {
+    const skipped = { account, outcome: "skipped" as const, reason: ev.kind, message: ev.message };
+    const v = ev.cumulativeVolume;
+    if (ev.kind === "volume_gate" && typeof v === "number" && Number.isFinite(v) && v < VOLUME_GATE_USD) {
       // Below the exchange's volume gate no schedule can have been set: there is nothing to remove.
       m.entry = withRemoval(m.entry, this.now.wall, m.cfg.historySize);
-      this.fx.push({ type: "persist", entry: m.entry });
-      this.log(
-        "info",
-        "shutdown.nothing_armed",
-        { reason: ev.kind, message: ev.message },
-        "graceful stop: nothing is armed (the account is below the exchange's volume gate)",
-      );
-      this.fx.push({
-        type: "done",
-        outcome: { account, outcome: "skipped", reason: ev.kind, message: ev.message },
-      });
+      this.persist = true;
+      this.emit({ type: "nothingArmed", reason: ev.kind, message: ev.message, belowVolumeGate: true });
+      this.ready.done = skipped;
       return;
     }
     if (ev.permanent && m.notProtectedReason !== null && m.entry.armedUntil === null) {
-      this.log(
-        "warn",
-        "shutdown.skipped",
-        { reason: ev.kind, message: ev.message },
-        "graceful stop: nothing to remove (the exchange refuses the switch for this account)",
-      );
-      this.fx.push({
-        type: "done",
-        outcome: { account, outcome: "skipped", reason: ev.kind, message: ev.message },
-      });
+      this.emit({ type: "removalSkipped", reason: ev.kind, message: ev.message });
+      this.ready.done = skipped;
       return;
     }
     if (
@@ -1412,28 +1329,17 @@ class Ctx {
       m.inflight === null
     ) {
       // No push was ever accepted nor left without an answer: the exchange holds no schedule of ours to remove.
-      this.log(
-        "info",
-        "shutdown.nothing_armed",
-        { reason: ev.kind, message: ev.message },
-        `graceful stop: nothing was armed (no push was accepted), so there is nothing to remove (the removal failed: ${ev.kind})`,
-      );
-      this.fx.push({
-        type: "done",
-        outcome: { account, outcome: "skipped", reason: ev.kind, message: ev.message },
-      });
+      this.emit({ type: "nothingArmed", reason: ev.kind, message: ev.message, belowVolumeGate: false });
+      this.ready.done = skipped;
       return;
     }
-    this.log(
-      "error",
-      "shutdown.remove_failed",
-      { reason: ev.kind, message: ev.message, armedUntil: reportedDeadline(m) },
-      `graceful stop: could not remove the scheduled cancel (${ev.kind}); it fires at the armed deadline`,
-    );
-    this.fx.push({
-      type: "done",
-      outcome: { account, outcome: "failed", reason: ev.kind, message: ev.message },
+    this.emit({
+      type: "removalFailed",
+      reason: ev.kind,
+      message: ev.message,
+      armedUntil: reportedDeadline(m),
     });
+    this.ready.done = { account, outcome: "failed", reason: ev.kind, message: ev.message };
   }
 }
 
@@ -1469,11 +1375,6 @@ function withTriggerForLaterDay(
     size,
   );
   return { entry: next, counted: true, reachedLimit: atLimit(next) };
-}
-
-/** The log fields without `event` (the effect carries it). */
-function without({ event: _event, ...rest }: Record<string, unknown>): Record<string, unknown> {
-  return rest;
 }
 
 export const isArmedState = (s: SwitchState) => s === "armed" || s === "retrying";

@@ -16,17 +16,17 @@ import { describeFailure } from "../../src/switch/driver.js";
 import { isPlausibleTime, SUSPECT_MS } from "../../src/switch/exchange-time.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
 import { intentCovered, limitRefused, newEntry, rollEntry } from "../../src/switch/ledger-model.js";
+import { logLineOf } from "../../src/switch/log.js";
 import {
-  type Effect,
   type Event,
   initialModel,
+  type Ready,
   recordMargin,
   type ShutdownOutcome,
   type SwitchConfig,
   type SwitchModel,
   status,
   step,
-  type TimerName,
   timesOf,
 } from "../../src/switch/machine.js";
 import { readFinding } from "../../src/switch/record.js";
@@ -146,7 +146,10 @@ export class World {
   persistedNonce = 0;
   // --- the driver
   model: SwitchModel;
-  timers = new Map<TimerName, number>();
+  /** the driver's one wake-up (monotonic ms), as the last Ready asked */
+  wakeAt: number | null = null;
+  /** when the last push left (the driver tells the machine with a failure) */
+  lastSentMono = 0;
   nextTickMono: number;
   inflight: Inflight | null = null;
   /** requests that failed with an unknown outcome and were not applied: they may still land until expiry */
@@ -264,83 +267,77 @@ export class World {
     deepFreeze(this.model);
     const r = step(this.model, ev, this.now());
     // IV. no event makes step throw (it refuses and logs instead: "the step threw")
-    for (const e of r.effects)
-      if (
-        e.type === "log" &&
-        e.event === "switch.event_refused" &&
-        String(e.fields.reason).startsWith("the step threw")
-      )
-        this.fail("IV", `step threw on ${ev.type}: ${String(e.fields.reason)}`);
+    for (const e of r.ready.events)
+      if (e.type === "eventRefused" && e.reason.startsWith("the step threw"))
+        this.fail("IV", `step threw on ${ev.type}: ${e.reason}`);
     this.model = kept ? { ...r.model, time: kept } : r.model;
     if (this.plant === "push-when-exhausted" && this.model.entry.limitRefusedAt === null)
       this.model = { ...this.model, entry: { ...this.model.entry, limitRefusedAt: refusedAt } };
     void before;
-    if (this.plant === "forget-trigger") {
-      for (const e of r.effects)
-        if (e.type === "countTrigger")
-          this.model = { ...this.model, entry: { ...e.entry, triggersToday: e.entry.triggersToday - 1 } };
+    if (this.plant === "forget-trigger" && r.ready.pollExposure && r.ready.entry) {
+      const e = r.ready.entry;
+      this.model = { ...this.model, entry: { ...e, triggersToday: e.triggersToday - 1 } };
     }
-    for (const e of r.effects) this.run(e);
+    this.carry(r.ready);
     this.check(ev.type);
     this.checkPushing(ev.type);
   }
 
-  run(e: Effect) {
-    switch (e.type) {
-      case "log":
-        this.logs.push(e.event);
-        return;
-      case "metric":
-      case "pollExposure":
-      case "readRecord": // answered by the `record` command (with its lag and lies)
-        return;
-      case "persist":
-      case "recordConfirmedPush":
-      case "countTrigger":
-        this.persisted = e.entry;
-        this.persistedAt = Math.max(this.persistedAt, this.persistNow());
-        this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
-        return;
-      case "armTimer":
-        this.timers.set(e.name, e.atMono);
-        return;
-      case "cancelTimer":
-        this.timers.delete(e.name);
-        return;
-      case "recordIntent":
-        // as the driver's ledger: nothing is written when the file already covers the push (ledger-model.ts)
-        if (
-          (this.plant === "cover-without-ledger-rule" || coveredSafely(this.persisted, e.entry)) &&
-          (this.plant === "cover-without-nonce-floor" ||
-            floorCovers(
-              this.persistedAt,
-              this.nonceSpan(),
-              Math.max(Math.floor(this.exNow()), this.lastNonceSent) + NONCE_SIGN_SLACK_MS,
-            ))
-        )
-          return this.dispatch({ type: "intentRecorded", id: e.id });
-        if (this.diskSlow) return this.dispatch({ type: "intentFailed", id: e.id, reason: "slow" });
-        this.persisted = e.entry;
-        this.persistedAt = Math.max(this.persistedAt, this.persistNow());
-        this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
-        return this.dispatch({ type: "intentRecorded", id: e.id });
-      case "sendPush":
-        return this.sendPush(e.id, e.cancelAt, e.expiresAfterMs);
-      case "sendRemoval":
-        if (this.plant === "removal-ignored") return this.dispatch({ type: "removalConfirmed" });
-        this.removalPending = true;
-        return;
-      case "cancelOpenOrders":
-        return this.dispatch({ type: "ordersCancelled", confirmed: false, cancelled: 0, kept: 0 });
-      case "done":
-        this.done = e.outcome;
-        return;
-      case "nonceFloor":
-        // the daemon's NonceSource.rebase: the next nonce is above the floor the exchange's answer names
-        if (e.floor < this.lastNonceSent) this.rebasedDown = true;
-        this.lastNonceSent = e.floor;
-        return;
+  /** The Ready in the driver's order; what answers at once (a slow disk, a canceller) is dispatched last. */
+  carry(ready: Ready) {
+    this.wakeAt = ready.wakeAt;
+    for (const e of ready.events) {
+      const l = logLineOf(e);
+      if (l) this.logs.push(l.event);
     }
+    if (ready.done) this.done = ready.done;
+    if (ready.nonceFloor) {
+      // the daemon's NonceSource.rebase: the next nonce is above the floor the exchange's answer names
+      if (ready.nonceFloor.floor < this.lastNonceSent) this.rebasedDown = true;
+      this.lastNonceSent = ready.nonceFloor.floor;
+    }
+    let send = ready.send;
+    if (ready.entry) {
+      const entry = ready.entry;
+      const write = (e: LedgerEntry) => {
+        this.persisted = e;
+        this.persistedAt = Math.max(this.persistedAt, this.persistNow());
+        this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
+      };
+      // planted: the step's other changes are written, then the intent is left out while the floor allows
+      if (
+        ready.mustSync &&
+        this.plant === "cover-without-ledger-rule" &&
+        !coveredSafely(this.persisted, entry)
+      )
+        write({
+          ...entry,
+          pendingUntil: this.persisted.pendingUntil,
+          pendingLatest: this.persisted.pendingLatest,
+        });
+      // as the driver's ledger: nothing is written when the file already covers the push (ledger-model.ts)
+      const covered =
+        ready.mustSync &&
+        (this.plant === "cover-without-ledger-rule" || coveredSafely(this.persisted, entry)) &&
+        (this.plant === "cover-without-nonce-floor" ||
+          floorCovers(
+            this.persistedAt,
+            this.nonceSpan(),
+            Math.max(Math.floor(this.exNow()), this.lastNonceSent) + NONCE_SIGN_SLACK_MS,
+          ));
+      if (!covered && ready.mustSync && this.diskSlow && send?.kind === "push") {
+        const id = send.id;
+        send = undefined;
+        this.dispatch({ type: "syncFailed", id, reason: "slow" });
+      } else if (!covered) write(entry);
+    }
+    if (send?.kind === "push") this.sendPush(send.id, send.cancelAt, send.expiresAfterMs);
+    else if (send?.kind === "removal") {
+      if (this.plant === "removal-ignored") this.dispatch({ type: "removalConfirmed" });
+      else this.removalPending = true;
+    }
+    if (ready.cancelOrders)
+      this.dispatch({ type: "ordersCancelled", confirmed: false, cancelled: 0, kept: 0 });
   }
 
   sendPush(id: number, cancelAt: number, expiresAfterMs: number) {
@@ -398,6 +395,7 @@ export class World {
     // exchange estimate beyond the bridge): a cancel time earlier than a confirmed one is then a clock change, not
     // a late request (what invariant 3 is about).
     if (this.times().suspect) this.correctedSinceConfirm = true;
+    this.lastSentMono = this.mono;
     this.inflight = {
       id,
       cancelAt,
@@ -440,8 +438,10 @@ export class World {
   failAndMaybeUngate(ev: Event) {
     this.dispatch(ev);
     if (this.plant === "no-gate" && this.model.phase === "running") {
-      this.model = { ...this.model, gateUntilMono: 0, retryAtMono: 0 };
-      this.dispatch({ type: "timer", name: "retry" }); // retry at once, not after the old request expired
+      // retry at once, not after the old request expired
+      const wake = { ...this.model.wake, gate: null, retry: this.mono };
+      this.model = { ...this.model, gateUntilMono: 0, retryAtMono: 0, wake };
+      this.dispatch({ type: "wake" });
     }
   }
 
@@ -472,7 +472,7 @@ export class World {
     const f = describeFailure(error);
     if (f.permanent) this.permanentAtMono = this.mono;
     if (f.outcomeUnknown) this.unknownOutcomes++;
-    return { type: "pushFailed", id, ...f };
+    return { type: "pushFailed", id, sentMono: this.lastSentMono, ...f };
   }
 
   respond(kind: Extract<Command, { c: "respond" }>["kind"], applied: boolean) {
@@ -517,7 +517,6 @@ export class World {
       return this.dispatch({
         type: "pushConfirmed",
         id: f.id,
-        cancelAt: f.cancelAt,
         latencyMs: this.mono - f.sentMono,
       });
     }
@@ -561,10 +560,9 @@ export class World {
   advance(ms: number) {
     const end = this.mono + ms;
     for (let guard = 0; guard < 10_000; guard++) {
-      const dueTimers = [...this.timers.entries()].map(([name, at]) => ({ at, name }));
       const candidates: { at: number; what: string }[] = [];
       if (this.phaseRunning()) candidates.push({ at: this.nextTickMono, what: "tick" });
-      for (const d of dueTimers) candidates.push({ at: d.at, what: `timer:${d.name}` });
+      if (this.wakeAt !== null) candidates.push({ at: this.wakeAt, what: "wake" });
       if (this.schedule !== null) candidates.push({ at: this.mono + (this.schedule - this.t), what: "fire" });
       if (this.inflight) candidates.push({ at: this.inflight.abortMono, what: "abort" });
       const nextMidnightWall = Date.UTC(
@@ -623,9 +621,8 @@ export class World {
       return this.failAndMaybeUngate(this.failure("transport", f.id));
     }
     if (what === "midnight") return this.dispatch({ type: "dayRollover" });
-    const name = what.slice("timer:".length) as TimerName;
-    this.timers.delete(name);
-    return this.dispatch({ type: "timer", name });
+    this.wakeAt = null;
+    return this.dispatch({ type: "wake" });
   }
 
   checkStep() {
@@ -699,7 +696,7 @@ export class World {
     this.inflight = null;
     this.ghosts = [];
     this.removalPending = false;
-    this.timers.clear();
+    this.wakeAt = null;
     this.lastConfirmed = null;
     this.permanentAtMono = null; // invariant 6 is per run: a restart checks once at start
     this.time = new ExchangeTime(this.hostClock());
@@ -993,10 +990,10 @@ export class World {
 }
 
 function order(what: string): number {
-  // at one instant: the exchange fires first, then the driver's time-outs, timers, the tick, midnight
+  // at one instant: the exchange fires first, then the driver's time-outs, its wake-up, the tick, midnight
   if (what === "fire") return 0;
   if (what === "abort") return 1;
-  if (what.startsWith("timer:")) return 2;
+  if (what === "wake") return 2;
   if (what === "tick") return 3;
   return 4;
 }
