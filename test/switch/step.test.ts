@@ -147,6 +147,32 @@ describe("step: one row per rule", () => {
     expect(gate(60_000)).toBe(1_000 + 5_000 + 5_000 + EXPIRY_MARGIN_MS);
   });
 
+  test("a refused later push keeps the pending deadline of an earlier unknown outcome rather than erasing it", () => {
+    const failed = (id: number, outcomeUnknown: boolean): Event => ({
+      type: "pushFailed",
+      id,
+      sentMono: 0,
+      kind: outcomeUnknown ? "transport" : "rejected",
+      message: "x",
+      permanent: false,
+      retryable: outcomeUnknown,
+      outcomeUnknown,
+    });
+    const entry = { ...newEntry(CFG.account, T0, { limit: 10 }), armedUntil: T0 + 60_000 };
+    const { model } = run(
+      [
+        [{ type: "start" }, at(0)], // push 1: pending T0 + 60 s
+        [failed(1, true), at(100)], // unknown: stays pending
+        [{ type: "wake" }, at(20_000)], // the gate is open: push 2, pending min(60 s, 80 s)
+        [failed(2, false), at(20_100)], // refused: back to what was pending before it
+      ],
+      {},
+      entry,
+    );
+    expect(model.entry.pendingUntil).toBe(T0 + 60_000);
+    expect(model.entry.armedUntil).toBe(T0 + 60_000);
+  });
+
   test("explicit refusal → the intent is void (pending restored)", () => {
     const { model } = run([
       [{ type: "start" }, at(0)],
