@@ -1,112 +1,23 @@
-/**
- * The switch's driver: runs the pure machine (machine.ts) against the exchange client, the ledger store and the
- * runtime. It decides nothing. Each step's `Ready` is carried out in one fixed order: persist the entry (and,
- * when `mustSync`, send only once it is durable), send, cancel orders, set the one wake-up, publish the events
- * (log.ts); what happened comes back as the next events (docs/daemon.md "The switch machine").
- */
-import type { Clock } from "../core/clock.js";
-import type { Logger } from "../core/logger.js";
-import { ExchangeTime, every, type Repeating, type TimerHandle, type Timers } from "../core/runtime.js";
-import type { SwitchStatus } from "../core/status.js";
-import {
-  answerDateOf,
-  type ScheduleCancelParameters,
-  type ScheduleCancelResult,
-} from "../protocol/hyperliquid/exchange.js";
-import type { Metrics } from "../surface/metrics.js";
+import { ExchangeTime, every, type Repeating, type TimerHandle } from "../core/runtime.js";
+import { answerDateOf } from "../protocol/hyperliquid/exchange.js";
+import type { CreateSwitchParameters, Switch } from "./api.js";
 import { describeFailure } from "./failure.js";
-import type { Ledger } from "./ledger.js";
 import { publish } from "./log.js";
 import {
-  type EngineDownPolicy,
   type Event,
   initialModel,
   status as project,
   type Ready,
   type Send,
   type ShutdownOutcome,
-  type SwitchModel,
   step,
   timesOf,
 } from "./machine.js";
 import type { RecordResult } from "./record.js";
 
+export type { CancelOpenOrders, CreateSwitchParameters, ScheduleCancelClient, Switch } from "./api.js";
 export { describeFailure } from "./failure.js";
 export { EXPEDITE_LEAD_MS, EXPIRY_MARGIN_MS, type ShutdownOutcome } from "./machine.js";
-
-/** What the switch needs from ExchangeClient. */
-export type ScheduleCancelClient = {
-  scheduleCancel(params: ScheduleCancelParameters): Promise<ScheduleCancelResult>;
-};
-
-export type CancelOpenOrders = (params: {
-  account: string;
-  vaultAddress?: string;
-  cancelStops: boolean;
-}) => Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
-
-export type CreateSwitchParameters = {
-  account: string;
-  vaultAddress?: string | undefined;
-  client: ScheduleCancelClient;
-  ledger: Ledger;
-  clock: Clock;
-  /** the exchange's time (default: one of its own over `clock`); share the daemon's */
-  time?: ExchangeTime | undefined;
-  timers: Timers;
-  logger: Logger;
-  metrics: Metrics;
-  intervalMs: number;
-  deadlineMs: number;
-  requestTimeoutMs: number;
-  permanentRecheckMs: number;
-  triggerWarnRemaining: number;
-  onEngineDown?: EngineDownPolicy | undefined;
-  cancelStops?: boolean | undefined;
-  /** called after a trigger is counted (the daemon polls exposure) */
-  onTrigger?: ((account: string) => void) | undefined;
-  /** reads the exchange's record for the account (src/watchers/record-read.ts; it never throws) */
-  readRecord?: ((account: string) => Promise<RecordResult>) | undefined;
-  /** engine-down policy `cancel`: cancels the account's open orders */
-  cancelOpenOrders?: CancelOpenOrders | undefined;
-  /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
-  cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
-  /** the ledger's last verified time (its updatedAt at open): the exchange's time is never before it */
-  timeFloor?: number | null | undefined;
-  /** the signer's nonces: re-derived from the exchange's answer after `nonce too low` / `too high` */
-  nonces?: { rebase(floor: number): void; accepted(nonce: number): void } | undefined;
-  /** the runtime's root signal: the push loop stops when it is aborted */
-  signal?: AbortSignal | undefined;
-  /** runs on each push-loop wake-up, before the tick (the daemon's once-per-interval work rides on it) */
-  onTick?: (() => void) | undefined;
-};
-
-export type Switch = {
-  readonly account: string;
-  /** Starts pushing at once, then once per interval on slots `slotOrigin + k × interval` (default origin: now). */
-  start(slotOrigin?: number): void;
-  /** Stops pushing and waits for an in-flight push. The schedule is left as it is. */
-  stop(): Promise<void>;
-  /** Graceful stop: stop pushing, then remove the schedule (`remove`) or leave it armed (`keep`). */
-  shutdown(params: { mode: "remove" | "keep" }): Promise<ShutdownOutcome>;
-  setEngineUp(up: boolean, detail?: string | null): void;
-  /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
-  setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
-  /** The exchange's record was read (docs/exchange-record.md): applied where it is fresh, never stops pushes. */
-  recordRead(result: RecordResult): void;
-  /** The wall clock was stepped by `deltaMs`. */
-  clockStepped(deltaMs: number): void;
-  /** 00:00 UTC: roll the day over, re-arm if exhausted. */
-  onDayRollover(): void;
-  /** A pure projection of the machine: reading never changes or writes anything. */
-  status(): SwitchStatus;
-  /** The machine's model (tests). */
-  readonly model: SwitchModel;
-  /** Resolves when nothing is in flight (tests). */
-  settle(): Promise<void>;
-  /** Runs one tick now (tests, and the daemon after events). */
-  kick(reason?: string): void;
-};
 
 export function createSwitch(p: CreateSwitchParameters): Switch {
   const { account, vaultAddress, client, ledger, clock, timers, metrics } = p;
