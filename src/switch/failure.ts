@@ -1,15 +1,16 @@
 /**
- * A failed request as the switch sees it: its row of the one policy table (src/protocol/policy.ts,
- * docs/errors.md). The switch reads the kind's row, not the error's own `retryable`: a push its own time-out
- * aborted is still a `transport` failure the switch tries again, with a fresh nonce.
+ * A failed request as the switch sees it: the row of the one policy table (src/protocol/policy.ts, docs/errors.md)
+ * of the first error in the cause chain that belongs to a family. The switch reads the kind's row, not the error's
+ * own `retryable`: a push its own time-out aborted is still a `transport` failure the switch tries again, with a
+ * fresh nonce.
  */
 import { HyperliquidApiError } from "../protocol/hyperliquid/errors.js";
-import { policyFor } from "../protocol/policy.js";
-import type { Failure } from "./machine.js";
+import { classify } from "../protocol/policy.js";
+import type { Failure } from "./model.js";
 
 /**
- * An error the table has no row for (a bug, a throw in a client): the request may or may not have left, so its
- * outcome is unknown (the next push waits for its expiry) and a new push may help.
+ * An error of no family (a bug, a throw in a client): the request may or may not have left, so its outcome is
+ * unknown (the next push waits for its expiry), a new push may help, and nothing about it is permanent.
  */
 export const UNCLASSIFIED: Readonly<Omit<Failure, "message">> = Object.freeze({
   kind: "internal",
@@ -19,17 +20,21 @@ export const UNCLASSIFIED: Readonly<Omit<Failure, "message">> = Object.freeze({
 });
 
 export function describeFailure(error: unknown): Failure {
-  if (error instanceof HyperliquidApiError) {
-    const policy = policyFor("hyperliquid", error.kind, error.nonceDetail);
-    return {
-      kind: error.kind,
-      // the server's text, and what the answer shows the operator must fix (a network mismatch)
-      message: `${error.serverMessage ?? error.shortMessage}${error.hint ? ` (${error.hint})` : ""}`,
-      permanent: policy.permanent,
-      retryable: policy.retryable,
-      outcomeUnknown: policy.outcomeUnknown,
-      ...(error.nonceDetail ? { nonceDetail: error.nonceDetail } : {}),
-    };
-  }
-  return { ...UNCLASSIFIED, message: error instanceof Error ? error.message : String(error) };
+  const match = classify(error);
+  if (!match) return { ...UNCLASSIFIED, message: error instanceof Error ? error.message : String(error) };
+  const e = match.error;
+  const { permanent, retryable, outcomeUnknown } = match.policy;
+  const nonceDetail = typeof e.nonceDetail === "string" ? e.nonceDetail : undefined;
+  return {
+    kind: e.kind,
+    // the server's text, and what the answer shows the operator must fix (a network mismatch)
+    message:
+      e instanceof HyperliquidApiError
+        ? `${e.serverMessage ?? e.shortMessage}${e.hint ? ` (${e.hint})` : ""}`
+        : e.message,
+    permanent,
+    retryable,
+    outcomeUnknown,
+    ...(nonceDetail ? { nonceDetail } : {}),
+  };
 }
