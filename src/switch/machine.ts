@@ -49,6 +49,8 @@ import {
   type Event,
   EXPEDITE_LEAD_MS,
   EXPIRY_MARGIN_MS,
+  gateUntil,
+  inflight,
   lapseDeadline,
   type Now,
   OWN_PUSHES_KEPT,
@@ -160,7 +162,7 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   // are replaced, never changed in place, too.
   const m: SwitchModel = {
     ...model,
-    inflight: model.inflight && { ...model.inflight },
+    pipe: model.pipe.kind === "sending" ? { ...model.pipe, push: { ...model.pipe.push } } : model.pipe,
     wake: { ...model.wake },
   };
   m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
@@ -380,10 +382,11 @@ class Step extends Ctx {
   kick(reason: string) {
     const m = this.m;
     if (m.phase !== "running") return;
-    if (m.inflight) {
-      if (reason !== "interval") m.kickAfterInflight = true;
+    if (m.pipe.kind === "sending") {
+      if (reason !== "interval") m.pipe.again = true;
       return;
     }
+    if (m.pipe.kind === "removing") return;
     limitReset(this);
     // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
     // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
@@ -393,15 +396,15 @@ class Step extends Ctx {
       return;
     }
     const e = m.entry;
-    if (this.now.mono < m.gateUntilMono) {
-      m.wake.gate = m.gateUntilMono;
+    if (this.now.mono < gateUntil(m)) {
+      m.wake.gate = gateUntil(m);
       return;
     }
     if (reason === "interval" && this.now.mono < m.retryAtMono) return;
     const mode = pushMode(m);
     const cancelAt = Math.floor(this.now.wall) + (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
     const id = m.nextId++;
-    m.inflight = {
+    const push = {
       id,
       cancelAt,
       mode,
@@ -409,6 +412,7 @@ class Step extends Ctx {
       synced: true,
       previousPending: e.pendingUntil,
     };
+    m.pipe = { kind: "sending", push, again: false };
     m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
     m.entry = withIntent(e, cancelAt);
     // Write-ahead: the request leaves only once the intent is durable (or the file already says as much).
@@ -420,7 +424,7 @@ class Step extends Ctx {
 
   /** The write-ahead of push `id` was not durable within its budget: the request never left. */
   syncFailed(id: number, reason: string) {
-    const f = this.m.inflight;
+    const f = inflight(this.m);
     if (!f || f.id !== id) return;
     // The exchange's schedule stays as it is (and lapses as if the daemon were dead).
     this.pushFailed(
@@ -437,22 +441,20 @@ class Step extends Ctx {
     );
   }
 
-  afterInflight() {
-    const m = this.m;
-    if (m.phase === "stopping") return this.continueShutdown();
-    if (m.kickAfterInflight) {
-      m.kickAfterInflight = false;
-      this.kick("after-inflight");
-    }
+  /** The push in flight was answered: go on stopping, or push again if something asked for one meanwhile. */
+  afterInflight(again: boolean) {
+    if (this.m.phase === "stopping") return this.continueShutdown();
+    if (again) this.kick("after-inflight");
   }
 
   pushConfirmed(ev: Extract<Event, { type: "pushConfirmed" }>) {
     const m = this.m;
-    const f = m.inflight;
+    const f = inflight(m);
     if (!f || f.id !== ev.id) return;
     // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
     checkLapse(this);
-    m.inflight = null;
+    const again = m.pipe.kind === "sending" && m.pipe.again;
+    m.pipe = { kind: "idle" };
     // The exchange took a push computed on the time used: the streak of time refusals ends.
     m.time = timeAccepted(m.time!);
     const at = this.now.wall;
@@ -463,7 +465,6 @@ class Step extends Ctx {
     if (f.mode === "expedite") m.expedited = true;
     m.lastPushAt = at;
     m.armedKnown = true;
-    m.gateUntilMono = 0;
     m.retryAtMono = 0;
     m.wake.gate = null;
     m.wake.retry = null;
@@ -485,15 +486,16 @@ class Step extends Ctx {
       latencyMs: ev.latencyMs,
       expedited: f.mode === "expedite",
     });
-    this.afterInflight();
+    this.afterInflight(again);
   }
 
   /** `neverLeft`: the request was not sent (its write-ahead failed). */
   pushFailed(ev: Extract<Event, { type: "pushFailed" }>, neverLeft = false) {
     const m = this.m;
-    const f = m.inflight;
+    const f = inflight(m);
     if (!f || f.id !== ev.id) return;
-    m.inflight = null;
+    const again = m.pipe.kind === "sending" && m.pipe.again;
+    m.pipe = { kind: "idle" };
     this.timeRefusal(ev);
     if (ev.outcomeUnknown && !neverLeft) {
       // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md). It left when
@@ -502,7 +504,7 @@ class Step extends Ctx {
       const sent = Number.isFinite(ev.sentMono)
         ? Math.min(Math.max(ev.sentMono!, f.askedMono), latestLeave)
         : latestLeave;
-      m.gateUntilMono = Math.max(m.gateUntilMono, sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
+      m.pipe = { kind: "gated", until: sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS };
     } else if (m.entry.pendingUntil === f.cancelAt || neverLeft) {
       // An explicit refusal (or a request that never left) armed nothing; a deadline counted meanwhile is gone.
       const prev = f.previousPending;
@@ -516,7 +518,7 @@ class Step extends Ctx {
       this.persist = true;
     }
     checkLapse(this); // the answer's Date may have corrected the clock
-    if (m.phase !== "running") return this.afterInflight();
+    if (m.phase !== "running") return this.afterInflight(again);
     m.consecutiveFailures++;
     m.failingSinceMono ??= this.now.mono;
     m.lastError = { kind: ev.kind, message: ev.message };
@@ -539,7 +541,7 @@ class Step extends Ctx {
           recheckInMs: m.cfg.permanentRecheckMs,
         });
       m.wake.retry = m.nextPermanentCheckMono;
-      return this.afterInflight();
+      return this.afterInflight(again);
     }
 
     if (ev.kind === "daily_limit") {
@@ -561,7 +563,7 @@ class Step extends Ctx {
       m.state = "exhausted";
       this.emit({ ...base, refused: true });
       logExhausted(this, "the exchange refused with its daily-limit error", ev.message);
-      return this.afterInflight();
+      return this.afterInflight(again);
     }
 
     if (limitRefused(m.entry)) m.state = "exhausted";
@@ -572,7 +574,7 @@ class Step extends Ctx {
       const b = limited ? RATE_LIMIT_BACKOFF_BASE_MS : BACKOFF_BASE_MS;
       const cap = limited ? m.cfg.intervalMs : Math.max(1_000, m.cfg.intervalMs / 2);
       const delay = Math.min(b * 2 ** Math.min(m.consecutiveFailures - 1, 20), cap);
-      next = Math.max(this.now.mono + delay, m.gateUntilMono);
+      next = Math.max(this.now.mono + delay, gateUntil(m));
     }
     this.emit({
       ...base,
@@ -584,7 +586,7 @@ class Step extends Ctx {
       m.retryAtMono = next;
       m.wake.retry = next;
     }
-    this.afterInflight();
+    this.afterInflight(again);
   }
 
   // ----------------------------------------------------------------------------------------- shutdown
@@ -593,12 +595,12 @@ class Step extends Ctx {
     const m = this.m;
     m.shutdownMode = mode;
     this.becomeStopping();
-    if (!m.inflight) this.continueShutdown();
+    if (!inflight(m)) this.continueShutdown();
   }
 
   continueShutdown() {
     const m = this.m;
-    if (m.phase !== "stopping" || m.inflight || m.removing) return;
+    if (m.phase !== "stopping" || m.pipe.kind === "sending" || m.pipe.kind === "removing") return;
     checkLapse(this);
     if (m.shutdownMode === "keep") {
       const armedUntil = reportedDeadline(m);
@@ -608,21 +610,21 @@ class Step extends Ctx {
       return;
     }
     // An attempt with unknown outcome could still land: remove only after it can no longer.
-    if (this.now.mono < m.gateUntilMono) {
-      m.wake.gate = m.gateUntilMono;
+    if (this.now.mono < gateUntil(m)) {
+      m.wake.gate = gateUntil(m);
       return;
     }
-    m.removing = true;
+    m.pipe = { kind: "removing" };
     this.ready.send = { kind: "removal", expiresAfterMs: m.cfg.requestTimeoutMs };
   }
 
   removalConfirmed() {
     const m = this.m;
-    if (!m.removing) return;
+    if (m.pipe.kind !== "removing") return;
     checkLapse(this); // a deadline that passed before the removal landed fired
     const previous = m.entry.armedUntil;
     m.entry = withRemoval(m.entry, this.now.wall, m.cfg.historySize);
-    m.removing = false;
+    m.pipe = { kind: "idle" };
     this.becomeStopped();
     this.persist = true;
     this.emit({ type: "removed", previousDeadline: previous });
@@ -631,9 +633,9 @@ class Step extends Ctx {
 
   removalFailed(ev: Extract<Event, { type: "removalFailed" }>) {
     const m = this.m;
-    if (!m.removing) return;
+    if (m.pipe.kind !== "removing") return;
     checkLapse(this);
-    m.removing = false;
+    m.pipe = { kind: "idle" };
     this.becomeStopped();
     const account = m.cfg.account;
     const skipped = { account, outcome: "skipped" as const, reason: ev.kind, message: ev.message };
@@ -655,7 +657,7 @@ class Step extends Ctx {
       m.entry.armedUntil === null &&
       m.entry.pendingUntil === null &&
       m.entry.pendingLatest === null &&
-      m.inflight === null
+      inflight(m) === null
     ) {
       // No push was ever accepted nor left without an answer: the exchange holds no schedule of ours to remove.
       this.emit({ type: "nothingArmed", reason: ev.kind, message: ev.message, belowVolumeGate: false });

@@ -166,6 +166,24 @@ export type Inflight = {
   previousPending: number | null;
 };
 
+/**
+ * The request pipeline, one request out at most: `idle`; `sending` a push (its write-ahead, then its answer, are
+ * awaited; `again`: push once it is answered, something asked for one meanwhile); `gated` after an unknown
+ * outcome (the old request may still land until `until`: nothing else leaves before); `removing` (a stop's
+ * removal is out).
+ */
+export type Pipe =
+  | { kind: "idle" }
+  | { kind: "sending"; push: Inflight; again: boolean }
+  | { kind: "gated"; until: number }
+  | { kind: "removing" };
+
+/** The push in flight, if any. */
+export const inflight = (m: SwitchModel): Inflight | null => (m.pipe.kind === "sending" ? m.pipe.push : null);
+
+/** Monotonic ms until which nothing may leave (0 when nothing gates). */
+export const gateUntil = (m: SwitchModel): number => (m.pipe.kind === "gated" ? m.pipe.until : 0);
+
 export type Gauges = {
   armedUntil: number | null;
   triggersToday: number;
@@ -185,11 +203,11 @@ export type SwitchModel = {
   notProtectedReason: string | null;
   agentReason: string | null;
   nextPermanentCheckMono: number;
-  gateUntilMono: number;
+  /** an interval tick does not push before this (a retry's back-off; a wake-up or event does) */
   retryAtMono: number;
-  inflight: Inflight | null;
+  /** where the request pipeline stands (one request out at most) */
+  pipe: Pipe;
   nextId: number;
-  kickAfterInflight: boolean;
   engineUp: boolean;
   expedited: boolean;
   /** engine-down policy cancel: null, waiting for the first answer, or the orders were cancelled (keep renewing) */
@@ -214,7 +232,6 @@ export type SwitchModel = {
   /** a wall-clock step was seen: not ready until a push is confirmed on the corrected clock */
   clockStepped: boolean;
   shutdownMode: "remove" | "keep" | null;
-  removing: boolean;
   /**
    * false after a start whose ledger holds a pending push: the exchange holds one of two deadlines and which
    * is unknown, so nothing is reported armed until a push is confirmed
@@ -307,11 +324,9 @@ export function initialModel(
     notProtectedReason: null,
     agentReason: null,
     nextPermanentCheckMono: 0,
-    gateUntilMono: 0,
     retryAtMono: 0,
-    inflight: null,
+    pipe: { kind: "idle" },
     nextId: 1,
-    kickAfterInflight: false,
     engineUp: true,
     expedited: false,
     ordersCancel: null,
@@ -326,7 +341,6 @@ export function initialModel(
     failingSinceMono: null,
     clockStepped: false,
     shutdownMode: null,
-    removing: false,
     // a deadline from an earlier run is reported again only once a push is confirmed on this run's clock
     armedKnown: false,
     time: null,

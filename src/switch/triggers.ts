@@ -19,7 +19,14 @@ import {
   withRecord,
   withTrigger,
 } from "./ledger-model.js";
-import { LATER_KEPT, lapseDeadline, RECORD_MARGIN_MAX_MS, RECORD_REREAD_MS, recordMargin } from "./model.js";
+import {
+  inflight,
+  LATER_KEPT,
+  lapseDeadline,
+  RECORD_MARGIN_MAX_MS,
+  RECORD_REREAD_MS,
+  recordMargin,
+} from "./model.js";
 
 /** Counts a trigger when the earliest possibly-armed deadline has passed. */
 export function checkLapse(ctx: Ctx, detail?: string) {
@@ -43,7 +50,7 @@ export function checkLapse(ctx: Ctx, detail?: string) {
   const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
   // A guess: the other cancel times the exchange may hold instead (pushes without a recorded answer) go with
   // it, so that a record listing one of them accepted in time withdraws it (ledger-model.ts `withRecord`).
-  const alt = [armedUntil, pendingUntil, pendingLatest, m.inflight?.cancelAt ?? null].filter(
+  const alt = [armedUntil, pendingUntil, pendingLatest, inflight(m)?.cancelAt ?? null].filter(
     (d): d is number => d !== null && d > deadline,
   );
   // The UTC day rolls only when both clocks agree it changed (`times.day`, the earlier of two disagreeing
@@ -77,7 +84,8 @@ export function checkLapse(ctx: Ctx, detail?: string) {
     }
   }
   // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
-  if (m.inflight) m.entry = withIntent(m.entry, m.inflight.cancelAt);
+  const sending = inflight(m);
+  if (sending) m.entry = withIntent(m.entry, sending.cancelAt);
   ctx.persist = true;
   const e = m.entry;
   const left = Math.max(0, e.limit - e.triggersToday);

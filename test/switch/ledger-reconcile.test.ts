@@ -17,6 +17,7 @@ import {
 } from "../../src/switch/ledger-model.js";
 import { logLineOf } from "../../src/switch/log.js";
 import {
+  inflight,
   initialModel,
   type Now,
   type Ready,
@@ -267,7 +268,7 @@ describe("the switch machine's `record` event", () => {
     expect(logs(r.ready)).toContain("trigger.limit_suspected");
     expect(logs(r.ready)).not.toContain("trigger.exhausted");
     // the push asked for at start is still in flight and its answer is taken
-    expect(r.model.inflight?.id).toBe(1);
+    expect(inflight(r.model)?.id).toBe(1);
     const m = step(r.model, { type: "pushConfirmed", id: 1, latencyMs: 10 }, at(20)).model;
     expect(m.entry.armedUntil).toBe(T0 + 60_000);
   });

@@ -9,6 +9,7 @@ import {
   type Event,
   EXPEDITE_LEAD_MS,
   EXPIRY_MARGIN_MS,
+  gateUntil,
   initialModel,
   type Now,
   type Ready,
@@ -115,7 +116,7 @@ describe("step: one row per rule", () => {
         at(100),
       ],
     ]);
-    expect(model.gateUntilMono).toBe(5_000 + EXPIRY_MARGIN_MS);
+    expect(gateUntil(model)).toBe(5_000 + EXPIRY_MARGIN_MS);
     expect(ready.wakeAt).toBe(5_000 + EXPIRY_MARGIN_MS);
     expect(model.entry.pendingUntil).toBe(T0 + 60_000); // may have landed: stays pending
     const tick = step(model, { type: "wake" }, at(3_000));
@@ -135,10 +136,12 @@ describe("step: one row per rule", () => {
       outcomeUnknown: true,
     });
     const gate = (sentMono?: number) =>
-      run([
-        [{ type: "start" }, at(1_000)],
-        [failed(sentMono), at(9_000)],
-      ]).model.gateUntilMono;
+      gateUntil(
+        run([
+          [{ type: "start" }, at(1_000)],
+          [failed(sentMono), at(9_000)],
+        ]).model,
+      );
     // not said: the latest it can have left (asked + the write-ahead's budget)
     expect(gate()).toBe(1_000 + 5_000 + 5_000 + EXPIRY_MARGIN_MS);
     expect(gate(3_000)).toBe(3_000 + 5_000 + EXPIRY_MARGIN_MS);

@@ -19,6 +19,8 @@ import { intentCovered, limitRefused, newEntry, rollEntry } from "../../src/swit
 import { logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
+  gateUntil,
+  inflight,
   initialModel,
   type Ready,
   recordMargin,
@@ -386,7 +388,7 @@ export class World {
     // invariant II: a push is never shortened but by the operator's policy (an engine-down expedite)
     // (on the daemon's own clock: how far its clock is from the exchange's is invariant 1's business)
     const own = timesOf(this.model, this.now()).act;
-    if (this.model.inflight?.mode !== "expedite" && cancelAt < own + this.cfg.deadlineMs - 1_000)
+    if (inflight(this.model)?.mode !== "expedite" && cancelAt < own + this.cfg.deadlineMs - 1_000)
       this.fail("II", `a push for ${cancelAt - own} ms ahead, not the deadline's ${this.cfg.deadlineMs}`);
     // invariant 6: a permanent refusal is re-checked no faster than the re-check interval
     if (this.permanentAtMono !== null && this.mono - this.permanentAtMono < this.cfg.permanentRecheckMs)
@@ -402,7 +404,7 @@ export class World {
       sentMono: this.mono,
       expiresAt: Math.floor(this.exNow()) + expiresAfterMs,
       abortMono: this.mono + expiresAfterMs,
-      expedite: this.model.inflight?.mode === "expedite",
+      expedite: inflight(this.model)?.mode === "expedite",
       nonce,
     };
   }
@@ -440,7 +442,7 @@ export class World {
     if (this.plant === "no-gate" && this.model.phase === "running") {
       // retry at once, not after the old request expired
       const wake = { ...this.model.wake, gate: null, retry: this.mono };
-      this.model = { ...this.model, gateUntilMono: 0, retryAtMono: 0, wake };
+      this.model = { ...this.model, pipe: { kind: "idle" }, retryAtMono: 0, wake };
       this.dispatch({ type: "wake" });
     }
   }
@@ -779,7 +781,7 @@ export class World {
     if (m.phase !== "running" || !m.engineUp || m.notProtectedReason !== null || m.agentReason !== null)
       return;
     if (this.volumeGate || (this.triggersByDay.get(utcDay(this.t)) ?? 0) >= DAILY_LIMIT) return;
-    if (m.inflight !== null || this.mono < m.gateUntilMono || this.mono < m.retryAtMono) return;
+    if (inflight(m) !== null || this.mono < gateUntil(m) || this.mono < m.retryAtMono) return;
     // the machine's day may still be the old one within the clock's tolerance of 00:00 UTC
     // (a daemon whose clocks both still say the day of the refusal, after a restart on a wrong clock no answer
     // has corrected yet, cannot know the exchange's day has changed: the known limit of docs/daemon.md)
@@ -970,7 +972,7 @@ export class World {
     if (
       limitRefused(entry) &&
       this.model.phase === "running" &&
-      !this.model.inflight &&
+      !inflight(this.model) &&
       after === "tick" &&
       !["exhausted", "not_protected", "engine_down"].includes(st.state)
     )
