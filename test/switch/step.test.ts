@@ -407,6 +407,18 @@ describe("step: one row per rule", () => {
     expect(types(fail.ready)).toContain("log:shutdown.remove_failed");
   });
 
+  test("a stop waits for the push in flight: the removal leaves only once the push is answered", () => {
+    const asked = run([
+      [{ type: "start" }, at(0)],
+      [{ type: "shutdown", mode: "remove" }, at(10)],
+    ]);
+    expect(asked.ready.send).toBeUndefined();
+    expect(asked.model.phase).toBe("stopping");
+    const answered = step(asked.model, { type: "pushConfirmed", id: 1, latencyMs: 10 }, at(20));
+    expect(answered.ready.send).toEqual({ kind: "removal", expiresAfterMs: 5_000 });
+    expect(answered.model.entry.armedUntil).toBe(T0 + 60_000); // the answer is recorded before the removal
+  });
+
   test("reading never changes the model (status is a projection)", () => {
     const { model } = run([[{ type: "start" }, at(0)], pushOk(1, 0)]);
     const before = structuredClone(model);
