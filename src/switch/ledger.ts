@@ -34,15 +34,15 @@ import { formatIssues } from "../core/errors/parse.js";
 import { checkStateFile } from "../core/files.js";
 import type { Logger } from "../core/logger.js";
 import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
-import { floorCovers, NONCE_SIGN_SLACK_MS, type NonceSpan } from "../protocol/hyperliquid/nonce.js";
+import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import {
   capHistory,
   HISTORY_SIZE,
-  intentCovered,
   newEntry,
   type ReconciledView,
   rollEntry,
   withReconciled,
+  writeAheadCoverage,
 } from "./ledger-model.js";
 import { LEDGER_FILE, LEDGER_VERSION, type LedgerEntry, LedgerFile } from "./ledger-schema.js";
 
@@ -357,17 +357,15 @@ export class Ledger {
   putIntent(entry: LedgerEntry): boolean {
     const key = entry.account.toLowerCase();
     // Against the file as last written, and as the write in flight (if any) will leave it: whichever of the two
-    // a crash finds must tell a restart what this record would.
-    const covered =
-      intentCovered(this.#onDisk.get(key), entry) &&
-      (this.#inFlight === null || intentCovered(this.#inFlight.get(key), entry)) &&
-      // and a restart's nonce floor, seeded from the file, stays above the nonce this push is signed with
-      this.#nonceSpan !== undefined &&
-      floorCovers(
-        this.#onDiskUpdatedAt,
-        this.#nonceSpan,
-        Math.max(Math.floor(this.#clock.now()), this.#nonceHint?.() ?? 0) + NONCE_SIGN_SLACK_MS,
-      );
+    // a crash finds must tell a restart what this record would; and a restart's nonce floor must stay above it.
+    const c = writeAheadCoverage(entry, {
+      onDisk: this.#onDisk.get(key),
+      writing: this.#inFlight === null ? null : this.#inFlight.get(key),
+      updatedAt: this.#onDiskUpdatedAt,
+      nonceSpan: this.#nonceSpan,
+      signAt: Math.max(Math.floor(this.#clock.now()), this.#nonceHint?.() ?? 0),
+    });
+    const covered = c.entry && c.floor;
     this.#accounts.set(key, structuredClone(entry));
     if (covered) this.#coveredIntents++;
     else this.#markDirty();

@@ -9,13 +9,13 @@ import { utcDay } from "../../src/core/clock.js";
 import { ExchangeTime } from "../../src/core/runtime.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../src/core/status.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../src/protocol/hyperliquid/errors.js";
-import { floorCovers, NONCE_SIGN_SLACK_MS, nonceFloor } from "../../src/protocol/hyperliquid/nonce.js";
+import { nonceFloor } from "../../src/protocol/hyperliquid/nonce.js";
 import type { ExplorerTx, HistoricalOrder } from "../../src/protocol/hyperliquid/schemas.js";
 import { computeReadiness, defaultMinMarginMs } from "../../src/surface/health.js";
 import { describeFailure } from "../../src/switch/driver.js";
 import { isPlausibleTime, SUSPECT_MS } from "../../src/switch/exchange-time.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
-import { intentCovered, limitRefused, newEntry, rollEntry } from "../../src/switch/ledger-model.js";
+import { limitRefused, newEntry, rollEntry, writeAheadCoverage } from "../../src/switch/ledger-model.js";
 import { logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
@@ -307,26 +307,19 @@ export class World {
         this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
       };
       // planted: the step's other changes are written, then the intent is left out while the floor allows
-      if (
-        ready.mustSync &&
-        this.plant === "cover-without-ledger-rule" &&
-        !coveredSafely(this.persisted, entry)
-      )
+      if (ready.mustSync && this.plant === "cover-without-ledger-rule" && !this.coverage(entry).entry)
         write({
           ...entry,
           pendingUntil: this.persisted.pendingUntil,
           pendingLatest: this.persisted.pendingLatest,
         });
-      // as the driver's ledger: nothing is written when the file already covers the push (ledger-model.ts)
+      // as the driver's ledger: nothing is written when the file already covers the push (ledger-model.ts
+      // `writeAheadCoverage`, the rule Ledger.putIntent applies)
+      const c = this.coverage(entry);
       const covered =
         ready.mustSync &&
-        (this.plant === "cover-without-ledger-rule" || coveredSafely(this.persisted, entry)) &&
-        (this.plant === "cover-without-nonce-floor" ||
-          floorCovers(
-            this.persistedAt,
-            this.nonceSpan(),
-            Math.max(Math.floor(this.exNow()), this.lastNonceSent) + NONCE_SIGN_SLACK_MS,
-          ));
+        (this.plant === "cover-without-ledger-rule" || c.entry) &&
+        (this.plant === "cover-without-nonce-floor" || c.floor);
       if (!covered && ready.mustSync && this.diskSlow && send?.kind === "push") {
         const id = send.id;
         send = undefined;
@@ -340,6 +333,24 @@ export class World {
     }
     if (ready.cancelOrders)
       this.dispatch({ type: "ordersCancelled", confirmed: false, cancelled: 0, kept: 0 });
+  }
+
+  /**
+   * `writeAheadCoverage` against what the world's disk holds (no write runs: every write here is at once); a
+   * planted bug may leave an absurd deadline that makes it throw: then nothing is covered and the driver writes.
+   */
+  coverage(next: LedgerEntry): { entry: boolean; floor: boolean } {
+    try {
+      return writeAheadCoverage(next, {
+        onDisk: this.persisted,
+        writing: null,
+        updatedAt: this.persistedAt,
+        nonceSpan: this.nonceSpan(),
+        signAt: Math.max(Math.floor(this.exNow()), this.lastNonceSent),
+      });
+    } catch {
+      return { entry: false, floor: false };
+    }
   }
 
   sendPush(id: number, cancelAt: number, expiresAfterMs: number) {
@@ -1010,13 +1021,4 @@ function deepFreeze(value: unknown): void {
 /** The UTC day of `ms`, or "" when it is no time at all (a planted bug may leave an absurd one). */
 function dayOf(ms: number): string {
   return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? utcDay(ms) : "";
-}
-
-/** `intentCovered`, false when it throws (a planted bug may leave an absurd deadline; the driver then writes). */
-function coveredSafely(onDisk: LedgerEntry, next: LedgerEntry): boolean {
-  try {
-    return intentCovered(onDisk, next);
-  } catch {
-    return false;
-  }
 }
