@@ -80,7 +80,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       const entry = ready.entry;
       part("persist", () => {
         if (!ready.mustSync) return ledger.put(entry);
-        // The file may already say all a restart needs (ledger-model.ts `intentCovered`): send at once.
+        // The file may already say all a restart needs (ledger-model.ts `writeAheadCoverage`): send at once.
         if (ledger.putIntent(entry)) return;
         const held = send;
         send = undefined;

@@ -122,7 +122,7 @@ export type Send =
  * One step's output (raft's Ready), carried out by the driver in this order: persist `entry` (and wait until it
  * is durable, within `syncBudgetMs`, when `mustSync`), send, cancel orders, set the one wake-up, publish the
  * events. `mustSync` is the write-ahead: the request may leave only once `entry` is on disk (or the file already
- * covers it: ledger-model.ts `intentCovered`); a write that runs out of budget is answered with `syncFailed`.
+ * covers it: ledger-model.ts `writeAheadCoverage`); a write that runs out of budget is answered with `syncFailed`.
  */
 export type Ready = {
   entry?: LedgerEntry | undefined;
