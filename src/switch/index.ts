@@ -6,15 +6,15 @@ export {
   type CancelOpenOrders,
   type CreateSwitchParameters,
   createSwitch,
-  describeFailure,
   type ScheduleCancelClient,
   type Switch,
-  VOLUME_GATE_USD,
 } from "./driver.js";
+export { describeFailure } from "./failure.js";
 export {
   BACKOFF_BASE_MS,
   EXPEDITE_LEAD_MS,
   EXPIRY_MARGIN_MS,
   RATE_LIMIT_BACKOFF_BASE_MS,
   type ShutdownOutcome,
+  VOLUME_GATE_USD,
 } from "./machine.js";

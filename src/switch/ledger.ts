@@ -34,20 +34,15 @@ import { formatIssues } from "../core/errors/parse.js";
 import { checkStateFile } from "../core/files.js";
 import type { Logger } from "../core/logger.js";
 import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
-import { floorCovers, NONCE_SIGN_SLACK_MS, type NonceSpan } from "../protocol/hyperliquid/nonce.js";
+import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import {
   capHistory,
   HISTORY_SIZE,
-  intentCovered,
   newEntry,
   type ReconciledView,
   rollEntry,
-  withConfirmedPush,
-  withIntent,
-  withLimitReached,
   withReconciled,
-  withRemoval,
-  withTrigger,
+  writeAheadCoverage,
 } from "./ledger-model.js";
 import { LEDGER_FILE, LEDGER_VERSION, type LedgerEntry, LedgerFile } from "./ledger-schema.js";
 
@@ -136,8 +131,6 @@ export type OpenLedgerParameters = {
    */
   verifiedNow?: (() => number) | undefined;
 };
-
-export type CountTriggerResult = { counted: boolean; entry: LedgerEntry; reachedLimit: boolean };
 
 /** How a durable write ended: on disk, failed (logged), or still running when the budget ran out. */
 export type Durability = "written" | "failed" | "timeout";
@@ -364,17 +357,15 @@ export class Ledger {
   putIntent(entry: LedgerEntry): boolean {
     const key = entry.account.toLowerCase();
     // Against the file as last written, and as the write in flight (if any) will leave it: whichever of the two
-    // a crash finds must tell a restart what this record would.
-    const covered =
-      intentCovered(this.#onDisk.get(key), entry) &&
-      (this.#inFlight === null || intentCovered(this.#inFlight.get(key), entry)) &&
-      // and a restart's nonce floor, seeded from the file, stays above the nonce this push is signed with
-      this.#nonceSpan !== undefined &&
-      floorCovers(
-        this.#onDiskUpdatedAt,
-        this.#nonceSpan,
-        Math.max(Math.floor(this.#clock.now()), this.#nonceHint?.() ?? 0) + NONCE_SIGN_SLACK_MS,
-      );
+    // a crash finds must tell a restart what this record would; and a restart's nonce floor must stay above it.
+    const c = writeAheadCoverage(entry, {
+      onDisk: this.#onDisk.get(key),
+      writing: this.#inFlight === null ? null : this.#inFlight.get(key),
+      updatedAt: this.#onDiskUpdatedAt,
+      nonceSpan: this.#nonceSpan,
+      signAt: Math.max(Math.floor(this.#clock.now()), this.#nonceHint?.() ?? 0),
+    });
+    const covered = c.entry && c.floor;
     this.#accounts.set(key, structuredClone(entry));
     if (covered) this.#coveredIntents++;
     else this.#markDirty();
@@ -419,15 +410,6 @@ export class Ledger {
     return { entry: structuredClone(next), changed: true };
   }
 
-  #update(account: string, change: (entry: LedgerEntry) => LedgerEntry): LedgerEntry {
-    const now = this.#clock.now();
-    const { entry: current, rolled } = rollEntry(this.#stored(account), now, this.#historySize);
-    if (rolled) this.#logRollover(current.account, rolled);
-    const next = change(current);
-    this.put(next);
-    return structuredClone(next);
-  }
-
   #logRollover(account: string, rolled: { from: string; to: string; was: number }): void {
     this.#log.info(
       { event: "ledger.rollover", account, from: rolled.from, to: rolled.to, previousTriggers: rolled.was },
@@ -452,56 +434,6 @@ export class Ledger {
       out.push(key);
     }
     return out;
-  }
-
-  /**
-   * Write-ahead (tests and tools; the switch uses `put` + `durable`): records `deadline` as pending and
-   * resolves once it is on disk, failed, or `maxWaitMs` passed.
-   */
-  async recordIntent(
-    account: string,
-    { deadline, maxWaitMs = 1_000 }: { deadline: number; maxWaitMs?: number },
-  ): Promise<Durability> {
-    this.#update(account, (e) => withIntent(e, deadline));
-    return this.durable(maxWaitMs);
-  }
-
-  /** The push with cancel time `deadline` was refused: the pending record goes back to `restoreTo`. */
-  clearIntent(
-    account: string,
-    { deadline, restoreTo = null }: { deadline: number; restoreTo?: number | null },
-  ): void {
-    if (this.#stored(account).pendingUntil !== deadline) return;
-    this.#update(account, (e) => ({ ...e, pendingUntil: restoreTo }));
-  }
-
-  /** A push was confirmed: the schedule is armed until `deadline`. */
-  recordPush(account: string, { deadline, at }: { deadline: number; at: number }): LedgerEntry {
-    return this.#update(account, (e) => withConfirmedPush(e, deadline, at));
-  }
-
-  /** The confirmed deadline `deadline` passed without a newer confirmed push: count one trigger. */
-  countTrigger(
-    account: string,
-    { deadline, at, detail }: { deadline: number; at: number; detail?: string },
-  ): CountTriggerResult {
-    let result: CountTriggerResult | undefined;
-    this.#update(account, (e) => {
-      const r = withTrigger(e, { deadline, at, detail }, this.#historySize);
-      result = r;
-      return r.entry;
-    });
-    return { ...result!, entry: structuredClone(result!.entry) };
-  }
-
-  /** The exchange answered with the daily-limit error: the count is the limit, whatever we counted. */
-  markLimitReached(account: string, { at, message }: { at: number; message: string }): LedgerEntry {
-    return this.#update(account, (e) => withLimitReached(e, at, message, this.#historySize));
-  }
-
-  /** The schedule was removed (graceful stop, unschedule): nothing is armed. */
-  recordRemoval(account: string, { at }: { at: number }): LedgerEntry {
-    return this.#update(account, (e) => withRemoval(e, at, this.#historySize));
   }
 
   /**

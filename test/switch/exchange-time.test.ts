@@ -6,11 +6,12 @@ import { describe, expect, test } from "vitest";
 import { NonceSource } from "../../src/protocol/hyperliquid/nonce.js";
 import { BRIDGE_MS, initialTime, takeSample, timeRefused, timesAt } from "../../src/switch/exchange-time.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
+import { logLineOf } from "../../src/switch/log.js";
 import {
-  type Effect,
   type Event,
   initialModel,
   type Now,
+  type Ready,
   status,
   step,
   timesOf,
@@ -19,7 +20,7 @@ import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const at = (mono: number, wallOffset = 0): Now => ({ mono, wall: T0 + mono + wallOffset });
-const logs = (fx: Effect[]) => fx.filter((e) => e.type === "log").map((e) => (e as { event: string }).event);
+const logs = (r: Ready) => r.events.flatMap((e) => logLineOf(e)?.event ?? []);
 const sample = (date: number, sentMono: number, receivedMono: number): Event => ({
   type: "clockSample",
   date,
@@ -106,18 +107,17 @@ describe("the machine takes Date samples as events", () => {
     m = step(m, sample(T0, 0, 0), at(0)).model;
     // the local clock jumps 90 s ahead
     const r = step(m, { type: "tick" }, at(15_000, 90_000));
-    expect(logs(r.effects)).toContain("clock.suspect");
-    expect(r.effects).toContainEqual({ type: "metric", op: "set", name: "clockSuspect", value: 1 });
+    expect(logs(r.ready)).toContain("clock.suspect");
+    expect(r.ready.events).toContainEqual(expect.objectContaining({ type: "clockSuspect" }));
     expect(status(r.model, at(15_000, 90_000)).clockSuspect).toBe(true);
     const back = step(r.model, { type: "tick" }, at(30_000));
-    expect(logs(back.effects)).toContain("clock.agreed");
+    expect(logs(back.ready)).toContain("clock.agreed");
     expect(timesOf(back.model, at(30_000)).suspect).toBe(false);
     expect(BRIDGE_MS).toBeGreaterThan(90_000);
   });
 
   test("behavior: nonce too high / too low → the floor is re-derived from the exchange's answer", () => {
-    let m = step(initialModel(SWITCH_CFG, entry), { type: "start" }, at(0)).model;
-    m = step(m, { type: "intentRecorded", id: 1 }, at(0)).model;
+    const m = step(initialModel(SWITCH_CFG, entry), { type: "start" }, at(0)).model;
     const high = step(
       m,
       {
@@ -132,11 +132,8 @@ describe("the machine takes Date samples as events", () => {
       },
       at(100),
     );
-    expect(high.effects).toContainEqual({
-      type: "nonceFloor",
-      floor: 1791486156858 - 86_400_000,
-      reason: "nonce too_high",
-    });
+    expect(high.ready.nonceFloor).toEqual({ floor: 1791486156858 - 86_400_000, reason: "nonce too_high" });
+    expect(logs(high.ready)).toContain("nonce.rederived");
     const nonces = new NonceSource({ now: () => 1791572677029 + 5 }, 1791572677029);
     nonces.rebase(1_776_584_799_101);
     expect(nonces.next()).toBe(1791572677034);
@@ -163,7 +160,7 @@ describe("fail-safe step: no event throws out of step", () => {
   test("error: a malformed event is refused and logged, the model unchanged, and the switch pushes on", () => {
     const m = started();
     for (const ev of [
-      { type: "pushConfirmed", id: 1, cancelAt: Number.NaN, latencyMs: 3 },
+      { type: "pushConfirmed", id: 1, latencyMs: Number.NaN },
       { type: "clockStep", deltaMs: Number.POSITIVE_INFINITY },
       { type: "nope" },
       null,
@@ -171,21 +168,21 @@ describe("fail-safe step: no event throws out of step", () => {
     ] as unknown as Event[]) {
       const r = step(m, ev, at(10));
       expect(r.model).toBe(m);
-      expect(logs(r.effects)).toEqual(["switch.event_refused"]);
+      expect(logs(r.ready)).toEqual(["switch.event_refused"]);
     }
     const bad = step(m, { type: "tick" }, { mono: Number.NaN, wall: T0 });
     expect(bad.model).toBe(m);
-    // the last good model still pushes (its write-ahead was recorded: the request leaves)
-    const tick = step(m, { type: "intentRecorded", id: 1 }, at(20));
-    expect(tick.effects.map((e) => e.type)).toContain("sendPush");
+    // the last good model still pushes (its answer is taken)
+    const ok = step(m, { type: "pushConfirmed", id: 1, latencyMs: 5 }, at(20));
+    expect(logs(ok.ready)).toContain("heartbeat.ok");
   });
 
   test("error: the Date of the year 275760 (the RangeError of issue 25) is refused, nothing throws", () => {
     const m = started();
     const r = step(m, sample(8.64e15, 0, 5), at(5));
-    expect(logs(r.effects)).toContain("clock.date_refused");
+    expect(logs(r.ready)).toContain("clock.date_refused");
     expect(() => status(r.model, at(6))).not.toThrow();
     const next = step(r.model, { type: "tick" }, at(15_000));
-    expect(logs(next.effects)).not.toContain("switch.event_refused");
+    expect(logs(next.ready)).not.toContain("switch.event_refused");
   });
 });

@@ -5,8 +5,14 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ManualClock, utcDay } from "../../src/core/clock.js";
 import { ManualTimers } from "../../src/core/runtime.js";
-import { Ledger, readLedgerFile } from "../../src/switch/ledger.js";
-import { withIntent } from "../../src/switch/ledger-model.js";
+import { Ledger, type LedgerEntry, readLedgerFile } from "../../src/switch/ledger.js";
+import {
+  withConfirmedPush,
+  withIntent,
+  withLimitReached,
+  withRemoval,
+  withTrigger,
+} from "../../src/switch/ledger-model.js";
 import { captureLogger } from "../app/helpers.js";
 
 const A = "0x1111111111111111111111111111111111111111";
@@ -23,6 +29,18 @@ const openWithNonces = (stateDir: string, clock: ManualClock, nonceHint: () => n
     nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
   });
 
+/** Stores what a ledger-model function makes of the account's entry, as the switch does (`put`). */
+const change = (l: Ledger, f: (e: LedgerEntry) => LedgerEntry) => {
+  const e = f(l.get(A));
+  l.put(e);
+  return e;
+};
+const count = (l: Ledger, deadline: number, at: number) => {
+  const r = withTrigger(l.get(A), { deadline, at }, l.historySize);
+  l.put(r.entry);
+  return r;
+};
+
 describe("Ledger", () => {
   test("durable: 'written' leaves no budget timer behind; a disk slower than the budget answers 'timeout'", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
@@ -37,11 +55,11 @@ describe("Ledger", () => {
       triggerLimit: 10,
       beforeSync: () => (slow ? new Promise<void>((r) => (release = r)) : Promise.resolve()),
     });
-    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
     expect(await l.durable(5_000, timers)).toBe("written");
     expect(timers.pending).toBe(0);
     slow = true;
-    l.recordPush(A, { deadline: clock.now() + 75_000, at: clock.now() });
+    change(l, (e) => withConfirmedPush(e, clock.now() + 75_000, clock.now()));
     const result = l.durable(5_000, timers);
     await new Promise((r) => setTimeout(r, 20));
     clock.advance(5_000);
@@ -73,11 +91,11 @@ describe("Ledger", () => {
         }
       }).length;
     try {
-      l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+      change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
       await l.flush(); // the first write also opens the directory
       hook.enable();
       for (let i = 1; i <= 3; i++) {
-        l.recordPush(A, { deadline: clock.now() + 60_000 + i, at: clock.now() });
+        change(l, (e) => withConfirmedPush(e, clock.now() + 60_000 + i, clock.now()));
         expect(await l.durable(5_000)).toBe("written");
       }
       hook.disable();
@@ -104,7 +122,7 @@ describe("Ledger", () => {
     // Nothing on disk: the first push is written ahead.
     expect(l.putIntent(intent(t0 + 60_000))).toBe(false);
     expect(await l.durable(5_000)).toBe("written");
-    l.recordPush(A, { deadline: t0 + 60_000, at: t0 });
+    change(l, (e) => withConfirmedPush(e, t0 + 60_000, t0));
     await l.flush();
     const confirmed = file();
     const trips: string[] = [];
@@ -131,10 +149,10 @@ describe("Ledger", () => {
     expect(l.putIntent(intent(clock.now() + 5_500))).toBe(false);
     await l.flush();
     expect(JSON.parse(file()).accounts[A].pendingUntil).toBe(clock.now() + 5_500);
-    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
     await l.flush();
     // While a write is pending (another change not on disk yet): written ahead.
-    l.markLimitReached(A, { at: clock.now(), message: "x" });
+    change(l, (e) => withLimitReached(e, clock.now(), "x", l.historySize));
     expect(l.putIntent(intent(clock.now() + 61_000))).toBe(false);
     await l.flush();
     expect(l.coveredIntents).toBe(1);
@@ -154,7 +172,7 @@ describe("Ledger", () => {
       nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
       beforeSync: () => hold ?? Promise.resolve(),
     });
-    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
     await l.flush();
     const confirmed = l.get(A);
     clock.advance(15_000);
@@ -163,7 +181,7 @@ describe("Ledger", () => {
     hold = new Promise<void>((r) => {
       release = r;
     });
-    l.markLimitReached(A, { at: clock.now(), message: "x" });
+    change(l, (e) => withLimitReached(e, clock.now(), "x", l.historySize));
     await new Promise((r) => setTimeout(r, 20)); // the write reaches its fsync and waits
     l.put(confirmed);
     expect(l.putIntent(withIntent(confirmed, clock.now() + 60_000))).toBe(false);
@@ -177,7 +195,7 @@ describe("Ledger", () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 57, 30));
     let lastNonce = clock.now();
     const l = await openWithNonces(dir, clock, () => lastNonce);
-    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
     await l.flush();
     const writtenAt = clock.now();
     // A restart from this file starts its nonces above writtenAt + 65 s: a push signed at 64.5 s (+ the 1 s the
@@ -187,7 +205,7 @@ describe("Ledger", () => {
     expect(l.putIntent(withIntent(l.get(A), clock.now() + 60_000))).toBe(false);
     await l.flush();
     expect(JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).updatedAt).toBe(writtenAt + 64_500);
-    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() }); // armed until 23:59:34.5
+    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now())); // armed until 23:59:34.5
     await l.flush();
     // The next push's deadline is on the next UTC day: written ahead (a restart keeps that day's trigger pending).
     clock.advance(30_000);
@@ -201,13 +219,11 @@ describe("Ledger", () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     const l = await open(dir, clock);
-    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
-    const r = l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 61_000 });
+    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
+    const r = count(l, clock.now() + 60_000, clock.now() + 61_000);
     expect(r).toMatchObject({ counted: true, reachedLimit: false });
     // Once per deadline.
-    expect(l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 62_000 }).counted).toBe(
-      false,
-    );
+    expect(count(l, clock.now() + 60_000, clock.now() + 62_000).counted).toBe(false);
     await l.flush();
     expect(readdirSync(dir)).toEqual(["ledger.json"]);
     const again = await open(dir, clock);
@@ -215,34 +231,39 @@ describe("Ledger", () => {
     expect(again.get(A).history.map((e) => e.type)).toEqual(["trigger"]);
   });
 
-  test("behavior: the write-ahead record is on disk before recordIntent resolves, and follows each outcome", async () => {
+  test("behavior: the write-ahead record is on disk once durable resolves, and follows each outcome", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     const l = await open(dir, clock);
     const onDisk = () => JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).accounts[A];
     const t0 = clock.now();
 
-    await l.recordIntent(A, { deadline: t0 + 60_000 });
+    change(l, (e) => withIntent(e, t0 + 60_000));
+    await l.durable(1_000);
     expect(onDisk()).toMatchObject({ pendingUntil: t0 + 60_000, armedUntil: null });
 
     // Confirmed: promoted to armedUntil, nothing pending.
-    l.recordPush(A, { deadline: t0 + 60_000, at: t0 });
+    change(l, (e) => withConfirmedPush(e, t0 + 60_000, t0));
     await l.flush();
     expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: t0 + 60_000 });
 
     // Unknown outcome (no call): stays pending; a refused later push restores it rather than erasing it.
-    await l.recordIntent(A, { deadline: t0 + 75_000 });
-    await l.recordIntent(A, { deadline: t0 + 90_000 });
-    l.clearIntent(A, { deadline: t0 + 90_000, restoreTo: t0 + 75_000 });
+    change(l, (e) => withIntent(e, t0 + 75_000));
+    await l.durable(1_000);
+    change(l, (e) => withIntent(e, t0 + 90_000));
+    await l.durable(1_000);
+    // (the machine restores it: test/switch/step.test.ts "a refused later push keeps the pending deadline")
+    change(l, (e) => ({ ...e, pendingUntil: t0 + 75_000 }));
     await l.flush();
     expect(onDisk()).toMatchObject({ pendingUntil: t0 + 75_000, armedUntil: t0 + 60_000 });
 
     // A trigger at (or after) the pending deadline clears it; so does a removal.
-    l.countTrigger(A, { deadline: t0 + 75_000, at: t0 + 76_000 });
+    count(l, t0 + 75_000, t0 + 76_000);
     await l.flush();
     expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: null, triggersToday: 1 });
-    await l.recordIntent(A, { deadline: t0 + 200_000 });
-    l.recordRemoval(A, { at: t0 + 100_000 });
+    change(l, (e) => withIntent(e, t0 + 200_000));
+    await l.durable(1_000);
+    change(l, (e) => withRemoval(e, t0 + 100_000, l.historySize));
     await l.flush();
     expect(onDisk()).toMatchObject({ pendingUntil: null, armedUntil: null });
   });
@@ -293,13 +314,13 @@ describe("Ledger", () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     const log = captureLogger();
     const l = await open(join(dir, "state"), clock, log);
-    l.recordPush(A, { deadline: clock.now() + 60_000, at: clock.now() });
+    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
     await l.flush();
     const before = readFileSync(join(dir, "state", "ledger.json"), "utf8");
     // Replace the directory by a file: every write now fails (ENOTDIR), even as root.
     rmSync(join(dir, "state"), { recursive: true });
     writeFileSync(join(dir, "state"), "not a directory");
-    l.countTrigger(A, { deadline: clock.now() + 60_000, at: clock.now() + 61_000 });
+    count(l, clock.now() + 60_000, clock.now() + 61_000);
     await l.flush();
     expect(l.get(A).triggersToday).toBe(1);
     const failed = log.events("ledger.write_failed");
@@ -316,7 +337,9 @@ describe("Ledger", () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 59));
     const l = await open(dir, clock);
-    l.markLimitReached(A, { at: clock.now(), message: "Too many scheduled cancel triggers today" });
+    change(l, (e) =>
+      withLimitReached(e, clock.now(), "Too many scheduled cancel triggers today", l.historySize),
+    );
     expect(l.get(A).triggersToday).toBe(10);
     await l.flush();
     const writes = l.writes;
@@ -339,7 +362,7 @@ describe("Ledger", () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 2, 0, 5));
     const l = await open(dir, clock);
-    const r = l.countTrigger(A, { deadline: Date.UTC(2026, 0, 1, 23, 59), at: clock.now() });
+    const r = count(l, Date.UTC(2026, 0, 1, 23, 59), clock.now());
     expect(r.counted).toBe(false);
     expect(l.get(A).triggersToday).toBe(0);
   });

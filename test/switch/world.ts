@@ -9,24 +9,26 @@ import { utcDay } from "../../src/core/clock.js";
 import { ExchangeTime } from "../../src/core/runtime.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../src/core/status.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../src/protocol/hyperliquid/errors.js";
-import { floorCovers, NONCE_SIGN_SLACK_MS, nonceFloor } from "../../src/protocol/hyperliquid/nonce.js";
+import { nonceFloor } from "../../src/protocol/hyperliquid/nonce.js";
 import type { ExplorerTx, HistoricalOrder } from "../../src/protocol/hyperliquid/schemas.js";
 import { computeReadiness, defaultMinMarginMs } from "../../src/surface/health.js";
 import { describeFailure } from "../../src/switch/driver.js";
 import { isPlausibleTime, SUSPECT_MS } from "../../src/switch/exchange-time.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
-import { intentCovered, limitRefused, newEntry, rollEntry } from "../../src/switch/ledger-model.js";
+import { limitRefused, newEntry, rollEntry, writeAheadCoverage } from "../../src/switch/ledger-model.js";
+import { logLineOf } from "../../src/switch/log.js";
 import {
-  type Effect,
   type Event,
+  gateUntil,
+  inflight,
   initialModel,
+  type Ready,
   recordMargin,
   type ShutdownOutcome,
   type SwitchConfig,
   type SwitchModel,
   status,
   step,
-  type TimerName,
   timesOf,
 } from "../../src/switch/machine.js";
 import { readFinding } from "../../src/switch/record.js";
@@ -146,7 +148,10 @@ export class World {
   persistedNonce = 0;
   // --- the driver
   model: SwitchModel;
-  timers = new Map<TimerName, number>();
+  /** the driver's one wake-up (monotonic ms), as the last Ready asked */
+  wakeAt: number | null = null;
+  /** when the last push left (the driver tells the machine with a failure) */
+  lastSentMono = 0;
   nextTickMono: number;
   inflight: Inflight | null = null;
   /** requests that failed with an unknown outcome and were not applied: they may still land until expiry */
@@ -264,82 +269,87 @@ export class World {
     deepFreeze(this.model);
     const r = step(this.model, ev, this.now());
     // IV. no event makes step throw (it refuses and logs instead: "the step threw")
-    for (const e of r.effects)
-      if (
-        e.type === "log" &&
-        e.event === "switch.event_refused" &&
-        String(e.fields.reason).startsWith("the step threw")
-      )
-        this.fail("IV", `step threw on ${ev.type}: ${String(e.fields.reason)}`);
+    for (const e of r.ready.events)
+      if (e.type === "eventRefused" && e.reason.startsWith("the step threw"))
+        this.fail("IV", `step threw on ${ev.type}: ${e.reason}`);
     this.model = kept ? { ...r.model, time: kept } : r.model;
     if (this.plant === "push-when-exhausted" && this.model.entry.limitRefusedAt === null)
       this.model = { ...this.model, entry: { ...this.model.entry, limitRefusedAt: refusedAt } };
     void before;
-    if (this.plant === "forget-trigger") {
-      for (const e of r.effects)
-        if (e.type === "countTrigger")
-          this.model = { ...this.model, entry: { ...e.entry, triggersToday: e.entry.triggersToday - 1 } };
+    if (this.plant === "forget-trigger" && r.ready.pollExposure && r.ready.entry) {
+      const e = r.ready.entry;
+      this.model = { ...this.model, entry: { ...e, triggersToday: e.triggersToday - 1 } };
     }
-    for (const e of r.effects) this.run(e);
+    this.carry(r.ready);
     this.check(ev.type);
     this.checkPushing(ev.type);
   }
 
-  run(e: Effect) {
-    switch (e.type) {
-      case "log":
-        this.logs.push(e.event);
-        return;
-      case "metric":
-      case "pollExposure":
-      case "readRecord": // answered by the `record` command (with its lag and lies)
-        return;
-      case "persist":
-      case "recordConfirmedPush":
-      case "countTrigger":
-        this.persisted = e.entry;
+  /** The Ready in the driver's order; what answers at once (a slow disk, a canceller) is dispatched last. */
+  carry(ready: Ready) {
+    this.wakeAt = ready.wakeAt;
+    for (const e of ready.events) {
+      const l = logLineOf(e);
+      if (l) this.logs.push(l.event);
+    }
+    if (ready.done) this.done = ready.done;
+    if (ready.nonceFloor) {
+      // the daemon's NonceSource.rebase: the next nonce is above the floor the exchange's answer names
+      if (ready.nonceFloor.floor < this.lastNonceSent) this.rebasedDown = true;
+      this.lastNonceSent = ready.nonceFloor.floor;
+    }
+    let send = ready.send;
+    if (ready.entry) {
+      const entry = ready.entry;
+      const write = (e: LedgerEntry) => {
+        this.persisted = e;
         this.persistedAt = Math.max(this.persistedAt, this.persistNow());
         this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
-        return;
-      case "armTimer":
-        this.timers.set(e.name, e.atMono);
-        return;
-      case "cancelTimer":
-        this.timers.delete(e.name);
-        return;
-      case "recordIntent":
-        // as the driver's ledger: nothing is written when the file already covers the push (ledger-model.ts)
-        if (
-          (this.plant === "cover-without-ledger-rule" || coveredSafely(this.persisted, e.entry)) &&
-          (this.plant === "cover-without-nonce-floor" ||
-            floorCovers(
-              this.persistedAt,
-              this.nonceSpan(),
-              Math.max(Math.floor(this.exNow()), this.lastNonceSent) + NONCE_SIGN_SLACK_MS,
-            ))
-        )
-          return this.dispatch({ type: "intentRecorded", id: e.id });
-        if (this.diskSlow) return this.dispatch({ type: "intentFailed", id: e.id, reason: "slow" });
-        this.persisted = e.entry;
-        this.persistedAt = Math.max(this.persistedAt, this.persistNow());
-        this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
-        return this.dispatch({ type: "intentRecorded", id: e.id });
-      case "sendPush":
-        return this.sendPush(e.id, e.cancelAt, e.expiresAfterMs);
-      case "sendRemoval":
-        if (this.plant === "removal-ignored") return this.dispatch({ type: "removalConfirmed" });
-        this.removalPending = true;
-        return;
-      case "cancelOpenOrders":
-        return this.dispatch({ type: "ordersCancelled", confirmed: false, cancelled: 0, kept: 0 });
-      case "done":
-        this.done = e.outcome;
-        return;
-      case "nonceFloor":
-        // the daemon's NonceSource.rebase: the next nonce is above the floor the exchange's answer names
-        if (e.floor < this.lastNonceSent) this.rebasedDown = true;
-        this.lastNonceSent = e.floor;
-        return;
+      };
+      // planted: the step's other changes are written, then the intent is left out while the floor allows
+      if (ready.mustSync && this.plant === "cover-without-ledger-rule" && !this.coverage(entry).entry)
+        write({
+          ...entry,
+          pendingUntil: this.persisted.pendingUntil,
+          pendingLatest: this.persisted.pendingLatest,
+        });
+      // as the driver's ledger: nothing is written when the file already covers the push (ledger-model.ts
+      // `writeAheadCoverage`, the rule Ledger.putIntent applies)
+      const c = this.coverage(entry);
+      const covered =
+        ready.mustSync &&
+        (this.plant === "cover-without-ledger-rule" || c.entry) &&
+        (this.plant === "cover-without-nonce-floor" || c.floor);
+      if (!covered && ready.mustSync && this.diskSlow && send?.kind === "push") {
+        const id = send.id;
+        send = undefined;
+        this.dispatch({ type: "syncFailed", id, reason: "slow" });
+      } else if (!covered) write(entry);
+    }
+    if (send?.kind === "push") this.sendPush(send.id, send.cancelAt, send.expiresAfterMs);
+    else if (send?.kind === "removal") {
+      if (this.plant === "removal-ignored") this.dispatch({ type: "removalConfirmed" });
+      else this.removalPending = true;
+    }
+    if (ready.cancelOrders)
+      this.dispatch({ type: "ordersCancelled", confirmed: false, cancelled: 0, kept: 0 });
+  }
+
+  /**
+   * `writeAheadCoverage` against what the world's disk holds (no write runs: every write here is at once); a
+   * planted bug may leave an absurd deadline that makes it throw: then nothing is covered and the driver writes.
+   */
+  coverage(next: LedgerEntry): { entry: boolean; floor: boolean } {
+    try {
+      return writeAheadCoverage(next, {
+        onDisk: this.persisted,
+        writing: null,
+        updatedAt: this.persistedAt,
+        nonceSpan: this.nonceSpan(),
+        signAt: Math.max(Math.floor(this.exNow()), this.lastNonceSent),
+      });
+    } catch {
+      return { entry: false, floor: false };
     }
   }
 
@@ -389,7 +399,7 @@ export class World {
     // invariant II: a push is never shortened but by the operator's policy (an engine-down expedite)
     // (on the daemon's own clock: how far its clock is from the exchange's is invariant 1's business)
     const own = timesOf(this.model, this.now()).act;
-    if (this.model.inflight?.mode !== "expedite" && cancelAt < own + this.cfg.deadlineMs - 1_000)
+    if (inflight(this.model)?.mode !== "expedite" && cancelAt < own + this.cfg.deadlineMs - 1_000)
       this.fail("II", `a push for ${cancelAt - own} ms ahead, not the deadline's ${this.cfg.deadlineMs}`);
     // invariant 6: a permanent refusal is re-checked no faster than the re-check interval
     if (this.permanentAtMono !== null && this.mono - this.permanentAtMono < this.cfg.permanentRecheckMs)
@@ -398,13 +408,14 @@ export class World {
     // exchange estimate beyond the bridge): a cancel time earlier than a confirmed one is then a clock change, not
     // a late request (what invariant 3 is about).
     if (this.times().suspect) this.correctedSinceConfirm = true;
+    this.lastSentMono = this.mono;
     this.inflight = {
       id,
       cancelAt,
       sentMono: this.mono,
       expiresAt: Math.floor(this.exNow()) + expiresAfterMs,
       abortMono: this.mono + expiresAfterMs,
-      expedite: this.model.inflight?.mode === "expedite",
+      expedite: inflight(this.model)?.mode === "expedite",
       nonce,
     };
   }
@@ -440,8 +451,10 @@ export class World {
   failAndMaybeUngate(ev: Event) {
     this.dispatch(ev);
     if (this.plant === "no-gate" && this.model.phase === "running") {
-      this.model = { ...this.model, gateUntilMono: 0, retryAtMono: 0 };
-      this.dispatch({ type: "timer", name: "retry" }); // retry at once, not after the old request expired
+      // retry at once, not after the old request expired
+      const wake = { ...this.model.wake, gate: null, retry: this.mono };
+      this.model = { ...this.model, pipe: { kind: "idle" }, retryAtMono: 0, wake };
+      this.dispatch({ type: "wake" });
     }
   }
 
@@ -472,7 +485,7 @@ export class World {
     const f = describeFailure(error);
     if (f.permanent) this.permanentAtMono = this.mono;
     if (f.outcomeUnknown) this.unknownOutcomes++;
-    return { type: "pushFailed", id, ...f };
+    return { type: "pushFailed", id, sentMono: this.lastSentMono, ...f };
   }
 
   respond(kind: Extract<Command, { c: "respond" }>["kind"], applied: boolean) {
@@ -517,7 +530,6 @@ export class World {
       return this.dispatch({
         type: "pushConfirmed",
         id: f.id,
-        cancelAt: f.cancelAt,
         latencyMs: this.mono - f.sentMono,
       });
     }
@@ -561,10 +573,9 @@ export class World {
   advance(ms: number) {
     const end = this.mono + ms;
     for (let guard = 0; guard < 10_000; guard++) {
-      const dueTimers = [...this.timers.entries()].map(([name, at]) => ({ at, name }));
       const candidates: { at: number; what: string }[] = [];
       if (this.phaseRunning()) candidates.push({ at: this.nextTickMono, what: "tick" });
-      for (const d of dueTimers) candidates.push({ at: d.at, what: `timer:${d.name}` });
+      if (this.wakeAt !== null) candidates.push({ at: this.wakeAt, what: "wake" });
       if (this.schedule !== null) candidates.push({ at: this.mono + (this.schedule - this.t), what: "fire" });
       if (this.inflight) candidates.push({ at: this.inflight.abortMono, what: "abort" });
       const nextMidnightWall = Date.UTC(
@@ -623,9 +634,8 @@ export class World {
       return this.failAndMaybeUngate(this.failure("transport", f.id));
     }
     if (what === "midnight") return this.dispatch({ type: "dayRollover" });
-    const name = what.slice("timer:".length) as TimerName;
-    this.timers.delete(name);
-    return this.dispatch({ type: "timer", name });
+    this.wakeAt = null;
+    return this.dispatch({ type: "wake" });
   }
 
   checkStep() {
@@ -699,7 +709,7 @@ export class World {
     this.inflight = null;
     this.ghosts = [];
     this.removalPending = false;
-    this.timers.clear();
+    this.wakeAt = null;
     this.lastConfirmed = null;
     this.permanentAtMono = null; // invariant 6 is per run: a restart checks once at start
     this.time = new ExchangeTime(this.hostClock());
@@ -782,7 +792,7 @@ export class World {
     if (m.phase !== "running" || !m.engineUp || m.notProtectedReason !== null || m.agentReason !== null)
       return;
     if (this.volumeGate || (this.triggersByDay.get(utcDay(this.t)) ?? 0) >= DAILY_LIMIT) return;
-    if (m.inflight !== null || this.mono < m.gateUntilMono || this.mono < m.retryAtMono) return;
+    if (inflight(m) !== null || this.mono < gateUntil(m) || this.mono < m.retryAtMono) return;
     // the machine's day may still be the old one within the clock's tolerance of 00:00 UTC
     // (a daemon whose clocks both still say the day of the refusal, after a restart on a wrong clock no answer
     // has corrected yet, cannot know the exchange's day has changed: the known limit of docs/daemon.md)
@@ -973,7 +983,7 @@ export class World {
     if (
       limitRefused(entry) &&
       this.model.phase === "running" &&
-      !this.model.inflight &&
+      !inflight(this.model) &&
       after === "tick" &&
       !["exhausted", "not_protected", "engine_down"].includes(st.state)
     )
@@ -993,10 +1003,10 @@ export class World {
 }
 
 function order(what: string): number {
-  // at one instant: the exchange fires first, then the driver's time-outs, timers, the tick, midnight
+  // at one instant: the exchange fires first, then the driver's time-outs, its wake-up, the tick, midnight
   if (what === "fire") return 0;
   if (what === "abort") return 1;
-  if (what.startsWith("timer:")) return 2;
+  if (what === "wake") return 2;
   if (what === "tick") return 3;
   return 4;
 }
@@ -1011,13 +1021,4 @@ function deepFreeze(value: unknown): void {
 /** The UTC day of `ms`, or "" when it is no time at all (a planted bug may leave an absurd one). */
 function dayOf(ms: number): string {
   return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? utcDay(ms) : "";
-}
-
-/** `intentCovered`, false when it throws (a planted bug may leave an absurd deadline; the driver then writes). */
-function coveredSafely(onDisk: LedgerEntry, next: LedgerEntry): boolean {
-  try {
-    return intentCovered(onDisk, next);
-  } catch {
-    return false;
-  }
 }

@@ -1,0 +1,86 @@
+/**
+ * What the switch's driver (driver.ts) takes and gives: its parameters and the handle the daemon holds.
+ */
+import type { Clock } from "../core/clock.js";
+import type { Logger } from "../core/logger.js";
+import type { ExchangeTime, Timers } from "../core/runtime.js";
+import type { SwitchStatus } from "../core/status.js";
+import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
+import type { Metrics } from "../surface/metrics.js";
+import type { Ledger } from "./ledger.js";
+import type { EngineDownPolicy, ShutdownOutcome, SwitchModel } from "./model.js";
+import type { RecordResult } from "./record.js";
+
+/** What the switch needs from ExchangeClient. */
+export type ScheduleCancelClient = {
+  scheduleCancel(params: ScheduleCancelParameters): Promise<ScheduleCancelResult>;
+};
+
+export type CancelOpenOrders = (params: {
+  account: string;
+  vaultAddress?: string;
+  cancelStops: boolean;
+}) => Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
+
+export type CreateSwitchParameters = {
+  account: string;
+  vaultAddress?: string | undefined;
+  client: ScheduleCancelClient;
+  ledger: Ledger;
+  clock: Clock;
+  /** the exchange's time (default: one of its own over `clock`); share the daemon's */
+  time?: ExchangeTime | undefined;
+  timers: Timers;
+  logger: Logger;
+  metrics: Metrics;
+  intervalMs: number;
+  deadlineMs: number;
+  requestTimeoutMs: number;
+  permanentRecheckMs: number;
+  triggerWarnRemaining: number;
+  onEngineDown?: EngineDownPolicy | undefined;
+  cancelStops?: boolean | undefined;
+  /** called after a trigger is counted (the daemon polls exposure) */
+  onTrigger?: ((account: string) => void) | undefined;
+  /** reads the exchange's record for the account (src/watchers/record-read.ts; it never throws) */
+  readRecord?: ((account: string) => Promise<RecordResult>) | undefined;
+  /** engine-down policy `cancel`: cancels the account's open orders */
+  cancelOpenOrders?: CancelOpenOrders | undefined;
+  /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
+  cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
+  /** the ledger's last verified time (its updatedAt at open): the exchange's time is never before it */
+  timeFloor?: number | null | undefined;
+  /** the signer's nonces: re-derived from the exchange's answer after `nonce too low` / `too high` */
+  nonces?: { rebase(floor: number): void; accepted(nonce: number): void } | undefined;
+  /** the runtime's root signal: the push loop stops when it is aborted */
+  signal?: AbortSignal | undefined;
+  /** runs on each push-loop wake-up, before the tick (the daemon's once-per-interval work rides on it) */
+  onTick?: (() => void) | undefined;
+};
+
+export type Switch = {
+  readonly account: string;
+  /** Starts pushing at once, then once per interval on slots `slotOrigin + k × interval` (default origin: now). */
+  start(slotOrigin?: number): void;
+  /** Stops pushing and waits for an in-flight push. The schedule is left as it is. */
+  stop(): Promise<void>;
+  /** Graceful stop: stop pushing, then remove the schedule (`remove`) or leave it armed (`keep`). */
+  shutdown(params: { mode: "remove" | "keep" }): Promise<ShutdownOutcome>;
+  setEngineUp(up: boolean, detail?: string | null): void;
+  /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
+  setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
+  /** The exchange's record was read (docs/exchange-record.md): applied where it is fresh, never stops pushes. */
+  recordRead(result: RecordResult): void;
+  /** The wall clock was stepped by `deltaMs`. */
+  clockStepped(deltaMs: number): void;
+  /** 00:00 UTC: roll the day over, re-arm if exhausted. */
+  onDayRollover(): void;
+  /** A pure projection of the machine: reading never changes or writes anything. */
+  status(): SwitchStatus;
+  /** The machine's model (tests). */
+  readonly model: SwitchModel;
+  /** Resolves when nothing is in flight (tests). */
+  settle(): Promise<void>;
+  /** Runs one tick now (tests, and the daemon after events). */
+  kick(reason?: string): void;
+};

@@ -1,0 +1,130 @@
+/**
+ * A step's working state, shared by the machine (machine.ts) and its sub-reducers (triggers.ts, protection.ts,
+ * engine-down.ts): the model being changed, the time it is taken at, and the Ready being built. What every
+ * concern shares lives here: publishing an event, the gauges, the UTC day, the clocks' agreement, the refusals
+ * that say the time is wrong, the lapse wake-up.
+ */
+import type { SwitchEvent } from "./events.js";
+import { isPlausibleTime, type Times, timeRefused } from "./exchange-time.js";
+import { type ProofCounts, proofCounts, rollEntry } from "./ledger-model.js";
+import {
+  type Gauges,
+  lapseDeadline,
+  type Now,
+  type Ready,
+  reportedDeadline,
+  reportsExhausted,
+  type SwitchModel,
+} from "./model.js";
+
+export class Ctx {
+  /** the entry changed in a way the ledger must hold: the Ready carries the model's entry at the end */
+  persist = false;
+
+  constructor(
+    readonly m: SwitchModel,
+    /** `wall` here is the time the switch acts on (`times.act`), not the local clock */
+    readonly now: Now,
+    readonly times: Times,
+    readonly ready: Ready,
+  ) {}
+
+  emit(e: SwitchEvent) {
+    this.ready.events.push(e);
+  }
+
+  /** `clock.suspect` when the local clock and the exchange estimate start to disagree, `clock.agreed` when not. */
+  suspectWatch() {
+    const t = this.m.time!;
+    const s = this.times.suspect;
+    if (s === t.suspect) return;
+    this.m.time = { ...t, suspect: s };
+    const fields = {
+      localMs: this.times.local,
+      exchangeMs: this.times.exchange,
+      disagreementMs: this.times.disagreementMs,
+    };
+    if (s) this.emit({ type: "clockSuspect", ...fields, actOnMs: this.times.act, dayOnMs: this.times.day });
+    else this.emit({ type: "clockAgreed", ...fields });
+  }
+
+  /** A refusal that says the time used is wrong: after repeated ones, the other source (exchange-time.ts). */
+  timeRefusal(ev: { kind: string; message: string; nonceDetail?: string | undefined }) {
+    const nonceWindow =
+      ev.kind === "nonce" && (ev.nonceDetail === "too_low" || ev.nonceDetail === "too_high");
+    if (ev.kind !== "expired" && ev.kind !== "too_early" && !nonceWindow) return;
+    if (nonceWindow) {
+      // The exchange names its bound: "nonce too low N < MIN" (the window's floor or the smallest of the signer's
+      // 100 highest), "nonce too high N > MAX" (T + 1 day). The next nonce is re-derived from it.
+      const bound = /(?:<|>)\s*(\d{10,16})/.exec(ev.message);
+      const b = bound ? Number(bound[1]) : Number.NaN;
+      if (isPlausibleTime(b)) {
+        const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
+        const reason = `nonce ${ev.nonceDetail}`;
+        this.ready.nonceFloor = { floor, reason };
+        this.emit({ type: "nonceRederived", floor, reason });
+      }
+    }
+    const { time, switched } = timeRefused(this.m.time!, this.now.mono, this.times.local);
+    this.m.time = time;
+    if (switched)
+      this.emit({ type: "clockSourceSwitched", reason: ev.kind, message: ev.message, to: time.source });
+  }
+
+  /** The account's gauges, each published when its value changed. */
+  gauges() {
+    const e = this.m.entry;
+    const g: Gauges = {
+      armedUntil: reportedDeadline(this.m),
+      triggersToday: e.triggersToday,
+      triggersLeft: Math.max(0, e.limit - e.triggersToday),
+      exhausted: reportsExhausted(e),
+      proofs: proofCounts(e),
+    };
+    const p = this.m.published;
+    if (p?.armedUntil !== g.armedUntil) this.emit({ type: "gauge", name: "armedUntil", value: g.armedUntil });
+    if (p?.triggersToday !== g.triggersToday)
+      this.emit({ type: "gauge", name: "triggersToday", value: g.triggersToday });
+    if (p?.triggersLeft !== g.triggersLeft)
+      this.emit({ type: "gauge", name: "triggersLeft", value: g.triggersLeft });
+    if (p?.exhausted !== g.exhausted) this.emit({ type: "gauge", name: "exhausted", value: g.exhausted });
+    for (const [proof, n] of Object.entries(g.proofs) as [keyof ProofCounts, number][])
+      if (p?.proofs[proof] !== n) this.emit({ type: "gauge", name: "proof", proof, value: n });
+    this.m.published = g;
+  }
+
+  /** The not-protected gauge for one reason: 1 while the switch is not protected for it, 0 once it is again. */
+  notProtectedGauge(reason: string, value: 0 | 1) {
+    this.emit({ type: "notProtectedGauge", reason, value });
+  }
+
+  /** The UTC day of the exchange's time, forward only. */
+  roll() {
+    // A day is never rolled on an unverified clock: a restart on a wall clock stepped forward near midnight
+    // would reset today's count early (the exchange still counts the old day).
+    // When the two clocks disagree the day rolls only when both agree it changed (the earlier of the two).
+    if (!this.m.time!.sampled) return;
+    const { entry, rolled } = rollEntry(this.m.entry, this.times.day, this.m.cfg.historySize);
+    if (!rolled) return;
+    this.m.entry = entry;
+    this.emit({ type: "dayRolled", from: rolled.from, to: rolled.to, previousTriggers: rolled.was });
+    this.persist = true;
+  }
+
+  /** The lapse wake-up follows the earliest possibly-armed deadline (none when not running nor stopping). */
+  armLapseTimer() {
+    const at = lapseDeadline(this.m);
+    if (at === null || (this.m.phase !== "running" && this.m.phase !== "stopping")) {
+      this.m.wake.lapse = null;
+      return;
+    }
+    this.m.wake.lapse = this.now.mono + (at - this.now.wall);
+  }
+
+  /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */
+  cancelTimers() {
+    this.m.wake.lapse = null;
+    this.m.wake.retry = null;
+    this.m.wake.gate = null;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * What the switch says happened: typed domain events, one per fact, with the values it concerns and nothing
+ * about wording. The machine (machine.ts) emits them in its `Ready`; the driver publishes them through the one
+ * mapping in log.ts (log line and metrics). Nothing here is text for people.
+ */
+import type { ProofCounts } from "./ledger-model.js";
+
+export type SwitchEvent =
+  // ---- inputs refused, clock
+  | { type: "eventRefused"; eventType: string; reason: string }
+  | { type: "dateRefused"; reason: string; date: number | null; detail: string }
+  | { type: "clockCorrected"; correctionMs: number; verified: boolean }
+  | {
+      type: "clockSuspect";
+      localMs: number;
+      exchangeMs: number;
+      disagreementMs: number;
+      actOnMs: number;
+      dayOnMs: number;
+    }
+  | { type: "clockAgreed"; localMs: number; exchangeMs: number; disagreementMs: number }
+  | { type: "clockSourceSwitched"; reason: string; message: string; to: "local" | "exchange" }
+  | { type: "clockStepped"; deltaMs: number }
+  | { type: "nonceRederived"; floor: number; reason: string }
+  // ---- ledger and record
+  | { type: "dayRolled"; from: string; to: string; previousTriggers: number }
+  | { type: "pendingAtStart"; pendingUntil: number | null; confirmedUntil: number | null }
+  | { type: "ledgerAssumed"; triggersToday: number; triggerLimit: number }
+  | { type: "recordSkipped"; detail: string }
+  | {
+      type: "reconciled";
+      changes: { field: string; from: unknown; to: unknown; reason: string }[];
+      notes: string[];
+      marginMs: number;
+      proofs: ProofCounts;
+    }
+  | { type: "recordChecked"; notes: string[] }
+  // ---- triggers
+  | {
+      type: "triggerCounted";
+      triggersToday: number;
+      triggerLimit: number;
+      triggersLeft: number;
+      deadline: number;
+      /** the day of the ledger when the trigger is counted for a later day (`forDay`) */
+      day: string;
+      forDay?: string | undefined;
+      detail?: string | undefined;
+    }
+  | { type: "triggerSkipped"; deadline: number; detail?: string | undefined }
+  | { type: "triggersLow"; triggersToday: number; triggersLeft: number; triggerLimit: number }
+  | { type: "limitSuspected"; triggersToday: number; triggerLimit: number; proofs: ProofCounts }
+  | {
+      type: "limitReached";
+      triggersToday: number;
+      triggerLimit: number;
+      resumesAt: number;
+      why: string;
+      message?: string | undefined;
+    }
+  | { type: "limitReset"; day: string; triggersToday: number }
+  // ---- pushes
+  | { type: "pushConfirmed"; deadline: number; latencyMs: number; expedited: boolean }
+  | {
+      type: "pushFailed";
+      reason: string;
+      message: string;
+      consecutiveFailures: number;
+      /** a refusal (permanent or the daily limit): no retry is planned, no deadline shown */
+      refused: boolean;
+      retryInMs?: number | null | undefined;
+      armedUntil?: number | null | undefined;
+    }
+  | { type: "recovered"; outageMs: number }
+  | { type: "notProtected"; reason: string; message: string; recheckInMs: number }
+  | {
+      type: "agentInvalid";
+      reason: string;
+      state: "missing" | "expired";
+      message?: string | undefined;
+    }
+  | { type: "protected"; previousReason: string; by: "exchange" | "agent" }
+  /** the not-protected gauge for one reason (1 while not protected for it) */
+  | { type: "notProtectedGauge"; reason: string; value: 0 | 1 }
+  /** one of the account's gauges changed (each is published only when its value changed) */
+  | { type: "gauge"; name: "armedUntil"; value: number | null }
+  | { type: "gauge"; name: "triggersToday" | "triggersLeft"; value: number }
+  | { type: "gauge"; name: "exhausted"; value: boolean }
+  | { type: "gauge"; name: "proof"; proof: keyof ProofCounts; value: number }
+  // ---- engine
+  | {
+      type: "engineDown";
+      action: "expedite" | "lapse" | "cancel";
+      detail: string | null;
+      armedUntil: number | null;
+    }
+  | { type: "engineUp"; detail: string | null }
+  | {
+      type: "ordersCancelled";
+      pass: number;
+      cancelled: number;
+      kept: number;
+      detail?: string | undefined;
+      /** a further pass (not the first of the episode) */
+      repeat: boolean;
+    }
+  | { type: "cancelFailed"; pass: number; cancelled: number; kept: number; detail?: string | undefined }
+  // ---- shutdown
+  | { type: "kept"; armedUntil: number | null }
+  | { type: "removed"; previousDeadline: number | null }
+  | { type: "nothingArmed"; reason: string; message: string; belowVolumeGate: boolean }
+  | { type: "removalSkipped"; reason: string; message: string }
+  | { type: "removalFailed"; reason: string; message: string; armedUntil: number | null };
+
+export type SwitchEventType = SwitchEvent["type"];

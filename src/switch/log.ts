@@ -1,0 +1,407 @@
+/**
+ * The one mapping from the switch's typed events (events.ts) to what people and dashboards see: each event's
+ * log line (level, the `event` name docs/cli-contract.md promises, its fields, its message) and its metrics.
+ * The machine decides; this file only words. A row without `log` is a metric only.
+ */
+import type { Logger } from "../core/logger.js";
+import type { Metrics } from "../surface/metrics.js";
+import type { SwitchEvent, SwitchEventType } from "./events.js";
+
+export type Level = "debug" | "info" | "warn" | "error";
+
+export type LogLine = { level: Level; event: string; fields: Record<string, unknown>; msg: string };
+
+type Of<T extends SwitchEventType> = Extract<SwitchEvent, { type: T }>;
+
+type Row<T extends SwitchEventType> = {
+  log?: (e: Of<T>) => LogLine;
+  metrics?: (m: Metrics, account: string, e: Of<T>) => void;
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const line = (level: Level, event: string, fields: Record<string, unknown>, msg: string): LogLine => ({
+  level,
+  event,
+  fields,
+  msg,
+});
+
+export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
+  eventRefused: {
+    log: (e) =>
+      line(
+        "error",
+        "switch.event_refused",
+        { eventType: e.eventType, reason: e.reason },
+        `a ${e.eventType} event was refused, the switch is unchanged: ${e.reason}`,
+      ),
+  },
+  dateRefused: {
+    log: (e) =>
+      line(
+        "warn",
+        "clock.date_refused",
+        { reason: e.reason, date: e.date, detail: e.detail },
+        `an answer's Date was refused (${e.reason}): ${e.detail}; the exchange's time is unchanged`,
+      ),
+    metrics: (m, account, e) => m.clockDatesRefused.inc({ account, reason: e.reason }),
+  },
+  clockCorrected: {
+    log: (e) =>
+      line(
+        "info",
+        "clock.corrected",
+        { correctionMs: e.correctionMs, verified: e.verified },
+        `the exchange's time differs from the estimate by ${e.correctionMs} ms (its Date header): corrected`,
+      ),
+  },
+  clockSuspect: {
+    log: (e) =>
+      line(
+        "warn",
+        "clock.suspect",
+        {
+          localMs: e.localMs,
+          exchangeMs: e.exchangeMs,
+          disagreementMs: e.disagreementMs,
+          actOnMs: e.actOnMs,
+          dayOnMs: e.dayOnMs,
+        },
+        `the local clock and the exchange's time (its Date answers) disagree by ${e.disagreementMs} ms: ` +
+          "not ready; lapses and cancel times on the later of the two, the UTC day on the earlier, nothing persisted from either",
+      ),
+    metrics: (m, account) => m.clockSuspect.set({ account }, 1),
+  },
+  clockAgreed: {
+    log: (e) =>
+      line(
+        "info",
+        "clock.agreed",
+        { localMs: e.localMs, exchangeMs: e.exchangeMs, disagreementMs: e.disagreementMs },
+        "the local clock and the exchange's time agree again",
+      ),
+    metrics: (m, account) => m.clockSuspect.set({ account }, 0),
+  },
+  clockSourceSwitched: {
+    log: (e) =>
+      line(
+        "error",
+        "clock.source_switched",
+        { reason: e.reason, message: e.message, to: e.to },
+        `repeated ${e.reason} refusals: the time used is wrong; switching to the other source (${e.to === "local" ? "the local clock" : "the exchange's Date"})`,
+      ),
+    metrics: (m, account) => m.clockSuspect.set({ account }, 1),
+  },
+  clockStepped: {
+    log: (e) =>
+      line(
+        "warn",
+        "switch.clock_step",
+        { deltaMs: e.deltaMs },
+        "the wall clock was stepped: not ready until a push is confirmed on the corrected clock",
+      ),
+  },
+  nonceRederived: {
+    log: (e) =>
+      line(
+        "warn",
+        "nonce.rederived",
+        { floor: e.floor, reason: e.reason },
+        `the exchange refused the nonce (${e.reason}): the next nonces start above ${e.floor}, from its answer`,
+      ),
+  },
+  dayRolled: {
+    log: (e) =>
+      line(
+        "info",
+        "ledger.rollover",
+        { from: e.from, to: e.to, previousTriggers: e.previousTriggers },
+        "new UTC day: the trigger count is reset",
+      ),
+  },
+  pendingAtStart: {
+    log: (e) =>
+      line(
+        "info",
+        "ledger.pending",
+        { pendingUntil: e.pendingUntil, confirmedUntil: e.confirmedUntil },
+        "a push sent before the last stop has no recorded confirmation: it may be armed, it is not counted as armed",
+      ),
+  },
+  ledgerAssumed: {
+    log: (e) =>
+      line(
+        "error",
+        "trigger.exhausted",
+        { triggersToday: e.triggersToday, triggerLimit: e.triggerLimit, assumed: true },
+        "the trigger ledger was unreadable: assuming the daily limit is used; pushes continue, readiness fails until 00:00 UTC",
+      ),
+  },
+  recordSkipped: {
+    log: (e) =>
+      line("debug", "record.skipped", { detail: e.detail }, `the record was not applied: ${e.detail}`),
+  },
+  reconciled: {
+    log: (e) =>
+      line(
+        "info",
+        "ledger.reconciled",
+        { changes: e.changes, notes: e.notes, marginMs: e.marginMs, proofs: e.proofs },
+        e.changes.map((c) => `${c.field} ${String(c.from)} → ${String(c.to)}: ${c.reason}`).join("; "),
+      ),
+  },
+  recordChecked: {
+    log: (e) => line("debug", "record.checked", { notes: e.notes }, e.notes.join("; ")),
+  },
+  triggerCounted: {
+    log: (e) =>
+      line(
+        "warn",
+        "trigger.counted",
+        {
+          triggersToday: e.triggersToday,
+          triggerLimit: e.triggerLimit,
+          triggersLeft: e.triggersLeft,
+          deadline: e.deadline,
+          proof: "guess",
+          ...(e.forDay !== undefined ? { forDay: e.forDay } : {}),
+          ...(e.detail ? { detail: e.detail } : {}),
+        },
+        e.forDay !== undefined
+          ? `the scheduled cancel may have fired at ${iso(e.deadline)} (by the later of two disagreeing clocks): counted for ${e.forDay}, where that day's count starts with it once both clocks reach it (${e.triggersToday}/${e.triggerLimit} on ${e.day}; a guess until the exchange's record proves it)`
+          : `the scheduled cancel fired at ${iso(e.deadline)} (${e.triggersToday}/${e.triggerLimit} today; a guess until the exchange's record proves it)`,
+      ),
+    metrics: (m, account) => m.triggersTotal.inc({ account }),
+  },
+  triggerSkipped: {
+    log: (e) =>
+      line(
+        "warn",
+        "trigger.skipped",
+        { deadline: e.deadline, ...(e.detail ? { detail: e.detail } : {}) },
+        "a lapsed deadline from an earlier UTC day (or one already counted) is not counted today",
+      ),
+  },
+  triggersLow: {
+    log: (e) =>
+      line(
+        "warn",
+        "trigger.low",
+        { triggersToday: e.triggersToday, triggersLeft: e.triggersLeft, triggerLimit: e.triggerLimit },
+        `only ${e.triggersLeft} scheduled-cancel trigger(s) left today`,
+      ),
+  },
+  limitSuspected: {
+    log: (e) =>
+      line(
+        "error",
+        "trigger.limit_suspected",
+        { triggersToday: e.triggersToday, triggerLimit: e.triggerLimit, proofs: e.proofs },
+        `the count reaches the daily limit (${e.triggersToday}/${e.triggerLimit}) without the exchange's proof: not ready; pushes continue until the exchange itself refuses`,
+      ),
+  },
+  limitReached: {
+    log: (e) =>
+      line(
+        "error",
+        "trigger.exhausted",
+        {
+          triggersToday: e.triggersToday,
+          triggerLimit: e.triggerLimit,
+          resumesAt: e.resumesAt,
+          ...(e.message ? { message: e.message } : {}),
+        },
+        `daily trigger limit reached (${e.why}): the switch cannot protect until ${iso(e.resumesAt)}`,
+      ),
+  },
+  limitReset: {
+    log: (e) =>
+      line(
+        "info",
+        "trigger.reset",
+        { day: e.day, triggersToday: e.triggersToday },
+        "new UTC day: the trigger budget is back, re-arming",
+      ),
+  },
+  pushConfirmed: {
+    log: (e) =>
+      e.expedited
+        ? line(
+            "warn",
+            "heartbeat.ok",
+            { deadline: e.deadline, latencyMs: e.latencyMs, expedited: true },
+            `engine down: the cancel is now scheduled at ${iso(e.deadline)} (5 s minimum)`,
+          )
+        : line(
+            "info",
+            "heartbeat.ok",
+            { deadline: e.deadline, latencyMs: e.latencyMs },
+            `armed until ${iso(e.deadline)}`,
+          ),
+    metrics: (m, account, e) => {
+      m.pushes.inc({ account, outcome: "ok" });
+      m.pushLatency.observe({ account }, e.latencyMs / 1000);
+    },
+  },
+  pushFailed: {
+    log: (e) => {
+      const base = { reason: e.reason, message: e.message, consecutiveFailures: e.consecutiveFailures };
+      return e.refused
+        ? line("warn", "heartbeat.failed", base, `push refused: ${e.message}`)
+        : line(
+            "warn",
+            "heartbeat.failed",
+            { ...base, retryInMs: e.retryInMs ?? null, armedUntil: e.armedUntil ?? null },
+            `push failed (${e.reason}): ${e.message}`,
+          );
+    },
+    metrics: (m, account, e) => m.pushes.inc({ account, outcome: e.reason }),
+  },
+  recovered: {
+    log: (e) =>
+      line(
+        "info",
+        "heartbeat.recovered",
+        { outageMs: e.outageMs },
+        `pushes succeed again after ${e.outageMs} ms of failures`,
+      ),
+  },
+  notProtected: {
+    log: (e) =>
+      line(
+        "error",
+        "switch.not_protected",
+        { reason: e.reason, message: e.message, recheckInMs: e.recheckInMs },
+        `NOT PROTECTED: the exchange refuses the switch for this account (${e.reason}); rechecking every ${Math.round(e.recheckInMs / 1000)} s`,
+      ),
+  },
+  agentInvalid: {
+    log: (e) =>
+      line(
+        "error",
+        "switch.not_protected",
+        { reason: e.reason, ...(e.message ? { message: e.message } : {}) },
+        `NOT PROTECTED: the agent wallet is ${e.state}${e.message ? ` (${e.message})` : ""}; no pushes until it is valid again`,
+      ),
+  },
+  protected: {
+    log: (e) =>
+      line(
+        "info",
+        "switch.protected",
+        { previousReason: e.previousReason },
+        e.by === "agent" ? "the agent wallet is valid again" : "the exchange accepts the switch again",
+      ),
+  },
+  notProtectedGauge: {
+    metrics: (m, account, e) => m.notProtected.set({ account, reason: e.reason }, e.value),
+  },
+  gauge: {
+    metrics: (m, account, e) => {
+      if (e.name === "armedUntil") m.setArmedUntil(account, e.value);
+      else if (e.name === "exhausted") m.exhausted.set({ account }, e.value ? 1 : 0);
+      else if (e.name === "proof") m.triggersByProof.set({ account, proof: e.proof }, e.value);
+      else m[e.name].set({ account }, e.value);
+    },
+  },
+  engineDown: {
+    log: (e) =>
+      line(
+        "warn",
+        "engine.down",
+        { action: e.action, detail: e.detail, armedUntil: e.armedUntil },
+        e.action === "expedite"
+          ? "trading engine down: scheduling the cancel at the 5 s minimum, then no more pushes"
+          : e.action === "cancel"
+            ? "trading engine down: cancelling open orders, then no more pushes"
+            : "trading engine down: no more pushes; the armed deadline will lapse",
+      ),
+  },
+  engineUp: {
+    log: (e) => line("info", "engine.up", { detail: e.detail }, "trading engine back: pushing again"),
+  },
+  ordersCancelled: {
+    log: (e) =>
+      line(
+        // Every pass is said; a further one that found nothing to cancel only at debug level (one per interval).
+        e.repeat && e.cancelled === 0 ? "debug" : "warn",
+        "engine.orders_cancelled",
+        { pass: e.pass, cancelled: e.cancelled, kept: e.kept, ...(e.detail ? { detail: e.detail } : {}) },
+        `engine down: ${e.cancelled} open order(s) cancelled, ${e.kept} kept (pass ${e.pass}); the schedule keeps being renewed as the backstop (no trigger spent), and open orders are cancelled again each interval while the engine stays down`,
+      ),
+    metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "confirmed" }),
+  },
+  cancelFailed: {
+    log: (e) =>
+      line(
+        "error",
+        "engine.cancel_failed",
+        { pass: e.pass, cancelled: e.cancelled, kept: e.kept, ...(e.detail ? { detail: e.detail } : {}) },
+        "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum",
+      ),
+    metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "failed" }),
+  },
+  kept: {
+    log: (e) =>
+      line(
+        "info",
+        "shutdown.kept",
+        { armedUntil: e.armedUntil },
+        e.armedUntil === null
+          ? "graceful stop: nothing is armed"
+          : `graceful stop: the schedule stays armed until ${iso(e.armedUntil)}`,
+      ),
+  },
+  removed: {
+    log: (e) =>
+      line(
+        "info",
+        "shutdown.removed",
+        { previousDeadline: e.previousDeadline },
+        "graceful stop: the scheduled cancel is removed",
+      ),
+  },
+  nothingArmed: {
+    log: (e) =>
+      line(
+        "info",
+        "shutdown.nothing_armed",
+        { reason: e.reason, message: e.message },
+        e.belowVolumeGate
+          ? "graceful stop: nothing is armed (the account is below the exchange's volume gate)"
+          : `graceful stop: nothing was armed (no push was accepted), so there is nothing to remove (the removal failed: ${e.reason})`,
+      ),
+  },
+  removalSkipped: {
+    log: (e) =>
+      line(
+        "warn",
+        "shutdown.skipped",
+        { reason: e.reason, message: e.message },
+        "graceful stop: nothing to remove (the exchange refuses the switch for this account)",
+      ),
+  },
+  removalFailed: {
+    log: (e) =>
+      line(
+        "error",
+        "shutdown.remove_failed",
+        { reason: e.reason, message: e.message, armedUntil: e.armedUntil },
+        `graceful stop: could not remove the scheduled cancel (${e.reason}); it fires at the armed deadline`,
+      ),
+  },
+};
+
+/** The log line of one event (null for a metric-only event). */
+export function logLineOf(e: SwitchEvent): LogLine | null {
+  const row = PUBLISH[e.type] as Row<SwitchEventType>;
+  return row.log ? row.log(e as never) : null;
+}
+
+/** Publishes one event: its log line on the switch's logger, its metrics. */
+export function publish(e: SwitchEvent, log: Logger, metrics: Metrics, account: string): void {
+  const row = PUBLISH[e.type] as Row<SwitchEventType>;
+  const l = row.log?.(e as never);
+  if (l) log[l.level]({ event: l.event, ...l.fields }, l.msg);
+  row.metrics?.(metrics, account, e as never);
+}

@@ -1,0 +1,357 @@
+import type { SwitchState, SwitchStatus } from "../core/status.js";
+import type { SwitchEvent } from "./events.js";
+import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
+import type { LedgerEntry } from "./ledger.js";
+import {
+  atLimit,
+  earliestDeadline,
+  isExhausted,
+  limitRefused,
+  type ProofCounts,
+  proofCounts,
+  type RecordEvidence,
+  rollEntry,
+} from "./ledger-model.js";
+/** The exchange's volume gate for scheduleCancel: $1M cumulative traded volume (docs/exchange-behaviour.md). */
+export const VOLUME_GATE_USD = 1_000_000;
+/** Expedite lead: the exchange's 5 s minimum (docs/exchange-behaviour.md) + 0.5 s for transit. */
+export const EXPEDITE_LEAD_MS = 5_500;
+/** Extra wait after an unknown-outcome attempt's expiresAfter before the next attempt (covers clock skew). */
+export const EXPIRY_MARGIN_MS = 1_000;
+/** First retry delay; doubles per consecutive failure. */
+export const BACKOFF_BASE_MS = 500;
+/** First retry delay after HTTP 429. */
+export const RATE_LIMIT_BACKOFF_BASE_MS = 2_000;
+/**
+ * How much later than a deadline the record's newest entry must be before the record speaks for that deadline,
+ * until a measurement says more: the explorer's lag is not documented (docs/exchange-record.md).
+ */
+export const RECORD_MARGIN_DEFAULT_MS = 10_000;
+/** The measured margin is bounded: one slow read never makes every record useless for longer than this. */
+export const RECORD_MARGIN_MAX_MS = 600_000;
+/** While guessed triggers remain today, the record is read again this often (at most). */
+export const RECORD_REREAD_MS = 60_000;
+/** Guesses kept for a later UTC day than the ledger's (`LedgerEntry.later`: the ledger file holds at most 8). */
+export const LATER_KEPT = 8;
+/** This run's own recent pushes kept in memory to judge the record (sent cancel times, confirmations). */
+export const OWN_PUSHES_KEPT = 64;
+
+export type EngineDownPolicy = "expedite" | "lapse" | "cancel";
+
+export type SwitchConfig = {
+  account: string;
+  intervalMs: number;
+  deadlineMs: number;
+  requestTimeoutMs: number;
+  permanentRecheckMs: number;
+  triggerWarnRemaining: number;
+  onEngineDown: EngineDownPolicy;
+  cancelStops: boolean;
+  historySize?: number | undefined;
+};
+
+/**
+ * `mono`: the monotonic clock; `wall`: the LOCAL wall clock as read (it may be stepped or wrong). The exchange's
+ * time is the machine's own estimate (`SwitchModel.time`, exchange-time.ts), from the answers' Date samples.
+ * (`verified` is no longer read: the estimate knows whether it is verified.)
+ */
+export type Now = { mono: number; wall: number; verified?: boolean | undefined };
+
+export type Failure = {
+  kind: string;
+  message: string;
+  permanent: boolean;
+  retryable: boolean;
+  /** the request may or may not have been applied (no answer, 5xx, unreadable answer) */
+  outcomeUnknown: boolean;
+  /** for kind `nonce`: duplicate, too_low or too_high (the exchange's text names its bound) */
+  nonceDetail?: string | undefined;
+};
+
+/** What comes in: one input per step. */
+export type Event =
+  | { type: "start" }
+  | { type: "tick" }
+  /** the one wake-up the last Ready asked for (`wakeAt`) is due */
+  | { type: "wake" }
+  /** the write-ahead of push `id` (a Ready with mustSync) was not durable within its budget: it was not sent */
+  | { type: "syncFailed"; id: number; reason: string }
+  | { type: "pushConfirmed"; id: number; latencyMs: number }
+  /** `sentMono`: when the request left (the machine bounds it by when it asked and the write-ahead's budget) */
+  | ({ type: "pushFailed"; id: number; sentMono?: number | undefined } & Failure)
+  | { type: "engine"; up: boolean; detail?: string | null | undefined }
+  | {
+      type: "ordersCancelled";
+      confirmed: boolean;
+      cancelled: number;
+      kept: number;
+      detail?: string | undefined;
+    }
+  | { type: "agent"; state: "ok" | "missing" | "expired"; detail?: string | undefined }
+  /**
+   * the exchange's record was read (docs/exchange-record.md): `evidence` null when it is unavailable. Applied in
+   * both directions within what it covers and is fresh for; it never stops the pushes.
+   */
+  | { type: "record"; evidence: RecordEvidence | null; detail?: string | undefined }
+  /** one answer's `Date` header (ms; NaN when it was not a valid HTTP date) and the request's round trip */
+  | { type: "clockSample"; date: number; sentMono: number; receivedMono: number }
+  | { type: "dayRollover" }
+  | { type: "clockStep"; deltaMs: number }
+  | { type: "shutdown"; mode: "remove" | "keep" }
+  | { type: "removalConfirmed" }
+  /**
+   * `cumulativeVolume`: the account's traded volume (userRateLimit.cumVlm), read when the removal met the
+   * volume gate; null when it could not be read
+   */
+  | ({ type: "removalFailed"; cumulativeVolume?: number | null | undefined } & Failure)
+  | { type: "halt" };
+
+export type ShutdownOutcome = {
+  account: string;
+  outcome: "removed" | "kept" | "failed" | "skipped";
+  reason?: string;
+  message?: string;
+};
+
+/** What goes out: a request to the exchange. */
+export type Send =
+  | { kind: "push"; id: number; cancelAt: number; expiresAfterMs: number }
+  | { kind: "removal"; expiresAfterMs: number };
+
+/**
+ * One step's output (raft's Ready), carried out by the driver in this order: persist `entry` (and wait until it
+ * is durable, within `syncBudgetMs`, when `mustSync`), send, cancel orders, set the one wake-up, publish the
+ * events. `mustSync` is the write-ahead: the request may leave only once `entry` is on disk (or the file already
+ * covers it: ledger-model.ts `writeAheadCoverage`); a write that runs out of budget is answered with `syncFailed`.
+ */
+export type Ready = {
+  entry?: LedgerEntry | undefined;
+  mustSync: boolean;
+  syncBudgetMs?: number | undefined;
+  send?: Send | undefined;
+  cancelOrders?: { cancelStops: boolean } | undefined;
+  /** read the exchange's record and answer with a `record` event */
+  readRecord?: { reason: string } | undefined;
+  /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
+  nonceFloor?: { floor: number; reason: string } | undefined;
+  /** a trigger was counted: the daemon polls exposure */
+  pollExposure?: boolean | undefined;
+  events: SwitchEvent[];
+  /** monotonic ms of the next wake-up (`wake` event), null for none */
+  wakeAt: number | null;
+  done?: ShutdownOutcome | undefined;
+};
+
+/** Why the machine wants to be woken (the earliest is `wakeAt`). */
+export type Wake = {
+  /** the earliest possibly-armed deadline passes */
+  lapse: number | null;
+  /** the next retry (after a failure, or the slow re-check after a permanent refusal) */
+  retry: number | null;
+  /** an unknown outcome's request can no longer land: the next push (or the removal) may leave */
+  gate: number | null;
+  /** guesses remain: read the record again */
+  record: number | null;
+};
+
+export type Inflight = {
+  id: number;
+  cancelAt: number;
+  mode: "arm" | "expedite";
+  /** monotonic ms the push was asked for (its write-ahead started then) */
+  askedMono: number;
+  /** the push waits for its write-ahead (mustSync): it leaves at most `requestTimeoutMs` after `askedMono` */
+  synced: boolean;
+  /** pendingUntil before this push's intent */
+  previousPending: number | null;
+};
+
+/**
+ * The request pipeline, one request out at most: `idle`; `sending` a push (its write-ahead, then its answer, are
+ * awaited; `again`: push once it is answered, something asked for one meanwhile); `gated` after an unknown
+ * outcome (the old request may still land until `until`: nothing else leaves before); `removing` (a stop's
+ * removal is out).
+ */
+export type Pipe =
+  | { kind: "idle" }
+  | { kind: "sending"; push: Inflight; again: boolean }
+  | { kind: "gated"; until: number }
+  | { kind: "removing" };
+
+/** The push in flight, if any. */
+export const inflight = (m: SwitchModel): Inflight | null => (m.pipe.kind === "sending" ? m.pipe.push : null);
+
+/** Monotonic ms until which nothing may leave (0 when nothing gates). */
+export const gateUntil = (m: SwitchModel): number => (m.pipe.kind === "gated" ? m.pipe.until : 0);
+
+export type Gauges = {
+  armedUntil: number | null;
+  triggersToday: number;
+  triggersLeft: number;
+  exhausted: boolean;
+  proofs: ProofCounts;
+};
+
+export type SwitchModel = {
+  readonly cfg: SwitchConfig;
+  phase: "new" | "running" | "stopping" | "stopped";
+  state: SwitchState;
+  entry: LedgerEntry;
+  lastPushAt: number | null;
+  consecutiveFailures: number;
+  lastError: { kind: string; message: string } | null;
+  notProtectedReason: string | null;
+  agentReason: string | null;
+  nextPermanentCheckMono: number;
+  /** an interval tick does not push before this (a retry's back-off; a wake-up or event does) */
+  retryAtMono: number;
+  /** where the request pipeline stands (one request out at most) */
+  pipe: Pipe;
+  nextId: number;
+  engineUp: boolean;
+  expedited: boolean;
+  /** engine-down policy cancel: null, waiting for the first answer, or the orders were cancelled (keep renewing) */
+  ordersCancel: null | "waiting" | "confirmed";
+  /** engine down, policy cancel: a further cancel pass is running (one each interval while the engine is down) */
+  cancelPass: boolean;
+  /** cancel passes started in this engine-down episode (the first included) */
+  cancelPasses: number;
+  /** this run's recent pushes' cancel times, answered or not (memory only: judging the record) */
+  ownSent: number[];
+  /** this run's recent confirmed pushes (memory only: judging the record, measuring its lag) */
+  ownConfirmed: { at: number; cancelAt: number }[];
+  /** the last measured lags of the record (ms): the freshness margin is their maximum */
+  recordLags: number[];
+  /** a record read is asked for and not answered yet */
+  recordReading: boolean;
+  /** `trigger.limit_suspected` was said for this UTC day */
+  limitSuspectedDay: string | null;
+  wasExhausted: boolean;
+  /** monotonic ms of the first failure of the current run of failures */
+  failingSinceMono: number | null;
+  /** a wall-clock step was seen: not ready until a push is confirmed on the corrected clock */
+  clockStepped: boolean;
+  shutdownMode: "remove" | "keep" | null;
+  /**
+   * false after a start whose ledger holds a pending push: the exchange holds one of two deadlines and which
+   * is unknown, so nothing is reported armed until a push is confirmed
+   */
+  armedKnown: boolean;
+  /** the exchange's time as believed (exchange-time.ts); null until the first step sets it from `now` */
+  time: TimeModel | null;
+  /** the ledger's last verified time: the exchange's time is never before it */
+  timeFloor: number | null;
+  /** when the machine wants to be woken, and why */
+  wake: Wake;
+  /** the gauges as last published (a gauge event goes out only when one changed) */
+  published: Gauges | null;
+};
+
+export type StepResult = { model: SwitchModel; ready: Ready };
+
+// ------------------------------------------------------------------------------------------- projections
+
+/** The deadline the exchange holds at the latest: the confirmed one, lowered by a pending push. */
+export function reportedDeadline(m: SwitchModel): number | null {
+  return m.entry.armedUntil === null || !m.armedKnown ? null : earliestDeadline(m.entry);
+}
+
+/** The earliest deadline that may fire: where a trigger is counted. */
+export function lapseDeadline(m: SwitchModel): number | null {
+  return earliestDeadline(m.entry);
+}
+
+/** Where the switch stands: a pure projection (reading never changes anything). */
+export function status(m: SwitchModel, now: Now): SwitchStatus {
+  const t = timesOf(m, now);
+  // (a projection never throws: a day that is not a time leaves the entry as it is)
+  const entry = t.sampled && isPlausibleTime(t.day) ? rollEntry(m.entry, t.day).entry : m.entry;
+  return {
+    account: m.cfg.account,
+    state: m.state,
+    armedUntil: reportedDeadline(m),
+    lastPushAt: m.lastPushAt,
+    consecutiveFailures: m.consecutiveFailures,
+    lastError: m.lastError,
+    notProtectedReason: m.notProtectedReason,
+    day: entry.day,
+    triggersToday: entry.triggersToday,
+    triggerLimit: entry.limit,
+    exhausted: reportsExhausted(entry),
+    clockStepped: m.clockStepped,
+    limitRefused: limitRefused(entry),
+    limitSuspected: atLimit(entry) && !reportsExhausted(entry),
+    triggerProofs: proofCounts(entry),
+    triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
+    clockSuspect: t.suspect,
+  };
+}
+
+/**
+ * `exhausted` as the contract means it: a PROVEN daily limit (ledger-model.ts `isExhausted`), or, as before, the
+ * whole limit assumed after an unreadable ledger. Guessed and record-implied counts are shown beside it.
+ */
+export function reportsExhausted(e: SwitchModel["entry"]): boolean {
+  return isExhausted(e) || (e.assumed && atLimit(e));
+}
+
+/** The freshness margin the record must clear (measured, bounded). */
+export function recordMargin(m: SwitchModel): number {
+  return Math.min(RECORD_MARGIN_MAX_MS, Math.max(RECORD_MARGIN_DEFAULT_MS, ...m.recordLags));
+}
+
+/** The times a decision at `now` is taken on (exchange-time.ts `timesAt`), with whether any answer was seen. */
+export function timesOf(m: SwitchModel, now: Now): Times & { sampled: boolean } {
+  const time = m.time ?? initialTime(now.mono, now.wall, m.timeFloor);
+  return { ...timesAt(time, now.mono, now.wall), sampled: time.sampled };
+}
+
+// ---------------------------------------------------------------------------------------------- the step
+
+export function initialModel(
+  cfg: SwitchConfig,
+  entry: LedgerEntry,
+  timeFloor: number | null = null,
+): SwitchModel {
+  return {
+    cfg,
+    phase: "new",
+    state: "starting",
+    entry,
+    lastPushAt: entry.lastPushAt,
+    consecutiveFailures: 0,
+    lastError: null,
+    notProtectedReason: null,
+    agentReason: null,
+    nextPermanentCheckMono: 0,
+    retryAtMono: 0,
+    pipe: { kind: "idle" },
+    nextId: 1,
+    engineUp: true,
+    expedited: false,
+    ordersCancel: null,
+    cancelPass: false,
+    cancelPasses: 0,
+    ownSent: [],
+    ownConfirmed: [],
+    recordLags: [],
+    recordReading: false,
+    limitSuspectedDay: null,
+    wasExhausted: false,
+    failingSinceMono: null,
+    clockStepped: false,
+    shutdownMode: null,
+    // a deadline from an earlier run is reported again only once a push is confirmed on this run's clock
+    armedKnown: false,
+    time: null,
+    timeFloor,
+    wake: { lapse: null, retry: null, gate: null, record: null },
+    published: null,
+  };
+}
+
+/**
+ * One input, the next model and what must be done. Same model + event + now → same result. Never throws: a
+ * malformed event is refused and logged with the model unchanged, and so is any event whose step would throw
+ * (the switch keeps pushing on the last good model).
+ */

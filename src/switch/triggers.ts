@@ -1,0 +1,268 @@
+/**
+ * Trigger accounting, a sub-reducer of the switch machine: a lapse counted (once per deadline, the day forward
+ * only), the count at the limit said without stopping the pushes, the exchange's record applied where it is fresh,
+ * the daily limit reached and reset (docs/daemon.md "What the switch believes about triggers").
+ */
+import { nextUtcMidnight, utcDay } from "../core/clock.js";
+import type { Ctx } from "./context.js";
+import type { LedgerEntry, TriggerRecord } from "./ledger.js";
+import {
+  atLimit,
+  isExhausted,
+  limitRefused,
+  proofCounts,
+  type RecordEvidence,
+  TRIGGER_LIST_SIZE,
+  type TriggerResult,
+  withHistory,
+  withIntent,
+  withRecord,
+  withTrigger,
+} from "./ledger-model.js";
+import {
+  inflight,
+  LATER_KEPT,
+  lapseDeadline,
+  RECORD_MARGIN_MAX_MS,
+  RECORD_REREAD_MS,
+  recordMargin,
+} from "./model.js";
+
+/** Counts a trigger when the earliest possibly-armed deadline has passed. */
+export function checkLapse(ctx: Ctx, detail?: string) {
+  const m = ctx.m;
+  // also while stopping: a deadline that passes while the removal waits has fired
+  if (m.phase !== "running" && m.phase !== "stopping") return;
+  const deadline = lapseDeadline(m);
+  if (deadline === null || ctx.now.wall < deadline) return;
+  // While the two clocks disagree, a lapse is judged on the later of the two, but one on a UTC day that only the
+  // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.
+  if (ctx.times.suspect && ctx.times.exchange < deadline && utcDay(deadline) > utcDay(ctx.times.day)) {
+    // checked again when the estimate reaches it
+    m.wake.lapse = ctx.now.mono + (deadline - ctx.times.exchange);
+    return;
+  }
+  // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
+  // one: the earliest is counted now. If a candidate lies on a later UTC day, the one that fires may count
+  // on that day: a possible trigger stays pending from that day's 00:00 (counted then unless a push is
+  // confirmed first), so no day is ever under-counted.
+  const { armedUntil, pendingUntil, pendingLatest } = m.entry;
+  const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
+  // A guess: the other cancel times the exchange may hold instead (pushes without a recorded answer) go with
+  // it, so that a record listing one of them accepted in time withdraws it (ledger-model.ts `withRecord`).
+  const alt = [armedUntil, pendingUntil, pendingLatest, inflight(m)?.cancelAt ?? null].filter(
+    (d): d is number => d !== null && d > deadline,
+  );
+  // The UTC day rolls only when both clocks agree it changed (`times.day`, the earlier of two disagreeing
+  // ones); a lapse judged on the later one may lie on a day the earlier has not reached (a Date ahead across
+  // 00:00). Counting it there would roll the ledger to that day on one clock alone and put today's count, fires
+  // included, in the history: it is counted for its own day instead (`later`), where the day starts with it.
+  const forLaterDay = utcDay(deadline) > m.entry.day && utcDay(deadline) > utcDay(ctx.times.day);
+  const r = forLaterDay
+    ? withTriggerForLaterDay(m.entry, { deadline, at: ctx.now.wall, detail, alt }, m.cfg.historySize)
+    : withTrigger(m.entry, { deadline, at: ctx.now.wall, detail, alt }, m.cfg.historySize);
+  m.entry = r.entry;
+  const exchangeNow = Math.min(ctx.now.wall, ctx.times.exchange);
+  if (latest > exchangeNow && utcDay(latest) > utcDay(deadline))
+    // (from the exchange estimate's now, not the later of the two clocks: pending from that day's 00:00)
+    m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), exchangeNow));
+  else if (latest > deadline && utcDay(latest) > utcDay(deadline)) {
+    // That later candidate has passed too (a clock corrected across 00:00, a restart on a clock behind): it
+    // may be the one that fired, on its own day. Nothing stays pending for it, so it is counted now, as a guess
+    // on that day: at once when the ledger is on it, else kept for it (`later`) while the ledger's day (the
+    // earlier of two disagreeing clocks) has not reached it. Over by one, never under.
+    const guess: TriggerRecord = { deadline: latest, proof: "guess", at: Math.floor(ctx.now.wall) };
+    if (utcDay(latest) > m.entry.day) {
+      const later = (m.entry.later ?? []).filter((t) => t.deadline !== latest);
+      m.entry = { ...m.entry, later: [...later, guess].slice(-LATER_KEPT) };
+    } else if (utcDay(latest) === m.entry.day && !m.entry.triggers.some((t) => t.deadline === latest)) {
+      m.entry = {
+        ...m.entry,
+        triggersToday: m.entry.triggersToday + 1,
+        triggers: [...m.entry.triggers, guess].slice(-TRIGGER_LIST_SIZE),
+      };
+    }
+  }
+  // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
+  const sending = inflight(m);
+  if (sending) m.entry = withIntent(m.entry, sending.cancelAt);
+  ctx.persist = true;
+  const e = m.entry;
+  const left = Math.max(0, e.limit - e.triggersToday);
+  if (r.counted) {
+    ctx.emit({
+      type: "triggerCounted",
+      triggersToday: e.triggersToday,
+      triggerLimit: e.limit,
+      triggersLeft: left,
+      deadline,
+      day: e.day,
+      ...(forLaterDay ? { forDay: utcDay(deadline) } : {}),
+      ...(detail ? { detail } : {}),
+    });
+    // A guessed count is checked against the record (when one is configured; the driver says if not).
+    readRecord(ctx, "trigger");
+    if (atLimit(e) && !e.assumed) {
+      limitSuspected(ctx);
+    } else if (left <= m.cfg.triggerWarnRemaining) {
+      ctx.emit({
+        type: "triggersLow",
+        triggersToday: e.triggersToday,
+        triggersLeft: left,
+        triggerLimit: e.limit,
+      });
+    }
+  } else {
+    ctx.emit({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
+  }
+  if (m.state !== "not_protected" && m.phase === "running")
+    m.state = limitRefused(e) ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
+  ctx.ready.pollExposure = true;
+}
+
+/**
+ * The count reaches the limit without the exchange's own proof (guesses, a record's lapses): said once a day,
+ * readiness fails (status `limitSuspected`), and the pushes go on: only the exchange's refusal stops them.
+ */
+export function limitSuspected(ctx: Ctx) {
+  const m = ctx.m;
+  const e = m.entry;
+  if (isExhausted(e) || !atLimit(e) || m.limitSuspectedDay === e.day) return;
+  m.limitSuspectedDay = e.day;
+  ctx.emit({
+    type: "limitSuspected",
+    triggersToday: e.triggersToday,
+    triggerLimit: e.limit,
+    proofs: proofCounts(e),
+  });
+}
+
+/** Asks the driver for the exchange's record (one read at a time). */
+export function readRecord(ctx: Ctx, reason: string) {
+  const m = ctx.m;
+  if (m.recordReading || (m.phase !== "running" && m.phase !== "stopping")) return;
+  m.recordReading = true;
+  ctx.ready.readRecord = { reason };
+}
+
+/** The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts). */
+export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string | undefined) {
+  const m = ctx.m;
+  m.recordReading = false;
+  if (evidence === null) {
+    if (detail !== undefined) ctx.emit({ type: "recordSkipped", detail });
+    return;
+  }
+  // Measure the record's lag: the oldest of this run's recent confirmed pushes it does not list yet (bounded).
+  const listed = new Set(
+    evidence.schedules.filter((s) => s.error === null && s.deadline !== null).map((s) => s.deadline),
+  );
+  const oldestListed = evidence.schedules[0]?.txTime ?? Number.POSITIVE_INFINITY;
+  const missing = m.ownConfirmed.filter(
+    (c) =>
+      c.at <= evidence.at &&
+      c.at >= oldestListed &&
+      c.at >= evidence.at - RECORD_MARGIN_MAX_MS &&
+      !listed.has(c.cancelAt),
+  );
+  const lag = missing.length === 0 ? 0 : Math.max(0, evidence.at - Math.min(...missing.map((c) => c.at)));
+  m.recordLags = [...m.recordLags, Math.min(lag, RECORD_MARGIN_MAX_MS)].slice(-8);
+  const before = m.entry;
+  const r = withRecord(before, evidence, {
+    now: ctx.now.wall,
+    marginMs: recordMargin(m),
+    sent: m.ownSent,
+    confirmed: m.ownConfirmed,
+    pushLeadMs: m.cfg.deadlineMs + m.cfg.requestTimeoutMs,
+  });
+  if (r.entry !== before) {
+    m.entry = r.entry;
+    ctx.persist = true;
+    ctx.emit({
+      type: "reconciled",
+      changes: r.changes,
+      notes: r.notes,
+      marginMs: recordMargin(m),
+      proofs: proofCounts(r.entry),
+    });
+    const e = r.entry;
+    if (isExhausted(e) && !m.wasExhausted && m.phase === "running") {
+      m.state = "exhausted";
+      logExhausted(ctx, "the exchange's scheduledCancel orders prove the daily limit");
+    } else if (m.state === "lapsed" && m.phase === "running" && m.entry.armedUntil !== null)
+      m.state = "armed";
+    limitSuspected(ctx);
+  } else if (r.notes.length > 0) {
+    ctx.emit({ type: "recordChecked", notes: r.notes });
+  }
+  // Guesses left today: read again later (a lagging record may list the replacing push by then).
+  if (m.entry.triggers.some((t) => t.proof === "guess") && m.phase === "running")
+    m.wake.record = ctx.now.mono + RECORD_REREAD_MS;
+}
+
+export function logExhausted(ctx: Ctx, why: string, message?: string) {
+  ctx.m.wasExhausted = true;
+  const e = ctx.m.entry;
+  ctx.emit({
+    type: "limitReached",
+    triggersToday: e.triggersToday,
+    triggerLimit: e.limit,
+    resumesAt: nextUtcMidnight(ctx.now.wall),
+    why,
+    ...(message ? { message } : {}),
+  });
+}
+
+/**
+ * `withTrigger` for a deadline on a later UTC day than the ledger's, which the day clock (the earlier of two
+ * disagreeing clocks) has not reached: the guess is kept in `later`, counted on its own day when the ledger rolls
+ * there (ledger-model.ts `rollEntry`), and today's count stays as it is. Once per deadline, as `withTrigger`.
+ */
+function withTriggerForLaterDay(
+  entry: LedgerEntry,
+  { deadline, at, detail, alt }: { deadline: number; at: number; detail?: string | undefined; alt: number[] },
+  size?: number,
+): TriggerResult {
+  const cleared = { ...entry, armedUntil: null, pendingUntil: null, pendingLatest: null };
+  if (entry.lastCountedDeadline === deadline) return { entry: cleared, counted: false, reachedLimit: false };
+  const others = [...new Set(alt.filter((d) => d !== deadline))].slice(-8);
+  const guess: TriggerRecord = {
+    deadline,
+    proof: "guess",
+    at: Math.floor(at),
+    ...(others.length > 0 ? { alt: others } : {}),
+  };
+  const later = [...(entry.later ?? []).filter((t) => t.deadline !== deadline), guess].slice(-LATER_KEPT);
+  const next = withHistory(
+    { ...cleared, later, lastCountedDeadline: deadline },
+    {
+      at,
+      type: "trigger",
+      deadline,
+      triggersToday: entry.triggersToday,
+      detail: `${detail ? `${detail}; ` : ""}on ${utcDay(deadline)}, counted for that day (the earlier clock is still on ${entry.day})`,
+    },
+    size,
+  );
+  return { entry: next, counted: true, reachedLimit: atLimit(next) };
+}
+
+/** A new UTC day after the limit was reached: the budget is back (said once). */
+export function limitReset(ctx: Ctx) {
+  const m = ctx.m;
+  const e = m.entry;
+  if (!m.wasExhausted || isExhausted(e)) return;
+  m.wasExhausted = false;
+  ctx.emit({ type: "limitReset", day: e.day, triggersToday: e.triggersToday });
+  if (m.state === "exhausted") m.state = e.armedUntil === null ? "lapsed" : "armed";
+}
+
+/**
+ * The one count that stops the pushes: the exchange's own daily-limit refusal, on its day by both clocks (when
+ * either says a new day has begun, a push is harmless and sent; the exchange refuses it again if its day has not
+ * changed). A guessed or record-implied count at the limit fails readiness; the pushes go on.
+ */
+export function limitHolds(ctx: Ctx): boolean {
+  const e = ctx.m.entry;
+  return limitRefused(e) && utcDay(e.limitRefusedAt!) >= utcDay(Math.max(ctx.times.day, ctx.now.wall));
+}
