@@ -192,6 +192,9 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
     } else if (m.state === "lapsed" && m.phase === "running" && m.entry.armedUntil !== null)
       m.state = "armed";
     limitSuspected(ctx);
+    // A withdrawn guess leaves the push that replaced it as a possible deadline; when that deadline has already
+    // passed (a record read late, after the exchange went silent), it lapsed: counted now, never left uncounted.
+    checkLapse(ctx);
   } else if (r.notes.length > 0) {
     ctx.emit({ type: "recordChecked", notes: r.notes });
   }

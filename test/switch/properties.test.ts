@@ -211,6 +211,28 @@ describe("switch machine: invariants hold after every step of random event seque
 describe("switch machine: counterexamples found, replayed", () => {
   const cases: [string, Scenario][] = [
     [
+      // random seed 39614632: a crash with a push in flight applied, the restart's first push applied with its
+      // answer lost, the exchange silent past both deadlines, then a record 60 s behind. The record lists the
+      // lost push accepted before the confirmed deadline, so the guess for that deadline is withdrawn and the
+      // replacing push becomes a possible deadline; but that deadline had already passed when the record came,
+      // and no lapse was counted for it: the ledger 0, the exchange 1.
+      "a lost answer, silence past both deadlines, then a record 60 s behind (invariants 2, III)",
+      {
+        start: Date.UTC(2026, 0, 1, 12, 0, 0),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "crash", applied: true },
+          { c: "advance", ms: 6_000 },
+          { c: "respond", kind: "lost", applied: true },
+          { c: "advance", ms: 62_501 },
+          { c: "record", lagMs: 60_000, lie: "none" },
+          { c: "exchange", down: false },
+        ],
+      },
+    ],
+    [
       // part 3, seed 1601749410: a restart on a wall clock stepped 10 min back counts its lapses on that clock
       // (Jan 1); the first answer's Date, applied unverified, puts the exchange's time past 00:00, where the
       // exchange fired the push in flight at the crash. The lapse was not judged on that sample (only a verified
