@@ -594,14 +594,20 @@ export function withRecord(
     });
   next = { ...next, triggersToday: count, triggers: capList(triggers, TRIGGER_LIST_SIZE) };
   // The push that replaced a withdrawn guess may itself lapse: it becomes a possible deadline, unless a push
-  // confirmed after it replaced it, or it is already known.
+  // confirmed after it and before its deadline replaced it in time, or it is already known. A push confirmed only
+  // after that deadline came too late: the deadline lapsed (then counted at once, switch/triggers.ts `record`).
+  // The ledger keeps only the last confirmed push, this run the recent ones: a replacement is believed only when
+  // one of them shows it, so a deadline is never left uncounted on a push that may have come too late.
   const r = rearm as { deadline: number; txTime: number } | null;
+  const replacedInTime = (d: { deadline: number; txTime: number }) =>
+    (next.lastPushAt !== null && next.lastPushAt > d.txTime && next.lastPushAt < d.deadline) ||
+    own.confirmed.some((c) => c.at > d.txTime && c.at < d.deadline);
   if (
     r !== null &&
     r.deadline !== next.armedUntil &&
     r.deadline !== next.lastCountedDeadline &&
     !triggers.some((t) => t.deadline === r.deadline) &&
-    (next.lastPushAt === null || next.lastPushAt < r.txTime)
+    !replacedInTime(r)
   ) {
     const before = next.pendingUntil;
     next = withIntent(next, r.deadline);

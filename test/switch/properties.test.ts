@@ -211,6 +211,28 @@ describe("switch machine: invariants hold after every step of random event seque
 describe("switch machine: counterexamples found, replayed", () => {
   const cases: [string, Scenario][] = [
     [
+      // random seed 39614632, after the fix above: the same, with a push confirmed after the lost push's deadline
+      // had passed. That late push was taken as the replacement of the lost one, so the lost push's lapse was
+      // never counted once the record withdrew the guess: the ledger 0, the exchange 1.
+      "a lost answer, silence past its deadline, a push confirmed too late, then a record 60 s behind (invariant 2)",
+      {
+        start: Date.UTC(2026, 0, 1, 12, 0, 0),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "crash", applied: true },
+          { c: "advance", ms: 12_530 },
+          { c: "respond", kind: "lost", applied: true },
+          { c: "advance", ms: 4_329 },
+          { c: "advance", ms: 72_141 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "record", lagMs: 60_000, lie: "none" },
+          { c: "exchange", down: false },
+        ],
+      },
+    ],
+    [
       // random seed 39614632: a crash with a push in flight applied, the restart's first push applied with its
       // answer lost, the exchange silent past both deadlines, then a record 60 s behind. The record lists the
       // lost push accepted before the confirmed deadline, so the guess for that deadline is withdrawn and the
