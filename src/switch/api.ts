@@ -22,11 +22,18 @@ export type CancelOpenOrders = (params: {
   cancelStops: boolean;
 }) => Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
 
+/**
+ * What the switch needs from the ledger store (Ledger): its entry at start, `put`, the write-ahead `putIntent`
+ * (true when the file already covers the push) and `durable`. A port, so the property tests drive the real
+ * driver over an in-memory store.
+ */
+export type SwitchLedger = Pick<Ledger, "historySize" | "initial" | "put" | "putIntent" | "durable">;
+
 export type CreateSwitchParameters = {
   account: string;
   vaultAddress?: string | undefined;
   client: ScheduleCancelClient;
-  ledger: Ledger;
+  ledger: SwitchLedger;
   clock: Clock;
   /** the exchange's time (default: one of its own over `clock`); share the daemon's */
   time?: ExchangeTime | undefined;

@@ -15,7 +15,13 @@ import {
 } from "./machine.js";
 import type { RecordResult } from "./record.js";
 
-export type { CancelOpenOrders, CreateSwitchParameters, ScheduleCancelClient, Switch } from "./api.js";
+export type {
+  CancelOpenOrders,
+  CreateSwitchParameters,
+  ScheduleCancelClient,
+  Switch,
+  SwitchLedger,
+} from "./api.js";
 export { describeFailure } from "./failure.js";
 export { EXPEDITE_LEAD_MS, EXPIRY_MARGIN_MS, type ShutdownOutcome } from "./machine.js";
 
