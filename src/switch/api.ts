@@ -8,7 +8,7 @@ import type { SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { Ledger } from "./ledger.js";
-import type { EngineDownPolicy, ShutdownOutcome, SwitchModel } from "./model.js";
+import type { EngineDownPolicy, Event, Now, ShutdownOutcome, StepResult, SwitchModel } from "./model.js";
 import type { RecordResult } from "./record.js";
 
 /** What the switch needs from ExchangeClient. */
@@ -63,6 +63,11 @@ export type CreateSwitchParameters = {
   signal?: AbortSignal | undefined;
   /** runs on each push-loop wake-up, before the tick (the daemon's once-per-interval work rides on it) */
   onTick?: (() => void) | undefined;
+  /**
+   * The machine's step (default: machine.ts `step`). Only the property tests pass one: it wraps the real step to
+   * check the invariants after each step and to plant bugs, while the real driver carries out its output.
+   */
+  machineStep?: ((model: SwitchModel, event: Event, now: Now) => StepResult) | undefined;
 };
 
 export type Switch = {

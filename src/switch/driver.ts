@@ -74,8 +74,9 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     }
   };
 
+  const stepOf = p.machineStep ?? step;
   const dispatch = (event: Event) => {
-    const r = step(model, event, { mono: time.monotonic(), wall: clock.now() });
+    const r = stepOf(model, event, { mono: time.monotonic(), wall: clock.now() });
     model = r.model;
     carry(r.ready);
   };
