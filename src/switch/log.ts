@@ -1,6 +1,6 @@
 /**
  * The one mapping from the switch's typed events (events.ts) to what people and dashboards see: each event's
- * log line (level, the `event` name docs/cli-contract.md promises, its fields, its message) and its metrics.
+ * log line (level, the `event` name docs/cli.md promises, its fields, its message) and its metrics.
  * The machine decides; this file only words. A row without `log` is a metric only.
  */
 
