@@ -1,5 +1,5 @@
 /**
- * What the status page shows beyond readiness, gathered from the daemon's log events (src/surface/notify/tap.ts):
+ * What the status page shows beyond readiness, gathered from the daemon's events on its bus (src/core/events.ts):
  * each account's last push latency (`heartbeat.ok`) and its latest exposure (`exposure`, first perp dex and
  * others). Only figures: no key, URL or error object is kept.
  */
