@@ -2,6 +2,7 @@
  * What the switch's driver (driver.ts) takes and gives: its parameters and the handle the daemon holds.
  */
 import type { Clock } from "../core/clock.js";
+import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Timers } from "../core/runtime.js";
 import type { SwitchStatus } from "../core/status.js";
@@ -40,6 +41,8 @@ export type CreateSwitchParameters = {
   timers: Timers;
   logger: Logger;
   metrics: Metrics;
+  /** the daemon's event bus: every event the switch logs is also published there (src/core/events.ts) */
+  bus?: EventBus | undefined;
   intervalMs: number;
   deadlineMs: number;
   requestTimeoutMs: number;

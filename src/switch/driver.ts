@@ -110,7 +110,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     if (ready.nonceFloor) part("nonceFloor", () => p.nonces?.rebase(ready.nonceFloor!.floor));
     if (ready.pollExposure) part("pollExposure", () => p.onTrigger?.(account));
     part("wake", () => setWake(ready.wakeAt));
-    for (const e of ready.events) part(`publish ${e.type}`, () => publish(e, log, metrics, account));
+    for (const e of ready.events) part(`publish ${e.type}`, () => publish(e, log, metrics, account, p.bus));
     if (ready.done) done?.(ready.done);
   };
 

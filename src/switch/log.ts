@@ -1,8 +1,10 @@
 /**
  * The one mapping from the switch's typed events (events.ts) to what people and dashboards see: each event's
- * log line (level, the `event` name docs/cli-contract.md promises, its fields, its message) and its metrics.
+ * log line (level, the `event` name docs/cli.md promises, its fields, its message) and its metrics.
  * The machine decides; this file only words. A row without `log` is a metric only.
  */
+
+import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { SwitchEvent, SwitchEventType } from "./events.js";
@@ -398,10 +400,22 @@ export function logLineOf(e: SwitchEvent): LogLine | null {
   return row.log ? row.log(e as never) : null;
 }
 
-/** Publishes one event: its log line on the switch's logger, its metrics. */
-export function publish(e: SwitchEvent, log: Logger, metrics: Metrics, account: string): void {
+/**
+ * Publishes one event from this table: its log line on the switch's logger, its metrics, and the same line as a
+ * domain event on the daemon's bus (the notifier and the status page subscribe there, src/core/events.ts).
+ */
+export function publish(
+  e: SwitchEvent,
+  log: Logger,
+  metrics: Metrics,
+  account: string,
+  bus?: EventBus | undefined,
+): void {
   const row = PUBLISH[e.type] as Row<SwitchEventType>;
   const l = row.log?.(e as never);
-  if (l) log[l.level]({ event: l.event, ...l.fields }, l.msg);
+  if (l) {
+    log[l.level]({ event: l.event, ...l.fields }, l.msg);
+    bus?.publish({ ...l.fields, event: l.event, level: l.level, msg: l.msg, module: "switch", account });
+  }
   row.metrics?.(metrics, account, e as never);
 }

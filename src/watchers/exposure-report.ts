@@ -13,6 +13,8 @@
  *   paths, which pino would walk on every line): the fields are the figures built here, never a key or URL.
  * - Alerts are indexed by account and dex, so clearing one never walks every other account's alerts.
  */
+
+import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Metrics } from "../surface/metrics.js";
 import { type AccountFigures, deriveFigures, type FiguresInput, type PositionFigures } from "./figures.js";
@@ -51,6 +53,8 @@ export type CreateExposureReporterParameters = {
   metrics: Metrics;
   thresholds?: ExposureReportThresholds;
   maxLoggedPositions?: number;
+  /** the daemon's event bus: each exposure line is also published there (the status page subscribes) */
+  bus?: EventBus | undefined;
 };
 
 /** A decimal string as a gauge value: the exchange's strings are validated by deriveFigures first. */
@@ -64,6 +68,7 @@ export function createExposureReporter({
   metrics,
   thresholds = {},
   maxLoggedPositions = MAX_LOGGED_POSITIONS,
+  bus,
 }: CreateExposureReporterParameters): ExposureReporter {
   const lineLog = log.child({}, { redact: { paths: LINE_REDACT, remove: true } });
   const series = new Map<string, SeriesCache>();
@@ -266,23 +271,27 @@ export function createExposureReporter({
       const f = deriveFigures(state);
       const shown = largestPositions(f.positions, maxLoggedPositions);
       const omitted = f.positions.length - shown.length;
-      lineLog.info(
-        {
-          event: "exposure",
-          account,
-          ...extra,
-          accountValue: f.accountValue,
-          totalNtlPos: f.totalNtlPos,
-          totalMarginUsed: f.totalMarginUsed,
-          withdrawable: f.withdrawable,
-          leverage: f.leverage,
-          marginUsage: f.marginUsage,
-          maintenanceMarginRatio: f.maintenanceMarginRatio,
-          positions: shown.map(loggedPosition),
-          ...(omitted > 0 ? { positionCount: f.positions.length, positionsOmitted: omitted } : {}),
-        },
-        exposureSummary(account, f),
-      );
+      const fields = {
+        event: "exposure",
+        account,
+        ...extra,
+        accountValue: f.accountValue,
+        totalNtlPos: f.totalNtlPos,
+        totalMarginUsed: f.totalMarginUsed,
+        withdrawable: f.withdrawable,
+        leverage: f.leverage,
+        marginUsage: f.marginUsage,
+        maintenanceMarginRatio: f.maintenanceMarginRatio,
+        positions: shown.map(loggedPosition),
+        ...(omitted > 0 ? { positionCount: f.positions.length, positionsOmitted: omitted } : {}),
+      };
+      const msg = exposureSummary(account, f);
+      lineLog.info(fields, msg);
+      if (bus) {
+        const published: Record<string, unknown> = { ...fields };
+        for (const k of LINE_REDACT) delete published[k];
+        bus.publish({ ...published, event: "exposure", level: "info", msg, module: "exposure", account });
+      }
       setMetrics(account, dex, f);
       checkThresholds(account, dex, f);
       return f;

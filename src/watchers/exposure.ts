@@ -14,6 +14,7 @@
 
 import { normalizeAddress } from "../core/address.js";
 import { ArgumentError } from "../core/errors/argument.js";
+import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { ExposureStatus } from "../core/status.js";
@@ -63,6 +64,8 @@ export type CreateExposurePollerParameters = {
   thresholds?: ExposureThresholds;
   /** warn when |local − exchange| exceeds this (ms) */
   clockSkewWarnMs: number;
+  /** the daemon's event bus: each account's exposure is published there (exposure-report.ts) */
+  bus?: EventBus | undefined;
 };
 
 export type ExposurePoller = {
@@ -107,6 +110,7 @@ export function createExposurePoller({
   intervalMs,
   thresholds = {},
   clockSkewWarnMs,
+  bus,
 }: CreateExposurePollerParameters): ExposurePoller {
   const { clock } = runtime;
   if (!Number.isFinite(intervalMs) || intervalMs < 0) {
@@ -121,7 +125,7 @@ export function createExposurePoller({
   const skew = new SkewEstimator();
   const skewLatch = new CrossingLatch(clockSkewWarnMs);
   // the figures' way out: log line, metrics, alerts (exposure-report.ts)
-  const reporter = createExposureReporter({ log, metrics, thresholds });
+  const reporter = createExposureReporter({ log, metrics, thresholds, bus });
 
   let lastSuccessAt: number | null = null;
   let lastAttemptAt: number | null = null;

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { assertBuilt, CLI, FAST_CADENCE, type SpawnedProcess, spawnNode } from "../helpers/process.js";
+import { assertBuilt, CLI, fastCadence, type SpawnedProcess, spawnNode } from "../helpers/process.js";
 import { nodeFlagsOf, unitExecStart } from "./deployments.js";
 
 /** The node flags the systemd unit starts the daemon with (heap cap included: this is the unit's process). */
@@ -92,9 +92,7 @@ describe("every I/O feature under the shipped node flags (process)", () => {
         sim.apiUrl,
         "--state-dir",
         join(dir, "state"),
-        ...FAST_CADENCE,
-        "--exposure-interval",
-        "1s",
+        ...fastCadence("1s"),
         "--guard-url",
         `${engine.url}/health`,
         "--guard-interval",

@@ -13,7 +13,7 @@ import { Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { requireBinary } from "../helpers/binaries.js";
-import { assertBuilt, CLI, FAST_CADENCE, ROOT, spawnNode } from "../helpers/process.js";
+import { assertBuilt, CLI, fastCadence, ROOT, spawnNode } from "../helpers/process.js";
 import { deploymentStarts, imageEntrypoint, nodeFlagsOf, pm2NodeArgs, unitExecStart } from "./deployments.js";
 import { parseUnit, unitValue } from "./parsers.js";
 
@@ -123,10 +123,7 @@ describe("node flags of the daemon", () => {
             sim.apiUrl,
             "--state-dir",
             join(dir, "state"),
-            ...FAST_CADENCE,
-            // exposure on as well (the last value of an option wins)
-            "--exposure-interval",
-            "1s",
+            ...fastCadence("1s"),
             "--health",
             "127.0.0.1:0",
           ],

@@ -9,13 +9,15 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { ManualClock } from "../../src/core/clock.js";
+import { createEventBus, type DomainEvent } from "../../src/core/events.js";
 import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import type { SwitchStatus } from "../../src/core/status.js";
+import { createMetrics } from "../../src/surface/metrics.js";
 import { toNotification } from "../../src/surface/notify/events.js";
 import { createDaemonNotifications } from "../../src/surface/notify/index.js";
 import { createNotifier } from "../../src/surface/notify/notifier.js";
 import { watchProtection } from "../../src/surface/notify/protection.js";
-import { type LoggedEvent, tapLogger } from "../../src/surface/notify/tap.js";
+import { publish as publishSwitchEvent } from "../../src/switch/log.js";
 import { captureLogger, type Harness, harness } from "../app/helpers.js";
 
 type Received = { body: Record<string, unknown>; headers: IncomingMessage["headers"]; url: string };
@@ -76,7 +78,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const TRIGGER: LoggedEvent = {
+const TRIGGER: DomainEvent = {
   event: "trigger.counted",
   level: "warn",
   module: "switch",
@@ -166,41 +168,46 @@ describe("configuration: --notify-url, notifyUrls, HL_NOTIFY_URLS", () => {
   });
 });
 
-describe("the logger tap", () => {
-  test("hands every event with the child's bindings to the listener, and still logs", () => {
-    const { logger, lines } = captureLogger();
-    const seen: LoggedEvent[] = [];
-    const tapped = tapLogger(logger, (e) => seen.push(e));
-    const child = tapped.child({ module: "switch", account: "0xaaaa" });
-    child.warn({ event: "trigger.counted", triggersToday: 1 }, "fired");
-    child.info("no event: not tapped");
-    tapped.child({ module: "x" }).debug({ event: "x.debug" });
-    expect(seen).toEqual([
-      {
-        module: "switch",
-        account: "0xaaaa",
-        event: "trigger.counted",
-        triggersToday: 1,
-        level: "warn",
-        msg: "fired",
-      },
-      { module: "x", event: "x.debug", level: "debug", msg: undefined },
-    ]);
-    expect(lines.map((l) => l.event ?? l.msg)).toEqual([
-      "trigger.counted",
-      "no event: not tapped",
-      "x.debug",
-    ]);
+describe("the event bus", () => {
+  test("hands each event to every subscriber in order; one that throws stops nothing; unsubscribing works", () => {
+    const bus = createEventBus();
+    const seen: string[] = [];
+    bus.subscribe((e) => seen.push(`a:${e.event}`));
+    bus.subscribe(() => {
+      throw new Error("a broken subscriber");
+    });
+    const off = bus.subscribe((e) => seen.push(`c:${e.event}`));
+    bus.publish({ event: "trigger.counted", level: "warn" });
+    off();
+    bus.publish({ event: "heartbeat.ok", level: "info" });
+    expect(seen).toEqual(["a:trigger.counted", "c:trigger.counted", "a:heartbeat.ok"]);
   });
 
-  test("taps events below the log level too (a notification does not depend on --log-level)", () => {
+  test("the switch publishes each event it logs, with its module and account, whatever --log-level is", () => {
     const { logger, lines } = captureLogger();
     logger.level = "error";
-    const seen: string[] = [];
-    tapLogger(logger, (e) => seen.push(e.event))
-      .child({ module: "switch" })
-      .warn({ event: "trigger.counted" });
-    expect(seen).toEqual(["trigger.counted"]);
+    const bus = createEventBus();
+    const seen: DomainEvent[] = [];
+    bus.subscribe((e) => seen.push(e));
+    const account = "0x00000000000000000000000000000000000000aa";
+    publishSwitchEvent(
+      {
+        type: "triggerCounted",
+        triggersToday: 1,
+        triggerLimit: 10,
+        triggersLeft: 9,
+        deadline: Date.UTC(2026, 0, 1, 12, 1),
+        day: "2026-01-01",
+      },
+      logger.child({ module: "switch", account }),
+      createMetrics({ defaultMetrics: false }),
+      account,
+      bus,
+    );
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ event: "trigger.counted", module: "switch", account, triggersToday: 1 });
+    expect(typeof seen[0]!.msg).toBe("string");
+    // the log line is written where the event happens, at its level (filtered here), never read back
     expect(lines).toHaveLength(0);
   });
 });
@@ -345,7 +352,7 @@ describe("protection low (derived from the switches' status)", () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const timers = new ManualTimers(clock);
     const status = healthy(clock);
-    const seen: LoggedEvent[] = [];
+    const seen: DomainEvent[] = [];
     const w = watchProtection({
       status: () => [status],
       clock,
@@ -378,7 +385,7 @@ describe("protection watcher: when it looks", () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const timers = new ManualTimers(clock);
     const status = healthy(clock);
-    const seen: LoggedEvent[] = [];
+    const seen: DomainEvent[] = [];
     const counted = { looks: 0 };
     const w = watchProtection({
       status: () => {
@@ -467,15 +474,17 @@ describe("the daemon notifies (in process, against the simulator)", () => {
 });
 
 describe("protection watcher: what makes it look again", () => {
-  test("behavior: a switch's log line does; an exposure or notification line does not", () => {
+  test("behavior: a switch's event does; an exposure or notification event does not", () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const timers = new ManualTimers(clock);
     const { logger } = captureLogger();
+    const bus = createEventBus();
     const n = createDaemonNotifications({
       urls: [],
       logger,
       registry: new Registry(),
       runtime: createRuntime({ clock, timers }),
+      bus,
     });
     let looks = 0;
     n.watch({
@@ -487,10 +496,10 @@ describe("protection watcher: what makes it look again", () => {
       deadlineMs: 60_000,
     });
     const before = looks;
-    n.logger.child({ module: "exposure" }).info({ event: "exposure", account: "0xaaaa" }, "exposure");
-    n.logger.child({ module: "notify" }).info({ event: "notify.sent" }, "sent");
+    bus.publish({ event: "exposure", level: "info", module: "exposure", account: "0xaaaa" });
+    bus.publish({ event: "notify.sent", level: "info", module: "notify" });
     expect(looks).toBe(before);
-    n.logger.child({ module: "switch", account: "0xaaaa" }).info({ event: "heartbeat.ok" }, "armed");
+    bus.publish({ event: "heartbeat.ok", level: "info", module: "switch", account: "0xaaaa" });
     expect(looks).toBe(before + 1);
     void n.close(0);
     timers.dispose();

@@ -1,5 +1,6 @@
 /** The daemon's components that open its state and its connections (src/app/daemon.ts, `daemonComponents`). */
 import { effectiveExplorerUrl } from "../../config/load.js";
+import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import { createCancelExecutor } from "../../protocol/hyperliquid/cancel.js";
 import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
@@ -21,6 +22,7 @@ export function notificationsComponent(): Component<
   {
     logger: Logger;
     log: Logger;
+    bus: EventBus;
     notifications: ReturnType<typeof createDaemonNotifications>;
     statusModel: ReturnType<typeof createStatusModel>;
   }
@@ -29,16 +31,20 @@ export function notificationsComponent(): Component<
   return {
     name: "notifications",
     start({ params, config, metrics, runtime }) {
+      // The daemon's events: the switches and the exposure report publish, the notifier and the status page
+      // subscribe (src/core/events.ts). The log is written where an event happens, never read back.
+      const bus = createEventBus();
+      const logger = params.logger;
       notifications = createDaemonNotifications({
         urls: config.notifyUrls,
-        logger: params.logger,
+        logger,
         registry: metrics.registry,
         runtime,
+        bus,
       });
       const statusModel = createStatusModel({ now: () => runtime.clock.now() });
-      notifications.listen(statusModel.onEvent);
-      const logger = notifications.logger;
-      return { notifications, statusModel, logger, log: logger.child({ module: "daemon" }) };
+      bus.subscribe(statusModel.onEvent);
+      return { notifications, statusModel, bus, logger, log: logger.child({ module: "daemon" }) };
     },
     close: () => notifications?.close(),
   };

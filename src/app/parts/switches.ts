@@ -1,5 +1,6 @@
 /** The daemon's switches and pollers components (src/app/daemon.ts, `daemonComponents`). */
 import { actionsPerDay } from "../../config/load.js";
+import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import { cronScheduler } from "../../core/scheduler.js";
@@ -30,6 +31,7 @@ import { feed } from "../context.js";
 export function switchesComponent(): Component<
   Base & {
     logger: Logger;
+    bus: EventBus;
     ledger: Ledger;
     nonces: NonceSource;
     client: ScheduleCancelClient;
@@ -51,7 +53,7 @@ export function switchesComponent(): Component<
   return {
     name: "switches",
     start(ctx) {
-      const { config, runtime, time, plan, ledger, nonces, client, info, metrics, logger, stop } = ctx;
+      const { config, runtime, time, plan, ledger, nonces, client, info, metrics, logger, bus, stop } = ctx;
       mode = () => stop.mode;
       const triggers = feed<string>();
       switches = plan.map(({ account, vaultAddress }) =>
@@ -68,6 +70,7 @@ export function switchesComponent(): Component<
           signal: runtime.signal,
           logger,
           metrics,
+          bus,
           intervalMs: config.interval,
           deadlineMs: config.deadline,
           requestTimeoutMs: config.requestTimeout,
@@ -121,6 +124,7 @@ export function switchesComponent(): Component<
 export function pollersComponent(): Component<
   Base & {
     logger: Logger;
+    bus: EventBus;
     log: Logger;
     ledger: Ledger;
     info: InfoClient;
@@ -138,7 +142,8 @@ export function pollersComponent(): Component<
   return {
     name: "pollers",
     start(ctx) {
-      const { params, config, runtime, accounts, info, logger, metrics, switches, ledger, slotOrigin } = ctx;
+      const { params, config, runtime, accounts, info, logger, metrics, bus, switches, ledger, slotOrigin } =
+        ctx;
       log = ctx.log;
       // The exposure poller: the accounts plus extra users.
       const exposure =
@@ -153,6 +158,7 @@ export function pollersComponent(): Component<
               intervalMs: config.exposureInterval,
               thresholds: config.thresholds,
               clockSkewWarnMs: config.clockSkewWarn,
+              bus,
             })
           : null;
       if (exposure) {

@@ -3,7 +3,7 @@
  * "Notifications"): `event`, `severity`, `account`, a one-line human `text` (a Slack or Mattermost incoming
  * webhook shows it as is), `time` / `timeMs`, `host`, `version` and the event's `figures`.
  */
-import type { LoggedEvent } from "./tap.js";
+import type { DomainEvent } from "../../core/events.js";
 
 export type Severity = "critical" | "warning" | "info";
 
@@ -62,7 +62,7 @@ const FIGURE_KEYS = [
 /** Millisecond timestamps, sent as ISO-8601 strings. */
 const TIME_KEYS = ["deadline", "resumesAt", "armedUntil", "previousDeadline"] as const;
 
-function figuresOf(e: LoggedEvent): Notification["figures"] {
+function figuresOf(e: DomainEvent): Notification["figures"] {
   const out: Notification["figures"] = {};
   for (const k of FIGURE_KEYS) {
     const v = e[k];
@@ -77,7 +77,7 @@ const seconds = (ms: unknown) => (typeof ms === "number" ? `${(ms / 1000).toFixe
 const at = (ms: unknown) => iso(ms) ?? "(unknown time)";
 
 /** The one-line text per event: what happened, to which account, what it means. */
-function textOf(e: LoggedEvent, who: string): string {
+function textOf(e: DomainEvent, who: string): string {
   switch (e.event) {
     case "trigger.counted":
       return `TRIGGER on ${who}: the scheduled cancel fired at ${at(e.deadline)}; the exchange cancelled its open orders (positions stay open). ${e.triggersToday}/${e.triggerLimit} triggers today, ${e.triggersLeft} left${e.proof === "guess" ? " (counted without proof: a push may have landed unanswered; the exchange's record is checked)" : ""}.`;
@@ -116,7 +116,7 @@ const shortAccount = (a: string) => (a.length > 12 ? `${a.slice(0, 6)}…${a.sli
 
 /** The notification for a logged event, or null when the event does not notify. */
 export function toNotification(
-  e: LoggedEvent,
+  e: DomainEvent,
   { now, host, version }: { now: number; host: string; version: string },
 ): Notification | null {
   const severity = NOTIFY_EVENTS[e.event];

@@ -14,10 +14,10 @@
  */
 
 import type { Clock } from "../../core/clock.js";
+import type { DomainEvent } from "../../core/events.js";
 import type { Timers } from "../../core/runtime.js";
 import type { SwitchStatus } from "../../core/status.js";
 import { defaultMinMarginMs } from "../health.js";
-import type { LoggedEvent } from "./tap.js";
 
 export type ProtectionWatchOptions = {
   status: () => SwitchStatus[];
@@ -25,7 +25,7 @@ export type ProtectionWatchOptions = {
   timers: Timers;
   intervalMs: number;
   deadlineMs: number;
-  onEvent: (e: LoggedEvent) => void;
+  onEvent: (e: DomainEvent) => void;
   /** check cadence while an account is low (ms, default 1 s) */
   everyMs?: number;
   /** longest wait between two checks while no account is low (ms, default two push intervals, at least everyMs) */

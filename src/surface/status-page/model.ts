@@ -1,9 +1,9 @@
 /**
- * What the status page shows beyond readiness, gathered from the daemon's log events (src/surface/notify/tap.ts):
+ * What the status page shows beyond readiness, gathered from the daemon's events on its bus (src/core/events.ts):
  * each account's last push latency (`heartbeat.ok`) and its latest exposure (`exposure`, first perp dex and
  * others). Only figures: no key, URL or error object is kept.
  */
-import type { LoggedEvent } from "../notify/tap.js";
+import type { DomainEvent } from "../../core/events.js";
 
 export type PositionView = {
   coin: string;
@@ -26,7 +26,7 @@ export type ExposureView = {
 };
 
 export type StatusModel = {
-  onEvent(e: LoggedEvent): void;
+  onEvent(e: DomainEvent): void;
   lastLatencyMs(account: string): number | null;
   exposure(account: string): ExposureView | null;
 };
