@@ -9,7 +9,7 @@ import type { SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { Ledger } from "./ledger.js";
-import type { EngineDownPolicy, ShutdownOutcome, SwitchModel } from "./model.js";
+import type { EngineDownPolicy, Event, Now, ShutdownOutcome, StepResult, SwitchModel } from "./model.js";
 import type { RecordResult } from "./record.js";
 
 /** What the switch needs from ExchangeClient. */
@@ -23,11 +23,18 @@ export type CancelOpenOrders = (params: {
   cancelStops: boolean;
 }) => Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
 
+/**
+ * What the switch needs from the ledger store (Ledger): its entry at start, `put`, the write-ahead `putIntent`
+ * (true when the file already covers the push) and `durable`. A port, so the property tests drive the real
+ * driver over an in-memory store.
+ */
+export type SwitchLedger = Pick<Ledger, "historySize" | "initial" | "put" | "putIntent" | "durable">;
+
 export type CreateSwitchParameters = {
   account: string;
   vaultAddress?: string | undefined;
   client: ScheduleCancelClient;
-  ledger: Ledger;
+  ledger: SwitchLedger;
   clock: Clock;
   /** the exchange's time (default: one of its own over `clock`); share the daemon's */
   time?: ExchangeTime | undefined;
@@ -59,6 +66,11 @@ export type CreateSwitchParameters = {
   signal?: AbortSignal | undefined;
   /** runs on each push-loop wake-up, before the tick (the daemon's once-per-interval work rides on it) */
   onTick?: (() => void) | undefined;
+  /**
+   * The machine's step (default: machine.ts `step`). Only the property tests pass one: it wraps the real step to
+   * check the invariants after each step and to plant bugs, while the real driver carries out its output.
+   */
+  machineStep?: ((model: SwitchModel, event: Event, now: Now) => StepResult) | undefined;
 };
 
 export type Switch = {

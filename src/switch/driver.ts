@@ -15,7 +15,13 @@ import {
 } from "./machine.js";
 import type { RecordResult } from "./record.js";
 
-export type { CancelOpenOrders, CreateSwitchParameters, ScheduleCancelClient, Switch } from "./api.js";
+export type {
+  CancelOpenOrders,
+  CreateSwitchParameters,
+  ScheduleCancelClient,
+  Switch,
+  SwitchLedger,
+} from "./api.js";
 export { describeFailure } from "./failure.js";
 export { EXPEDITE_LEAD_MS, EXPIRY_MARGIN_MS, type ShutdownOutcome } from "./machine.js";
 
@@ -68,8 +74,9 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     }
   };
 
+  const stepOf = p.machineStep ?? step;
   const dispatch = (event: Event) => {
-    const r = step(model, event, { mono: time.monotonic(), wall: clock.now() });
+    const r = stepOf(model, event, { mono: time.monotonic(), wall: clock.now() });
     model = r.model;
     carry(r.ready);
   };

@@ -1,8 +1,9 @@
 /**
- * Property-based tests of the switch machine (fast-check): random sequences of commands -- time passing,
- * answers that confirm, fail, time out, land without an answer, permanent refusals, engine down/up, wall-clock
- * steps (either way, across midnight), crashes and restarts from the persisted ledger, graceful stops, a slow
- * disk, an exchange gone dark -- run through the machine and a model of the exchange (world.ts). After every
+ * Property-based tests of the switch (fast-check): random sequences of commands -- time passing, answers that
+ * confirm, fail, time out, land without an answer, permanent refusals, engine down/up, wall-clock steps (either
+ * way, across midnight), crashes and restarts from the persisted ledger, graceful stops, a slow disk, an exchange
+ * gone dark -- run through the real driver (createSwitch) over fake I/O and a model of the exchange (world.ts),
+ * with ManualClock and ManualTimers. After every
  * machine step the invariants of docs/daemon.md "Invariants" are checked:
  *   1 never overclaims  2 never under-counts  3 no earlier deadline than a confirmed one  4 nonces increase
  *   5 nothing sent at the daily limit  6 permanent refusals re-checked slowly  7 removal on shutdown
@@ -164,10 +165,11 @@ const erratic = fc.record({
 });
 
 /** Runs one scenario; returns the violations (empty when every invariant held after every step). */
-function runScenario({ start, policy, used, guessed, commands }: Scenario, plant: Plant = null) {
+async function runScenario({ start, policy, used, guessed, commands }: Scenario, plant: Plant = null) {
   const w = new World({ ...CFG, onEngineDown: policy }, start, plant, used, guessed);
+  await w.settle();
   for (const cmd of commands) {
-    w.apply(cmd);
+    await w.apply(cmd);
     if (w.violations.length > 0) break;
   }
   return w;
@@ -198,8 +200,8 @@ describe("switch machine: invariants hold after every step of random event seque
       GIVEN_SEED === null
         ? `invariants 1-8, I-IV, part ${part} of 4`
         : `invariants 1-8, I-IV, seed ${GIVEN_SEED}`,
-      (s) => {
-        const w = runScenario(s);
+      async (s) => {
+        const w = await runScenario(s);
         if (w.violations.length > 0) throw new Error(explain(w));
       },
       60_000,
@@ -380,8 +382,8 @@ describe("switch machine: counterexamples found, replayed", () => {
     ],
   ];
   for (const [name, s] of cases)
-    test(name, () => {
-      const w = runScenario(s);
+    test(name, async () => {
+      const w = await runScenario(s);
       expect(w.violations, explain(w)).toEqual([]);
     });
 });
@@ -402,7 +404,8 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
       ["removal-ignored", 7],
       ["day-from-wall", [8, "II"]],
       // an expedite (earlier deadline) with no write-ahead, a crash after the exchange applied it, the fire unseen
-      ["cover-without-ledger-rule", [2, "II"], 40_000, classicScenario],
+      // (rare: seed 2 reaches it in 884 runs through the real driver; 40,000 runs on seed 11 took minutes)
+      ["cover-without-ledger-rule", [2, "II"], 2_500, classicScenario, 2],
       // (cover-without-nonce-floor, shown on invariant 4 until issue 25, is no longer reached here: since a nonce
       // handed out before an answer verified the time is neither persisted nor held against the next run's, the
       // model no longer produces the sequence; 20,000 runs on each of seeds 11-14 found none. The rule it planted
@@ -418,14 +421,14 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
     ];
   for (const [plant, invariant, runs = 5_000, scenarios = scenario, seed = 11] of planted) {
     // (each up to 2 min: on a loaded 2-core machine 40,000 runs take a minute; idle, a few seconds)
-    test(`planted ${plant} → invariant ${invariant}`, { timeout: 120_000 }, () => {
-      const result = fc.check(
-        fc.property(scenarios, (s) => runScenario(s, plant).violations.length === 0),
+    test(`planted ${plant} → invariant ${invariant}`, { timeout: 120_000 }, async () => {
+      const result = await fc.check(
+        fc.asyncProperty(scenarios, async (s) => (await runScenario(s, plant)).violations.length === 0),
         // No shrinking: the first failing sequence is enough to name the invariant (shrinking took seconds).
         { numRuns: runs, seed, endOnFailure: true },
       );
       expect(result.failed, `planted ${plant} was not found`).toBe(true);
-      const caught = runScenario(result.counterexample![0], plant).violations.map((v) => v.invariant);
+      const caught = (await runScenario(result.counterexample![0], plant)).violations.map((v) => v.invariant);
       const named = Array.isArray(invariant) ? invariant : [invariant];
       expect(
         caught.some((c) => named.includes(c)),

@@ -87,6 +87,12 @@ export type ScheduleCancelResult = {
 const answerDates = new WeakMap<object, number>();
 
 /** The Date header of the answer an error came from (ms, 1 s resolution), when there was one. */
+/** Attaches an answer's Date to the error it became (what answerDateOf reads; a fake exchange's refusals too). */
+export function withAnswerDate<E>(error: E, date: number | undefined): E {
+  if (date !== undefined && typeof error === "object" && error !== null) answerDates.set(error, date);
+  return error;
+}
+
 export function answerDateOf(error: unknown): number | undefined {
   return typeof error === "object" && error !== null ? answerDates.get(error) : undefined;
 }
@@ -315,8 +321,7 @@ export class ExchangeClient {
 
   /** Every answer carries the exchange's Date: the caller's clock keeping uses refusals' too. */
   #dated<E>(error: E, date: number | undefined): E {
-    if (date !== undefined && typeof error === "object" && error !== null) answerDates.set(error, date);
-    return error;
+    return withAnswerDate(error, date);
   }
 
   #envelope(
