@@ -153,22 +153,25 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
     if (detail !== undefined) ctx.emit({ type: "recordSkipped", detail });
     return;
   }
+  // The record is judged on the day both clocks agree on (the earlier of two that disagree), like the ledger's:
+  // read while one clock is already past 00:00 it still corrects the ledger's day (a lie it had counted included).
+  const dated: RecordEvidence = { ...evidence, at: Math.min(evidence.at, ctx.times.day) };
   // Measure the record's lag: the oldest of this run's recent confirmed pushes it does not list yet (bounded).
   const listed = new Set(
-    evidence.schedules.filter((s) => s.error === null && s.deadline !== null).map((s) => s.deadline),
+    dated.schedules.filter((s) => s.error === null && s.deadline !== null).map((s) => s.deadline),
   );
-  const oldestListed = evidence.schedules[0]?.txTime ?? Number.POSITIVE_INFINITY;
+  const oldestListed = dated.schedules[0]?.txTime ?? Number.POSITIVE_INFINITY;
   const missing = m.ownConfirmed.filter(
     (c) =>
-      c.at <= evidence.at &&
+      c.at <= dated.at &&
       c.at >= oldestListed &&
-      c.at >= evidence.at - RECORD_MARGIN_MAX_MS &&
+      c.at >= dated.at - RECORD_MARGIN_MAX_MS &&
       !listed.has(c.cancelAt),
   );
-  const lag = missing.length === 0 ? 0 : Math.max(0, evidence.at - Math.min(...missing.map((c) => c.at)));
+  const lag = missing.length === 0 ? 0 : Math.max(0, dated.at - Math.min(...missing.map((c) => c.at)));
   m.recordLags = [...m.recordLags, Math.min(lag, RECORD_MARGIN_MAX_MS)].slice(-8);
   const before = m.entry;
-  const r = withRecord(before, evidence, {
+  const r = withRecord(before, dated, {
     now: ctx.now.wall,
     marginMs: recordMargin(m),
     sent: m.ownSent,

@@ -213,6 +213,25 @@ describe("switch machine: invariants hold after every step of random event seque
 describe("switch machine: counterexamples found, replayed", () => {
   const cases: [string, Scenario][] = [
     [
+      // random seed -2125712987 (the world on the real driver): a lying record counts ten lapses, the local clock
+      // steps 90 s ahead across 00:00, then a truthful fresh record is read. It was dated on the later clock
+      // (Jan 2) and judged "another day" against the ledger's Jan 1: the lie stayed counted (10 against 0 fires).
+      "a lying record, the local clock stepped past 00:00, then a truthful record (invariant III)",
+      {
+        start: Date.UTC(2026, 0, 1, 23, 58, 30),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "respond", kind: "ok", applied: false },
+          { c: "record", lagMs: 0, lie: "fake-lapses" },
+          { c: "step", deltaMs: 90_000 },
+          { c: "record", lagMs: 0, lie: "none" },
+          { c: "date", offsetMs: 0, absurd: Number.NaN },
+        ],
+      },
+    ],
+    [
       // random seed 39614632, after the fix above: the same, with a push confirmed after the lost push's deadline
       // had passed. That late push was taken as the replacement of the lost one, so the lost push's lapse was
       // never counted once the record withdrew the guess: the ledger 0, the exchange 1.
