@@ -153,9 +153,13 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
     if (detail !== undefined) ctx.emit({ type: "recordSkipped", detail });
     return;
   }
-  // The record is judged on the day both clocks agree on (the earlier of two that disagree), like the ledger's:
-  // read while one clock is already past 00:00 it still corrects the ledger's day (a lie it had counted included).
-  const dated: RecordEvidence = { ...evidence, at: Math.min(evidence.at, ctx.times.day) };
+  // A record is applied to the ledger's day. Read while only one clock is past 00:00 (the time it was read on is
+  // the later of two that disagree), it is dated on the earlier clock when that one is on the ledger's day: it
+  // still corrects that day (a lie it had counted included).
+  const dated: RecordEvidence =
+    utcDay(evidence.at) !== m.entry.day && utcDay(ctx.times.day) === m.entry.day
+      ? { ...evidence, at: Math.min(evidence.at, ctx.times.day) }
+      : evidence;
   // Measure the record's lag: the oldest of this run's recent confirmed pushes it does not list yet (bounded).
   const listed = new Set(
     dated.schedules.filter((s) => s.error === null && s.deadline !== null).map((s) => s.deadline),
