@@ -216,8 +216,6 @@ describe("switch machine: invariants hold after every step of random event seque
 // Counterexamples fast-check found, shrunk, kept as fixed sequences (each failed before its fix).
 describe("switch machine: counterexamples found, replayed", () => {
   const cases: [string, Scenario][] = [
-      },
-    ],
     [
       // random seed -2125712987 (the world on the real driver): a lying record counts ten lapses, the local clock
       // steps 90 s ahead across 00:00, then a truthful fresh record is read. It was dated on the later clock
@@ -242,12 +240,22 @@ describe("switch machine: counterexamples found, replayed", () => {
       // had passed. That late push was taken as the replacement of the lost one, so the lost push's lapse was
       // never counted once the record withdrew the guess: the ledger 0, the exchange 1.
       "a lost answer, silence past its deadline, a push confirmed too late, then a record 60 s behind (invariant 2)",
+      {
         start: Date.UTC(2026, 0, 1, 12, 0, 0),
         policy: "expedite",
         used: 0,
         guessed: 0,
-        commands: [c: "crash", applied: true ,c: "advance", ms: 12_530 ,c: "respond", kind: "lost", applied: true ,c: "advance", ms: 4_329 ,c: "advance", ms: 72_141 ,c: "respond", kind: "ok", applied: false ,c: "record", lagMs: 60_000, lie: "none" ,c: "exchange", down: false ,
-        ],,
+        commands: [
+          { c: "crash", applied: true },
+          { c: "advance", ms: 12_530 },
+          { c: "respond", kind: "lost", applied: true },
+          { c: "advance", ms: 4_329 },
+          { c: "advance", ms: 72_141 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "record", lagMs: 60_000, lie: "none" },
+          { c: "exchange", down: false },
+        ],
+      },
     ],
     [
       // random seed 39614632: a crash with a push in flight applied, the restart's first push applied with its
@@ -256,12 +264,20 @@ describe("switch machine: counterexamples found, replayed", () => {
       // replacing push becomes a possible deadline; but that deadline had already passed when the record came,
       // and no lapse was counted for it: the ledger 0, the exchange 1.
       "a lost answer, silence past both deadlines, then a record 60 s behind (invariants 2, III)",
+      {
         start: Date.UTC(2026, 0, 1, 12, 0, 0),
         policy: "expedite",
         used: 0,
         guessed: 0,
-        commands: [c: "crash", applied: true ,c: "advance", ms: 6_000 ,c: "respond", kind: "lost", applied: true ,c: "advance", ms: 62_501 ,c: "record", lagMs: 60_000, lie: "none" ,c: "exchange", down: false ,
-        ],,
+        commands: [
+          { c: "crash", applied: true },
+          { c: "advance", ms: 6_000 },
+          { c: "respond", kind: "lost", applied: true },
+          { c: "advance", ms: 62_501 },
+          { c: "record", lagMs: 60_000, lie: "none" },
+          { c: "exchange", down: false },
+        ],
+      },
     ],
     [
       // part 3, seed 1601749410: a restart on a wall clock stepped 10 min back counts its lapses on that clock
@@ -270,57 +286,99 @@ describe("switch machine: counterexamples found, replayed", () => {
       // one), and once judged the Jan 2 candidate was folded into a Jan 1 guess: Jan 2 counted 0, the exchange 1
       // (2), and the Jan 1 record then withdrew that guess.
       "a restart on a clock 10 min behind, an unverified Date past 00:00, then the record (invariants 2, III)",
+      {
         start: Date.UTC(2026, 0, 1, 23, 50, 0),
         policy: "expedite",
         used: 0,
         guessed: 0,
-        commands: [c: "advance", ms: 174_773 ,c: "advance", ms: 189_728 ,c: "respond", kind: "5xx", applied: false ,c: "advance", ms: 177_000 ,c: "step", deltaMs: -600_000 ,c: "crash", applied: true ,c: "advance", ms: 85_000 ,c: "respond", kind: "ok", applied: false ,c: "record", lagMs: 0, lie: "none" ,
-        ],,
+        commands: [
+          { c: "advance", ms: 174_773 },
+          { c: "advance", ms: 189_728 },
+          { c: "respond", kind: "5xx", applied: false },
+          { c: "advance", ms: 177_000 },
+          { c: "step", deltaMs: -600_000 },
+          { c: "crash", applied: true },
+          { c: "advance", ms: 85_000 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "record", lagMs: 0, lie: "none" },
+        ],
+      },
     ],
     [
       // seed 1485887696: the daily-limit refusal, answered while the local clock stood 10 min ahead past 00:00,
       // was dated on that clock's day (Jan 2): after a restart the pushes were held through the exchange's Jan 2
       "the daily-limit refusal with the local clock stepped past 00:00, a crash (invariant II)",
+      {
         start: Date.UTC(2026, 0, 1, 23, 58, 30),
         policy: "expedite",
         used: 10,
         guessed: 0,
-        commands: [c: "step", deltaMs: 600_000 ,c: "respond", kind: "ok", applied: false ,c: "crash", applied: false ,c: "advance", ms: 105_000 ,c: "record", lagMs: 0, lie: "none" ,
-        ],,
+        commands: [
+          { c: "step", deltaMs: 600_000 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "crash", applied: false },
+          { c: "advance", ms: 105_000 },
+          { c: "record", lagMs: 0, lie: "none" },
+        ],
+      },
     ],
     [
       // seed -1481053301: the same refusal answered right after a restart on that clock (unanswered, so the
       // ledger still on Jan 1): dated by the day clock alone it was still Jan 2
       "the daily-limit refusal after a restart on a clock stepped past 00:00 (invariant II)",
+      {
         start: Date.UTC(2026, 0, 1, 23, 58, 30),
         policy: "expedite",
         used: 10,
         guessed: 0,
-        commands: [c: "step", deltaMs: 600_000 ,c: "crash", applied: false ,c: "respond", kind: "ok", applied: false ,c: "advance", ms: 89_727 ,c: "advance", ms: 15_273 ,
-        ],,
+        commands: [
+          { c: "step", deltaMs: 600_000 },
+          { c: "crash", applied: false },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 89_727 },
+          { c: "advance", ms: 15_273 },
+        ],
+      },
     ],
     [
       // seed -276348626: the restart on that clock counted the pending 00:00 deadline on Jan 2 (its day by the
       // clock it had), and a refusal then came before any answer verified the time
       "the daily-limit refusal before any answer verified a restart's clock (invariant II)",
+      {
         start: Date.UTC(2026, 0, 1, 23, 58, 30),
         policy: "expedite",
         used: 10,
         guessed: 0,
-        commands: [c: "advance", ms: 60_000 ,c: "step", deltaMs: 600_000 ,c: "crash", applied: false ,c: "respond", kind: "ok", applied: false ,c: "advance", ms: 45_000 ,
-        ],,
+        commands: [
+          { c: "advance", ms: 60_000 },
+          { c: "step", deltaMs: 600_000 },
+          { c: "crash", applied: false },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 45_000 },
+        ],
+      },
     ],
     [
       // seed -1588713902: after a restart the first answer's Date, 3 s behind (within the 5 s that raises no
       // clock.suspect), became the exchange estimate; readiness was judged on it alone, so the schedule looked 3 s
       // further ahead than it was on the local clock (here the right one): ready with 27.5 s held, margin 30 s.
       "ready on a Date 3 s behind after a crash and two answers (invariant I)",
+      {
         start: Date.UTC(2026, 0, 1, 12, 0, 0),
         policy: "expedite",
         used: 0,
         guessed: 0,
-        commands: [c: "date", offsetMs: -3_000 ,c: "advance", ms: 159_501 ,c: "crash", applied: false ,c: "respond", kind: "ok", applied: false ,c: "advance", ms: 315_001 ,c: "respond", kind: "ok", applied: false ,c: "advance", ms: 29_500 ,c: "engine", up: true ,
-        ],,
+        commands: [
+          { c: "date", offsetMs: -3_000 },
+          { c: "advance", ms: 159_501 },
+          { c: "crash", applied: false },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 315_001 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 29_500 },
+          { c: "engine", up: true },
+        ],
+      },
     ],
     [
       // seed 1596622753: a Date 123 s ahead (unverified, taken as it moves the time forward; the clocks bridged)
@@ -328,12 +386,22 @@ describe("switch machine: counterexamples found, replayed", () => {
       // ledger to Jan 2 on the exchange estimate alone, and Jan 1's count (with the fire the exchange did make at
       // 23:51) went into the history: 0 today by the local clock, the exchange 1.
       "a Date 123 s ahead, a graceful stop's removal, an answer, a lapse at 00:00 on that Date (invariant 2)",
+      {
         start: Date.UTC(2026, 0, 1, 23, 50, 0),
         policy: "expedite",
         used: 0,
         guessed: 0,
-        commands: [c: "date", offsetMs: 122_718 ,c: "shutdown", mode: "remove" ,c: "advance", ms: 12_822 ,c: "advance", ms: 3_460 ,c: "respond", kind: "ok", applied: false ,c: "advance", ms: 363_442 ,c: "advance", ms: 6_678 ,c: "advance", ms: 81_239 ,
-        ],,
+        commands: [
+          { c: "date", offsetMs: 122_718 },
+          { c: "shutdown", mode: "remove" },
+          { c: "advance", ms: 12_822 },
+          { c: "advance", ms: 3_460 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 363_442 },
+          { c: "advance", ms: 6_678 },
+          { c: "advance", ms: 81_239 },
+        ],
+      },
     ],
   ];
   for (const [name, s] of cases)
