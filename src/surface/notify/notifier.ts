@@ -16,7 +16,7 @@
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Logger } from "../../core/logger.js";
-import { decodeUrlPart, redactUrl, scrub, secretsOf } from "../../core/redact.js";
+import { redactUrl, scrub, secretsOf } from "../../core/redact.js";
 import { sleep, systemTimers, type Timers } from "../../core/runtime.js";
 import { TransportError } from "../../protocol/http/errors.js";
 import { createHttpTransport, type HttpTransport } from "../../protocol/http/http.js";
@@ -61,23 +61,13 @@ type Target = {
   busy: boolean;
 };
 
-/** Splits user:pass out of the URL into a Basic Authorization header. */
+/** One receiver; its URL's user:pass goes as Basic authentication through the one transport. */
 function target(url: string, timeoutMs: number): Target {
-  const parsed = new URL(url);
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (parsed.username || parsed.password) {
-    const user = decodeUrlPart(parsed.username);
-    const pass = decodeUrlPart(parsed.password);
-    headers.authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
-    parsed.username = "";
-    parsed.password = "";
-  }
-  const bare = parsed.toString();
   return {
-    url: bare,
+    url,
     shown: redactUrl(url),
-    transport: createHttpTransport({ baseUrl: bare, timeoutMs, limits: { maxBytes: NOTIFY_MAX_BODY_BYTES } }),
-    headers,
+    transport: createHttpTransport({ baseUrl: url, timeoutMs, limits: { maxBytes: NOTIFY_MAX_BODY_BYTES } }),
+    headers: { "content-type": "application/json" },
     queue: [],
     busy: false,
   };

@@ -3,6 +3,8 @@
  * protocols above it, retries only idempotent calls and only when asked, never leaks its URL's secrets, and
  * throws only TransportError (mapped by each protocol layer; policy in src/core/errors/policy.ts).
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, test } from "vitest";
 import { secretsOf } from "../../../src/core/redact.js";
 import { TransportError } from "../../../src/protocol/http/errors.js";
@@ -139,5 +141,29 @@ describe("createHttpTransport", () => {
     expect(() =>
       createHttpTransport({ baseUrl: "https://user%E0:pass%E0word@127.0.0.1:9/" }).close(),
     ).not.toThrow();
+  });
+});
+
+describe("createHttpTransport: a URL's user:pass", () => {
+  test("behavior: sent as Basic authentication (percent-decoded), never in the request line nor a shown URL", async () => {
+    const seen: { auth: string | undefined; url: string | undefined }[] = [];
+    const server = createServer((req, res) => {
+      seen.push({ auth: req.headers.authorization, url: req.url });
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    const t = createHttpTransport({ baseUrl: `http://al%40ice:p%3Ass@127.0.0.1:${port}/hook` });
+    try {
+      const r = await t.request(undefined, { method: "POST", body: "{}", parseJson: false });
+      expect(r.status).toBe(204);
+      expect(seen).toEqual([
+        { auth: `Basic ${Buffer.from("al@ice:p:ss").toString("base64")}`, url: "/hook" },
+      ]);
+      expect(t.shownUrl).not.toMatch(/al%40ice|p%3Ass/);
+    } finally {
+      t.close();
+      await new Promise((r) => server.close(r));
+    }
   });
 });
