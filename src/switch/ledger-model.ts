@@ -472,9 +472,10 @@ export function withRecord(
   }
   const trusted = omitted === undefined;
 
-  // 1. Guesses the record shows replaced in time by one of this daemon's own pushes.
+  // 1. Guesses the record shows replaced in time by one of this daemon's own pushes, or never held: those counted
+  // today and those kept for a later day (`later`, counted when the day rolls; they hold no count today).
   let rearm: { deadline: number; txTime: number } | null = null;
-  triggers = triggers.filter((t) => {
+  const stands = (t: TriggerRecord, counted: boolean): boolean => {
     if (!trusted || (t.proof !== "guess" && t.proof !== "record") || t.deadline === null) return true;
     const d = t.deadline;
     const mine = (x: number) => own.sent.includes(x) || (t.alt ?? []).includes(x);
@@ -497,7 +498,7 @@ export function withRecord(
       // accepted push for it (the push never reached the exchange, or was refused).
       const covers = oldest !== null && oldest <= d - own.pushLeadMs;
       if (setter || listed.has(d) || !covers || !fresh(d)) return true;
-      if (!t.slot) count = Math.max(0, count - 1);
+      if (counted && !t.slot) count = Math.max(0, count - 1);
       changes.push({
         field: "trigger",
         from: `${isoOf(d)} (${t.proof})`,
@@ -506,7 +507,7 @@ export function withRecord(
       });
       return false;
     }
-    if (!t.slot) count = Math.max(0, count - 1);
+    if (counted && !t.slot) count = Math.max(0, count - 1);
     changes.push({
       field: "trigger",
       from: `${isoOf(d)} (${t.proof})`,
@@ -517,7 +518,14 @@ export function withRecord(
     if (last?.deadline != null && mine(last.deadline) && (rearm === null || last.txTime > rearm.txTime))
       rearm = { deadline: last.deadline, txTime: last.txTime };
     return false;
-  });
+  };
+  triggers = triggers.filter((t) => stands(t, true));
+  const laterBefore = entry.later ?? [];
+  const later = laterBefore.filter((t) => stands(t, false));
+  if (later.length !== laterBefore.length) {
+    const { later: _all, ...rest } = next;
+    next = later.length > 0 ? { ...rest, later } : rest;
+  }
 
   // 2. Fires the record shows.
   for (const f of rec.fires) {

@@ -183,11 +183,7 @@ function explain(w: World): string {
 // generous time-outs: a loaded CI machine can be several times slower than a laptop (a part takes ~2 s here)
 //
 // The seeds are fixed so that `npm test` and CI are deterministic. Counterexamples found with random seeds are kept
-// below as fixed sequences ("counterexamples found, replayed"), each named with its seed. One is still open (the
-// world on the real driver found it): the local clock 10 min behind across 00:00 (start 23:58:30, step -600 s,
-// advance 280,726 ms and 4,274 ms, an ok answer not applied, a truthful record at lag 0): the record withdraws the
-// ledger's Jan 1 guess but not the four Jan 2 guesses kept for their own day (`later`), 4 against 0 fires
-// (invariant III; an over-count, which pages and never stops the pushes). Hunting for more is
+// below as fixed sequences ("counterexamples found, replayed"), each named with its seed. Hunting for more is
 // `HL_PROPERTY_SEEDS=random npx vitest run test/switch/properties.test.ts`, which draws new seeds each run;
 // one seed fast-check printed is replayed with `HL_PROPERTY_SEEDS=<seed>` (its 2,500 sequences, as one part).
 const SEEDS = process.env.HL_PROPERTY_SEEDS ?? "";
@@ -216,6 +212,24 @@ describe("switch machine: invariants hold after every step of random event seque
 // Counterexamples fast-check found, shrunk, kept as fixed sequences (each failed before its fix).
 describe("switch machine: counterexamples found, replayed", () => {
   const cases: [string, Scenario][] = [
+    [
+      // the world on the real driver: the local clock 10 min behind across 00:00. The record withdrew the ledger's
+      // Jan 1 guess but not the four Jan 2 guesses kept for their own day (`later`): 4 counted against 0 fires.
+      "the local clock 10 min behind across 00:00, guesses kept for Jan 2, then a truthful record (invariant III)",
+      {
+        start: Date.UTC(2026, 0, 1, 23, 58, 30),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "step", deltaMs: -600_000 },
+          { c: "advance", ms: 280_726 },
+          { c: "advance", ms: 4_274 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "record", lagMs: 0, lie: "none" },
+        ],
+      },
+    ],
     [
       // random seed -2125712987 (the world on the real driver): a lying record counts ten lapses, the local clock
       // steps 90 s ahead across 00:00, then a truthful fresh record is read. It was dated on the later clock
