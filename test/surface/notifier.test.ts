@@ -10,7 +10,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { ManualClock } from "../../src/core/clock.js";
 import { createEventBus, type DomainEvent } from "../../src/core/events.js";
-import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers, systemTimers } from "../../src/core/runtime.js";
 import type { SwitchStatus } from "../../src/core/status.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { toNotification } from "../../src/surface/notify/events.js";
@@ -213,7 +213,7 @@ describe("the event bus", () => {
 });
 
 describe("delivery to a loopback receiver", () => {
-  const fast = { backoffMs: 20, maxBackoffMs: 100, timeoutMs: 300 };
+  const fast = { backoffMs: 20, maxBackoffMs: 100, timeoutMs: 300, timers: systemTimers() };
   const doc = toNotification(TRIGGER, { now: 1, host: "h", version: "v" })!;
 
   test("behavior: posts the JSON document; user:pass goes in an Authorization header, never in a log", async () => {
@@ -315,6 +315,7 @@ describe("delivery to a loopback receiver", () => {
       queueSize: 3,
       maxAttempts: 1,
       timeoutMs: 2_000,
+      timers: systemTimers(),
     });
     for (let i = 0; i < 10; i++) notifier.send({ ...doc, event: `e${i}` });
     expect(notifier.pending()).toBe(3);
@@ -503,5 +504,34 @@ describe("protection watcher: what makes it look again", () => {
     expect(looks).toBe(before + 1);
     void n.close(0);
     timers.dispose();
+  });
+});
+
+describe("the daemon's notifications run on the runtime's timers", () => {
+  test("behavior: a failed delivery's back-off waits on the runtime's timers, not on real ones", async () => {
+    const r = await receiver((n) => (n === 1 ? 500 : 200));
+    cleanups.push(r.close);
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    cleanups.push(() => timers.dispose());
+    const { logger } = captureLogger();
+    const bus = createEventBus();
+    const n = createDaemonNotifications({
+      urls: [r.url],
+      logger,
+      registry: new Registry(),
+      runtime: createRuntime({ clock, timers }),
+      bus,
+      notifier: { backoffMs: 60_000, maxBackoffMs: 60_000, timeoutMs: 2_000 },
+    });
+    cleanups.push(() => n.close(0));
+    bus.publish(TRIGGER);
+    await until(() => r.requests() === 1);
+    // a minute of back-off on real timers would still be waiting; on the runtime's it waits for the clock
+    await new Promise((done) => setTimeout(done, 100));
+    expect(r.requests()).toBe(1);
+    clock.advance(60_000);
+    await until(() => r.got.length === 1);
+    expect(r.got[0]!.body).toMatchObject({ event: "trigger.counted" });
   });
 });

@@ -40,10 +40,12 @@ export function createDaemonNotifications({
   registry: Registry;
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
-  notifier?: Partial<NotifierOptions>;
+  /** delivery tuning (tests); the timers are always the runtime's */
+  notifier?: Partial<Omit<NotifierOptions, "urls" | "logger" | "registry" | "timers">>;
 }): DaemonNotifications {
   const { clock, timers } = runtime;
-  const notifier = urls.length > 0 ? createNotifier({ ...notifierOptions, urls, logger, registry }) : null;
+  const notifier =
+    urls.length > 0 ? createNotifier({ ...notifierOptions, urls, logger, registry, timers }) : null;
   const host = hostname();
   let watcher: { nudge(): void; stop(): void } | null = null;
   const unsubscribe = bus.subscribe((e: DomainEvent) => {

@@ -17,7 +17,7 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Logger } from "../../core/logger.js";
 import { redactUrl, scrub, secretsOf } from "../../core/redact.js";
-import { sleep, systemTimers, type Timers } from "../../core/runtime.js";
+import { sleep, type Timers } from "../../core/runtime.js";
 import { TransportError } from "../../protocol/http/errors.js";
 import { createHttpTransport, type HttpTransport } from "../../protocol/http/http.js";
 import type { Notification } from "./events.js";
@@ -36,8 +36,8 @@ export type NotifierOptions = {
   maxBackoffMs?: number;
   /** time-out of one POST (ms, default 5 s) */
   timeoutMs?: number;
-  /** the timers the back-off and the bound on close wait on (the runtime's; default real timers) */
-  timers?: Timers | undefined;
+  /** the timers the back-off and the bound on close wait on: the runtime's, the only owner of timers */
+  timers: Timers;
 };
 
 /** The largest receiver answer read (only its status matters); a larger one fails the delivery, not retried. */
@@ -115,7 +115,7 @@ export function createNotifier({
   backoffMs = 1_000,
   maxBackoffMs = 30_000,
   timeoutMs = 5_000,
-  timers = systemTimers(),
+  timers,
 }: NotifierOptions): Notifier {
   const log = logger.child({ module: "notify" });
   const metrics = metricsFor(registry);

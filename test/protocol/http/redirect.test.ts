@@ -11,6 +11,7 @@ import { Wallet } from "ethers";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { systemClock } from "../../../src/core/clock.js";
+import { systemTimers } from "../../../src/core/runtime.js";
 import { EvmClient } from "../../../src/protocol/evm/client.js";
 import { EvmRedirectError } from "../../../src/protocol/evm/errors.js";
 import { TransportError } from "../../../src/protocol/http/errors.js";
@@ -219,6 +220,7 @@ describe("every client fails with its family's redirect kind", () => {
       logger,
       registry: new Registry(),
       backoffMs: 1,
+      timers: systemTimers(),
     });
     notifier.send({ event: "trigger.counted", text: "x" } as never);
     const end = Date.now() + 5_000;
