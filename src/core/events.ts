@@ -1,13 +1,20 @@
 /**
- * The daemon's events on one bus: what one part of the daemon tells the others happened. An event carries its
- * contract name (`trigger.counted`, docs/cli.md), its level, a line for people, the module and account it
- * concerns, and its figures. The switch and the exposure report publish; the notifier, the status page and the
- * protection watcher subscribe. Nothing learns what happened by reading the log: the switch's log line and its
- * event come from the same table (src/switch/log.ts), the log is never read back.
+ * The daemon's events on one bus: what one part of the daemon tells the others happened, as typed domain events.
+ * Every event names the part it comes from (`module`, the same name its log lines carry). The switch publishes its
+ * typed events (src/switch/events.ts) for one account; the guard, the budget monitor, the agent watch and the
+ * chain watch publish theirs (below); the exposure report and the protection watch publish events already named by
+ * their contract name. Everything that follows them subscribes: the log lines and the metrics (each part's
+ * `...Log` and `...Metrics` subscribers word and count its events, src/switch/log.ts, src/watchers/*), the
+ * notifier and the status page. Nothing learns what happened by reading the log: the log is only written.
  */
 
 export type EventLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
 
+/**
+ * An event named by its contract name (`trigger.counted`, docs/cli-contract.md) with its level, a line for people,
+ * the account it concerns and its figures: the exposure report and the protection watch publish these, and what a
+ * switch's typed event is described as for notifications (src/switch/log.ts `describeSwitchEvent`).
+ */
 export type DomainEvent = Readonly<Record<string, unknown>> & {
   readonly event: string;
   readonly level: EventLevel;
@@ -18,20 +25,138 @@ export type DomainEvent = Readonly<Record<string, unknown>> & {
   readonly account?: string | undefined;
 };
 
-export type EventSubscriber = (event: DomainEvent) => void;
+/**
+ * One switch's typed event (src/switch/events.ts `SwitchEvent`, its `type` and fields) for the account it concerns.
+ * Its type lives with the switch, which this room cannot see; the switch is its only publisher (src/switch/log.ts).
+ */
+export type SwitchPublished = Readonly<Record<string, unknown>> & {
+  readonly module: "switch";
+  readonly account: string;
+  readonly type: string;
+};
+
+export type GuardKind = "file" | "url";
+
+/** The engine guard (src/watchers/guard.ts). */
+export type GuardEvent = { readonly module: "guard" } & (
+  | { readonly type: "guardConfigured"; readonly kind: GuardKind }
+  | { readonly type: "guardChecked"; readonly kind: GuardKind; readonly ok: boolean; readonly detail: string }
+  | { readonly type: "guardFutureMtime"; readonly file: string; readonly aheadMs: number }
+  | {
+      readonly type: "engineChanged";
+      readonly kind: GuardKind;
+      readonly up: boolean;
+      readonly detail: string;
+    }
+);
+
+/** One account's action budget as read (src/watchers/budget.ts); `daysLeft` unrounded, Infinity without pushes. */
+export type BudgetFigures = {
+  readonly account: string;
+  readonly used: number;
+  readonly cap: number;
+  readonly left: number;
+  readonly daysLeft: number;
+  readonly actionsPerDay: number;
+};
+
+/** The address budget monitor (src/watchers/budget.ts). */
+export type BudgetEvent = { readonly module: "budget" } & (
+  | (BudgetFigures & { readonly type: "budgetRead"; readonly first: boolean })
+  | (BudgetFigures & { readonly type: "budgetExhausted" })
+  | (BudgetFigures & { readonly type: "budgetRecovered" })
+  | (BudgetFigures & { readonly type: "budgetLow"; readonly warnDays: number })
+  | (BudgetFigures & { readonly type: "budgetOk" })
+  | { readonly type: "budgetCheckFailed"; readonly account: string; readonly message: string }
+  | { readonly type: "budgetCheckRecovered" }
+);
+
+/** The agent watch (src/watchers/agent-watch.ts), for the master `account` and its API wallet `agent`. */
+export type AgentEvent = { readonly module: "agent"; readonly account: string; readonly agent: string } & (
+  | {
+      readonly type: "agentState";
+      readonly state: "ok" | "missing" | "expired";
+      readonly detail: string;
+      readonly validUntil: number | null;
+      /** the state differs from the previous answer's (or is the first) */
+      readonly changed: boolean;
+    }
+  | {
+      readonly type: "agentExpiring";
+      readonly name: string;
+      readonly validUntil: number;
+      readonly daysLeft: number;
+      readonly warnDays: number;
+    }
+  | { readonly type: "agentCheckFailed"; readonly message: string }
+  | { readonly type: "agentCheckRecovered" }
+);
+
+/** The chain watch (src/watchers/chain-watch.ts). */
+export type ChainEvent = { readonly module: "chain" } & (
+  | { readonly type: "chainUnsupported"; readonly rpc: string }
+  | {
+      readonly type: "chainStarted";
+      readonly rpc: string;
+      readonly apiLevel: number | null;
+      readonly addresses: readonly string[];
+    }
+  | { readonly type: "chainHead"; readonly block: number }
+  | { readonly type: "chainLag"; readonly lagMs: number }
+  | {
+      readonly type: "chainStalled";
+      readonly headBlock: number | null;
+      readonly lagMs: number;
+      readonly thresholdMs: number;
+    }
+  | {
+      readonly type: "chainResumed";
+      readonly headBlock: number | null;
+      readonly lagMs: number;
+      readonly stalledForMs: number;
+    }
+  | {
+      readonly type: "chainSkipped";
+      readonly count: number;
+      readonly from: number;
+      readonly to: number;
+      readonly reason: string;
+    }
+  | {
+      readonly type: "chainTx";
+      readonly block: number;
+      readonly hash: string;
+      readonly from: string;
+      readonly to: string | null;
+      readonly contractAddress?: string | undefined;
+      readonly value: string;
+      readonly ok: boolean;
+      readonly gasUsed: string;
+    }
+  | { readonly type: "chainError"; readonly error: string; readonly notFound: boolean }
+);
+
+/** The exposure report's and the protection watch's events, named by their contract name. */
+export type NamedEvent = DomainEvent & { readonly module: "exposure" | "notify" };
+
+/** Every event on the daemon's bus; `module` tells whose it is. */
+export type DaemonEvent = SwitchPublished | GuardEvent | BudgetEvent | AgentEvent | ChainEvent | NamedEvent;
+
+export type EventSubscriber = (event: DaemonEvent) => void;
 
 export type EventBus = {
   /** Hands the event to every subscriber, in the order they subscribed; a subscriber that throws is skipped. */
-  publish(event: DomainEvent): void;
+  publish(event: DaemonEvent): void;
   /** Adds a subscriber; returns what removes it. */
   subscribe(subscriber: EventSubscriber): () => void;
 };
 
-export function createEventBus(): EventBus {
-  const subscribers: EventSubscriber[] = [];
+/** A bus; `subscribers` are subscribed at once, in order (a part's own log and metrics, when it has no daemon). */
+export function createEventBus(...subscribers: EventSubscriber[]): EventBus {
+  const list: EventSubscriber[] = [...subscribers];
   return {
     publish(event) {
-      for (const s of [...subscribers]) {
+      for (const s of [...list]) {
         try {
           s(event);
         } catch {
@@ -40,10 +165,10 @@ export function createEventBus(): EventBus {
       }
     },
     subscribe(subscriber) {
-      subscribers.push(subscriber);
+      list.push(subscriber);
       return () => {
-        const i = subscribers.indexOf(subscriber);
-        if (i >= 0) subscribers.splice(i, 1);
+        const i = list.indexOf(subscriber);
+        if (i >= 0) list.splice(i, 1);
       };
     },
   };

@@ -1,10 +1,18 @@
 /**
  * The one mapping from the switch's typed events (events.ts) to what people and dashboards see: each event's
- * log line (level, the `event` name docs/cli.md promises, its fields, its message) and its metrics.
+ * log line (level, the `event` name docs/cli.md promises, its fields, its message) and its metrics, written by
+ * subscribers of the daemon's bus (`switchLog`, `switchMetrics`); the switch only publishes (`publish`).
  * The machine decides; this file only words. A row without `log` is a metric only.
  */
 
-import type { EventBus } from "../core/events.js";
+import {
+  createEventBus,
+  type DaemonEvent,
+  type DomainEvent,
+  type EventBus,
+  type EventSubscriber,
+  type SwitchPublished,
+} from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { SwitchEvent, SwitchEventType } from "./events.js";
@@ -400,9 +408,62 @@ export function logLineOf(e: SwitchEvent): LogLine | null {
   return row.log ? row.log(e as never) : null;
 }
 
+/** The switch's event of one bus event, when it is one (the switch is the only publisher of module `switch`). */
+export function switchEventOf(e: DaemonEvent): { account: string; event: SwitchEvent } | null {
+  if (e.module !== "switch") return null;
+  const { module: _module, account, ...event } = e;
+  return { account, event: event as unknown as SwitchEvent };
+}
+
 /**
- * Publishes one event from this table: its log line on the switch's logger, its metrics, and the same line as a
- * domain event on the daemon's bus (the notifier and the status page subscribe there, src/core/events.ts).
+ * The switch's log lines, a subscriber of the bus: each switch event's line from the table, on the logger's
+ * `{ module: "switch", account }` child (one per account), at its level.
+ */
+export function switchLog(logger: Logger): EventSubscriber {
+  const children = new Map<string, Logger>();
+  return (bus) => {
+    const s = switchEventOf(bus);
+    if (!s) return;
+    const l = logLineOf(s.event);
+    if (!l) return;
+    let log = children.get(s.account);
+    if (!log) {
+      log = logger.child({ module: "switch", account: s.account });
+      children.set(s.account, log);
+    }
+    log[l.level]({ event: l.event, ...l.fields }, l.msg);
+  };
+}
+
+/** The switch's metrics, a subscriber of the bus: each switch event's metrics from the table. */
+export function switchMetrics(metrics: Metrics): EventSubscriber {
+  return (bus) => {
+    const s = switchEventOf(bus);
+    if (!s) return;
+    (PUBLISH[s.event.type] as Row<SwitchEventType>).metrics?.(metrics, s.account, s.event as never);
+  };
+}
+
+/**
+ * A switch event described for notifications: its contract name, level, fields and line from the table (the
+ * same names and figures its log line carries, so a notification's `event` is the log's), or null for a
+ * metric-only event. Handed to the notifier, which cannot see the switch's types (src/surface/notify/index.ts).
+ */
+export function describeSwitchEvent(e: SwitchPublished): DomainEvent | null {
+  const s = switchEventOf(e);
+  const l = s && logLineOf(s.event);
+  if (!s || !l) return null;
+  return { ...l.fields, event: l.event, level: l.level, msg: l.msg, module: "switch", account: s.account };
+}
+
+/** A bus for a switch built without the daemon's (tests, the library): its own log and metrics subscribe. */
+const ownBuses = new WeakMap<Logger, EventBus>();
+
+/**
+ * Publishes one switch event on the bus, and only that: the log line and the metrics are the subscribers'
+ * (`switchLog`, `switchMetrics`; the daemon subscribes them once, src/app/parts/io.ts). A switch built without a
+ * bus gets one of its own on first use, with those two subscribers on its logger (already the switch's child,
+ * bound to its module and account) and metrics, so there is one path either way.
  */
 export function publish(
   e: SwitchEvent,
@@ -411,11 +472,19 @@ export function publish(
   account: string,
   bus?: EventBus | undefined,
 ): void {
-  const row = PUBLISH[e.type] as Row<SwitchEventType>;
-  const l = row.log?.(e as never);
-  if (l) {
-    log[l.level]({ event: l.event, ...l.fields }, l.msg);
-    bus?.publish({ ...l.fields, event: l.event, level: l.level, msg: l.msg, module: "switch", account });
+  let target = bus ?? ownBuses.get(log);
+  if (!target) {
+    target = createEventBus(switchOwnLog(log), switchMetrics(metrics));
+    ownBuses.set(log, target);
   }
-  row.metrics?.(metrics, account, e as never);
+  target.publish({ ...e, module: "switch", account });
+}
+
+/** `switchLog` for a logger already bound to the switch's module and account. */
+function switchOwnLog(log: Logger): EventSubscriber {
+  return (bus) => {
+    const s = switchEventOf(bus);
+    const l = s && logLineOf(s.event);
+    if (l) log[l.level]({ event: l.event, ...l.fields }, l.msg);
+  };
 }

@@ -9,7 +9,12 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { ManualClock } from "../../src/core/clock.js";
-import { createEventBus, type DomainEvent } from "../../src/core/events.js";
+import {
+  createEventBus,
+  type DaemonEvent,
+  type DomainEvent,
+  type SwitchPublished,
+} from "../../src/core/events.js";
 import { createRuntime, ManualTimers, systemTimers } from "../../src/core/runtime.js";
 import type { SwitchStatus } from "../../src/core/status.js";
 import { createMetrics } from "../../src/surface/metrics.js";
@@ -17,7 +22,12 @@ import { toNotification } from "../../src/surface/notify/events.js";
 import { createDaemonNotifications } from "../../src/surface/notify/index.js";
 import { createNotifier } from "../../src/surface/notify/notifier.js";
 import { watchProtection } from "../../src/surface/notify/protection.js";
-import { publish as publishSwitchEvent } from "../../src/switch/log.js";
+import {
+  describeSwitchEvent,
+  publish as publishSwitchEvent,
+  switchLog,
+  switchMetrics,
+} from "../../src/switch/log.js";
 import { captureLogger, type Harness, harness } from "../app/helpers.js";
 
 type Received = { body: Record<string, unknown>; headers: IncomingMessage["headers"]; url: string };
@@ -172,43 +182,55 @@ describe("the event bus", () => {
   test("hands each event to every subscriber in order; one that throws stops nothing; unsubscribing works", () => {
     const bus = createEventBus();
     const seen: string[] = [];
-    bus.subscribe((e) => seen.push(`a:${e.event}`));
+    const name = (e: DaemonEvent) => ("event" in e ? String(e.event) : e.type);
+    bus.subscribe((e) => seen.push(`a:${name(e)}`));
     bus.subscribe(() => {
       throw new Error("a broken subscriber");
     });
-    const off = bus.subscribe((e) => seen.push(`c:${e.event}`));
-    bus.publish({ event: "trigger.counted", level: "warn" });
+    const off = bus.subscribe((e) => seen.push(`c:${name(e)}`));
+    bus.publish({ event: "protection.low", level: "warn", module: "notify" });
     off();
-    bus.publish({ event: "heartbeat.ok", level: "info" });
-    expect(seen).toEqual(["a:trigger.counted", "c:trigger.counted", "a:heartbeat.ok"]);
+    bus.publish({ module: "guard", type: "guardConfigured", kind: "file" });
+    expect(seen).toEqual(["a:protection.low", "c:protection.low", "a:guardConfigured"]);
   });
 
-  test("the switch publishes each event it logs, with its module and account, whatever --log-level is", () => {
+  test("the switch publishes its typed event only; its log line and metrics are subscribers' (whatever --log-level is)", async () => {
     const { logger, lines } = captureLogger();
     logger.level = "error";
-    const bus = createEventBus();
-    const seen: DomainEvent[] = [];
-    bus.subscribe((e) => seen.push(e));
+    const metrics = createMetrics({ defaultMetrics: false });
     const account = "0x00000000000000000000000000000000000000aa";
-    publishSwitchEvent(
-      {
-        type: "triggerCounted",
-        triggersToday: 1,
-        triggerLimit: 10,
-        triggersLeft: 9,
-        deadline: Date.UTC(2026, 0, 1, 12, 1),
-        day: "2026-01-01",
-      },
-      logger.child({ module: "switch", account }),
-      createMetrics({ defaultMetrics: false }),
+    const counted = {
+      type: "triggerCounted",
+      triggersToday: 1,
+      triggerLimit: 10,
+      triggersLeft: 9,
+      deadline: Date.UTC(2026, 0, 1, 12, 1),
+      day: "2026-01-01",
+    } as const;
+    const triggers = async () =>
+      (await metrics.registry.getSingleMetric("hl_deadman_triggers_total")?.get())?.values[0]?.value ?? 0;
+    // a bus with no subscriber: the switch neither logs nor counts by itself
+    const bare = createEventBus();
+    const seen: DaemonEvent[] = [];
+    bare.subscribe((e) => seen.push(e));
+    publishSwitchEvent(counted, logger.child({ module: "switch", account }), metrics, account, bare);
+    expect(seen).toEqual([{ ...counted, module: "switch", account }]);
+    expect(await triggers()).toBe(0);
+    // the daemon's subscribers: the log line (at its level, filtered here), the metric, the description
+    logger.level = "info";
+    const bus = createEventBus(switchLog(logger), switchMetrics(metrics));
+    publishSwitchEvent(counted, logger.child({ module: "switch", account }), metrics, account, bus);
+    expect(await triggers()).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ event: "trigger.counted", module: "switch", account, triggersToday: 1 });
+    expect(describeSwitchEvent(seen[0] as SwitchPublished)).toMatchObject({
+      event: "trigger.counted",
+      level: "warn",
+      module: "switch",
       account,
-      bus,
-    );
-    expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ event: "trigger.counted", module: "switch", account, triggersToday: 1 });
-    expect(typeof seen[0]!.msg).toBe("string");
-    // the log line is written where the event happens, at its level (filtered here), never read back
-    expect(lines).toHaveLength(0);
+      triggersToday: 1,
+      proof: "guess",
+    });
   });
 });
 
@@ -486,6 +508,7 @@ describe("protection watcher: what makes it look again", () => {
       registry: new Registry(),
       runtime: createRuntime({ clock, timers }),
       bus,
+      describe: describeSwitchEvent,
     });
     let looks = 0;
     n.watch({
@@ -500,7 +523,16 @@ describe("protection watcher: what makes it look again", () => {
     bus.publish({ event: "exposure", level: "info", module: "exposure", account: "0xaaaa" });
     bus.publish({ event: "notify.sent", level: "info", module: "notify" });
     expect(looks).toBe(before);
-    bus.publish({ event: "heartbeat.ok", level: "info", module: "switch", account: "0xaaaa" });
+    bus.publish({ module: "guard", type: "engineChanged", kind: "file", up: false, detail: "stale" });
+    expect(looks).toBe(before);
+    bus.publish({
+      module: "switch",
+      account: "0xaaaa",
+      type: "pushConfirmed",
+      deadline: clock.now() + 60_000,
+      latencyMs: 5,
+      expedited: false,
+    });
     expect(looks).toBe(before + 1);
     void n.close(0);
     timers.dispose();
@@ -522,10 +554,20 @@ describe("the daemon's notifications run on the runtime's timers", () => {
       registry: new Registry(),
       runtime: createRuntime({ clock, timers }),
       bus,
+      describe: describeSwitchEvent,
       notifier: { backoffMs: 60_000, maxBackoffMs: 60_000, timeoutMs: 2_000 },
     });
     cleanups.push(() => n.close(0));
-    bus.publish(TRIGGER);
+    bus.publish({
+      module: "switch",
+      account: "0xaaaa",
+      type: "triggerCounted",
+      triggersToday: 1,
+      triggerLimit: 10,
+      triggersLeft: 9,
+      deadline: clock.now(),
+      day: "2026-01-01",
+    });
     await until(() => r.requests() === 1);
     // a minute of back-off on real timers would still be waiting; on the runtime's it waits for the clock
     await new Promise((done) => setTimeout(done, 100));

@@ -11,6 +11,7 @@ import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
 import type { CancelOpenOrders, ScheduleCancelClient } from "../../switch/index.js";
 import { Ledger } from "../../switch/ledger.js";
+import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import type { RecordResult } from "../../switch/record.js";
 import { cancelReportLogger, createReconcileLogger } from "../../watchers/record-log.js";
 import { readRecord } from "../../watchers/record-read.js";
@@ -31,16 +32,18 @@ export function notificationsComponent(): Component<
   return {
     name: "notifications",
     start({ params, config, metrics, runtime }) {
-      // The daemon's events: the switches and the exposure report publish, the notifier and the status page
-      // subscribe (src/core/events.ts). The log is written where an event happens, never read back.
-      const bus = createEventBus();
+      // The daemon's events: the switches, the watchers and the exposure report publish typed events; their log
+      // lines and metrics, the notifier and the status page subscribe (src/core/events.ts), in this order, once.
+      // The log is only written, never read back.
       const logger = params.logger;
+      const bus = createEventBus(switchLog(logger), switchMetrics(metrics));
       notifications = createDaemonNotifications({
         urls: config.notifyUrls,
         logger,
         registry: metrics.registry,
         runtime,
         bus,
+        describe: describeSwitchEvent,
       });
       const statusModel = createStatusModel({ now: () => runtime.clock.now() });
       bus.subscribe(statusModel.onEvent);

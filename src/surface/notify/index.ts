@@ -6,7 +6,7 @@
  */
 import { hostname } from "node:os";
 import type { Registry } from "prom-client";
-import type { DomainEvent, EventBus } from "../../core/events.js";
+import type { DaemonEvent, DomainEvent, EventBus, SwitchPublished } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { Runtime } from "../../core/runtime.js";
 import type { SwitchStatus } from "../../core/status.js";
@@ -31,12 +31,19 @@ export function createDaemonNotifications({
   registry,
   runtime,
   bus,
+  describe,
   notifier: notifierOptions,
 }: {
   urls: readonly string[];
   logger: Logger;
   /** the daemon's event bus: notifications follow it, and the protection watcher publishes on it */
   bus: EventBus;
+  /**
+   * a switch's typed event named for notifications (src/switch/log.ts `describeSwitchEvent`: the contract name and
+   * figures of its table), or null when it does not concern people; handed in because this room cannot see the
+   * switch's types
+   */
+  describe: (e: SwitchPublished) => DomainEvent | null;
   registry: Registry;
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
@@ -48,12 +55,17 @@ export function createDaemonNotifications({
     urls.length > 0 ? createNotifier({ ...notifierOptions, urls, logger, registry, timers }) : null;
   const host = hostname();
   let watcher: { nudge(): void; stop(): void } | null = null;
-  const unsubscribe = bus.subscribe((e: DomainEvent) => {
+  const unsubscribe = bus.subscribe((e: DaemonEvent) => {
     // every change of a switch's status is an event of the switch: the protection watcher looks again
-    // (./protection.ts); other events (exposure) change no switch's protection
+    // (./protection.ts); other events (exposure, the watchers') change no switch's protection
     if (e.module === "switch") watcher?.nudge();
     if (!notifier) return;
-    const n = toNotification(e, { now: clock.now(), host, version: VERSION });
+    // what notifies: a switch's events as described, and the named events (protection); the watchers' own events
+    // reach people through the switches (engine down is each switch's `engineDown`)
+    const named =
+      e.module === "switch" ? describe(e) : e.module === "notify" || e.module === "exposure" ? e : null;
+    if (!named) return;
+    const n = toNotification(named, { now: clock.now(), host, version: VERSION });
     if (n) notifier.send(n);
   });
   return {

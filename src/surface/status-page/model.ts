@@ -1,9 +1,9 @@
 /**
  * What the status page shows beyond readiness, gathered from the daemon's events on its bus (src/core/events.ts):
- * each account's last push latency (`heartbeat.ok`) and its latest exposure (`exposure`, first perp dex and
+ * each account's last push latency (the switch's `pushConfirmed`) and its latest exposure (`exposure`, first perp dex and
  * others). Only figures: no key, URL or error object is kept.
  */
-import type { DomainEvent } from "../../core/events.js";
+import type { DaemonEvent } from "../../core/events.js";
 
 export type PositionView = {
   coin: string;
@@ -26,7 +26,7 @@ export type ExposureView = {
 };
 
 export type StatusModel = {
-  onEvent(e: DomainEvent): void;
+  onEvent(e: DaemonEvent): void;
   lastLatencyMs(account: string): number | null;
   exposure(account: string): ExposureView | null;
 };
@@ -40,9 +40,15 @@ export function createStatusModel({ now }: { now: () => number }): StatusModel {
   const exposure = new Map<string, Map<string, ExposureView>>();
   return {
     onEvent(e) {
+      // a confirmed push's latency (the switch's `pushConfirmed`), an account's exposure (the exposure report's)
+      if (e.module === "switch") {
+        if (e.type === "pushConfirmed" && typeof e.latencyMs === "number")
+          latency.set(e.account.toLowerCase(), e.latencyMs);
+        return;
+      }
+      if (e.module !== "exposure") return;
       const account = typeof e.account === "string" ? e.account.toLowerCase() : null;
       if (!account) return;
-      if (e.event === "heartbeat.ok" && typeof e.latencyMs === "number") latency.set(account, e.latencyMs);
       if (e.event === "exposure") {
         const dex = typeof e.dex === "string" ? e.dex : "";
         const positions = Array.isArray(e.positions) ? (e.positions as Record<string, unknown>[]) : [];
