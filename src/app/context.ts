@@ -4,6 +4,7 @@
  */
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
+import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Runtime, Timers } from "../core/runtime.js";
 import type { Scheduler } from "../core/scheduler.js";
@@ -46,7 +47,7 @@ export type StartDaemonParameters = {
   onInterval?: (() => void) | undefined;
   /** builds the chain watch when watchAddresses are configured (default: the chain watch on config.rpcUrl) */
   createChainWatch?:
-    | ((deps: { runtime: Runtime; logger: Logger; metrics: Metrics }) => DaemonChainWatch)
+    | ((deps: { runtime: Runtime; logger: Logger; metrics: Metrics; bus: EventBus }) => DaemonChainWatch)
     | undefined;
 };
 

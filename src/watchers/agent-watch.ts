@@ -11,10 +11,12 @@
  *
  * A signer that is the master itself needs no check. A failed read changes no state (logged once per streak).
  * `onAgentState` is called on the first answer and on every change; the switch turns `missing` / `expired`
- * into NOT PROTECTED (agent_missing / agent_expired).
+ * into NOT PROTECTED (agent_missing / agent_expired). What it reads it publishes as typed events on the bus
+ * (src/core/events.ts `AgentEvent`); its log lines (`agentLog`) and its metric (`agentMetrics`) are subscribers.
  */
 
 import { utcDay } from "../core/clock.js";
+import { type AgentEvent, createEventBus, type EventBus, type EventSubscriber } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Runtime, TimerHandle } from "../core/runtime.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
@@ -57,6 +59,11 @@ export type CreateAgentWatchParameters = {
   runtime: Runtime;
   logger: Logger;
   metrics?: Pick<Metrics, "agentValidUntil">;
+  /**
+   * the daemon's event bus, where `agentLog` and `agentMetrics` subscribe once (src/app/parts/io.ts); without
+   * one, the watch's own bus with those on `logger` and `metrics`
+   */
+  bus?: EventBus | undefined;
   intervalMs?: number;
   warnDays?: number;
   onAgentState: (state: AgentState) => void;
@@ -79,6 +86,7 @@ export function createAgentWatch({
   runtime,
   logger,
   metrics,
+  bus = createEventBus(agentLog(logger), ...(metrics ? [agentMetrics(metrics)] : [])),
   intervalMs = DEFAULT_AGENT_CHECK_INTERVAL_MS,
   warnDays = DEFAULT_AGENT_WARN_DAYS,
   onAgentState,
@@ -87,7 +95,8 @@ export function createAgentWatch({
   const master = account.toLowerCase();
   const agent = signer.toLowerCase();
   const selfSigned = master === agent;
-  const log = logger.child({ module: "agent", account: master, agent });
+  const emit = (e: DistributiveOmit<AgentEvent, "module" | "account" | "agent">) =>
+    bus.publish({ ...e, module: "agent", account: master, agent } as AgentEvent);
   let current: AgentState | null = null;
   /** the last validUntil the exchange showed: tells "expired and pruned" from "deregistered" */
   let lastSeenValidUntil: number | null = null;
@@ -98,17 +107,16 @@ export function createAgentWatch({
   let stopped = false;
 
   const publish = (next: AgentState) => {
-    metrics?.agentValidUntil.set(
-      { account: master, agent },
-      next.validUntil === null ? 0 : next.validUntil / 1000,
-    );
     const changed = current === null || current.state !== next.state;
     current = next;
-    if (!changed) return;
-    const fields = { event: `agent.${next.state}`, validUntil: next.validUntil };
-    if (next.state === "ok") log.info(fields, next.detail);
-    else log.error(fields, next.detail);
-    onAgentState(next);
+    emit({
+      type: "agentState",
+      state: next.state,
+      detail: next.detail,
+      validUntil: next.validUntil,
+      changed,
+    });
+    if (changed) onAgentState(next);
   };
 
   const evaluate = async (): Promise<AgentState> => {
@@ -131,15 +139,13 @@ export function createAgentWatch({
         const today = utcDay(now);
         if (warnedDay !== today) {
           warnedDay = today;
-          log.warn(
-            {
-              event: "agent.expiring",
-              validUntil,
-              daysLeft: Number(((validUntil - now) / DAY_MS).toFixed(2)),
-              warnDays,
-            },
-            `the API wallet ${agent} ("${mine.name}") expires at ${iso(validUntil)}: approve a new agent before then`,
-          );
+          emit({
+            type: "agentExpiring",
+            name: mine.name,
+            validUntil,
+            daysLeft: Number(((validUntil - now) / DAY_MS).toFixed(2)),
+            warnDays,
+          });
         }
       }
       return {
@@ -184,13 +190,13 @@ export function createAgentWatch({
       const next = await evaluate();
       if (failing) {
         failing = false;
-        log.info({ event: "agent.check_recovered" }, "the API wallet list can be read again");
+        emit({ type: "agentCheckRecovered" });
       }
       if (!stopped) publish(next);
       return next;
     } catch (error) {
-      const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-      if (!failing) log.warn({ event: "agent.check_failed", message }, "could not read the API wallet list");
+      const message = (error instanceof Error ? error.message.split("\n")[0] : String(error)) ?? "";
+      if (!failing) emit({ type: "agentCheckFailed", message });
       failing = true;
       return null;
     }
@@ -224,5 +230,56 @@ export function createAgentWatch({
     },
     checkNow,
     state: () => current,
+  };
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * The agent watch's log lines, a subscriber of the bus (on the logger's `{ module: "agent", account, agent }`
+ * child): a state when it changes, the expiry warning, a failed read once per streak.
+ */
+export function agentLog(logger: Logger): EventSubscriber {
+  const children = new Map<string, Logger>();
+  return (e) => {
+    if (e.module !== "agent") return;
+    const key = `${e.account} ${e.agent}`;
+    let log = children.get(key);
+    if (!log) {
+      log = logger.child({ module: "agent", account: e.account, agent: e.agent });
+      children.set(key, log);
+    }
+    switch (e.type) {
+      case "agentState": {
+        if (!e.changed) return;
+        const fields = { event: `agent.${e.state}`, validUntil: e.validUntil };
+        if (e.state === "ok") log.info(fields, e.detail);
+        else log.error(fields, e.detail);
+        return;
+      }
+      case "agentExpiring":
+        log.warn(
+          { event: "agent.expiring", validUntil: e.validUntil, daysLeft: e.daysLeft, warnDays: e.warnDays },
+          `the API wallet ${e.agent} ("${e.name}") expires at ${iso(e.validUntil)}: approve a new agent before then`,
+        );
+        return;
+      case "agentCheckFailed":
+        log.warn({ event: "agent.check_failed", message: e.message }, "could not read the API wallet list");
+        return;
+      case "agentCheckRecovered":
+        log.info({ event: "agent.check_recovered" }, "the API wallet list can be read again");
+        return;
+    }
+  };
+}
+
+/** The agent's expiry metric (0: not listed), a subscriber of the bus: set on every answer. */
+export function agentMetrics(metrics: Pick<Metrics, "agentValidUntil">): EventSubscriber {
+  return (e) => {
+    if (e.module !== "agent" || e.type !== "agentState") return;
+    metrics.agentValidUntil.set(
+      { account: e.account, agent: e.agent },
+      e.validUntil === null ? 0 : e.validUntil / 1000,
+    );
   };
 }

@@ -13,9 +13,13 @@
  * - At start it probes the namespace; a node that does not serve ots_ is reported at error level once
  *   (`chain.unsupported`) and the watch stays disabled. It never throws into the daemon: errors are logged
  *   (`chain.error`) and retried next tick. Ticks never overlap.
+ *
+ * What it sees it publishes as typed events on the bus (src/core/events.ts `ChainEvent`); its log lines
+ * (`chainLog`) and metrics (`chainMetrics`) are subscribers.
  */
 import type { Logger } from "pino";
 import { normalizeAddress } from "../core/address.js";
+import { type ChainEvent, createEventBus, type EventBus, type EventSubscriber } from "../core/events.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { ChainWatchStatus } from "../core/status.js";
 import type { EvmClient } from "../protocol/evm/client.js";
@@ -31,6 +35,11 @@ export type CreateChainWatchParameters = {
   runtime: Runtime;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * the daemon's event bus, where `chainLog` and `chainMetrics` subscribe once (src/app/parts/io.ts); without
+   * one, the watch's own bus with those two on `logger` and `metrics`
+   */
+  bus?: EventBus | undefined;
   /** Time between ticks (ms). */
   pollIntervalMs: number;
   /** Warn when the newest header is older than this (ms). */
@@ -61,6 +70,7 @@ export function createChainWatch({
   runtime,
   logger,
   metrics,
+  bus = createEventBus(chainLog(logger), chainMetrics(metrics)),
   pollIntervalMs,
   stallThresholdMs,
   maxLagBlocks,
@@ -69,7 +79,7 @@ export function createChainWatch({
   maxBlockFailures = 5,
 }: CreateChainWatchParameters): ChainWatch {
   const { clock } = runtime;
-  const log = logger.child({ module: "chain" });
+  const publish = (e: ChainEvent) => bus.publish(e);
   const watched = new Set<string>(addresses.map((a) => normalizeAddress(a, "watch address")));
   let supported: boolean | null = null;
   let apiLevel: number | null = null;
@@ -100,15 +110,9 @@ export function createChainWatch({
     if (!supported) {
       enabled = false;
       lastError = "the node does not serve the ots_ namespace";
-      log.error(
-        { event: "chain.unsupported", rpc: client.url },
-        "chain watch disabled: the node does not serve ots_ methods (ots_getHeaderByNumber: method not found); use an RPC that serves the ots_ namespace",
-      );
+      publish({ module: "chain", type: "chainUnsupported", rpc: client.url });
     } else {
-      log.info(
-        { event: "chain.watch.started", rpc: client.url, apiLevel, addresses: [...watched] },
-        "chain watch started",
-      );
+      publish({ module: "chain", type: "chainStarted", rpc: client.url, apiLevel, addresses: [...watched] });
     }
     return supported;
   }
@@ -117,27 +121,32 @@ export function createChainWatch({
     if (headTimestampMs === null) return;
     const now = clock.now();
     headLagMs = now - headTimestampMs;
-    metrics.chainHeadLag.set(headLagMs / 1000);
+    publish({ module: "chain", type: "chainLag", lagMs: headLagMs });
     if (headLagMs > stallThresholdMs) {
       if (stalledSince === null) {
         stalledSince = headTimestampMs;
-        log.warn(
-          { event: "chain.stalled", headBlock, lagMs: headLagMs, thresholdMs: stallThresholdMs },
-          `HyperEVM head ${headBlock} is ${Math.round(headLagMs / 1000)} s old: the chain or the node is stalled`,
-        );
+        publish({
+          module: "chain",
+          type: "chainStalled",
+          headBlock,
+          lagMs: headLagMs,
+          thresholdMs: stallThresholdMs,
+        });
       }
     } else if (stalledSince !== null) {
-      log.info(
-        { event: "chain.resumed", headBlock, lagMs: headLagMs, stalledForMs: now - stalledSince },
-        `HyperEVM blocks are coming again (head ${headBlock})`,
-      );
+      publish({
+        module: "chain",
+        type: "chainResumed",
+        headBlock,
+        lagMs: headLagMs,
+        stalledForMs: now - stalledSince,
+      });
       stalledSince = null;
     }
   }
 
   function skip(count: number, reason: string, from: number, to: number): void {
-    metrics.chainBlocksSkipped.inc(count);
-    log.warn({ event: "chain.skipped", count, from, to, reason }, `skipped ${count} block(s): ${reason}`);
+    publish({ module: "chain", type: "chainSkipped", count, from, to, reason });
   }
 
   async function processBlock(n: number, signal: AbortSignal): Promise<void> {
@@ -145,7 +154,7 @@ export function createChainWatch({
     if (headBlock === null || n >= headBlock) {
       headBlock = n;
       headTimestampMs = Number(BigInt(header.timestamp)) * 1000;
-      metrics.chainHead.set(n);
+      publish({ module: "chain", type: "chainHead", block: n });
     }
     if (watched.size === 0 || BigInt(header.gasUsed) === 0n) return;
     const all = await client.blockTransactions(n, { pageSize, concurrency, signal });
@@ -155,21 +164,18 @@ export function createChainWatch({
       const receipt = all.receipts[i]!;
       const created = receipt.contractAddress?.toLowerCase() ?? null;
       if (!watched.has(from) && !(to && watched.has(to)) && !(created && watched.has(created))) return;
-      const ok = receipt.status === "0x1";
-      const fields = {
-        event: "chain.tx",
+      publish({
+        module: "chain",
+        type: "chainTx",
         block: n,
         hash: tx.hash,
         from,
         to,
         ...(created ? { contractAddress: created } : {}),
         value: BigInt(tx.value).toString(),
-        status: ok ? "ok" : "failed",
+        ok: receipt.status === "0x1",
         gasUsed: BigInt(receipt.gasUsed).toString(),
-      };
-      metrics.chainWatchedTxs.inc({ status: ok ? "ok" : "failed" });
-      if (ok) log.info(fields, "watched address transaction");
-      else log.warn(fields, "watched address transaction FAILED (receipt status 0x0)");
+      });
     });
   }
 
@@ -210,11 +216,12 @@ export function createChainWatch({
     } catch (error) {
       if (signal.aborted) return;
       lastError = message(error);
-      const level = error instanceof EvmNotFoundError ? "info" : "warn";
-      log[level](
-        { event: "chain.error", error: lastError },
-        `chain watch: ${lastError} (retrying next tick)`,
-      );
+      publish({
+        module: "chain",
+        type: "chainError",
+        error: lastError,
+        notFound: error instanceof EvmNotFoundError,
+      });
     } finally {
       updateLag();
     }
@@ -253,5 +260,78 @@ export function createChainWatch({
       return { enabled: enabled && !stopped, supported, headBlock, headLagMs, lastError };
     },
     tick,
+  };
+}
+
+/** The chain watch's log lines, a subscriber of the bus (on the logger's `{ module: "chain" }` child). */
+export function chainLog(logger: Logger): EventSubscriber {
+  const log = logger.child({ module: "chain" });
+  return (e) => {
+    if (e.module !== "chain") return;
+    switch (e.type) {
+      case "chainUnsupported":
+        log.error(
+          { event: "chain.unsupported", rpc: e.rpc },
+          "chain watch disabled: the node does not serve ots_ methods (ots_getHeaderByNumber: method not found); use an RPC that serves the ots_ namespace",
+        );
+        return;
+      case "chainStarted":
+        log.info(
+          { event: "chain.watch.started", rpc: e.rpc, apiLevel: e.apiLevel, addresses: e.addresses },
+          "chain watch started",
+        );
+        return;
+      case "chainStalled":
+        log.warn(
+          { event: "chain.stalled", headBlock: e.headBlock, lagMs: e.lagMs, thresholdMs: e.thresholdMs },
+          `HyperEVM head ${e.headBlock} is ${Math.round(e.lagMs / 1000)} s old: the chain or the node is stalled`,
+        );
+        return;
+      case "chainResumed":
+        log.info(
+          { event: "chain.resumed", headBlock: e.headBlock, lagMs: e.lagMs, stalledForMs: e.stalledForMs },
+          `HyperEVM blocks are coming again (head ${e.headBlock})`,
+        );
+        return;
+      case "chainSkipped":
+        log.warn(
+          { event: "chain.skipped", count: e.count, from: e.from, to: e.to, reason: e.reason },
+          `skipped ${e.count} block(s): ${e.reason}`,
+        );
+        return;
+      case "chainTx": {
+        const fields = {
+          event: "chain.tx",
+          block: e.block,
+          hash: e.hash,
+          from: e.from,
+          to: e.to,
+          ...(e.contractAddress ? { contractAddress: e.contractAddress } : {}),
+          value: e.value,
+          status: e.ok ? "ok" : "failed",
+          gasUsed: e.gasUsed,
+        };
+        if (e.ok) log.info(fields, "watched address transaction");
+        else log.warn(fields, "watched address transaction FAILED (receipt status 0x0)");
+        return;
+      }
+      case "chainError":
+        log[e.notFound ? "info" : "warn"](
+          { event: "chain.error", error: e.error },
+          `chain watch: ${e.error} (retrying next tick)`,
+        );
+        return;
+    }
+  };
+}
+
+/** The chain watch's metrics, a subscriber of the bus: head, lag, skipped blocks, watched transactions. */
+export function chainMetrics(metrics: Metrics): EventSubscriber {
+  return (e) => {
+    if (e.module !== "chain") return;
+    if (e.type === "chainHead") metrics.chainHead.set(e.block);
+    else if (e.type === "chainLag") metrics.chainHeadLag.set(e.lagMs / 1000);
+    else if (e.type === "chainSkipped") metrics.chainBlocksSkipped.inc(e.count);
+    else if (e.type === "chainTx") metrics.chainWatchedTxs.inc({ status: e.ok ? "ok" : "failed" });
   };
 }

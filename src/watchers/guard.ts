@@ -7,10 +7,13 @@
  *   HTTP transport (src/protocol/http/http.ts: got on node:http, under the shipped `--jitless --no-expose-wasm`),
  *   with its time-outs and a body bound of GUARD_URL_MAX_BODY_BYTES; a redirect is a failure, never followed.
  * Checked every `intervalMs` on a drift-free loop; `onChange(up, detail)` is called on every change (the
- * daemon tells the switches, which log `engine.down` / `engine.up` per account).
+ * daemon tells the switches, which log `engine.down` / `engine.up` per account). What it sees it publishes as
+ * typed events on the bus (src/core/events.ts `GuardEvent`); its log lines (`guardLog`) and its metric
+ * (`guardMetrics`) are subscribers.
  */
 import { stat } from "node:fs/promises";
 import { DEFAULTS } from "../config/options.js";
+import { createEventBus, type EventBus, type EventSubscriber } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import { redactUrl } from "../core/redact.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
@@ -42,6 +45,11 @@ export type CreateGuardParameters = {
   runtime: Runtime;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * the daemon's event bus, where `guardLog` and `guardMetrics` subscribe once (src/app/parts/io.ts); without
+   * one, the guard's own bus with those two on `logger` and `metrics`
+   */
+  bus?: EventBus | undefined;
   onChange: (up: boolean, detail: string | null) => void;
   /** injectable for tests; default a transport of its own for `url` (closed by `stop`) */
   transport?: HttpTransport | undefined;
@@ -60,7 +68,7 @@ export type Guard = {
 
 /** Returns null when no guard is configured. */
 export function createGuard(params: CreateGuardParameters): Guard | null {
-  const { file, url, intervalMs, runtime, metrics, onChange, maxAgeMs = DEFAULTS.guardMaxAge } = params;
+  const { file, url, intervalMs, runtime, onChange, maxAgeMs = DEFAULTS.guardMaxAge } = params;
   const { clock } = runtime;
   if (!file && !url) return null;
   const timeoutMs = Math.min(GUARD_URL_TIMEOUT_MS, Math.max(100, intervalMs));
@@ -71,6 +79,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       : undefined);
   const kind: "file" | "url" = file ? "file" : "url";
   const log = params.logger.child({ module: "guard" });
+  const bus = params.bus ?? createEventBus(guardLog(params.logger), guardMetrics(params.metrics));
   let up = true;
   let lastCheckAt: number | null = null;
   let detail: string | null = null;
@@ -80,7 +89,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
   const shown = file ?? redactUrl(url!);
   let futureWarned = false;
   let stopped = false;
-  metrics.engineUp.set({ guard: kind }, 1);
+  bus.publish({ module: "guard", type: "guardConfigured", kind });
 
   const probe = async (): Promise<{ ok: boolean; detail: string }> => {
     if (file) {
@@ -90,11 +99,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
         // An mtime in the future (touch -d '+5 min', a skewed writer) is stale, not alive forever.
         if (age < -FUTURE_MTIME_TOLERANCE_MS) {
           const aheadMs = Math.round(-age);
-          if (!futureWarned)
-            log.warn(
-              { event: "guard.future_mtime", file, aheadMs },
-              `guard file ${file} has an mtime ${aheadMs} ms in the future: treated as stale until it is touched with the right time`,
-            );
+          if (!futureWarned) bus.publish({ module: "guard", type: "guardFutureMtime", file, aheadMs });
           futureWarned = true;
           return { ok: false, detail: `${file} mtime is ${aheadMs} ms in the future (stale)` };
         }
@@ -144,10 +149,10 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
               ? false
               : up
             : false;
-        log.debug({ event: "guard.check", ok: result.ok, detail: result.detail }, "guard checked");
+        bus.publish({ module: "guard", type: "guardChecked", kind, ok: result.ok, detail: result.detail });
         if (next !== up) {
           up = next;
-          metrics.engineUp.set({ guard: kind }, up ? 1 : 0);
+          bus.publish({ module: "guard", type: "engineChanged", kind, up, detail: result.detail });
           onChange(up, result.detail);
         }
         return up;
@@ -182,5 +187,29 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       if (checking) await checking.catch(() => undefined);
     },
     status: () => ({ configured: true, up, kind, lastCheckAt, detail }),
+  };
+}
+
+/** The guard's log lines, a subscriber of the bus (on the logger's `{ module: "guard" }` child). */
+export function guardLog(logger: Logger): EventSubscriber {
+  const log = logger.child({ module: "guard" });
+  return (e) => {
+    if (e.module !== "guard") return;
+    if (e.type === "guardFutureMtime")
+      log.warn(
+        { event: "guard.future_mtime", file: e.file, aheadMs: e.aheadMs },
+        `guard file ${e.file} has an mtime ${e.aheadMs} ms in the future: treated as stale until it is touched with the right time`,
+      );
+    else if (e.type === "guardChecked")
+      log.debug({ event: "guard.check", ok: e.ok, detail: e.detail }, "guard checked");
+  };
+}
+
+/** The guard's metric `engineUp`, a subscriber of the bus: up when configured, then every change. */
+export function guardMetrics(metrics: Metrics): EventSubscriber {
+  return (e) => {
+    if (e.module !== "guard") return;
+    if (e.type === "guardConfigured") metrics.engineUp.set({ guard: e.kind }, 1);
+    else if (e.type === "engineChanged") metrics.engineUp.set({ guard: e.kind }, e.up ? 1 : 0);
   };
 }

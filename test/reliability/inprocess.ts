@@ -157,6 +157,7 @@ export async function startInProcess({
             addresses: config.watchAddresses,
             logger: deps.logger,
             metrics: deps.metrics,
+            bus: deps.bus,
             // the daemon's clock on real timers, whose hour is never due in a test: `run` ticks it
             runtime: createRuntime({ clock: deps.runtime.clock, timers: systemTimers() }),
             pollIntervalMs: 3_600_000,

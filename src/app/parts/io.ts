@@ -13,6 +13,10 @@ import type { CancelOpenOrders, ScheduleCancelClient } from "../../switch/index.
 import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import type { RecordResult } from "../../switch/record.js";
+import { agentLog, agentMetrics } from "../../watchers/agent-watch.js";
+import { budgetLog, budgetMetrics } from "../../watchers/budget.js";
+import { chainLog, chainMetrics } from "../../watchers/chain-watch.js";
+import { guardLog, guardMetrics } from "../../watchers/guard.js";
 import { cancelReportLogger, createReconcileLogger } from "../../watchers/record-log.js";
 import { readRecord } from "../../watchers/record-read.js";
 import type { Component } from "../components.js";
@@ -36,7 +40,18 @@ export function notificationsComponent(): Component<
       // lines and metrics, the notifier and the status page subscribe (src/core/events.ts), in this order, once.
       // The log is only written, never read back.
       const logger = params.logger;
-      const bus = createEventBus(switchLog(logger), switchMetrics(metrics));
+      const bus = createEventBus(
+        switchLog(logger),
+        switchMetrics(metrics),
+        guardLog(logger),
+        guardMetrics(metrics),
+        agentLog(logger),
+        agentMetrics(metrics),
+        budgetLog(logger),
+        budgetMetrics(metrics),
+        chainLog(logger),
+        chainMetrics(metrics),
+      );
       notifications = createDaemonNotifications({
         urls: config.notifyUrls,
         logger,
@@ -265,14 +280,15 @@ export function recordComponent(): Component<
  * loaded fails the start before anything is armed); the pollers start and stop it.
  */
 export function chainWatchComponent(): Component<
-  Base & { logger: Logger },
+  Base & { logger: Logger; bus: EventBus },
   { chain: DaemonChainWatch | null }
 > {
   return {
     name: "chain watch",
-    async start({ params, config, runtime, logger, metrics }) {
+    async start({ params, config, runtime, logger, metrics, bus }) {
       if (config.watchAddresses.length === 0) return { chain: null };
-      if (params.createChainWatch) return { chain: params.createChainWatch({ runtime, logger, metrics }) };
+      if (params.createChainWatch)
+        return { chain: params.createChainWatch({ runtime, logger, metrics, bus }) };
       if (!config.rpcUrl) return { chain: null };
       const [{ createChainWatch }, { EvmClient }] = await Promise.all([
         import("../../watchers/chain-watch.js"),
@@ -284,6 +300,7 @@ export function chainWatchComponent(): Component<
         runtime,
         logger,
         metrics,
+        bus,
         pollIntervalMs: config.chainPollInterval,
         stallThresholdMs: config.chainStallThreshold,
         maxLagBlocks: config.chainMaxLagBlocks,

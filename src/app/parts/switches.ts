@@ -172,6 +172,7 @@ export function pollersComponent(): Component<
         runtime,
         logger,
         metrics,
+        bus,
         intervalMs: config.budgetInterval,
         actionsPerDay: actionsPerDay(config.interval),
         warnDays: config.budgetWarnDays,

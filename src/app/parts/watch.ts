@@ -2,6 +2,7 @@
  * The daemon's components that watch before the first push: the engine guard, the agent watch, and the clock watch
  * (the daemon's own once-per-interval work, on the push slots) (src/app/daemon.ts, `daemonComponents`).
  */
+import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
@@ -13,13 +14,13 @@ import type { Base, Board, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
 
 export function guardComponent(): Component<
-  Base & { logger: Logger; board: Board },
+  Base & { logger: Logger; bus: EventBus; board: Board },
   { guard: ReturnType<typeof createGuard>; engine: Feed<Engine> & { now(): Engine } }
 > {
   let guard: ReturnType<typeof createGuard> = null;
   return {
     name: "guard",
-    async start({ config, runtime, logger, metrics, board }) {
+    async start({ config, runtime, logger, metrics, bus, board }) {
       const engine = feed<Engine>();
       guard = createGuard({
         file: config.guardFile,
@@ -29,6 +30,7 @@ export function guardComponent(): Component<
         runtime,
         logger,
         metrics,
+        bus,
         onChange: (up, detail) => engine.publish({ up, detail }),
       });
       const started = guard;
@@ -57,13 +59,13 @@ export function guardComponent(): Component<
  * expired agent is NOT PROTECTED at once.
  */
 export function agentWatchComponent(): Component<
-  Base & { logger: Logger; info: InfoClient },
+  Base & { logger: Logger; bus: EventBus; info: InfoClient },
   { agent: (Feed<AgentState> & { now(): AgentState | null }) | null }
 > {
   let watch: ReturnType<typeof createAgentWatch> | null = null;
   return {
     name: "agent watch",
-    async start({ config, runtime, time, signer, plan, logger, metrics, info }) {
+    async start({ config, runtime, time, signer, plan, logger, metrics, bus, info }) {
       const master = plan.find((p) => p.vaultAddress === undefined)?.account;
       if (master === undefined || master === signer) return { agent: null };
       const states = feed<AgentState>();
@@ -75,6 +77,7 @@ export function agentWatchComponent(): Component<
         runtime: runtime.withClock(time),
         logger,
         metrics,
+        bus,
         intervalMs: config.agentCheckInterval,
         warnDays: config.agentWarnDays,
         onAgentState: (a) => states.publish(a),
