@@ -11,7 +11,7 @@
 export type EventLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
 
 /**
- * An event named by its contract name (`trigger.counted`, docs/cli-contract.md) with its level, a line for people,
+ * An event named by its contract name (`trigger.counted`, docs/cli.md) with its level, a line for people,
  * the account it concerns and its figures: the exposure report and the protection watch publish these, and what a
  * switch's typed event is described as for notifications (src/switch/log.ts `describeSwitchEvent`).
  */

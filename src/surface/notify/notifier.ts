@@ -62,11 +62,16 @@ type Target = {
 };
 
 /** One receiver; its URL's user:pass goes as Basic authentication through the one transport. */
-function target(url: string, timeoutMs: number): Target {
+function target(url: string, timeoutMs: number, timers: Timers): Target {
   return {
     url,
     shown: redactUrl(url),
-    transport: createHttpTransport({ baseUrl: url, timeoutMs, limits: { maxBytes: NOTIFY_MAX_BODY_BYTES } }),
+    transport: createHttpTransport({
+      baseUrl: url,
+      timeoutMs,
+      limits: { maxBytes: NOTIFY_MAX_BODY_BYTES },
+      timers,
+    }),
     headers: { "content-type": "application/json" },
     queue: [],
     busy: false,
@@ -119,7 +124,7 @@ export function createNotifier({
 }: NotifierOptions): Notifier {
   const log = logger.child({ module: "notify" });
   const metrics = metricsFor(registry);
-  const targets = urls.map((url) => target(url, timeoutMs));
+  const targets = urls.map((url) => target(url, timeoutMs, timers));
   const secrets = urls.flatMap(secretsOf);
   // Aborted on close: a delivery waiting out its back-off wakes at once and gives up.
   const stop = new AbortController();
