@@ -1,5 +1,6 @@
 /**
- * Which logged events become notifications, and the document each one posts (docs/observability.md
+ * Which named events become notifications (a switch's as src/switch/log.ts describes them, the protection
+ * watch's), and the document each one posts (docs/observability.md
  * "Notifications"): `event`, `severity`, `account`, a one-line human `text` (a Slack or Mattermost incoming
  * webhook shows it as is), `time` / `timeMs`, `host`, `version` and the event's `figures`.
  */
@@ -21,7 +22,7 @@ export type Notification = {
   figures: Record<string, string | number | boolean | null>;
 };
 
-/** The log events that notify, with their severity. Everything else is ignored. */
+/** The events that notify, by contract name (the log's), with their severity. Everything else is ignored. */
 export const NOTIFY_EVENTS: Readonly<Record<string, Severity>> = Object.freeze({
   "trigger.counted": "critical",
   "trigger.low": "warning",
@@ -114,7 +115,7 @@ function textOf(e: DomainEvent, who: string): string {
 
 const shortAccount = (a: string) => (a.length > 12 ? `${a.slice(0, 6)}…${a.slice(-4)}` : a);
 
-/** The notification for a logged event, or null when the event does not notify. */
+/** The notification for a named event, or null when the event does not notify. */
 export function toNotification(
   e: DomainEvent,
   { now, host, version }: { now: number; host: string; version: string },

@@ -5,11 +5,11 @@
  *
  * When it looks: an account that is not low can only become low when its protection left crosses the margin
  * (at `armedUntil - margin`, a time known in advance: pushes only move it later) or when its status changes,
- * and every status change of a switch is a logged event. So the watcher checks at the earliest such crossing,
- * on every logged event (`nudge`, wired by surface/notify/index.ts), and at least every `maxWaitMs` (a wall-clock
- * step, a change that logged nothing); while an account is low it checks every `everyMs` until it is
- * restored. A healthy daemon is not woken once a second for this (docs/daemon.md "How time is kept"), nor
- * once per push: `maxWaitMs` is two push intervals, so the push's own `heartbeat.ok` (a nudge, one interval
+ * and every status change of a switch is an event of the switch on the bus. So the watcher checks at the earliest
+ * such crossing, on every switch event (`nudge`, wired by surface/notify/index.ts), and at least every `maxWaitMs`
+ * (a wall-clock step, a change that published nothing); while an account is low it checks every `everyMs` until it
+ * is restored. A healthy daemon is not woken once a second for this (docs/daemon.md "How time is kept"), nor
+ * once per push: `maxWaitMs` is two push intervals, so the push's own `pushConfirmed` (a nudge, one interval
  * after the last) always comes first; at one interval the timer fired just before each push's answer.
  */
 
@@ -96,7 +96,7 @@ export function watchProtection({
     check: () => {
       check();
     },
-    /** A switch's status may have changed (a logged event): check now and plan the next check again. */
+    /** A switch's status may have changed (an event of the switch): check now and plan the next check again. */
     nudge: run,
     stop() {
       stopped = true;
