@@ -323,7 +323,7 @@ class Step extends Ctx {
   /** Stopped: nothing more to wake for; `state` stopped unless halted (a halt leaves the state as it was). */
   becomeStopped(state = true) {
     this.m.phase = "stopped";
-    if (state) this.m.state = "stopped";
+    if (state) this.becomeStoppedState();
     this.cancelTimers();
     this.m.wake.record = null;
   }
@@ -341,14 +341,11 @@ class Step extends Ctx {
       this.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
     }
     checkLapse(this, "the deadline passed while the daemon was down");
-    if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) {
-      m.state = "armed";
-      this.armLapseTimer();
-    } else if (m.state === "starting" && lapseDeadline(m) !== null) {
-      this.armLapseTimer();
-    }
+    if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null)
+      this.becomeArmed();
+    else if (m.state === "starting" && lapseDeadline(m) !== null) this.armLapseTimer();
     if (isExhausted(m.entry) && m.state !== "exhausted") {
-      m.state = "exhausted";
+      this.becomeExhausted();
       logExhausted(this, limitRefused(m.entry) ? "from the ledger" : "the exchange's orders prove it");
     } else if (!m.entry.assumed) limitSuspected(this);
     this.kick("start");
@@ -391,10 +388,7 @@ class Step extends Ctx {
     // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
     // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
     if (m.agentReason !== null || engineHoldsPushes(m) || recheckPending(this)) return;
-    if (limitHolds(this)) {
-      if (m.state !== "not_protected") m.state = "exhausted";
-      return;
-    }
+    if (limitHolds(this)) return this.becomeExhausted({ unlessRefused: true });
     const e = m.entry;
     if (this.now.mono < gateUntil(m)) {
       m.wake.gate = gateUntil(m);
@@ -477,9 +471,10 @@ class Step extends Ctx {
       this.emit({ type: "recovered", outageMs });
     }
     exchangeAccepts(this);
-    if (m.phase === "running") m.state = f.mode === "expedite" || !m.engineUp ? "engine_down" : "armed";
     this.persist = true;
-    this.armLapseTimer();
+    if (m.phase !== "running") this.armLapseTimer();
+    else if (f.mode === "expedite" || !m.engineUp) this.becomeEngineDown();
+    else this.becomeArmed();
     this.emit({
       type: "pushConfirmed",
       deadline: f.cancelAt,
@@ -560,14 +555,14 @@ class Step extends Ctx {
         m.cfg.historySize,
       );
       this.persist = true;
-      m.state = "exhausted";
+      this.becomeExhausted();
       this.emit({ ...base, refused: true });
       logExhausted(this, "the exchange refused with its daily-limit error", ev.message);
       return this.afterInflight(again);
     }
 
-    if (limitRefused(m.entry)) m.state = "exhausted";
-    else if (m.state !== "engine_down" && m.state !== "not_protected") m.state = "retrying";
+    if (limitRefused(m.entry)) this.becomeExhausted();
+    else this.becomeRetrying();
     let next: number | null = null;
     if (ev.retryable) {
       const limited = ev.kind === "rate_limited";
