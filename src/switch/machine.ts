@@ -72,6 +72,7 @@ import {
   readRecord,
   record,
 } from "./triggers.js";
+import { handOver, persisted, writeAhead } from "./write-ahead.js";
 
 export * from "./model.js";
 
@@ -132,6 +133,10 @@ function malformed(event: Event, now: Now): string | null {
       return null;
     case "syncFailed":
       return finite(event.id) ? null : "the push id is not a number";
+    case "persisted":
+      return finite(event.seq) && (event.updatedAt === null || finite(event.updatedAt))
+        ? null
+        : "the write's number or updatedAt is not a number";
     case "pushConfirmed":
       return finite(event.id, event.latencyMs) ? null : "the push id or latency is not a number";
     case "clockSample":
@@ -165,13 +170,15 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     pipe: model.pipe.kind === "sending" ? { ...model.pipe, push: { ...model.pipe.push } } : model.pipe,
     wake: { ...model.wake },
   };
+  // (a nonce that is not a number is not known: every push is then written ahead)
+  const nonce = finite(now.nonce) ? now.nonce : undefined;
   m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
   const ready: Ready = { mustSync: false, events: [], wakeAt: null };
   // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.
   let sampleApplied = false;
   if (event.type === "clockSample") sampleApplied = takeDate(m, event, now, ready.events);
   const times = timesAt(m.time, now.mono, now.wall);
-  const ctx = new Step(m, { mono: now.mono, wall: times.act, verified: m.time.sampled }, times, ready);
+  const ctx = new Step(m, { mono: now.mono, wall: times.act, verified: m.time.sampled, nonce }, times, ready);
   ctx.suspectWatch();
   ctx.roll();
   if (event.type === "clockSample") {
@@ -184,7 +191,10 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   // Whatever changed the earliest possibly-armed deadline, the lapse wake-up follows it.
   if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase !== model.phase) ctx.armLapseTimer();
   ctx.gauges();
-  if (ctx.persist) ready.entry = ctx.m.entry;
+  if (ctx.persist) {
+    ready.entry = ctx.m.entry;
+    ready.entrySeq = handOver(ctx.m);
+  }
   ready.wakeAt = wakeAtOf(ctx.m.wake);
   return { model: ctx.m, ready };
 }
@@ -226,6 +236,8 @@ class Step extends Ctx {
     switch (ev.type) {
       case "clockSample":
         return; // taken before the step's decisions (stepChecked)
+      case "persisted":
+        return persisted(m, ev);
       case "record":
         return record(this, ev.evidence, ev.detail);
       case "agent":
@@ -409,10 +421,8 @@ class Step extends Ctx {
     m.pipe = { kind: "sending", push, again: false };
     m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
     m.entry = withIntent(e, cancelAt);
-    // Write-ahead: the request leaves only once the intent is durable (or the file already says as much).
-    this.persist = true;
-    this.ready.mustSync = true;
-    this.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
+    // Write-ahead: the request leaves only once the intent is durable, unless the file already says as much.
+    writeAhead(this, m.entry);
     this.ready.send = { kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs };
   }
 

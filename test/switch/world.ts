@@ -14,7 +14,7 @@
 
 import pino from "pino";
 import { ManualClock, utcDay } from "../../src/core/clock.js";
-import { ExchangeTime, ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ExchangeTime, ManualTimers, type RootRuntime } from "../../src/core/runtime.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../src/core/status.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../src/protocol/hyperliquid/errors.js";
 import { type ScheduleCancelResult, withAnswerDate } from "../../src/protocol/hyperliquid/exchange.js";
@@ -25,13 +25,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createSwitch, describeFailure, type Switch, type SwitchLedger } from "../../src/switch/driver.js";
 import { isPlausibleTime, SUSPECT_MS } from "../../src/switch/exchange-time.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
-import {
-  HISTORY_SIZE,
-  limitRefused,
-  newEntry,
-  rollEntry,
-  writeAheadCoverage,
-} from "../../src/switch/ledger-model.js";
+import { HISTORY_SIZE, limitRefused, newEntry, rollEntry } from "../../src/switch/ledger-model.js";
 import { logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
@@ -49,6 +43,7 @@ import {
 } from "../../src/switch/machine.js";
 import type { Now, StepResult } from "../../src/switch/model.js";
 import { type RecordResult, readFinding } from "../../src/switch/record.js";
+import { writeAheadCoverage } from "../../src/switch/write-ahead.js";
 
 /** One silent logger and one registry for every world (the driver publishes to both; nothing reads them). */
 const SILENT = pino({ level: "silent" });
@@ -171,8 +166,8 @@ export class World {
   wallDelta = 0;
   time: ExchangeTime;
   diskSlow = false;
-  /** what is on disk (every ledger effect is written; the intent durably before the request leaves, unless what
-   * is on disk already covers it: ledger-model.ts `writeAheadCoverage`) */
+  /** what is on disk (every entry the driver stores is written at once; the machine decides whether a push's
+   * intent is written ahead: src/switch/write-ahead.ts) */
   persisted: LedgerEntry;
   /** exchange time of the last ledger write (the file's updatedAt) */
   persistedAt = 0;
@@ -181,7 +176,7 @@ export class World {
   // --- the daemon: the real driver, its run (a crash ends it: its timers, its loop, its answers)
   sw!: Switch;
   timers!: ManualTimers;
-  runStop: AbortController | null = null;
+  runStop: RootRuntime | null = null;
   gen = 0;
   /** the machine's model as the last step left it */
   model: SwitchModel;
@@ -247,7 +242,8 @@ export class World {
     const gen = ++this.gen;
     const live = () => gen === this.gen;
     this.timers = new ManualTimers(this.clock);
-    this.runStop = new AbortController();
+    this.runStop = createRuntime({ clock: this.clock, timers: this.timers });
+    const world = this;
     this.sw = createSwitch({
       account: this.cfg.account,
       client: {
@@ -259,9 +255,8 @@ export class World {
         },
       },
       ledger: this.store(live),
-      clock: this.clock,
+      runtime: this.runStop,
       time: this.time,
-      timers: this.timers,
       logger: SILENT,
       metrics: METRICS,
       intervalMs: this.cfg.intervalMs,
@@ -285,8 +280,12 @@ export class World {
           this.lastNonce = Math.max(this.lastNonce, nonce);
           this.lastVerifiedNonce = Math.max(this.lastVerifiedNonce, nonce);
         },
+        // the signer's last nonce handed out (the machine's write-ahead rule bounds a push's nonce by it)
+        get last() {
+          return world.lastNonceSent;
+        },
       },
-      signal: this.runStop.signal,
+      nonceSpan: this.nonceSpan(),
       // the canceller answers at once, unconfirmed (the model holds no orders to cancel)
       cancelOpenOrders: async () => ({ confirmed: false, cancelled: 0, kept: 0 }),
       // a read the machine asks for is answered by the next `record` command
@@ -294,14 +293,16 @@ export class World {
         new Promise<RecordResult>((resolve) => {
           if (live()) this.pendingRecord = resolve;
         }),
-      machineStep: (model, ev, now) => (live() ? this.stepped(model, ev, now) : step(model, ev, now)),
+      testSeams: {
+        machineStep: (model, ev, now) => (live() ? this.stepped(model, ev, now) : step(model, ev, now)),
+      },
     });
     this.sw.start();
   }
 
   /**
-   * The ledger store in memory: `putIntent` writes nothing when what is on disk covers the push (ledger-model.ts
-   * `writeAheadCoverage`, the rule Ledger.putIntent applies); a slow disk never makes the intent durable in time.
+   * The ledger store in memory: every entry is written at once, but a slow disk never makes a push's write-ahead
+   * (the entry of a Ready with mustSync) durable in time: it is not written, and `durable` answers "timeout".
    */
   store(live: () => boolean): SwitchLedger {
     let late = false;
@@ -311,30 +312,23 @@ export class World {
       this.persistedAt = Math.max(this.persistedAt, this.persistNow());
       this.persistedNonce = Math.max(this.persistedNonce, this.lastVerifiedNonce);
     };
+    const world = this;
     return {
       historySize: HISTORY_SIZE,
       initial: () => structuredClone(this.persisted),
-      put: write,
-      putIntent: (entry) => {
-        // planted: the step's other changes are written, then the intent is left out while the floor allows
-        if (this.plant === "cover-without-ledger-rule" && !this.coverage(entry).entry)
-          write({
-            ...entry,
-            pendingUntil: this.persisted.pendingUntil,
-            pendingLatest: this.persisted.pendingLatest,
-          });
-        const c = this.coverage(entry);
-        const covered =
-          (this.plant === "cover-without-ledger-rule" || c.entry) &&
-          (this.plant === "cover-without-nonce-floor" || c.floor);
-        if (covered) return true;
-        late = this.diskSlow;
+      put: (entry) => {
+        late = this.diskSlow && entry === this.writeAhead;
         if (!late) write(entry);
-        return false;
       },
       durable: async () => (late ? "timeout" : "written"),
+      get writtenUpdatedAt() {
+        return world.persistedAt;
+      },
     };
   }
+
+  /** the entry of the last Ready with mustSync (a push's write-ahead): what a slow disk holds back */
+  writeAhead: LedgerEntry | null = null;
 
   now() {
     return { mono: this.mono, wall: this.t + this.wallDelta };
@@ -435,6 +429,24 @@ export class World {
       next = again.model;
       ready = merge(ready, again.ready);
     }
+    if (
+      (this.plant === "cover-without-ledger-rule" || this.plant === "cover-without-nonce-floor") &&
+      ready.mustSync &&
+      ready.send?.kind === "push" &&
+      ready.entry
+    ) {
+      // planted: the machine's write-ahead rule with one of its halves always true; the step's other changes are
+      // written, the intent left out
+      const c = this.coverage(given, ready.entry);
+      if (
+        (this.plant === "cover-without-ledger-rule" || c.entry) &&
+        (this.plant === "cover-without-nonce-floor" || c.floor)
+      ) {
+        const { pendingUntil, pendingLatest } = this.persisted;
+        ready = { ...ready, mustSync: false, entry: { ...ready.entry, pendingUntil, pendingLatest } };
+      }
+    }
+    this.writeAhead = ready.mustSync ? (ready.entry ?? null) : null;
     this.model = next;
     for (const e of ready.events) {
       const l = logLineOf(e);
@@ -455,18 +467,14 @@ export class World {
   }
 
   /**
-   * `writeAheadCoverage` against what the world's disk holds (no write runs: every write here is at once); a
-   * planted bug may leave an absurd deadline that makes it throw: then nothing is covered and the driver writes.
+   * The machine's write-ahead rule (src/switch/write-ahead.ts `writeAheadCoverage`) on what the machine knows of
+   * the disk, for the planted bugs that break one half of it; a planted bug may leave an absurd deadline that
+   * makes it throw: then nothing is covered.
    */
-  coverage(next: LedgerEntry): { entry: boolean; floor: boolean } {
+  coverage(model: SwitchModel, next: LedgerEntry): { entry: boolean; floor: boolean } {
     try {
-      return writeAheadCoverage(next, {
-        onDisk: this.persisted,
-        writing: null,
-        updatedAt: this.persistedAt,
-        nonceSpan: this.nonceSpan(),
-        signAt: Math.max(Math.floor(this.exNow()), this.lastNonceSent),
-      });
+      const signAt = Math.max(Math.floor(this.exNow()), this.lastNonceSent);
+      return writeAheadCoverage(model.disk, next, this.nonceSpan(), signAt);
     } catch {
       return { entry: false, floor: false };
     }
