@@ -9,7 +9,15 @@ import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { Ledger } from "./ledger.js";
-import type { EngineDownPolicy, Event, Now, ShutdownOutcome, StepResult, SwitchModel } from "./model.js";
+import type {
+  EngineDownPolicy,
+  Event,
+  Now,
+  ShutdownOutcome,
+  StepResult,
+  SwitchConfig,
+  SwitchModel,
+} from "./model.js";
 import type { RecordResult } from "./record.js";
 
 /** What the switch needs from ExchangeClient. */
@@ -110,3 +118,19 @@ export type Switch = {
   /** Runs one tick now (tests, and the daemon after events). */
   kick(reason?: string): void;
 };
+
+/** The machine's configuration from the driver's parameters (the defaults of the optional ones). */
+export function switchConfig(p: CreateSwitchParameters): SwitchConfig {
+  return {
+    account: p.account,
+    intervalMs: p.intervalMs,
+    deadlineMs: p.deadlineMs,
+    requestTimeoutMs: p.requestTimeoutMs,
+    permanentRecheckMs: p.permanentRecheckMs,
+    triggerWarnRemaining: p.triggerWarnRemaining,
+    onEngineDown: p.onEngineDown ?? "expedite",
+    cancelStops: p.cancelStops ?? false,
+    historySize: p.ledger.historySize,
+    nonceSpan: p.nonceSpan,
+  };
+}

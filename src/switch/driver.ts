@@ -5,8 +5,8 @@
  * (`persisted`). It decides nothing; the I/O itself is effects.ts.
  */
 import { ExchangeTime, type Repeating, type TimerHandle } from "../core/runtime.js";
-import type { CreateSwitchParameters, Switch } from "./api.js";
-import { createEffects } from "./effects.js";
+import { type CreateSwitchParameters, type Switch, switchConfig } from "./api.js";
+import { createEffects, inFlight } from "./effects.js";
 import { publish } from "./log.js";
 import {
   type Event,
@@ -35,14 +35,8 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
   const { clock, timers } = runtime;
   const time = p.time ?? new ExchangeTime(clock);
   const log = p.logger.child({ module: "switch", account });
-  const { intervalMs, deadlineMs, requestTimeoutMs, permanentRecheckMs, triggerWarnRemaining } = p;
-  const cfg = {
-    ...{ account, intervalMs, deadlineMs, requestTimeoutMs, permanentRecheckMs, triggerWarnRemaining },
-    ...{ onEngineDown: p.onEngineDown ?? "expedite", cancelStops: p.cancelStops ?? false },
-    ...{ historySize: ledger.historySize, nonceSpan: p.nonceSpan },
-  } as const;
-  let model = initialModel(cfg, ledger.initial(account), p.timeFloor ?? null);
-  const busy = new Set<Promise<unknown>>();
+  let model = initialModel(switchConfig(p), ledger.initial(account), p.timeFloor ?? null);
+  const { track, part, settle } = inFlight(log);
   let wake: { at: number; handle: TimerHandle } | null = null;
   let loop: Repeating | undefined;
   let done: ((o: ShutdownOutcome) => void) | undefined;
@@ -52,29 +46,6 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     const t = timesOf(model, { mono, wall });
     return { act: t.act, exchange: t.exchange, verified: t.verified, ready: t.ready };
   });
-
-  const failed = (what: string, err: unknown) =>
-    log.error(
-      { event: "switch.effect_failed", effect: what, err },
-      `carrying out ${what} threw; the switch goes on`,
-    );
-  /** Asynchronous work is caught here (never an unhandled rejection); `settle` waits for what is tracked. */
-  const track = (what: string, work: () => Promise<unknown>, settled = true) => {
-    const safe = Promise.resolve()
-      .then(work)
-      .catch((err: unknown) => failed(what, err));
-    if (!settled) return;
-    busy.add(safe);
-    void safe.finally(() => busy.delete(safe));
-  };
-  /** Runs one part of a Ready; a throw is logged and the rest carried out (the machine keeps its model). */
-  const part = (what: string, fn: () => void) => {
-    try {
-      fn();
-    } catch (err) {
-      failed(what, err);
-    }
-  };
 
   const stepOf = p.testSeams?.machineStep ?? step;
   const now = () => ({ mono: time.monotonic(), wall: clock.now(), nonce: p.nonces?.last });
@@ -92,7 +63,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     ledger.put(entry);
     const held = ready.mustSync ? ready.send : undefined;
     const wait = async () => {
-      const d = await ledger.durable(ready.syncBudgetMs ?? requestTimeoutMs, timers);
+      const d = await ledger.durable(ready.syncBudgetMs ?? p.requestTimeoutMs, timers);
       if (d === "written" && ready.entrySeq !== undefined)
         dispatch({ type: "persisted", seq: ready.entrySeq, updatedAt: ledger.writtenUpdatedAt });
       if (held === undefined) return;
@@ -136,9 +107,6 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     wake = { at, handle };
   };
 
-  const settle = async () => {
-    for (let i = 0; i < 20 && busy.size > 0; i++) await Promise.allSettled([...busy]);
-  };
   const stopLoop = () => {
     loop?.stop();
     loop = undefined;

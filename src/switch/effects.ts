@@ -2,14 +2,48 @@
  * The switch's I/O, one function per effect a Ready asks for: each carries out one request (a push, the removal,
  * a record read, the order cancel) and turns its answer into the machine's events. Nothing here decides: a
  * failure is described (failure.ts) and judged by the machine; every answer's Date goes to the machine as a
- * sample. The driver (driver.ts) calls these and keeps them in flight.
+ * sample. The driver (driver.ts) calls these and keeps them in flight (`inFlight`).
  */
+import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Timers } from "../core/runtime.js";
 import { answerDateOf } from "../protocol/hyperliquid/exchange.js";
 import type { CreateSwitchParameters } from "./api.js";
 import { describeFailure } from "./failure.js";
 import type { Event, Send } from "./model.js";
 import type { RecordResult } from "./record.js";
+
+/**
+ * The driver's work in flight: `track` runs asynchronous work (a throw, even after an await, is logged and never
+ * an unhandled rejection; `settle` waits for what is tracked), `part` one synchronous part of a Ready (a throw is
+ * logged and the rest carried out: the machine keeps its model).
+ */
+export function inFlight(log: Logger) {
+  const busy = new Set<Promise<unknown>>();
+  const failed = (what: string, err: unknown) =>
+    log.error(
+      { event: "switch.effect_failed", effect: what, err },
+      `carrying out ${what} threw; the switch goes on`,
+    );
+  const track = (what: string, work: () => Promise<unknown>, settled = true) => {
+    const safe = Promise.resolve()
+      .then(work)
+      .catch((err: unknown) => failed(what, err));
+    if (!settled) return;
+    busy.add(safe);
+    void safe.finally(() => busy.delete(safe));
+  };
+  const part = (what: string, fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      failed(what, err);
+    }
+  };
+  const settle = async () => {
+    for (let i = 0; i < 20 && busy.size > 0; i++) await Promise.allSettled([...busy]);
+  };
+  return { track, part, settle };
+}
 
 export type Effects = {
   push(s: Extract<Send, { kind: "push" }>): Promise<void>;
