@@ -170,8 +170,8 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     pipe: model.pipe.kind === "sending" ? { ...model.pipe, push: { ...model.pipe.push } } : model.pipe,
     wake: { ...model.wake },
   };
-  // (a nonce that is not a number is not known: every push is then written ahead)
-  const nonce = finite(now.nonce) ? now.nonce : undefined;
+  // (a signer's nonce that is not a number bounds nothing: every push is then written ahead)
+  const nonce = now.nonce === undefined || finite(now.nonce) ? now.nonce : Number.POSITIVE_INFINITY;
   m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
   const ready: Ready = { mustSync: false, events: [], wakeAt: null };
   // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.

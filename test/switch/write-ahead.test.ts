@@ -138,6 +138,8 @@ describe("write-ahead: the machine decides whether a push waits for its intent t
     const ahead = armed();
     expect(ahead.step({ type: "tick" }, at(15_000, T0 + 64_500)).mustSync).toBe(true);
     expect(armed().step({ type: "tick" }, at(15_000, T0 + 60_000)).mustSync).toBe(false);
+    // A signer's nonce that is not a number bounds nothing: written ahead.
+    expect(armed().step({ type: "tick" }, at(15_000, Number.NaN)).mustSync).toBe(true);
     // Without the nonce span (a daemon that does not say how its nonces restart) every push is written ahead.
     const none = armed(0, { nonceSpan: undefined });
     expect(none.step({ type: "tick" }, at(15_000)).mustSync).toBe(true);
