@@ -265,7 +265,7 @@ class Step extends Ctx {
       case "pushFailed":
         return this.pushFailed(ev);
       case "halt":
-        return this.becomeStopped(false);
+        return this.becomeStopped({ halted: true });
     }
     switch (m.phase) {
       case "new":
@@ -333,9 +333,9 @@ class Step extends Ctx {
   }
 
   /** Stopped: nothing more to wake for; `state` stopped unless halted (a halt leaves the state as it was). */
-  becomeStopped(state = true) {
+  becomeStopped({ halted = false } = {}) {
     this.m.phase = "stopped";
-    if (state) this.becomeStoppedState();
+    if (!halted) this.becomeStoppedState();
     this.cancelTimers();
     this.m.wake.record = null;
   }
