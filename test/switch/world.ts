@@ -1172,6 +1172,7 @@ function merge(a: Ready, b: Ready): Ready {
     ...a,
     ...b,
     entry: b.entry ?? a.entry,
+    entrySeq: b.entry !== undefined ? b.entrySeq : a.entrySeq,
     mustSync: b.entry !== undefined ? b.mustSync : a.mustSync,
     send: b.send ?? a.send,
     events: [...a.events, ...b.events],
