@@ -1,15 +1,23 @@
 /**
  * What the switch's driver (driver.ts) takes and gives: its parameters and the handle the daemon holds.
  */
-import type { Clock } from "../core/clock.js";
 import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
-import type { ExchangeTime, Timers } from "../core/runtime.js";
+import type { ExchangeTime, Runtime } from "../core/runtime.js";
 import type { SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
+import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { Ledger } from "./ledger.js";
-import type { EngineDownPolicy, Event, Now, ShutdownOutcome, StepResult, SwitchModel } from "./model.js";
+import type {
+  EngineDownPolicy,
+  Event,
+  Now,
+  ShutdownOutcome,
+  StepResult,
+  SwitchConfig,
+  SwitchModel,
+} from "./model.js";
 import type { RecordResult } from "./record.js";
 
 /** What the switch needs from ExchangeClient. */
@@ -24,24 +32,27 @@ export type CancelOpenOrders = (params: {
 }) => Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
 
 /**
- * What the switch needs from the ledger store (Ledger): its entry at start, `put`, the write-ahead `putIntent`
- * (true when the file already covers the push) and `durable`. A port, so the property tests drive the real
- * driver over an in-memory store.
+ * What the switch needs from the ledger store (Ledger): its entry at start, `put`, `durable` and the file's
+ * `writtenUpdatedAt`. The store only writes: whether a push needs its write-ahead is the machine's rule
+ * (write-ahead.ts). A port, so the property tests drive the real driver over an in-memory store.
  */
-export type SwitchLedger = Pick<Ledger, "historySize" | "initial" | "put" | "putIntent" | "durable">;
+export type SwitchLedger = Pick<Ledger, "historySize" | "initial" | "put" | "durable" | "writtenUpdatedAt">;
 
 export type CreateSwitchParameters = {
   account: string;
   vaultAddress?: string | undefined;
   client: ScheduleCancelClient;
   ledger: SwitchLedger;
-  clock: Clock;
-  /** the exchange's time (default: one of its own over `clock`); share the daemon's */
+  /**
+   * the daemon's runtime (src/core/runtime.ts): its clock (the local wall clock), timers, stop signal (the push
+   * loop stops when it is aborted) and `every` (the push loop)
+   */
+  runtime: Runtime;
+  /** the exchange's time (default: one of its own over the runtime's clock); share the daemon's */
   time?: ExchangeTime | undefined;
-  timers: Timers;
   logger: Logger;
   metrics: Metrics;
-  /** the daemon's event bus: every event the switch logs is also published there (src/core/events.ts) */
+  /** the daemon's event bus (src/core/events.ts): the switch publishes its typed events there; its log line and metrics are subscribers (log.ts switchLog, switchMetrics) */
   bus?: EventBus | undefined;
   intervalMs: number;
   deadlineMs: number;
@@ -60,15 +71,23 @@ export type CreateSwitchParameters = {
   cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
   /** the ledger's last verified time (its updatedAt at open): the exchange's time is never before it */
   timeFloor?: number | null | undefined;
-  /** the signer's nonces: re-derived from the exchange's answer after `nonce too low` / `too high` */
-  nonces?: { rebase(floor: number): void; accepted(nonce: number): void } | undefined;
-  /** the runtime's root signal: the push loop stops when it is aborted */
-  signal?: AbortSignal | undefined;
+  /**
+   * the signer's nonces: re-derived from the exchange's answer after `nonce too low` / `too high`; `last`, the
+   * last one handed out, bounds the nonce a push is signed with (the write-ahead rule: write-ahead.ts)
+   */
+  nonces?: { rebase(floor: number): void; accepted(nonce: number): void; readonly last?: number } | undefined;
+  /** what a restart's nonce floor allows for (io.ts): without it every push is written ahead */
+  nonceSpan?: NonceSpan | undefined;
   /** runs on each push-loop wake-up, before the tick (the daemon's once-per-interval work rides on it) */
   onTick?: (() => void) | undefined;
+  /** Seams for tests only; the daemon passes none. */
+  testSeams?: SwitchTestSeams | undefined;
+};
+
+export type SwitchTestSeams = {
   /**
-   * The machine's step (default: machine.ts `step`). Only the property tests pass one: it wraps the real step to
-   * check the invariants after each step and to plant bugs, while the real driver carries out its output.
+   * The machine's step (default: machine.ts `step`). The property tests wrap the real step to check the
+   * invariants after each step and to plant bugs, while the real driver carries out its output.
    */
   machineStep?: ((model: SwitchModel, event: Event, now: Now) => StepResult) | undefined;
 };
@@ -99,3 +118,19 @@ export type Switch = {
   /** Runs one tick now (tests, and the daemon after events). */
   kick(reason?: string): void;
 };
+
+/** The machine's configuration from the driver's parameters (the defaults of the optional ones). */
+export function switchConfig(p: CreateSwitchParameters): SwitchConfig {
+  return {
+    account: p.account,
+    intervalMs: p.intervalMs,
+    deadlineMs: p.deadlineMs,
+    requestTimeoutMs: p.requestTimeoutMs,
+    permanentRecheckMs: p.permanentRecheckMs,
+    triggerWarnRemaining: p.triggerWarnRemaining,
+    onEngineDown: p.onEngineDown ?? "expedite",
+    cancelStops: p.cancelStops ?? false,
+    historySize: p.ledger.historySize,
+    nonceSpan: p.nonceSpan,
+  };
+}

@@ -4,9 +4,10 @@
  * concern shares lives here: publishing an event, the gauges, the UTC day, the clocks' agreement, the refusals
  * that say the time is wrong, the lapse wake-up.
  */
+import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "./events.js";
 import { isPlausibleTime, type Times, timeRefused } from "./exchange-time.js";
-import { type ProofCounts, proofCounts, rollEntry } from "./ledger-model.js";
+import { limitRefused, type ProofCounts, proofCounts, rollEntry } from "./ledger-model.js";
 import {
   type Gauges,
   lapseDeadline,
@@ -119,6 +120,67 @@ export class Ctx {
       return;
     }
     this.m.wake.lapse = this.now.mono + (at - this.now.wall);
+  }
+
+  // ------------------------------------------------------------------------------------------- become
+  // The reported state (docs/daemon.md "States") changes only here, each `becomeX` with what goes with it. NOT
+  // PROTECTED outranks the states of the push pipeline: only a protection change (protection.ts) or a confirmed
+  // push leaves it, so the pipeline's `becomeX` keep it (`unlessRefused`).
+
+  #become(state: SwitchState) {
+    this.m.state = state;
+  }
+
+  /** Whether the switch is not protected now (the exchange's permanent refusal, or the agent). */
+  get refused() {
+    return this.m.state === "not_protected";
+  }
+
+  /** A confirmed deadline is held: armed, and the lapse wake-up follows it. */
+  becomeArmed() {
+    this.#become("armed");
+    this.armLapseTimer();
+  }
+
+  /** Armed while the exchange holds a confirmed deadline, lapsed when it holds none. */
+  becomeHolding({ unlessRefused = false } = {}) {
+    if (unlessRefused && this.refused) return;
+    this.#become(this.m.entry.armedUntil === null ? "lapsed" : "armed");
+  }
+
+  /** A deadline passed without a newer confirmation: lapsed (exhausted on the exchange's refusal; engine down). */
+  becomeLapsed() {
+    if (this.refused) return;
+    this.#become(limitRefused(this.m.entry) ? "exhausted" : this.m.engineUp ? "lapsed" : "engine_down");
+  }
+
+  /** The daily limit holds the pushes (the exchange's own refusal, or proven). */
+  becomeExhausted({ unlessRefused = false } = {}) {
+    if (unlessRefused && this.refused) return;
+    this.#become("exhausted");
+  }
+
+  /** The engine is down (its policy is engine-down.ts's); after a confirmed push, the lapse follows it. */
+  becomeEngineDown({ unlessRefused = false } = {}) {
+    if (unlessRefused && this.refused) return;
+    this.#become("engine_down");
+    this.armLapseTimer();
+  }
+
+  /** A push failed and will be retried (engine down and not protected keep their state). */
+  becomeRetrying() {
+    if (this.refused || this.m.state === "engine_down") return;
+    this.#become("retrying");
+  }
+
+  /** NOT PROTECTED: the exchange refuses the switch for the account, or the agent is missing or expired. */
+  becomeNotProtected() {
+    this.#become("not_protected");
+  }
+
+  /** Stopped by a stop: nothing more is pushed. */
+  becomeStoppedState() {
+    this.#become("stopped");
   }
 
   /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */

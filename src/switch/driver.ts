@@ -1,7 +1,12 @@
-import { ExchangeTime, every, type Repeating, type TimerHandle } from "../core/runtime.js";
-import { answerDateOf } from "../protocol/hyperliquid/exchange.js";
-import type { CreateSwitchParameters, Switch } from "./api.js";
-import { describeFailure } from "./failure.js";
+/**
+ * The switch's driver: it feeds the pure machine (machine.ts) one event at a time and carries out each step's
+ * Ready in a fixed order: write the entry (and, when `mustSync`, hold the request until it is durable), send,
+ * cancel orders, read the record, set the one wake-up, publish the events. Every durable write is reported back
+ * (`persisted`). It decides nothing; the I/O itself is effects.ts.
+ */
+import { ExchangeTime, type Repeating, type TimerHandle } from "../core/runtime.js";
+import { type CreateSwitchParameters, type Switch, switchConfig } from "./api.js";
+import { createEffects, inFlight } from "./effects.js";
 import { publish } from "./log.js";
 import {
   type Event,
@@ -13,7 +18,6 @@ import {
   step,
   timesOf,
 } from "./machine.js";
-import type { RecordResult } from "./record.js";
 
 export type {
   CancelOpenOrders,
@@ -21,27 +25,18 @@ export type {
   ScheduleCancelClient,
   Switch,
   SwitchLedger,
+  SwitchTestSeams,
 } from "./api.js";
 export { describeFailure } from "./failure.js";
 export { EXPEDITE_LEAD_MS, EXPIRY_MARGIN_MS, type ShutdownOutcome } from "./machine.js";
 
 export function createSwitch(p: CreateSwitchParameters): Switch {
-  const { account, vaultAddress, client, ledger, clock, timers, metrics } = p;
+  const { account, ledger, runtime, metrics } = p;
+  const { clock, timers } = runtime;
   const time = p.time ?? new ExchangeTime(clock);
   const log = p.logger.child({ module: "switch", account });
-  const cfg = {
-    account,
-    intervalMs: p.intervalMs,
-    deadlineMs: p.deadlineMs,
-    requestTimeoutMs: p.requestTimeoutMs,
-    permanentRecheckMs: p.permanentRecheckMs,
-    triggerWarnRemaining: p.triggerWarnRemaining,
-    onEngineDown: p.onEngineDown ?? "expedite",
-    cancelStops: p.cancelStops ?? false,
-    historySize: ledger.historySize,
-  } as const;
-  let model = initialModel(cfg, ledger.initial(account), p.timeFloor ?? null);
-  const busy = new Set<Promise<unknown>>();
+  let model = initialModel(switchConfig(p), ledger.initial(account), p.timeFloor ?? null);
+  const { track, part, settle } = inFlight(log);
   let wake: { at: number; handle: TimerHandle } | null = null;
   let loop: Repeating | undefined;
   let done: ((o: ShutdownOutcome) => void) | undefined;
@@ -52,62 +47,47 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     return { act: t.act, exchange: t.exchange, verified: t.verified, ready: t.ready };
   });
 
-  const failed = (what: string, err: unknown) =>
-    log.error(
-      { event: "switch.effect_failed", effect: what, err },
-      `carrying out ${what} threw; the switch goes on`,
-    );
-  /** Asynchronous work is caught here: a throw after an await never becomes an unhandled rejection. */
-  const track = (what: string, work: () => Promise<unknown>) => {
-    const safe = Promise.resolve()
-      .then(work)
-      .catch((err: unknown) => failed(what, err));
-    busy.add(safe);
-    void safe.finally(() => busy.delete(safe));
-  };
-  /** Runs one part of a Ready; a throw is logged and the rest carried out (the machine keeps its model). */
-  const part = (what: string, fn: () => void) => {
-    try {
-      fn();
-    } catch (err) {
-      failed(what, err);
-    }
-  };
-
-  const stepOf = p.machineStep ?? step;
+  const stepOf = p.testSeams?.machineStep ?? step;
+  const now = () => ({ mono: time.monotonic(), wall: clock.now(), nonce: p.nonces?.last });
   const dispatch = (event: Event) => {
-    const r = stepOf(model, event, { mono: time.monotonic(), wall: clock.now() });
+    const r = stepOf(model, event, now());
     model = r.model;
     carry(r.ready);
   };
+  const io = createEffects(p, time, timers, dispatch);
+  const sendNow = (s: Send) =>
+    track(s.kind, () => (s.kind === "push" ? io.push(s) : io.removal(s.expiresAfterMs)));
+
+  /** Stores the entry; reports it once durable. With `mustSync` the request leaves only then (within budget). */
+  const persist = (ready: Ready, entry: NonNullable<Ready["entry"]>) => {
+    ledger.put(entry);
+    const held = ready.mustSync ? ready.send : undefined;
+    const wait = async () => {
+      const d = await ledger.durable(ready.syncBudgetMs ?? p.requestTimeoutMs, timers);
+      if (d === "written" && ready.entrySeq !== undefined)
+        dispatch({ type: "persisted", seq: ready.entrySeq, updatedAt: ledger.writtenUpdatedAt });
+      if (held === undefined) return;
+      // A failed write (read-only, full disk) is logged by the store; protection goes on from memory.
+      if (d === "timeout" && held.kind === "push")
+        return dispatch({ type: "syncFailed", id: held.id, reason: "disk too slow" });
+      sendNow(held);
+    };
+    track("persist", wait, held !== undefined);
+    return held !== undefined;
+  };
 
   const carry = (ready: Ready) => {
-    let send = ready.send;
-    if (ready.entry !== undefined) {
-      const entry = ready.entry;
-      part("persist", () => {
-        if (!ready.mustSync) return ledger.put(entry);
-        // The file may already say all a restart needs (ledger-model.ts `writeAheadCoverage`): send at once.
-        if (ledger.putIntent(entry)) return;
-        const held = send;
-        send = undefined;
-        track("persist", async () => {
-          const d = await ledger.durable(ready.syncBudgetMs ?? p.requestTimeoutMs, timers);
-          // A failed write (read-only, full disk) is logged by the store; protection goes on from memory.
-          if (d === "timeout" && held?.kind === "push")
-            return dispatch({ type: "syncFailed", id: held.id, reason: "disk too slow" });
-          if (held) sendNow(held);
-        });
-      });
-    }
-    const now = send;
-    if (now) part("send", () => sendNow(now));
-    if (ready.cancelOrders) {
-      const { cancelStops } = ready.cancelOrders;
-      track("cancelOrders", () => cancelOrders(cancelStops));
-    }
-    if (ready.readRecord) track("readRecord", readRecordNow);
-    if (ready.nonceFloor) part("nonceFloor", () => p.nonces?.rebase(ready.nonceFloor!.floor));
+    const entry = ready.entry;
+    // (a store that throws holds no request back: it leaves at once)
+    let held = false;
+    if (entry !== undefined) part("persist", () => (held = persist(ready, entry)));
+    const send = held ? undefined : ready.send;
+    if (send) part("send", () => sendNow(send));
+    const cancel = ready.cancelOrders;
+    if (cancel) track("cancelOrders", () => io.cancelOrders(cancel.cancelStops));
+    if (ready.readRecord) track("readRecord", io.readRecord);
+    const floor = ready.nonceFloor?.floor;
+    if (floor !== undefined) part("nonceFloor", () => p.nonces?.rebase(floor));
     if (ready.pollExposure) part("pollExposure", () => p.onTrigger?.(account));
     part("wake", () => setWake(ready.wakeAt));
     for (const e of ready.events) part(`publish ${e.type}`, () => publish(e, log, metrics, account, p.bus));
@@ -127,85 +107,6 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     wake = { at, handle };
   };
 
-  /** Every answer's Date is a sample the machine judges (docs/daemon.md "What the switch believes about time"). */
-  const observe = (date: number | undefined, sentMono: number) => {
-    if (date !== undefined) dispatch({ type: "clockSample", date, sentMono, receivedMono: time.monotonic() });
-  };
-
-  const sendNow = (s: Send) => track(s.kind, () => (s.kind === "push" ? push(s) : removal(s.expiresAfterMs)));
-
-  const push = async ({ id, cancelAt, expiresAfterMs }: Extract<Send, { kind: "push" }>) => {
-    const controller = new AbortController();
-    // The request cannot land after its expiresAfter: stop waiting for it then (monotonic).
-    const abort = timers.after(expiresAfterMs, () => controller.abort());
-    const sentMono = time.monotonic();
-    try {
-      const r = await client.scheduleCancel({
-        time: cancelAt,
-        vaultAddress,
-        expiresAfterMs,
-        signal: controller.signal,
-      });
-      p.nonces?.accepted(r.nonce);
-      observe(r.serverDate, sentMono);
-      dispatch({ type: "pushConfirmed", id, latencyMs: r.latencyMs });
-    } catch (error) {
-      observe(answerDateOf(error), sentMono);
-      dispatch({ type: "pushFailed", id, sentMono, ...describeFailure(error) });
-    } finally {
-      abort.cancel();
-    }
-  };
-
-  const removal = async (expiresAfterMs: number) => {
-    try {
-      await client.scheduleCancel({ vaultAddress, expiresAfterMs });
-      return dispatch({ type: "removalConfirmed" });
-    } catch (error) {
-      const failure = describeFailure(error);
-      // The machine judges the volume against the gate; unreadable is null (then nothing is proven).
-      let cumulativeVolume: number | null | undefined;
-      if (failure.kind === "volume_gate" && p.cumulativeVolume)
-        cumulativeVolume = await p.cumulativeVolume(account).catch(() => null);
-      dispatch({ type: "removalFailed", ...failure, cumulativeVolume });
-    }
-  };
-
-  const readRecordNow = async () => {
-    if (!p.readRecord) return dispatch({ type: "record", evidence: null, detail: "no record is configured" });
-    const r = await p.readRecord(account).catch(
-      (error: unknown): RecordResult => ({
-        available: false,
-        reason: "error",
-        detail: error instanceof Error ? error.message : String(error),
-      }),
-    );
-    recordRead(r);
-  };
-
-  const recordRead = (r: RecordResult) =>
-    dispatch(
-      r.available
-        ? { type: "record", evidence: { ...r, at: time.now() } }
-        : { type: "record", evidence: null, detail: `${r.reason}: ${r.detail}` },
-    );
-
-  const cancelOrders = async (cancelStops: boolean) => {
-    const none = { confirmed: false, cancelled: 0, kept: 0 };
-    const r = !p.cancelOpenOrders
-      ? { ...none, detail: "no order canceller is wired" }
-      : await p
-          .cancelOpenOrders({ account, ...(vaultAddress ? { vaultAddress } : {}), cancelStops })
-          .catch((error: unknown) => ({
-            ...none,
-            detail: error instanceof Error ? error.message : String(error),
-          }));
-    dispatch({ type: "ordersCancelled", ...r });
-  };
-
-  const settle = async () => {
-    for (let i = 0; i < 20 && busy.size > 0; i++) await Promise.allSettled([...busy]);
-  };
   const stopLoop = () => {
     loop?.stop();
     loop = undefined;
@@ -223,17 +124,10 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         p.onTick?.();
         dispatch({ type: "tick" });
       };
-      const opts = {
-        clock: time,
-        timers,
-        logger: log,
-        onStall: () => metrics.eventLoopStalls.inc(),
-        name: "push",
-        immediate: false,
-        signal: p.signal,
-        startAt: slotOrigin,
-      };
-      loop = every(p.intervalMs, tick, opts);
+      const onStall = () => metrics.eventLoopStalls.inc();
+      const opts = { logger: log, onStall, name: "push", immediate: false, startAt: slotOrigin };
+      // the slots are on the exchange's time; the runtime's timers and stop signal
+      loop = runtime.withClock(time).every(p.intervalMs, tick, opts);
     },
     async stop() {
       stopLoop();
@@ -250,10 +144,10 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     },
     setEngineUp: (up, detail) => dispatch({ type: "engine", up, detail: detail ?? null }),
     setAgent: (state, detail) => dispatch({ type: "agent", state, detail }),
-    recordRead,
+    recordRead: io.recordRead,
     clockStepped: (deltaMs) => dispatch({ type: "clockStep", deltaMs }),
     onDayRollover: () => dispatch({ type: "dayRollover" }),
-    status: () => project(model, { mono: time.monotonic(), wall: clock.now() }),
+    status: () => project(model, now()),
     settle,
     kick: () => dispatch({ type: "tick" }),
   };

@@ -19,7 +19,7 @@ export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
   if (!up) {
     m.wake.retry = null;
     m.retryAtMono = 0;
-    if (m.state !== "not_protected") m.state = "engine_down";
+    ctx.becomeEngineDown({ unlessRefused: true });
     ctx.emit({ type: "engineDown", action: policy, detail, armedUntil: reportedDeadline(m) });
     if (policy === "cancel") {
       m.ordersCancel = "waiting";
@@ -28,7 +28,7 @@ export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
     }
     return policy === "expedite";
   }
-  if (m.state !== "not_protected") m.state = m.entry.armedUntil === null ? "lapsed" : "armed";
+  ctx.becomeHolding({ unlessRefused: true });
   ctx.emit({ type: "engineUp", detail });
   return true;
 }

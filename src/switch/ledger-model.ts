@@ -12,7 +12,6 @@
  * - the history keeps the last `historySize` notable events (also applied to an entry read from disk).
  */
 import { utcDay } from "../core/clock.js";
-import { floorCovers, NONCE_SIGN_SLACK_MS, type NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { LedgerEntry, LedgerEvent, TriggerProof, TriggerRecord } from "./ledger-schema.js";
 
 export const HISTORY_SIZE = 50;
@@ -172,31 +171,6 @@ export function intentCovered(onDisk: LedgerEntry | undefined, next: LedgerEntry
     return false;
   if (earliestDeadline(onDisk) !== earliestDeadline(next)) return false;
   return utcDay(latestDeadline(onDisk)) === utcDay(latestDeadline(next));
-}
-
-/**
- * Whether a push's write-ahead record `next` may be skipped (the request leaves at once), in two halves, both
- * needed: `entry`, the file as last written, and as the write running (if any: null when none) will leave it,
- * already tells a restart everything `next` would (`intentCovered`); `floor`, a restart's nonce floor, seeded
- * from the file's `updatedAt`, stays above the nonce this push is signed with (at most `signAt` + the signing
- * slack).
- */
-export function writeAheadCoverage(
-  next: LedgerEntry,
-  file: {
-    onDisk: LedgerEntry | undefined;
-    writing: LedgerEntry | undefined | null;
-    updatedAt: number | null;
-    nonceSpan: NonceSpan | undefined;
-    signAt: number;
-  },
-): { entry: boolean; floor: boolean } {
-  const entry =
-    intentCovered(file.onDisk, next) && (file.writing === null || intentCovered(file.writing, next));
-  const floor =
-    file.nonceSpan !== undefined &&
-    floorCovers(file.updatedAt, file.nonceSpan, file.signAt + NONCE_SIGN_SLACK_MS);
-  return { entry, floor };
 }
 
 /** A push was confirmed: the exchange's schedule is `cancelAt`, earlier or later than before. */

@@ -34,7 +34,6 @@ import { formatIssues } from "../core/errors/parse.js";
 import { checkStateFile } from "../core/files.js";
 import type { Logger } from "../core/logger.js";
 import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
-import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import {
   capHistory,
   HISTORY_SIZE,
@@ -42,7 +41,6 @@ import {
   type ReconciledView,
   rollEntry,
   withReconciled,
-  writeAheadCoverage,
 } from "./ledger-model.js";
 import { LEDGER_FILE, LEDGER_VERSION, type LedgerEntry, LedgerFile } from "./ledger-schema.js";
 
@@ -120,11 +118,6 @@ export type OpenLedgerParameters = {
   /** the last nonce handed out, written as `lastNonce` (it seeds the next run's nonce floor) */
   nonceHint?: (() => number) | undefined;
   /**
-   * what a restart's nonce floor allows for (src/protocol/hyperliquid/nonce.ts `nonceFloor`); a write-ahead is skipped
-   * only while the push's nonce stays below that floor (default: none, never skipped)
-   */
-  nonceSpan?: NonceSpan | undefined;
-  /**
    * the exchange's time when it is verified, else 0 (src/core/runtime.ts `ExchangeTime.verifiedNow`): `updatedAt`
    * only moves to a verified time, so a time from a wrong Date or a wrong local clock never seeds a restart's
    * nonce floor (default: `clock`)
@@ -147,7 +140,6 @@ export class Ledger {
   readonly #historySize: number;
   readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #nonceHint: (() => number) | undefined;
-  readonly #nonceSpan: NonceSpan | undefined;
   readonly #verifiedNow: (() => number) | undefined;
   #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
@@ -164,14 +156,8 @@ export class Ledger {
   #tmpSeq = 0;
   /** this store's part of its temp files' names: two stores (two processes on one volume) never share one */
   readonly #tmpTag = randomBytes(4).toString("hex");
-  /** each account's entry as the last completed write put it on disk (read at open, then after each write) */
-  #onDisk = new Map<string, LedgerEntry>();
-  /** the entries of the write in flight, if any: what the file will hold once it completes */
-  #inFlight: Map<string, LedgerEntry> | null = null;
   /** `updatedAt` of the file as last written (a restart seeds its nonces from it: src/protocol/hyperliquid/nonce.ts) */
   #onDiskUpdatedAt: number | null = null;
-  /** write-aheads that the file already covered, so nothing was written for them (tests, docs/daemon.md) */
-  #coveredIntents = 0;
 
   private constructor(
     path: string,
@@ -182,13 +168,11 @@ export class Ledger {
       historySize = HISTORY_SIZE,
       beforeSync,
       nonceHint,
-      nonceSpan,
       verifiedNow,
     }: OpenLedgerParameters,
   ) {
     this.#verifiedNow = verifiedNow;
     this.#nonceHint = nonceHint;
-    this.#nonceSpan = nonceSpan;
     this.path = path;
     this.#clock = clock;
     this.#log = logger;
@@ -233,7 +217,6 @@ export class Ledger {
             limit: params.triggerLimit,
             history: capHistory(entry.history, ledger.#historySize),
           });
-          ledger.#onDisk.set(account.toLowerCase(), entry);
         }
         ledger.#log.info(
           { event: "ledger.loaded", path, accounts: ledger.#accounts.size },
@@ -348,33 +331,11 @@ export class Ledger {
   }
 
   /**
-   * Stores a push's write-ahead `entry` (its intent). When the file as last written already tells a restart
-   * everything this record would (ledger-model.ts `intentCovered`: a confirmed deadline on disk, this push's no
-   * earlier and on the same UTC day, nothing else changed) and a restart from that file would start its nonces
-   * above this push's, nothing is written and this returns true: the request may leave at once. Otherwise it
-   * schedules a write like `put` and returns false: the caller waits for `durable` before the request leaves.
+   * `updatedAt` of the file as last written (null before the first write of a file that did not exist): a
+   * restart's nonce floor is seeded from it. The switch reads it once a write is durable (its write-ahead rule).
    */
-  putIntent(entry: LedgerEntry): boolean {
-    const key = entry.account.toLowerCase();
-    // Against the file as last written, and as the write in flight (if any) will leave it: whichever of the two
-    // a crash finds must tell a restart what this record would; and a restart's nonce floor must stay above it.
-    const c = writeAheadCoverage(entry, {
-      onDisk: this.#onDisk.get(key),
-      writing: this.#inFlight === null ? null : this.#inFlight.get(key),
-      updatedAt: this.#onDiskUpdatedAt,
-      nonceSpan: this.#nonceSpan,
-      signAt: Math.max(Math.floor(this.#clock.now()), this.#nonceHint?.() ?? 0),
-    });
-    const covered = c.entry && c.floor;
-    this.#accounts.set(key, structuredClone(entry));
-    if (covered) this.#coveredIntents++;
-    else this.#markDirty();
-    return covered;
-  }
-
-  /** Write-aheads that needed no write (`putIntent` returned true). */
-  get coveredIntents(): number {
-    return this.#coveredIntents;
+  get writtenUpdatedAt(): number | null {
+    return this.#onDiskUpdatedAt;
   }
 
   /**
@@ -441,7 +402,7 @@ export class Ledger {
    * `updatedAt` only moves forward (a clock stepped back does not move it back); `lastNonce` is the highest nonce
    * handed out so far (the next run's floor; docs/daemon.md). The entries are the stored ones themselves, not
    * copies: a stored entry is never changed, only replaced (`put` stores a copy of what it is given, and every
-   * change here builds a new entry), so the snapshot, and `#onDisk` after a write, stay as they were written.
+   * change here builds a new entry), so the snapshot stays as it was written.
    */
   #snapshot(accounts: ReadonlyMap<string, LedgerEntry>): LedgerFile {
     const verified = this.#verifiedNow ? this.#verifiedNow() : this.#clock.now();
@@ -466,16 +427,10 @@ export class Ledger {
     try {
       while (this.#dirty) {
         this.#dirty = false;
-        // the entries this write puts on disk: what the file will hold while it runs, and holds once done
         const accounts = new Map(this.#accounts);
         const snapshot = this.#snapshot(accounts);
-        this.#inFlight = accounts;
         const written = await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`);
-        this.#inFlight = null;
-        if (written) {
-          this.#onDisk = accounts;
-          this.#onDiskUpdatedAt = snapshot.updatedAt;
-        }
+        if (written) this.#onDiskUpdatedAt = snapshot.updatedAt;
       }
     } finally {
       this.#writing = null;

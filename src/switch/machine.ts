@@ -72,6 +72,7 @@ import {
   readRecord,
   record,
 } from "./triggers.js";
+import { handOver, persisted, writeAhead } from "./write-ahead.js";
 
 export * from "./model.js";
 
@@ -132,6 +133,10 @@ function malformed(event: Event, now: Now): string | null {
       return null;
     case "syncFailed":
       return finite(event.id) ? null : "the push id is not a number";
+    case "persisted":
+      return finite(event.seq) && (event.updatedAt === null || finite(event.updatedAt))
+        ? null
+        : "the write's number or updatedAt is not a number";
     case "pushConfirmed":
       return finite(event.id, event.latencyMs) ? null : "the push id or latency is not a number";
     case "clockSample":
@@ -165,13 +170,15 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     pipe: model.pipe.kind === "sending" ? { ...model.pipe, push: { ...model.pipe.push } } : model.pipe,
     wake: { ...model.wake },
   };
+  // (a signer's nonce that is not a number bounds nothing: every push is then written ahead)
+  const nonce = now.nonce === undefined || finite(now.nonce) ? now.nonce : Number.POSITIVE_INFINITY;
   m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
   const ready: Ready = { mustSync: false, events: [], wakeAt: null };
   // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.
   let sampleApplied = false;
   if (event.type === "clockSample") sampleApplied = takeDate(m, event, now, ready.events);
   const times = timesAt(m.time, now.mono, now.wall);
-  const ctx = new Step(m, { mono: now.mono, wall: times.act, verified: m.time.sampled }, times, ready);
+  const ctx = new Step(m, { mono: now.mono, wall: times.act, verified: m.time.sampled, nonce }, times, ready);
   ctx.suspectWatch();
   ctx.roll();
   if (event.type === "clockSample") {
@@ -184,7 +191,10 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   // Whatever changed the earliest possibly-armed deadline, the lapse wake-up follows it.
   if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase !== model.phase) ctx.armLapseTimer();
   ctx.gauges();
-  if (ctx.persist) ready.entry = ctx.m.entry;
+  if (ctx.persist) {
+    ready.entry = ctx.m.entry;
+    ready.entrySeq = handOver(ctx.m);
+  }
   ready.wakeAt = wakeAtOf(ctx.m.wake);
   return { model: ctx.m, ready };
 }
@@ -226,6 +236,8 @@ class Step extends Ctx {
     switch (ev.type) {
       case "clockSample":
         return; // taken before the step's decisions (stepChecked)
+      case "persisted":
+        return persisted(m, ev);
       case "record":
         return record(this, ev.evidence, ev.detail);
       case "agent":
@@ -253,7 +265,7 @@ class Step extends Ctx {
       case "pushFailed":
         return this.pushFailed(ev);
       case "halt":
-        return this.becomeStopped(false);
+        return this.becomeStopped({ halted: true });
     }
     switch (m.phase) {
       case "new":
@@ -321,9 +333,9 @@ class Step extends Ctx {
   }
 
   /** Stopped: nothing more to wake for; `state` stopped unless halted (a halt leaves the state as it was). */
-  becomeStopped(state = true) {
+  becomeStopped({ halted = false } = {}) {
     this.m.phase = "stopped";
-    if (state) this.m.state = "stopped";
+    if (!halted) this.becomeStoppedState();
     this.cancelTimers();
     this.m.wake.record = null;
   }
@@ -341,14 +353,11 @@ class Step extends Ctx {
       this.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
     }
     checkLapse(this, "the deadline passed while the daemon was down");
-    if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) {
-      m.state = "armed";
-      this.armLapseTimer();
-    } else if (m.state === "starting" && lapseDeadline(m) !== null) {
-      this.armLapseTimer();
-    }
+    if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null)
+      this.becomeArmed();
+    else if (m.state === "starting" && lapseDeadline(m) !== null) this.armLapseTimer();
     if (isExhausted(m.entry) && m.state !== "exhausted") {
-      m.state = "exhausted";
+      this.becomeExhausted();
       logExhausted(this, limitRefused(m.entry) ? "from the ledger" : "the exchange's orders prove it");
     } else if (!m.entry.assumed) limitSuspected(this);
     this.kick("start");
@@ -391,10 +400,7 @@ class Step extends Ctx {
     // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
     // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
     if (m.agentReason !== null || engineHoldsPushes(m) || recheckPending(this)) return;
-    if (limitHolds(this)) {
-      if (m.state !== "not_protected") m.state = "exhausted";
-      return;
-    }
+    if (limitHolds(this)) return this.becomeExhausted({ unlessRefused: true });
     const e = m.entry;
     if (this.now.mono < gateUntil(m)) {
       m.wake.gate = gateUntil(m);
@@ -415,10 +421,8 @@ class Step extends Ctx {
     m.pipe = { kind: "sending", push, again: false };
     m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
     m.entry = withIntent(e, cancelAt);
-    // Write-ahead: the request leaves only once the intent is durable (or the file already says as much).
-    this.persist = true;
-    this.ready.mustSync = true;
-    this.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
+    // Write-ahead: the request leaves only once the intent is durable, unless the file already says as much.
+    writeAhead(this, m.entry);
     this.ready.send = { kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs };
   }
 
@@ -477,9 +481,10 @@ class Step extends Ctx {
       this.emit({ type: "recovered", outageMs });
     }
     exchangeAccepts(this);
-    if (m.phase === "running") m.state = f.mode === "expedite" || !m.engineUp ? "engine_down" : "armed";
     this.persist = true;
-    this.armLapseTimer();
+    if (m.phase !== "running") this.armLapseTimer();
+    else if (f.mode === "expedite" || !m.engineUp) this.becomeEngineDown();
+    else this.becomeArmed();
     this.emit({
       type: "pushConfirmed",
       deadline: f.cancelAt,
@@ -560,14 +565,14 @@ class Step extends Ctx {
         m.cfg.historySize,
       );
       this.persist = true;
-      m.state = "exhausted";
+      this.becomeExhausted();
       this.emit({ ...base, refused: true });
       logExhausted(this, "the exchange refused with its daily-limit error", ev.message);
       return this.afterInflight(again);
     }
 
-    if (limitRefused(m.entry)) m.state = "exhausted";
-    else if (m.state !== "engine_down" && m.state !== "not_protected") m.state = "retrying";
+    if (limitRefused(m.entry)) this.becomeExhausted();
+    else this.becomeRetrying();
     let next: number | null = null;
     if (ev.retryable) {
       const limited = ev.kind === "rate_limited";

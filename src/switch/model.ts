@@ -1,4 +1,5 @@
 import type { SwitchState, SwitchStatus } from "../core/status.js";
+import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { SwitchEvent } from "./events.js";
 import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
 import type { LedgerEntry } from "./ledger.js";
@@ -48,6 +49,8 @@ export type SwitchConfig = {
   onEngineDown: EngineDownPolicy;
   cancelStops: boolean;
   historySize?: number | undefined;
+  /** what a restart's nonce floor allows for (absent: every push is written ahead; write-ahead.ts) */
+  nonceSpan?: NonceSpan | undefined;
 };
 
 /**
@@ -55,7 +58,13 @@ export type SwitchConfig = {
  * time is the machine's own estimate (`SwitchModel.time`, exchange-time.ts), from the answers' Date samples.
  * (`verified` is no longer read: the estimate knows whether it is verified.)
  */
-export type Now = { mono: number; wall: number; verified?: boolean | undefined };
+export type Now = {
+  mono: number;
+  wall: number;
+  verified?: boolean | undefined;
+  /** the signer's last nonce handed out (a push is signed above it; write-ahead.ts), when known */
+  nonce?: number | undefined;
+};
 
 export type Failure = {
   kind: string;
@@ -74,6 +83,11 @@ export type Event =
   | { type: "tick" }
   /** the one wake-up the last Ready asked for (`wakeAt`) is due */
   | { type: "wake" }
+  /**
+   * the store's write of the entry a Ready handed over as `entrySeq` is durable; `updatedAt`: the file's, as
+   * written (write-ahead.ts)
+   */
+  | { type: "persisted"; seq: number; updatedAt: number | null }
   /** the write-ahead of push `id` (a Ready with mustSync) was not durable within its budget: it was not sent */
   | { type: "syncFailed"; id: number; reason: string }
   | { type: "pushConfirmed"; id: number; latencyMs: number }
@@ -121,11 +135,14 @@ export type Send =
 /**
  * One step's output (raft's Ready), carried out by the driver in this order: persist `entry` (and wait until it
  * is durable, within `syncBudgetMs`, when `mustSync`), send, cancel orders, set the one wake-up, publish the
- * events. `mustSync` is the write-ahead: the request may leave only once `entry` is on disk (or the file already
- * covers it: ledger-model.ts `writeAheadCoverage`); a write that runs out of budget is answered with `syncFailed`.
+ * events. `mustSync` is the write-ahead: the request may leave only once `entry` is on disk (the machine decided
+ * the file does not already cover it: write-ahead.ts); a write that runs out of budget is answered with
+ * `syncFailed`. Every durable write is answered with `persisted`.
  */
 export type Ready = {
   entry?: LedgerEntry | undefined;
+  /** the number of `entry` among those handed to the store: a `persisted` event names it once it is durable */
+  entrySeq?: number | undefined;
   mustSync: boolean;
   syncBudgetMs?: number | undefined;
   send?: Send | undefined;
@@ -192,6 +209,34 @@ export type Gauges = {
   proofs: ProofCounts;
 };
 
+/** Entries handed to the store and not yet known durable, kept at most (beyond: nothing is covered). */
+export const UNSYNCED_KEPT = 16;
+
+/** What the ledger file is known to hold for this account. */
+export type Disk = {
+  /** the entry as the last write known durable left it (null: nothing known yet this run) */
+  entry: LedgerEntry | null;
+  /** the file's `updatedAt` after that write: a restart's nonce floor is seeded from it */
+  updatedAt: number | null;
+  /** entries handed to the store since (`seq`: the Ready's `entrySeq`), oldest first */
+  unsynced: { seq: number; entry: LedgerEntry }[];
+  /** the number of the last entry handed to the store */
+  seq: number;
+  /** more entries were handed over than `UNSYNCED_KEPT`: nothing is covered until a later one is durable */
+  overflow: boolean;
+  /** pushes that left without a write-ahead of their own, this run (tests, docs/daemon.md) */
+  covered: number;
+};
+
+export const initialDisk = (): Disk => ({
+  entry: null,
+  updatedAt: null,
+  unsynced: [],
+  seq: 0,
+  overflow: false,
+  covered: 0,
+});
+
 export type SwitchModel = {
   readonly cfg: SwitchConfig;
   phase: "new" | "running" | "stopping" | "stopped";
@@ -245,6 +290,8 @@ export type SwitchModel = {
   wake: Wake;
   /** the gauges as last published (a gauge event goes out only when one changed) */
   published: Gauges | null;
+  /** what the ledger file is known to hold (write-ahead.ts) */
+  disk: Disk;
 };
 
 export type StepResult = { model: SwitchModel; ready: Ready };
@@ -347,6 +394,7 @@ export function initialModel(
     timeFloor,
     wake: { lapse: null, retry: null, gate: null, record: null },
     published: null,
+    disk: initialDisk(),
   };
 }
 

@@ -14,7 +14,7 @@ export function agent(ctx: Ctx, state: "ok" | "missing" | "expired", detail: str
     ctx.emit({ type: "protected", previousReason: m.agentReason, by: "agent" });
     m.agentReason = null;
     m.notProtectedReason = null;
-    m.state = m.entry.armedUntil === null ? "lapsed" : "armed";
+    ctx.becomeHolding();
     return true;
   }
   const reason = state === "missing" ? "agent_missing" : "agent_expired";
@@ -23,7 +23,7 @@ export function agent(ctx: Ctx, state: "ok" | "missing" | "expired", detail: str
     ctx.notProtectedGauge(m.notProtectedReason, 0);
   m.agentReason = reason;
   m.notProtectedReason = reason;
-  m.state = "not_protected";
+  ctx.becomeNotProtected();
   ctx.notProtectedGauge(reason, 1);
   ctx.emit({ type: "agentInvalid", reason, state, ...(detail ? { message: detail } : {}) });
   return false;
@@ -35,7 +35,7 @@ export function exchangeRefuses(ctx: Ctx, kind: string): boolean {
   const first = m.notProtectedReason !== kind;
   if (m.notProtectedReason !== null && first) ctx.notProtectedGauge(m.notProtectedReason, 0);
   m.notProtectedReason = kind;
-  m.state = "not_protected";
+  ctx.becomeNotProtected();
   m.nextPermanentCheckMono = ctx.now.mono + m.cfg.permanentRecheckMs;
   ctx.notProtectedGauge(kind, 1);
   return first;

@@ -115,8 +115,7 @@ export function checkLapse(ctx: Ctx, detail?: string) {
   } else {
     ctx.emit({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
   }
-  if (m.state !== "not_protected" && m.phase === "running")
-    m.state = limitRefused(e) ? "exhausted" : m.engineUp ? "lapsed" : "engine_down";
+  if (m.phase === "running") ctx.becomeLapsed();
   ctx.ready.pollExposure = true;
 }
 
@@ -194,10 +193,9 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
     });
     const e = r.entry;
     if (isExhausted(e) && !m.wasExhausted && m.phase === "running") {
-      m.state = "exhausted";
+      ctx.becomeExhausted();
       logExhausted(ctx, "the exchange's scheduledCancel orders prove the daily limit");
-    } else if (m.state === "lapsed" && m.phase === "running" && m.entry.armedUntil !== null)
-      m.state = "armed";
+    } else if (m.state === "lapsed" && m.phase === "running") ctx.becomeHolding();
     limitSuspected(ctx);
     // A withdrawn guess leaves the push that replaced it as a possible deadline; when that deadline has already
     // passed (a record read late, after the exchange went silent), it lapsed: counted now, never left uncounted.
@@ -264,7 +262,7 @@ export function limitReset(ctx: Ctx) {
   if (!m.wasExhausted || isExhausted(e)) return;
   m.wasExhausted = false;
   ctx.emit({ type: "limitReset", day: e.day, triggersToday: e.triggersToday });
-  if (m.state === "exhausted") m.state = e.armedUntil === null ? "lapsed" : "armed";
+  if (m.state === "exhausted") ctx.becomeHolding();
 }
 
 /**

@@ -296,14 +296,14 @@ describe("daemon against the simulator (ManualClock)", () => {
     await new Promise((r) => setTimeout(r, 400)); // the client's real 250 ms time-out
     await h.settle({ bounded: true });
     await h.daemon.ledger.flush();
-    // In memory: the exchange holds the confirmed deadline or this push's.
-    expect(h.daemon.ledger.get(h.account)).toMatchObject({
+    // In the switch's model: the exchange holds the confirmed deadline or this push's.
+    expect(h.daemon.switches[0]!.model.entry).toMatchObject({
       armedUntil: armed,
       pendingUntil: sentAt + 60_000,
     });
     // On disk: the confirmed deadline, which this later push on the same day needed no write-ahead record beside
     // (docs/daemon.md, "The ledger"): a restart counts the same trigger either way.
-    expect(h.daemon.ledger.coveredIntents).toBe(1);
+    expect(h.daemon.switches[0]!.model.disk.covered).toBe(1);
     const read = (await readLedgerFile(join(h.stateDir, "ledger.json"))) as { ok: true; file: LedgerFile };
     expect(read.file.accounts[h.account]).toMatchObject({ armedUntil: armed, pendingUntil: null });
     // The next confirmed push is what the file holds next.

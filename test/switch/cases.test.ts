@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { Wallet } from "ethers";
 import { afterEach, describe, expect, test } from "vitest";
 import { type Clock, ManualClock, utcDay } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createSwitch } from "../../src/switch/index.js";
@@ -288,7 +288,7 @@ describe("issue #11: never ready while nothing is armed", () => {
 
   test("case 3b: a later push that never got an answer needs no write-ahead; the restart counts the confirmed deadline once", async () => {
     // The file already held a confirmed deadline when the next push left, so no write-ahead was needed
-    // (ledger-model.ts intentCovered): the exchange holds that deadline or the later one, and fires one of them.
+    // (src/switch/write-ahead.ts): the exchange holds that deadline or the later one, and fires one of them.
     const stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-case3b-"));
     const wallet = Wallet.createRandom() as unknown as Wallet;
     const first = track(await harness({ stateDir, wallet }));
@@ -301,7 +301,7 @@ describe("issue #11: never ready while nothing is armed", () => {
       timeoutMs: 5_000,
       what: "the blackholed push to reach the simulator",
     });
-    expect(first.daemon.ledger.coveredIntents).toBeGreaterThanOrEqual(2);
+    expect(first.daemon.switches[0]!.model.disk.covered).toBeGreaterThanOrEqual(2);
     await Promise.all(first.daemon.switches.map((s) => s.stop())); // SIGKILL: no removal
     const onDisk = JSON.parse(readFileSync(join(stateDir, "ledger.json"), "utf8")).accounts[first.account];
     expect(onDisk).toMatchObject({ armedUntil: confirmed, pendingUntil: null, triggersToday: 0 });
@@ -358,8 +358,7 @@ describe("issue #11: never ready while nothing is armed", () => {
       account: wallet.address.toLowerCase(),
       client,
       ledger,
-      clock,
-      timers,
+      runtime: createRuntime({ clock, timers }),
       logger: log.logger,
       metrics: createMetrics({ defaultMetrics: false }),
       intervalMs: 15_000,
@@ -397,7 +396,7 @@ describe("issue #11: never ready while nothing is armed", () => {
     // is not as the push expects while a write is running), and is not sent.
     await h.advance(15_000, 1_000, { bounded: true });
     const sent = h.sim.state.requestCount("exchange");
-    expect(h.daemon.ledger.coveredIntents).toBe(2); // the pushes at 15 s and 30 s
+    expect(h.daemon.switches[0]!.model.disk.covered).toBe(2); // the pushes at 15 s and 30 s
     await h.advance(21_000, 1_000, { bounded: true });
     // the push's intent never became durable: no request left, the failure is logged
     expect(h.sim.state.requestCount("exchange")).toBe(sent);

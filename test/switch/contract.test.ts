@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../src/protocol/hyperliquid/errors.js";
 import type { ScheduleCancelParameters } from "../../src/protocol/hyperliquid/exchange.js";
 import { createMetrics } from "../../src/surface/metrics.js";
@@ -70,8 +70,7 @@ async function world(opts: { onEngineDown?: "expedite" | "lapse" } = {}) {
     account: ACCOUNT,
     client,
     ledger,
-    clock,
-    timers,
+    runtime: createRuntime({ clock, timers }),
     logger: log.logger,
     metrics: createMetrics(),
     intervalMs: 15_000,

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { ManualClock, utcDay } from "../../src/core/clock.js";
+import { ManualClock } from "../../src/core/clock.js";
 import { ManualTimers } from "../../src/core/runtime.js";
 import { Ledger, type LedgerEntry, readLedgerFile } from "../../src/switch/ledger.js";
 import {
@@ -18,17 +18,6 @@ import { captureLogger } from "../app/helpers.js";
 const A = "0x1111111111111111111111111111111111111111";
 const open = (stateDir: string, clock: ManualClock, log = captureLogger()) =>
   Ledger.open({ stateDir, clock, logger: log.logger, triggerLimit: 10 });
-/** A ledger that knows the last nonce handed out and the daemon's default nonce span (5 s + 60 s). */
-const openWithNonces = (stateDir: string, clock: ManualClock, nonceHint: () => number) =>
-  Ledger.open({
-    stateDir,
-    clock,
-    logger: captureLogger().logger,
-    triggerLimit: 10,
-    nonceHint,
-    nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
-  });
-
 /** Stores what a ledger-model function makes of the account's entry, as the switch does (`put`). */
 const change = (l: Ledger, f: (e: LedgerEntry) => LedgerEntry) => {
   const e = f(l.get(A));
@@ -109,110 +98,6 @@ describe("Ledger", () => {
     } finally {
       hook.disable();
     }
-  });
-
-  test("behavior: a push the file already covers is stored without a write; any other is written ahead", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
-    let lastNonce = 0;
-    const l = await openWithNonces(dir, clock, () => lastNonce);
-    const file = () => readFileSync(join(dir, "ledger.json"), "utf8");
-    const t0 = clock.now();
-    const intent = (deadline: number) => withIntent(l.get(A), deadline);
-    // Nothing on disk: the first push is written ahead.
-    expect(l.putIntent(intent(t0 + 60_000))).toBe(false);
-    expect(await l.durable(5_000)).toBe("written");
-    change(l, (e) => withConfirmedPush(e, t0 + 60_000, t0));
-    await l.flush();
-    const confirmed = file();
-    const trips: string[] = [];
-    const hook = createHook({
-      init(_id, type) {
-        if (type.startsWith("FSREQ")) trips.push(type);
-      },
-    });
-    hook.enable();
-    try {
-      // 15 s later: a later deadline on the same day, nothing else changed: no write, not even a pool trip.
-      clock.advance(15_000);
-      lastNonce = clock.now();
-      expect(l.putIntent(intent(clock.now() + 60_000))).toBe(true);
-      await new Promise((r) => setTimeout(r, 20));
-      expect(trips).toEqual([]);
-    } finally {
-      hook.disable();
-    }
-    expect(file()).toBe(confirmed);
-    expect(l.coveredIntents).toBe(1);
-    expect(l.get(A).pendingUntil).toBe(clock.now() + 60_000); // in memory all the same
-    // Earlier than the confirmed deadline (an engine-down expedite): written ahead.
-    expect(l.putIntent(intent(clock.now() + 5_500))).toBe(false);
-    await l.flush();
-    expect(JSON.parse(file()).accounts[A].pendingUntil).toBe(clock.now() + 5_500);
-    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
-    await l.flush();
-    // While a write is pending (another change not on disk yet): written ahead.
-    change(l, (e) => withLimitReached(e, clock.now(), "x", l.historySize));
-    expect(l.putIntent(intent(clock.now() + 61_000))).toBe(false);
-    await l.flush();
-    expect(l.coveredIntents).toBe(1);
-  });
-
-  test("behavior: while a write is in flight, a push is covered only if the file it will leave covers it too", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
-    let hold: Promise<void> | null = null;
-    let release = () => {};
-    const l = await Ledger.open({
-      stateDir: dir,
-      clock,
-      logger: captureLogger().logger,
-      triggerLimit: 10,
-      nonceHint: () => clock.now(),
-      nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
-      beforeSync: () => hold ?? Promise.resolve(),
-    });
-    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
-    await l.flush();
-    const confirmed = l.get(A);
-    clock.advance(15_000);
-    // A write in flight holds another entry for the account (the daily-limit error counted), then the entry in
-    // memory goes back to what the file held before it: the old file covers the next push, the one in flight not.
-    hold = new Promise<void>((r) => {
-      release = r;
-    });
-    change(l, (e) => withLimitReached(e, clock.now(), "x", l.historySize));
-    await new Promise((r) => setTimeout(r, 20)); // the write reaches its fsync and waits
-    l.put(confirmed);
-    expect(l.putIntent(withIntent(confirmed, clock.now() + 60_000))).toBe(false);
-    hold = null;
-    release();
-    await l.flush();
-  });
-
-  test("behavior: coverage ends where a restart would start its nonces below this push's, and at 00:00 UTC", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
-    const clock = new ManualClock(Date.UTC(2026, 0, 1, 23, 57, 30));
-    let lastNonce = clock.now();
-    const l = await openWithNonces(dir, clock, () => lastNonce);
-    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
-    await l.flush();
-    const writtenAt = clock.now();
-    // A restart from this file starts its nonces above writtenAt + 65 s: a push signed at 64.5 s (+ the 1 s the
-    // signing may take) is not covered.
-    clock.advance(64_500);
-    lastNonce = clock.now();
-    expect(l.putIntent(withIntent(l.get(A), clock.now() + 60_000))).toBe(false);
-    await l.flush();
-    expect(JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).updatedAt).toBe(writtenAt + 64_500);
-    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now())); // armed until 23:59:34.5
-    await l.flush();
-    // The next push's deadline is on the next UTC day: written ahead (a restart keeps that day's trigger pending).
-    clock.advance(30_000);
-    lastNonce = clock.now();
-    expect(utcDay(clock.now() + 60_000)).toBe("2026-01-02");
-    expect(l.putIntent(withIntent(l.get(A), clock.now() + 60_000))).toBe(false);
-    expect(l.coveredIntents).toBe(0);
   });
 
   test("default: changes are written atomically and read back at start", async () => {

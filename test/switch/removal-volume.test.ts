@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { ManualTimers } from "../../src/core/runtime.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { HyperliquidApiError } from "../../src/protocol/hyperliquid/errors.js";
 import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
@@ -85,8 +85,7 @@ async function removal(opts: {
     account,
     client,
     ledger,
-    clock,
-    timers,
+    runtime: createRuntime({ clock, timers }),
     logger: log.logger,
     metrics: createMetrics(),
     intervalMs: 15_000,

@@ -92,7 +92,6 @@ export function ledgerComponent(): Component<
         logger: logger.child({ module: "ledger" }),
         triggerLimit: config.triggerLimit,
         beforeSync: params.beforeLedgerSync,
-        nonceSpan,
       });
       ledger = opened;
       // The exchange's time is never before the ledger's last write (a clock stepped back while down).

@@ -5,7 +5,7 @@ import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import { cronScheduler } from "../../core/scheduler.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
-import type { NonceSource } from "../../protocol/hyperliquid/nonce.js";
+import type { NonceSource, NonceSpan } from "../../protocol/hyperliquid/nonce.js";
 import type { createDaemonNotifications } from "../../surface/notify/index.js";
 import {
   type CancelOpenOrders,
@@ -34,6 +34,7 @@ export function switchesComponent(): Component<
     bus: EventBus;
     ledger: Ledger;
     nonces: NonceSource;
+    nonceSpan: NonceSpan;
     client: ScheduleCancelClient;
     info: InfoClient;
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
@@ -53,7 +54,21 @@ export function switchesComponent(): Component<
   return {
     name: "switches",
     start(ctx) {
-      const { config, runtime, time, plan, ledger, nonces, client, info, metrics, logger, bus, stop } = ctx;
+      const {
+        config,
+        runtime,
+        time,
+        plan,
+        ledger,
+        nonces,
+        nonceSpan,
+        client,
+        info,
+        metrics,
+        logger,
+        bus,
+        stop,
+      } = ctx;
       mode = () => stop.mode;
       const triggers = feed<string>();
       switches = plan.map(({ account, vaultAddress }) =>
@@ -62,12 +77,11 @@ export function switchesComponent(): Component<
           vaultAddress,
           client,
           ledger,
-          clock: runtime.clock,
+          runtime,
           time,
           timeFloor: ledger.loadedUpdatedAt,
           nonces,
-          timers: runtime.timers,
-          signal: runtime.signal,
+          nonceSpan,
           logger,
           metrics,
           bus,

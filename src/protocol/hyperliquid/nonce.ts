@@ -80,7 +80,7 @@ export class NonceRegistry {
 
 /**
  * What a restart's nonce floor allows for (docs/daemon.md, "The ledger"): a push written ahead is signed within
- * `requestTimeoutMs` of its write; a push the file already covers (src/switch/ledger-model.ts `intentCovered`,
+ * `requestTimeoutMs` of its write; a push the file already covers (src/switch/write-ahead.ts,
  * no write of its own) is signed before the confirmed deadline on disk passes, so within `deadlineMs` more.
  */
 export type NonceSpan = { requestTimeoutMs: number; deadlineMs: number };
