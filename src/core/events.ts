@@ -2,7 +2,7 @@
  * The daemon's events on one bus: what one part of the daemon tells the others happened, as typed domain events.
  * Every event names the part it comes from (`module`, the same name its log lines carry). The switch publishes its
  * typed events (src/switch/events.ts) for one account; the guard, the budget monitor, the agent watch and the
- * chain watch publish theirs (below); the exposure report and the protection watch publish events already named by
+ * chain watch publish theirs (below), the clock watch and the exposure poll the clock's; the exposure report and the protection watch publish events already named by
  * their contract name. Everything that follows them subscribes: the log lines and the metrics (each part's
  * `...Log` and `...Metrics` subscribers word and count its events, src/switch/log.ts, src/watchers/*), the
  * notifier and the status page. Nothing learns what happened by reading the log: the log is only written.
@@ -136,11 +136,39 @@ export type ChainEvent = { readonly module: "chain" } & (
   | { readonly type: "chainError"; readonly error: string; readonly notFound: boolean }
 );
 
+/**
+ * The local clock against the exchange's (src/watchers/clock.ts): its skew, measured by the exposure poll from the
+ * states' `time` or, with the poll off, by the clock watch from the answers' `Date`; a wall-clock step; a failure of
+ * the daemon's per-interval hook, which runs in the clock watch's slot. `origin` is the part that measured it (the
+ * `module` of its log line).
+ */
+export type ClockEvent = { readonly module: "clock"; readonly origin: "daemon" | "exposure" } & (
+  | {
+      readonly type: "clockSkew";
+      readonly skewMs: number;
+      /** half-width of the interval the skew lies in (the exposure poll's estimate), null when not known */
+      readonly uncertaintyMs: number | null;
+      readonly limitMs: number;
+      readonly source: "time" | "date";
+      /** the skew crossed the limit, came back within it, or neither */
+      readonly change: "crossed" | "cleared" | null;
+    }
+  | { readonly type: "clockStepped"; readonly deltaMs: number }
+  | { readonly type: "intervalHookFailed"; readonly error: unknown }
+);
+
 /** The exposure report's and the protection watch's events, named by their contract name. */
 export type NamedEvent = DomainEvent & { readonly module: "exposure" | "notify" };
 
 /** Every event on the daemon's bus; `module` tells whose it is. */
-export type DaemonEvent = SwitchPublished | GuardEvent | BudgetEvent | AgentEvent | ChainEvent | NamedEvent;
+export type DaemonEvent =
+  | SwitchPublished
+  | GuardEvent
+  | BudgetEvent
+  | AgentEvent
+  | ChainEvent
+  | ClockEvent
+  | NamedEvent;
 
 export type EventSubscriber = (event: DaemonEvent) => void;
 

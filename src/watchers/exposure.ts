@@ -14,13 +14,14 @@
 
 import { normalizeAddress } from "../core/address.js";
 import { ArgumentError } from "../core/errors/argument.js";
-import type { EventBus } from "../core/events.js";
+import { createEventBus, type EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { ExposureStatus } from "../core/status.js";
 import type { HyperliquidErrorKind } from "../protocol/hyperliquid/errors.js";
 import type { ClearinghouseState } from "../protocol/hyperliquid/schemas.js";
 import type { Metrics } from "../surface/metrics.js";
+import { clockLog, clockMetrics } from "./clock.js";
 import { createExposureReporter } from "./exposure-report.js";
 import { CrossingLatch, SkewEstimator, sampleSkew } from "./skew.js";
 
@@ -126,6 +127,8 @@ export function createExposurePoller({
   const skewLatch = new CrossingLatch(clockSkewWarnMs);
   // the figures' way out: log line, metrics, alerts (exposure-report.ts)
   const reporter = createExposureReporter({ log, metrics, thresholds, bus });
+  // the skew's line and metric are the clock's subscribers (clock.ts): the daemon's, or a bus of the poll's own
+  const clockBus = bus ?? createEventBus(clockLog(logger), clockMetrics(metrics));
 
   let lastSuccessAt: number | null = null;
   let lastAttemptAt: number | null = null;
@@ -143,25 +146,16 @@ export function createExposurePoller({
   function updateSkew(sample: ReturnType<typeof sampleSkew>) {
     const estimate = skew.add(sample);
     if (!estimate) return;
-    metrics.clockSkew.set(estimate.skewMs / 1000);
-    const change = skewLatch.update(Math.abs(estimate.skewMs));
-    const fields = {
-      event: change === "crossed" ? "clock.skew" : "clock.skew.cleared",
-      skewMs: Math.round(estimate.skewMs),
-      uncertaintyMs: Math.round(estimate.uncertaintyMs),
+    clockBus.publish({
+      module: "clock",
+      origin: "exposure",
+      type: "clockSkew",
+      skewMs: estimate.skewMs,
+      uncertaintyMs: estimate.uncertaintyMs,
       limitMs: clockSkewWarnMs,
       source: estimate.source,
-    };
-    if (change === "crossed") {
-      log.warn(
-        fields,
-        `the local clock is ${Math.round(estimate.skewMs)} ms ${estimate.skewMs > 0 ? "ahead of" : "behind"} the exchange ` +
-          `(limit ${clockSkewWarnMs} ms): cancel deadlines are computed from the local clock and nonces are local ` +
-          "milliseconds the exchange checks against its own time; fix the host's time sync (chrony/NTP)",
-      );
-    } else if (change === "cleared") {
-      log.info(fields, `the local clock is within ${clockSkewWarnMs} ms of the exchange again`);
-    }
+      change: skewLatch.update(Math.abs(estimate.skewMs)),
+    });
   }
 
   // ------------------------------------------------------------------------------------------ one poll

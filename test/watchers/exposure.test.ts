@@ -1,12 +1,14 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, test } from "vitest";
 import { type Clock, ManualClock, offsetClock, systemClock } from "../../src/core/clock.js";
+import { createEventBus, type DaemonEvent } from "../../src/core/events.js";
 import { createLogger } from "../../src/core/logger.js";
 import { createRuntime, systemTimers, type Timers } from "../../src/core/runtime.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../src/protocol/hyperliquid/schemas.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
+import { clockLog, clockMetrics } from "../../src/watchers/clock.js";
 import { createExposurePoller, type ExposureInfo } from "../../src/watchers/exposure.js";
 
 const A = `0x${"a".repeat(40)}`;
@@ -312,6 +314,57 @@ describe("exposure poller against the simulator", () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ level: 40, limitMs: 2_000, source: "time" });
     expect(String(warnings[0]!.msg)).toMatch(/ahead of the exchange.*nonces/);
+  });
+
+  test("behavior: the skew is the clock's event on the bus; its line and gauge are the clock's subscribers", async () => {
+    sim = await startSimulator({ users, ipWeightPerMinute: null });
+    const pollerClock = offsetClock(systemClock, 3_000);
+    const client = new InfoClient({
+      apiUrl: sim.apiUrl,
+      clock: pollerClock,
+      timeoutMs: 2_000,
+      retryLimit: 0,
+    });
+    clients.push(client);
+    const run = async (subscribed: boolean) => {
+      const metrics = createMetrics({ defaultMetrics: false });
+      const { logger, lines } = capture();
+      const bus = createEventBus(...(subscribed ? [clockLog(logger), clockMetrics(metrics)] : []));
+      const published: DaemonEvent[] = [];
+      bus.subscribe((e) => {
+        if (e.module === "clock") published.push(e);
+      });
+      const poller = createExposurePoller({
+        info: client,
+        users: [A],
+        runtime: createRuntime({ clock: pollerClock, timers: systemTimers() }),
+        logger,
+        metrics,
+        intervalMs: 30_000,
+        clockSkewWarnMs: 2_000,
+        bus,
+      });
+      await poller.pollNow("interval");
+      const gauge = await metrics.registry.getSingleMetric("hl_deadman_clock_skew_seconds")?.get();
+      return { published, lines, gauge: gauge?.values.map((v) => v.value) ?? [] };
+    };
+    const bare = await run(false);
+    expect(bare.published).toHaveLength(1);
+    expect(bare.published[0]).toMatchObject({
+      module: "clock",
+      origin: "exposure",
+      type: "clockSkew",
+      source: "time",
+      limitMs: 2_000,
+      change: "crossed",
+    });
+    expect(events(bare.lines, "clock.skew")).toEqual([]);
+    expect(bare.gauge).toEqual([0]); // an unlabelled gauge starts at 0: nothing set it
+    const subscribed = await run(true);
+    expect(events(subscribed.lines, "clock.skew")).toMatchObject([
+      { module: "exposure", level: 40, limitMs: 2_000, source: "time" },
+    ]);
+    expect(subscribed.gauge[0]).toBeCloseTo(3, 0);
   });
 
   test("behavior: a clock 3 s slow is estimated negative", async () => {

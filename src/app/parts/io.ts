@@ -16,6 +16,7 @@ import type { RecordResult } from "../../switch/record.js";
 import { agentLog, agentMetrics } from "../../watchers/agent-watch.js";
 import { budgetLog, budgetMetrics } from "../../watchers/budget.js";
 import { chainLog, chainMetrics } from "../../watchers/chain-watch.js";
+import { clockLog, clockMetrics } from "../../watchers/clock.js";
 import { guardLog, guardMetrics } from "../../watchers/guard.js";
 import { cancelReportLogger, createReconcileLogger } from "../../watchers/record-log.js";
 import { readRecord } from "../../watchers/record-read.js";
@@ -51,6 +52,8 @@ export function notificationsComponent(): Component<
         budgetMetrics(metrics),
         chainLog(logger),
         chainMetrics(metrics),
+        clockLog(logger),
+        clockMetrics(metrics),
       );
       notifications = createDaemonNotifications({
         urls: config.notifyUrls,

@@ -2,7 +2,7 @@
  * The daemon's components that watch before the first push: the engine guard, the agent watch, and the clock watch
  * (the daemon's own once-per-interval work, on the push slots) (src/app/daemon.ts, `daemonComponents`).
  */
-import type { EventBus } from "../../core/events.js";
+import type { ClockEvent, EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
@@ -106,54 +106,50 @@ export function agentWatchComponent(): Component<
  * (wall and monotonic disagree), which is logged, counted and handed to the switches (readiness then waits for a
  * confirmed push). Deadlines are on the exchange's time, which a step does not move: this only reports.
  */
+/** A clock event as the clock watch publishes it (its `module` and `origin` added). */
+type ClockEventBody = ClockEvent extends infer E
+  ? E extends ClockEvent
+    ? Omit<E, "module" | "origin">
+    : never
+  : never;
+
 export function clockWatchComponent(): Component<
-  Base & { log: Logger },
+  Base & { bus: EventBus; log: Logger },
   { slotOrigin: number; clockSteps: Feed<number> }
 > {
   let loop: { stop(): void } | undefined;
   return {
     name: "clock watch",
-    start({ params, config, runtime, time, metrics, log }) {
+    start({ params, config, runtime, time, bus, log }) {
       const steps = feed<number>();
       const skewLatch = new CrossingLatch(config.clockSkewWarn);
       const watchSkew = config.exposureInterval <= 0;
       const slotOrigin = time.monotonic();
+      const clock = (e: ClockEventBody) =>
+        bus.publish({ module: "clock", origin: "daemon", ...e } as ClockEvent);
       const work = () => {
         if (params.onInterval) {
           try {
             params.onInterval();
           } catch (error) {
-            log.warn({ event: "daemon.interval_failed", err: error }, "the per-interval hook threw");
+            clock({ type: "intervalHookFailed", error });
           }
         }
         if (watchSkew && time.verified) {
           const skewMs = time.skewMs;
-          metrics.clockSkew.set(skewMs / 1000);
           const change = skewLatch.update(Math.abs(skewMs));
-          if (change === "crossed")
-            log.warn(
-              {
-                event: "clock.skew",
-                skewMs: Math.round(skewMs),
-                limitMs: config.clockSkewWarn,
-                source: "date",
-              },
-              `the local clock is ${Math.round(skewMs)} ms off the exchange's (from the answers' Date); deadlines and ` +
-                "nonces use the exchange's time, but fix the host's time sync (chrony/NTP)",
-            );
-          else if (change === "cleared")
-            log.info(
-              { event: "clock.skew.cleared", skewMs: Math.round(skewMs) },
-              "the local clock is back in line",
-            );
+          clock({
+            type: "clockSkew",
+            skewMs,
+            uncertaintyMs: null,
+            limitMs: config.clockSkewWarn,
+            source: "date",
+            change,
+          });
         }
         const stepped = time.checkStep();
         if (!stepped) return;
-        metrics.clockSteps.inc();
-        log.warn(
-          { event: "clock.step", deltaMs: stepped.deltaMs },
-          `the wall clock was stepped by ${stepped.deltaMs} ms; timers run on the monotonic clock, deadlines on the exchange's`,
-        );
+        clock({ type: "clockStepped", deltaMs: stepped.deltaMs });
         steps.publish(stepped.deltaMs);
       };
       // On the push loops' grid, made before them: one timer wakes it and then the pushes, no wake-up of its own.
