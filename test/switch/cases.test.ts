@@ -18,6 +18,7 @@ import { createSwitch } from "../../src/switch/index.js";
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger, type Harness, harness, type LogLine } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
+import { SWITCH_CADENCE } from "./world.js";
 
 let hs: Harness[] = [];
 afterEach(async () => {
@@ -361,11 +362,7 @@ describe("issue #11: never ready while nothing is armed", () => {
       runtime: createRuntime({ clock, timers }),
       logger: log.logger,
       metrics: createMetrics({ defaultMetrics: false }),
-      intervalMs: 15_000,
-      deadlineMs: 60_000,
-      requestTimeoutMs: 5_000,
-      permanentRecheckMs: 300_000,
-      triggerWarnRemaining: 2,
+      ...SWITCH_CADENCE,
     });
     try {
       sw.start();

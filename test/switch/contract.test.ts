@@ -16,6 +16,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createSwitch, type Switch } from "../../src/switch/index.js";
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger, type LogLine } from "../app/helpers.js";
+import { SWITCH_CADENCE } from "./world.js";
 
 const ACCOUNT = "0x00000000000000000000000000000000000000aa";
 /** What every pino line carries besides the event's own fields. */
@@ -73,11 +74,7 @@ async function world(opts: { onEngineDown?: "expedite" | "lapse" } = {}) {
     runtime: createRuntime({ clock, timers }),
     logger: log.logger,
     metrics: createMetrics(),
-    intervalMs: 15_000,
-    deadlineMs: 60_000,
-    requestTimeoutMs: 5_000,
-    permanentRecheckMs: 300_000,
-    triggerWarnRemaining: 2,
+    ...SWITCH_CADENCE,
     onEngineDown: opts.onEngineDown ?? "lapse",
     nonces: { rebase: () => undefined, accepted: () => undefined },
   });

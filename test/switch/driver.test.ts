@@ -11,6 +11,7 @@ import { createSwitch, type SwitchLedger } from "../../src/switch/driver.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
 import { HISTORY_SIZE, newEntry } from "../../src/switch/ledger-model.js";
 import { captureLogger } from "../app/helpers.js";
+import { SWITCH_CADENCE } from "./world.js";
 
 const ACCOUNT = "0x00000000000000000000000000000000000000aa";
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -48,11 +49,7 @@ function rig(store: Partial<SwitchLedger>) {
     runtime: createRuntime({ clock, timers }),
     logger: log.logger,
     metrics: createMetrics({ defaultMetrics: false }),
-    intervalMs: 15_000,
-    deadlineMs: 60_000,
-    requestTimeoutMs: 5_000,
-    permanentRecheckMs: 300_000,
-    triggerWarnRemaining: 2,
+    ...SWITCH_CADENCE,
     nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },
   });
   return { sw, sent, log, timers };

@@ -19,6 +19,7 @@ import { createSwitch, type ScheduleCancelClient } from "../../src/switch/index.
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger } from "../app/helpers.js";
 import { testWallet } from "../sim/helpers.js";
+import { SWITCH_CADENCE } from "./world.js";
 
 const wallet = testWallet("removal-gate");
 let sim: SimulatorHandle | undefined;
@@ -88,11 +89,7 @@ async function removal(opts: {
     runtime: createRuntime({ clock, timers }),
     logger: log.logger,
     metrics: createMetrics(),
-    intervalMs: 15_000,
-    deadlineMs: 60_000,
-    requestTimeoutMs: 5_000,
-    permanentRecheckMs: 300_000,
-    triggerWarnRemaining: 2,
+    ...SWITCH_CADENCE,
     cumulativeVolume,
   });
   const outcome = sw.shutdown({ mode: "remove" });

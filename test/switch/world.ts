@@ -56,14 +56,19 @@ const flush = () =>
     () => new Promise<void>((resolve) => setImmediate(resolve)),
   );
 
-/** The switch configuration the machine's tests start from: the defaults' cadence, one account. */
-export const SWITCH_CFG: Readonly<SwitchConfig> = Object.freeze({
-  account: "0x00000000000000000000000000000000000000aa",
+/** The defaults' cadence and warnings, as every test that builds a switch passes them. */
+export const SWITCH_CADENCE = Object.freeze({
   intervalMs: 15_000,
   deadlineMs: 60_000,
   requestTimeoutMs: 5_000,
   permanentRecheckMs: 300_000,
   triggerWarnRemaining: 2,
+});
+
+/** The switch configuration the machine's tests start from: the defaults' cadence, one account. */
+export const SWITCH_CFG: Readonly<SwitchConfig> = Object.freeze({
+  account: "0x00000000000000000000000000000000000000aa",
+  ...SWITCH_CADENCE,
   onEngineDown: "expedite",
   cancelStops: false,
 });
