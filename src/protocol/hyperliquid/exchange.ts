@@ -385,7 +385,10 @@ export class ExchangeClient {
  * The cancel action exactly as it is signed and sent: `{"type","cancels":[{"a","o"}]}` plus `"f": true` after
  * `cancels` for a fast cancel. `f` is never written as false: the exchange refuses an action hashed with it.
  */
-export function cancelAction(orders: ReadonlyArray<{ asset: number; oid: number }>, fast: boolean): CancelAction {
+export function cancelAction(
+  orders: ReadonlyArray<{ asset: number; oid: number }>,
+  fast: boolean,
+): CancelAction {
   const cancels = orders.map((o) => ({ a: o.asset, o: o.oid }));
   return fast ? { type: "cancel", cancels, f: true } : { type: "cancel", cancels };
 }
