@@ -618,6 +618,8 @@ export class SimStore implements SimState {
         triggersToday: this.triggersOn(a.address, utcDay(now)),
         triggers: a.triggers,
         openOrders: a.orders.length,
+        // the orders a cancel on engine death must take (all but the reduce-only stops it keeps by default)
+        openOrdersNotStops: a.orders.filter((o) => !(o.reduceOnly && o.isTrigger)).length,
         positions: a.positions.map((p) => ({ coin: p.coin, szi: p.szi, marginMode: p.marginMode })),
       })),
     };
