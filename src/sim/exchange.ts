@@ -43,7 +43,7 @@ const ScheduleCancelActionIn = z.strictObject({
 /**
  * `{"type":"cancel","cancels":[{"a":asset,"o":oid}],"f":true}` (docs/exchange-record.md, "Cancel"). `f` (fast)
  * deserializes as a boolean; like the real server the simulator hashes the action it understood, in which a false
- * `f` is absent, so an action signed with `"f": false` recovers another address and is refused (api-facts §F:
+ * `f` is absent, so an action signed with `"f": false` recovers another address and is refused (Hyperliquid docs, exchange endpoint, "Cancel order(s)":
  * "actions hashed with `f: false` will be rejected").
  */
 const CancelActionIn = z.strictObject({
@@ -63,7 +63,7 @@ export function fastTriggerError(asset: number): string {
 
 /**
  * The cumulative cancel limit for an address whose request limit is `limit`: cancels may go on past the request
- * limit up to `min(limit + 100000, limit * 2)` (api-facts §F, rate-limits page), so an address that has used its
+ * limit up to `min(limit + 100000, limit * 2)` (Hyperliquid docs, rate limits and user limits), so an address that has used its
  * budget can still pull its orders.
  */
 export function cancelLimit(limit: number): number {

@@ -1,6 +1,6 @@
 /**
  * The simulator's cancel over real HTTP: the fast flag (accepted, recorded, refused for trigger orders, `f:false`
- * hashed as absent), the cumulative cancel limit min(limit + 100000, 2 × limit) (api-facts §F) and the injected
+ * hashed as absent), the cumulative cancel limit min(limit + 100000, 2 × limit) (docs/exchange-record.md, "The cancel mode") and the injected
  * round-trip time.
  */
 import { afterEach, describe, expect, test } from "vitest";

@@ -126,7 +126,7 @@ export function createCancelExecutor({ info, exchange, onReport }: CancelExecuto
     }));
     const unresolved = report.targeted.filter((t) => t.asset === null).map((t) => `${t.coin}#${t.oid}`);
     // At most two actions, sent together: the resting orders in a fast cancel (`f: true`), the trigger orders
-    // in a normal one, because the exchange refuses a fast cancel of a trigger order (api-facts §F).
+    // in a normal one, because the exchange refuses a fast cancel of a trigger order (docs/exchange-record.md, "The cancel mode").
     const batches = splitCancels(go, meta);
     report.actions = batches.map((b) => ({ fast: b.fast, oids: b.orders.map((o) => o.oid) }));
 

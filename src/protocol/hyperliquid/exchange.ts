@@ -58,7 +58,7 @@ export type ScheduleCancelParameters = {
 export type CancelParameters = {
   /**
    * The fast flag: sent as `"f": true` after `cancels`, left out when false. The exchange refuses a fast cancel
-   * of a trigger order; the next network upgrade prioritises only fast cancels in the mempool (api-facts §F).
+   * of a trigger order; the next network upgrade prioritises only fast cancels in the mempool (docs/exchange-record.md, "The cancel mode").
    */
   fast?: boolean | undefined;
   vaultAddress?: string | undefined;

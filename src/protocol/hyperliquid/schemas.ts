@@ -280,7 +280,7 @@ export type UserDetailsResponse = z.infer<typeof UserDetailsResponse>;
 /**
  * `{"type":"cancel","cancels":[{"a":asset,"o":oid}],"f":true}`: key order is part of the signed hash (msgpack).
  * `f` (fast) comes after `cancels` and is left out entirely when false: an action hashed with `f: false` is
- * refused (research api-facts §F, the exchange-endpoint page "Cancel order(s)").
+ * refused (Hyperliquid docs, exchange endpoint, "Cancel order(s)"; docs/exchange-record.md).
  */
 export const CancelAction = z.strictObject({
   type: z.literal("cancel"),

@@ -1,6 +1,6 @@
 /**
  * The fast cancel (`"f": true`) as signed and sent. No pinned SDK sends `f`, so the expected bytes are written out
- * by hand from the msgpack spec and the documented layout (api-facts §F: `f` after `cancels`, left out when false);
+ * by hand from the msgpack spec and the documented layout (Hyperliquid docs, exchange endpoint, "Cancel order(s)": `f` after `cancels`, left out when false);
  * the f-less form must stay byte-identical to the Rust SDK's `test_cancel_action_hashing` vector.
  */
 import { readFileSync } from "node:fs";
