@@ -330,7 +330,7 @@ export function renderCancel(cancel) {
   L.push("## Engine death → orders cancelled (issue 28)");
   L.push("");
   L.push(
-    "The engine is killed with SIGKILL; the figure is the time until the simulator shows every order that is not a reduce-only stop gone (3 resting orders and a reduce-only stop placed before each kill; the stop is kept). Round-trip time injected by the simulator (`--rtt-ms`: half before the request is handled, half before the answer). Triggers: the simulator's count for the row's account at the end.",
+    "The engine is killed with SIGKILL; the figure is the time until the simulator shows every order that is not a reduce-only stop gone (3 resting orders and a reduce-only stop placed before each kill; the stop is kept). Round-trip time injected by the simulator (`--rtt-ms`: half before the request is handled, half before the answer). Triggers: the simulator's count for the row's account at the end. Each kill comes 150–250 ms after the engine is (back) up and its orders placed; the daemon pushes as soon as the engine is back, so `lapse` measures close to its worst case, the full deadline.",
   );
   L.push("");
   L.push("| mode | RTT | runs | p50 | p99 | max | triggers spent |");
