@@ -10,9 +10,12 @@
 //   BENCH_WINDOW_MS  length of the daemon's memory/CPU window from its spawn (default 150000: 30 s start-up, 120 s measured)
 //   BENCH_RUNS       start-up runs per variant, median reported (default 5)
 //   BENCH_OUT        output file (default BENCHMARKS.md at the repository root)
+//   BENCH_ONLY       the same as --only (e.g. BENCH_ONLY=cancel npm run bench)
+//   BENCH_CANCEL_SCALE  scales the cancel section's run counts (default 1: 200 kills per RTT for the connection
+//                    guard, 25 for the fastest file guard, 3 for the slow modes)
 //
 // `node --expose-gc bench/run.mjs --only cold,memory` runs only the named sections (signing, npm-start, cold,
-// memory (= the memory and CPU window), simulator, exposure, modules) and prints their results without writing
+// memory (= the memory and CPU window), simulator, exposure, modules, cancel (bench/cancel.mjs)) and prints their results without writing
 // BENCHMARKS.md: the committed file always comes from a full run.
 import { spawn, spawnSync } from "node:child_process";
 import {
@@ -47,17 +50,22 @@ const STARTUP_MS = 30_000;
 const CEILING_RSS_MIB = 80;
 const CEILING_CPU_S_PER_H = 5;
 const OUT = process.env.BENCH_OUT ?? path.join(ROOT, "BENCHMARKS.md");
-const SECTIONS = ["signing", "npm-start", "cold", "memory", "simulator", "exposure", "modules"];
+const SECTIONS = ["signing", "npm-start", "cold", "memory", "simulator", "exposure", "modules", "cancel"];
 const onlyArg = process.argv.find((a, i) => a.startsWith("--only=") || process.argv[i - 1] === "--only");
-const ONLY = onlyArg
-  ? new Set((onlyArg.startsWith("--only=") ? onlyArg.slice(7) : onlyArg).split(","))
-  : null;
+// BENCH_ONLY=cancel is the same as --only cancel (handy through `npm run bench`)
+const onlyList = onlyArg
+  ? onlyArg.startsWith("--only=")
+    ? onlyArg.slice(7)
+    : onlyArg
+  : (process.env.BENCH_ONLY ?? "");
+const ONLY = onlyList ? new Set(onlyList.split(",")) : null;
 for (const name of ONLY ?? [])
   if (!SECTIONS.includes(name))
     throw new Error(`--only: unknown section ${name} (one of ${SECTIONS.join(", ")})`);
 const wanted = (name) => ONLY === null || ONLY.has(name);
 
 const { Wallet, id } = await import("ethers");
+const { benchCancel, renderCancel } = await import("./cancel.mjs");
 // the library's public signing API (the bench signs its load through it, as a user of the package would)
 const ours = await import(path.join(ROOT, "dist/index.js"));
 
@@ -676,7 +684,7 @@ function machine() {
 }
 
 function render(results) {
-  const { m, signing, cold, steady, modules, simulator, exposure, npmStart } = results;
+  const { m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel } = results;
   const flags = `\`node ${DEPLOYED_FLAGS.join(" ")}\``;
   const L = [];
   L.push("# Benchmarks");
@@ -786,6 +794,8 @@ function render(results) {
     L.push("");
   }
 
+  L.push(renderCancel(cancel));
+
   L.push("## Method");
   L.push("");
   L.push(
@@ -821,7 +831,7 @@ function render(results) {
   L.push("## Raw figures");
   L.push("");
   L.push("```json");
-  L.push(JSON.stringify({ npmStart, signing, cold, steady, simulator, exposure, modules }, null, 2));
+  L.push(JSON.stringify({ npmStart, signing, cold, steady, simulator, exposure, modules, cancel }, null, 2));
   L.push("```");
   L.push("");
   return L.join("\n");
@@ -850,12 +860,26 @@ if (sim) await sim.close();
 const signing = wanted("signing") ? await section("signing", benchSigning) : notRun;
 const exposure = wanted("exposure") ? await section("exposure", benchExposure) : notRun;
 const modules = wanted("modules") ? await section("import cost", benchModuleCost) : notRun;
+const cancel = wanted("cancel")
+  ? await section("engine death → orders cancelled", () =>
+      benchCancel({
+        root: ROOT,
+        cli: CLI,
+        flags: DEPLOYED_FLAGS,
+        log,
+        scale: Number(process.env.BENCH_CANCEL_SCALE ?? 1),
+      }),
+    )
+  : notRun;
 m.loadEnd = loadAverage();
 if (ONLY !== null) {
   // a partial run: the figures only, never a BENCHMARKS.md
-  console.log(JSON.stringify({ m, signing, npmStart, cold, steady, simulator, exposure, modules }, null, 2));
+  console.log(
+    JSON.stringify({ m, signing, npmStart, cold, steady, simulator, exposure, modules, cancel }, null, 2),
+  );
+  if (wanted("cancel")) console.log(renderCancel(cancel));
 } else {
-  const md = render({ m, signing, cold, steady, modules, simulator, exposure, npmStart });
+  const md = render({ m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel });
   writeFileSync(OUT, md);
   log(`wrote ${path.relative(ROOT, OUT)} in ${fmt((performance.now() - started) / 1000)} s`);
   console.log(md);

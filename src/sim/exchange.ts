@@ -40,11 +40,35 @@ const ScheduleCancelActionIn = z.strictObject({
   type: z.literal("scheduleCancel"),
   time: U64.nullable().optional(),
 });
-/** `{"type":"cancel","cancels":[{"a":asset,"o":oid}]}` (docs/exchange-record.md, "Cancel"). */
+/**
+ * `{"type":"cancel","cancels":[{"a":asset,"o":oid}],"f":true}` (docs/exchange-record.md, "Cancel"). `f` (fast)
+ * deserializes as a boolean; like the real server the simulator hashes the action it understood, in which a false
+ * `f` is absent, so an action signed with `"f": false` recovers another address and is refused (Hyperliquid docs, exchange endpoint, "Cancel order(s)":
+ * "actions hashed with `f: false` will be rejected").
+ */
 const CancelActionIn = z.strictObject({
   type: z.literal("cancel"),
   cancels: z.array(z.strictObject({ a: z.number().int().min(0), o: U64 })).min(1),
+  f: z.boolean().optional(),
 });
+
+/**
+ * The simulator's refusal of a fast cancel of a trigger order, one status inside an "ok" answer like the other
+ * per-order cancel errors. The exchange's own wording is not published (the docs say only that fast cancels are
+ * "rejected for canceling trigger orders"); this text is the simulator's (docs/exchange-record.md, "Cancel").
+ */
+export function fastTriggerError(asset: number): string {
+  return `Fast cancel cannot be used to cancel trigger orders. asset=${asset}`;
+}
+
+/**
+ * The cumulative cancel limit for an address whose request limit is `limit`: cancels may go on past the request
+ * limit up to `min(limit + 100000, limit * 2)` (Hyperliquid docs, rate limits and user limits), so an address that has used its
+ * budget can still pull its orders.
+ */
+export function cancelLimit(limit: number): number {
+  return Math.min(limit + 100_000, limit * 2);
+}
 
 /** The per-order refusal the real exchange answers for an unknown, cancelled or filled order. */
 export function neverPlacedError(asset: number): string {
@@ -133,7 +157,7 @@ export function handleExchange(
   let signer: string;
   try {
     signer = recoverL1ActionSignerSync({
-      action: sentAction,
+      action: signedForm(sentAction),
       nonce: req.nonce,
       vaultAddress: req.vaultAddress ?? null,
       expiresAfter: req.expiresAfter ?? null,
@@ -172,18 +196,28 @@ export function handleExchange(
   record.user = target.address;
   onChain.target = target.address;
   // 7. Address-based budget (docs/exchange-behaviour.md §10), counted per target account (sub-accounts are separate users).
+  //    Cancels have their own, higher cumulative limit (cancelLimit).
   target.requestsUsed++;
-  if (target.addressBudget !== undefined && target.requestsUsed > target.addressBudget) {
+  const limit =
+    target.addressBudget === undefined
+      ? undefined
+      : req.action.type === "cancel"
+        ? cancelLimit(target.addressBudget)
+        : target.addressBudget;
+  if (limit !== undefined && target.requestsUsed > limit) {
     return err(
-      `Too many cumulative requests sent (${target.requestsUsed} > ${target.addressBudget}) for cumulative volume traded $${volumeText(target.volumeUsd)}. Place taker orders to free up 1 request per USDC traded.`,
+      `Too many cumulative requests sent (${target.requestsUsed} > ${limit}) for cumulative volume traded $${volumeText(target.volumeUsd)}. Place taker orders to free up 1 request per USDC traded.`,
     );
   }
   if (req.action.type === "cancel") {
-    // Cancels spend no trigger and pass no volume gate; one status per order, in order.
+    // Cancels spend no trigger and pass no volume gate; one status per order, in order. A fast cancel of a
+    // trigger order is refused for that order, which stays on the book.
     const acc = target;
+    const fast = req.action.f === true;
     const statuses = req.action.cancels.map(({ a, o }) => {
       const order = acc.orders.find((x) => x.oid === o);
       if (!order || store.assetIndex(order.coin) !== a) return { error: neverPlacedError(a) };
+      if (fast && order.isTrigger) return { error: fastTriggerError(a) };
       store.endOrder(acc, o, "canceled", now);
       return "success" as const;
     });
@@ -209,6 +243,13 @@ export function handleExchange(
   }
   store.setSchedule(target.address, time);
   return finish(true, { type: rules.successType });
+}
+
+/** The action as the server hashes it: a cancel's `f: false` is dropped (it deserializes as "not fast"). */
+function signedForm(action: Record<string, unknown>): Record<string, unknown> {
+  if (action.type !== "cancel" || action.f !== false) return action;
+  const { f: _dropped, ...rest } = action;
+  return rest;
 }
 
 function insertNonce(set: number[], nonce: number): void {

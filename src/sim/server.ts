@@ -75,6 +75,11 @@ export type SimulatorOptions = {
   onTrigger?: (user: string, trigger: SimTrigger) => void;
   /** The newest transactions the explorer lists per address (default 2000). */
   explorerTxLimit?: number;
+  /**
+   * Injected round-trip time (ms) on every API answer (not /admin): half before the request is handled, half
+   * before the answer leaves, so "one round trip" costs something on loopback (benchmarks; default 0).
+   */
+  rttMs?: number;
 };
 
 export type SimulatorHandle = {
@@ -106,6 +111,7 @@ export const SIMULATOR_DEFAULTS = Object.freeze({
   dailyLimitMessage: "Too many scheduled cancel triggers today",
   countEmptyTriggers: true,
   ipWeightPerMinute: 1200,
+  rttMs: 0,
   maxBodyBytes: 1024 * 1024,
 });
 
@@ -122,6 +128,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   if (!Number.isInteger(o.dailyTriggerLimit) || o.dailyTriggerLimit < 0) {
     throw new SimulatorError(`dailyTriggerLimit must be an integer >= 0, got ${o.dailyTriggerLimit}.`);
   }
+  if (!Number.isFinite(o.rttMs) || o.rttMs < 0 || o.rttMs > 60_000) {
+    throw new SimulatorError(`rttMs must be a number of milliseconds in 0..60000, got ${o.rttMs}.`);
+  }
+  const rttIn = Math.floor(o.rttMs / 2);
+  const rttOut = o.rttMs - rttIn;
   const weightLimit =
     o.ipWeightPerMinute === null || !Number.isFinite(o.ipWeightPerMinute) ? null : o.ipWeightPerMinute;
 
@@ -216,6 +227,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       pending.add(t);
     });
 
+  // The second half of the injected round trip, before any API answer leaves.
+  const reply = async (res: ServerResponse, r: Parameters<typeof send>[1]): Promise<void> => {
+    if (rttOut > 0) await delay(rttOut);
+    if (closed || res.destroyed) return;
+    send(res, r);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     // The Date header is the simulator's clock (as the exchange's is its own), not the host's; an endpoint's Date
@@ -230,6 +248,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     }
     const endpoint = routeOf(path);
     if (!endpoint) return send(res, text(404, "Not Found"));
+    if (rttIn > 0) await delay(rttIn);
+    if (closed) return;
     store.countRequest(endpoint);
     // A fault limited to some request types needs the body's type before it can decide.
     let early: string | null | undefined;
@@ -246,10 +266,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       req.socket.destroy();
       return;
     }
-    if (decision.kind === "status") return send(res, decision);
-    if (method !== "POST") return send(res, text(405, "Method Not Allowed"));
+    if (decision.kind === "status") return reply(res, decision);
+    if (method !== "POST") return reply(res, text(405, "Method Not Allowed"));
     const body = early !== undefined ? early : await readBody(req, o.maxBodyBytes);
-    if (body === null) return send(res, text(413, "Payload Too Large"));
+    if (body === null) return reply(res, text(413, "Payload Too Large"));
     const ip = req.socket.remoteAddress ?? "unknown";
     if (endpoint === "evm") {
       const out = rpc(body);
@@ -257,13 +277,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         res.writeHead(out.status === 200 ? 204 : out.status).end();
         return;
       }
-      return send(res, { status: out.status, contentType: "application/json", body: out.body });
+      return reply(res, { status: out.status, contentType: "application/json", body: out.body });
     }
     // Axum's Json extractor refuses an explicit non-JSON content type with 415 (a missing one is tolerated
     // here, so hand-written curl calls work).
     const type = req.headers["content-type"];
     if (type !== undefined && !/application\/json/i.test(type)) {
-      return send(res, text(415, "Expected request with `Content-Type: application/json`"));
+      return reply(res, text(415, "Expected request with `Content-Type: application/json`"));
     }
     // fault `dropAnswer`: the handler runs (the action is applied), the answer never leaves
     const answer = (r: Parameters<typeof send>[1]) => {
@@ -271,14 +291,14 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
         req.socket.destroy();
         return;
       }
-      return send(res, r);
+      return reply(res, r);
     };
     if (endpoint === "exchange") {
-      if (!spend(ip, 1)) return send(res, tooManyRequests());
+      if (!spend(ip, 1)) return reply(res, tooManyRequests());
       return answer(handleExchange(store, rules, body));
     }
     if (endpoint === "explorer") {
-      if (!spend(ip, EXPLORER_WEIGHT)) return send(res, tooManyRequests());
+      if (!spend(ip, EXPLORER_WEIGHT)) return reply(res, tooManyRequests());
       return answer(handleExplorer(store, body, faults.get("explorer")));
     }
     let weight = 2;
@@ -287,7 +307,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     } catch {
       weight = 2;
     }
-    if (!spend(ip, weight)) return send(res, tooManyRequests());
+    if (!spend(ip, weight)) return reply(res, tooManyRequests());
     return answer(handleInfo(store, body));
   };
 

@@ -588,6 +588,21 @@ export class SimStore implements SimState {
       day: utcDay(now),
       requests: { ...this.#counts },
       actions: this.#actions.length,
+      // The last 100 cancel actions, fast flag included (tests and benchmarks read them over /admin/state).
+      cancels: this.#actions
+        .filter((a) => (a.action as { type?: unknown } | null)?.type === "cancel")
+        .slice(-100)
+        .map((a) => {
+          const action = a.action as { cancels?: Array<{ o?: unknown }>; f?: unknown };
+          return {
+            receivedAt: a.receivedAt,
+            user: a.user,
+            fast: action.f === true,
+            oids: Array.isArray(action.cancels) ? action.cancels.map((c) => c?.o ?? null) : [],
+            accepted: a.accepted,
+            response: a.response,
+          };
+        }),
       marks: Object.fromEntries(this.marks),
       agents: Object.fromEntries(this.agents),
       agentInfo: [...this.agentInfo.values()],
@@ -603,6 +618,8 @@ export class SimStore implements SimState {
         triggersToday: this.triggersOn(a.address, utcDay(now)),
         triggers: a.triggers,
         openOrders: a.orders.length,
+        // the orders a cancel on engine death must take (all but the reduce-only stops it keeps by default)
+        openOrdersNotStops: a.orders.filter((o) => !(o.reduceOnly && o.isTrigger)).length,
         positions: a.positions.map((p) => ({ coin: p.coin, szi: p.szi, marginMode: p.marginMode })),
       })),
     };

@@ -581,6 +581,38 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     file: "trust.test.ts",
     mode: "process",
   },
+  // --------------------------------------------- the fast cancel path (issue 28)
+  {
+    id: "cancel-refused",
+    group: "record",
+    fault: "guard file stale with --on-engine-down cancel; every cancel action answered HTTP 503",
+    proves:
+      "`engine.cancel_failed`, then the expedite backstop: a push at the 5 s minimum, the exchange cancels every order (one trigger)",
+    test: "behavior: the cancel refused (HTTP 503) falls back to the expedite: the exchange cancels at the 5 s minimum",
+    file: "cancel.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "cancel-unanswered",
+    group: "record",
+    fault: "guard file stale with --on-engine-down cancel; every cancel action blackholed",
+    proves:
+      "the cancel times out, `engine.cancel_failed`, then the expedite backstop: one trigger, the orders gone",
+    test: "behavior: the cancel unanswered (blackholed) falls back to the expedite: one trigger, the orders gone",
+    file: "cancel.test.ts",
+    mode: "in-process",
+  },
+  {
+    id: "fast-trigger-refused",
+    group: "record",
+    fault:
+      "guard file stale with --on-engine-down cancel --cancel-stops; an entry stop and a reduce-only stop among the orders (the simulator refuses a fast cancel of a trigger order)",
+    proves:
+      "two actions: the resting orders with `f: true`, the trigger orders without; every status success, no trigger spent",
+    test: "behavior: trigger orders go in a normal cancel, never a fast one (the simulator refuses that); no trigger spent",
+    file: "cancel.test.ts",
+    mode: "in-process",
+  },
 ]);
 
 /** The row with this id (throws on a typo, so a test cannot report a row that does not exist). */

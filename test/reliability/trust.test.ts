@@ -209,6 +209,10 @@ describe.concurrent("reliability: only the exchange can disarm the switch (proce
     );
     expect(again.pass as number).toBeGreaterThan(1);
     expect(sim.state.getOpenOrders(user)).toHaveLength(0);
+    // each pass is one fast cancel (resting orders only here): the new order went in a second fast action
+    const cancels = sim.state.actions.filter((a) => (a.action as { type?: string }).type === "cancel");
+    expect(cancels.length).toBe(2);
+    expect(cancels.every((a) => a.accepted && (a.action as { f?: boolean }).f === true)).toBe(true);
     // no trigger spent; the schedule is renewed as the backstop
     expect(sim.state.getTriggers(user)).toHaveLength(0);
     expect(sim.state.getSchedule(user)).toBeGreaterThan(Date.now());

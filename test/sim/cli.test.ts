@@ -72,8 +72,11 @@ describe("hl-deadman sim", () => {
       `${agent.address}=${user.address}`,
       "--success-type",
       "default",
+      "--rtt-ms",
+      "20",
     ]);
     expect(s.lines.some((l) => l.startsWith("DEMO"))).toBe(false);
+    expect(s.lines).toContain("RTT    20 ms injected on every API answer");
     expect(s.lines).toContain(`USER   ${user.address.toLowerCase()} volume $1500000`);
     const now = Date.now();
     const body = await signedScheduleCancel({ privateKey: agent.privateKey, nonce: now, time: now + 60_000 });
@@ -87,11 +90,12 @@ describe("hl-deadman sim", () => {
 
   test("error: invalid --user and --agent exit 2 naming the value", async () => {
     const sim = (args: string[]) => cli(["sim", ...args]);
-    const [badUser, badVolume, badAgent, badPort] = await Promise.all([
+    const [badUser, badVolume, badAgent, badPort, badRtt] = await Promise.all([
       sim(["--user", "0x1234:5"]),
       sim(["--user", `${user.address}:lots`]),
       sim(["--agent", "nope"]),
       sim(["--port", "70000"]),
+      sim(["--rtt-ms", "-5"]),
     ]);
     // Found only once the simulator runs (which users exist), so this one is a real process.
     const orphan = await runCliProcess([
@@ -112,6 +116,8 @@ describe("hl-deadman sim", () => {
     expect(orphan.stderr).toContain("is not a registered user");
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toContain('--port "70000"');
+    expect(badRtt.code).toBe(2);
+    expect(badRtt.stderr).toContain('--rtt-ms "-5" is invalid');
   });
 
   test("behavior: the flag parsers", () => {

@@ -13,6 +13,7 @@ export type SimCommandOptions = {
   user?: string[];
   agent?: string[];
   seed: string;
+  rttMs?: string;
   successType: "scheduleCancel" | "default";
   pageOrder: "fromStart" | "fromEnd";
   network: "mainnet" | "testnet";
@@ -23,6 +24,8 @@ export type SimInit = {
   host: string;
   port: number;
   seed: number;
+  /** injected round-trip time on every API answer, ms */
+  rttMs: number;
   users: SimulatorUser[];
   agents: Array<{ agent: string; user: string }>;
   successType: "scheduleCancel" | "default";
@@ -82,6 +85,7 @@ export function simInit(opts: SimCommandOptions): SimInit {
     host: opts.host,
     port: parseInteger(opts.port, "--port", 0, 65_535),
     seed: parseInteger(opts.seed, "--seed", 0, 2 ** 32 - 1),
+    rttMs: parseInteger(opts.rttMs ?? "0", "--rtt-ms", 0, 60_000),
     users: (opts.user ?? []).map(parseUserSpec),
     agents: (opts.agent ?? []).map(parseAgentSpec),
     successType: opts.successType,
@@ -120,6 +124,7 @@ export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown
       host: init.host,
       port: init.port,
       seed: init.seed,
+      rttMs: init.rttMs,
       clock: deps.clock,
       network: init.network,
       users: init.users,
@@ -167,6 +172,7 @@ export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown
   out(
     `NETWORK ${init.network} (signatures with source "${init.network === "mainnet" ? "a" : "b"}"), seed ${init.seed}, day ${utcDay(deps.clock.now())} UTC`,
   );
+  if (init.rttMs > 0) out(`RTT    ${init.rttMs} ms injected on every API answer`);
   for (const u of init.users) out(`USER   ${u.address.toLowerCase()} volume $${u.volumeUsd ?? 2_000_000}`);
   for (const a of init.agents) out(`AGENT  ${a.agent.toLowerCase()} signs for ${a.user.toLowerCase()}`);
   if (sim.demo) {
@@ -218,6 +224,12 @@ export function registerSim(program: Command, deps: CliDeps): void {
       new Option("--agent <agent=user>", "approve an API wallet for a user; repeatable").argParser(collect),
     )
     .addOption(new Option("--seed <n>", "seed of the chain, the demo key and random faults").default("1"))
+    .addOption(
+      new Option(
+        "--rtt-ms <n>",
+        "injected round-trip time on every API answer (half before handling, half before answering)",
+      ).default("0"),
+    )
     .addOption(
       new Option("--success-type <type>", "success body type (the real API answers default)")
         .choices(["scheduleCancel", "default"])

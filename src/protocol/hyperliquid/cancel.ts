@@ -1,8 +1,8 @@
 /**
  * The cancel executor for the engine-down policy `cancel` (docs/exchange-record.md, "Cancel before the exchange
- * has to"): read the open orders (`frontendOpenOrders`, which marks trigger and reduce-only orders), send one
- * signed `cancel` action for every order that should go, check each order's status, and confirm with a second
- * read. Reduce-only TP/SL (trigger) orders stay unless `cancelStops`: they can only shrink a position, and they
+ * has to"): read the open orders (`frontendOpenOrders`, which marks trigger and reduce-only orders) and `meta`
+ * together, send at most two signed `cancel` actions at once (the resting orders with the fast flag, the trigger
+ * orders without it), check each order's status, and confirm with a second read. Reduce-only TP/SL (trigger) orders stay unless `cancelStops`: they can only shrink a position, and they
  * are what protects it while the engine is down. Cancelling spends no daily trigger.
  *
  * It never throws: every failure is `{ confirmed: false, detail }`, and the switch then keeps the scheduled
@@ -31,6 +31,8 @@ export type CancelReport = {
   /** reduce-only TP/SL orders left in place */
   kept: Array<{ coin: string; oid: number; orderType: string | undefined }>;
   statuses: CancelOrderStatus[];
+  /** the cancel actions sent (at most two): the fast one for resting orders, the normal one for triggers */
+  actions?: Array<{ fast: boolean; oids: number[] }>;
   /** targeted orders still open after the cancel (second read) */
   stillOpen: number[];
   confirmed: boolean;
@@ -52,6 +54,28 @@ export function assetIndexOf(coin: string, meta: PerpMeta): number | null {
   if (coin === "PURR/USDC") return 10_000;
   const i = meta.universe.findIndex((a) => a.name === coin);
   return i >= 0 ? i : null;
+}
+
+/** A trigger order (or a position TP/SL, which rests as one): the exchange refuses to fast-cancel it. */
+export function isTriggerOrder(o: FrontendOpenOrder): boolean {
+  return o.isTrigger === true || o.isPositionTpsl === true;
+}
+
+export type CancelBatch = { fast: boolean; orders: Array<{ asset: number; oid: number }> };
+
+/**
+ * The orders to cancel as at most two actions: the non-trigger orders with the fast flag first, the trigger
+ * orders without it. Orders whose asset index is unknown are left out (reported by the caller).
+ */
+export function splitCancels(orders: ReadonlyArray<FrontendOpenOrder>, meta: PerpMeta): CancelBatch[] {
+  const fast: CancelBatch = { fast: true, orders: [] };
+  const normal: CancelBatch = { fast: false, orders: [] };
+  for (const o of orders) {
+    const asset = assetIndexOf(o.coin, meta);
+    if (asset === null) continue;
+    (isTriggerOrder(o) ? normal : fast).orders.push({ asset, oid: o.oid });
+  }
+  return [fast, normal].filter((b) => b.orders.length > 0);
 }
 
 function describe(error: unknown): string {
@@ -76,15 +100,17 @@ export function createCancelExecutor({ info, exchange, onReport }: CancelExecuto
       onReport?.(report);
       return result;
     };
+    // The open orders and the asset indices are read together: one round trip before the cancel.
     let open: FrontendOpenOrder[];
+    let meta: PerpMeta;
     try {
-      open = await info.frontendOpenOrders({ user });
+      [open, meta] = await Promise.all([info.frontendOpenOrders({ user }), info.meta()]);
     } catch (error) {
       return done({
         confirmed: false,
         cancelled: 0,
         kept: 0,
-        detail: `reading open orders failed (${describe(error)})`,
+        detail: `reading open orders or meta failed (${describe(error)})`,
       });
     }
     const keep = cancelStops ? [] : open.filter(isProtectiveStop);
@@ -92,45 +118,42 @@ export function createCancelExecutor({ info, exchange, onReport }: CancelExecuto
     report.kept = keep.map((o) => ({ coin: o.coin, oid: o.oid, orderType: o.orderType }));
     if (go.length === 0) return done({ confirmed: true, cancelled: 0, kept: keep.length });
 
-    let meta: PerpMeta;
-    try {
-      meta = await info.meta();
-    } catch (error) {
-      return done({
-        confirmed: false,
-        cancelled: 0,
-        kept: keep.length,
-        detail: `reading meta failed (${describe(error)})`,
-      });
-    }
     report.targeted = go.map((o) => ({
       coin: o.coin,
       oid: o.oid,
       asset: assetIndexOf(o.coin, meta),
       orderType: o.orderType,
     }));
-    const resolvable = report.targeted.filter((t): t is typeof t & { asset: number } => t.asset !== null);
     const unresolved = report.targeted.filter((t) => t.asset === null).map((t) => `${t.coin}#${t.oid}`);
+    // At most two actions, sent together: the resting orders in a fast cancel (`f: true`), the trigger orders
+    // in a normal one, because the exchange refuses a fast cancel of a trigger order (docs/exchange-record.md, "The cancel mode").
+    const batches = splitCancels(go, meta);
+    report.actions = batches.map((b) => ({ fast: b.fast, oids: b.orders.map((o) => o.oid) }));
 
     let cancelled = 0;
     const problems: string[] = [];
     if (unresolved.length > 0) problems.push(`no asset index for ${unresolved.join(", ")}`);
-    if (resolvable.length > 0) {
-      try {
-        const result = await exchange.cancel(
-          resolvable.map((t) => ({ asset: t.asset, oid: t.oid })),
-          vaultAddress !== undefined ? { vaultAddress } : {},
-        );
-        report.statuses = result.statuses;
-        cancelled = result.statuses.filter((s) => s.ok).length;
-        const refused = result.statuses.filter((s) => !s.ok);
-        if (refused.length > 0)
-          problems.push(
-            `${refused.length} refused (${refused.map((s) => `#${s.oid}: ${s.error}`).join("; ")})`,
-          );
-      } catch (error) {
-        problems.push(`cancel failed (${describe(error)})`);
+    const sent = await Promise.allSettled(
+      batches.map((b) =>
+        exchange.cancel(b.orders, {
+          ...(b.fast ? { fast: true } : {}),
+          ...(vaultAddress !== undefined ? { vaultAddress } : {}),
+        }),
+      ),
+    );
+    for (const [i, outcome] of sent.entries()) {
+      const kind = batches[i]?.fast ? "fast cancel" : "trigger cancel";
+      if (outcome.status === "rejected") {
+        problems.push(`${kind} failed (${describe(outcome.reason)})`);
+        continue;
       }
+      report.statuses.push(...outcome.value.statuses);
+      cancelled += outcome.value.statuses.filter((s) => s.ok).length;
+      const refused = outcome.value.statuses.filter((s) => !s.ok);
+      if (refused.length > 0)
+        problems.push(
+          `${kind}: ${refused.length} refused (${refused.map((s) => `#${s.oid}: ${s.error}`).join("; ")})`,
+        );
     }
     // Confirm from a second read: an order refused as "already canceled, or filled" is gone too.
     let after: FrontendOpenOrder[];

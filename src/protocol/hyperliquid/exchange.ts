@@ -56,6 +56,11 @@ export type ScheduleCancelParameters = {
 };
 
 export type CancelParameters = {
+  /**
+   * The fast flag: sent as `"f": true` after `cancels`, left out when false. The exchange refuses a fast cancel
+   * of a trigger order; the next network upgrade prioritises only fast cancels in the mempool (docs/exchange-record.md, "The cancel mode").
+   */
+  fast?: boolean | undefined;
   vaultAddress?: string | undefined;
   expiresAfterMs?: number | null | undefined;
   signal?: AbortSignal | undefined;
@@ -244,7 +249,7 @@ export class ExchangeClient {
    */
   async cancel(
     orders: ReadonlyArray<{ asset: number; oid: number }>,
-    { vaultAddress, expiresAfterMs, signal }: CancelParameters = {},
+    { fast, vaultAddress, expiresAfterMs, signal }: CancelParameters = {},
   ): Promise<CancelResult> {
     if (orders.length === 0) throw new ValidationError("cancel orders", ["at least one order is needed"]);
     for (const [i, o] of orders.entries()) {
@@ -257,7 +262,7 @@ export class ExchangeClient {
     const vault = vaultAddress === undefined ? undefined : normalizeAddress(vaultAddress, "vaultAddress");
     const window =
       expiresAfterMs === undefined ? this.#expiresAfterMs : checkWindow(expiresAfterMs, "expiresAfterMs");
-    const action: CancelAction = { type: "cancel", cancels: orders.map((o) => ({ a: o.asset, o: o.oid })) };
+    const action: CancelAction = cancelAction(orders, fast === true);
     const { nonce, answer, response, base } = await this.#send(action, vault, window, signal);
     const parsed = CancelOkResponse.safeParse(answer);
     if (!parsed.success || parsed.data.data.statuses.length !== orders.length) {
@@ -374,4 +379,16 @@ export class ExchangeClient {
   close(): void {
     this.#transport.close();
   }
+}
+
+/**
+ * The cancel action exactly as it is signed and sent: `{"type","cancels":[{"a","o"}]}` plus `"f": true` after
+ * `cancels` for a fast cancel. `f` is never written as false: the exchange refuses an action hashed with it.
+ */
+export function cancelAction(
+  orders: ReadonlyArray<{ asset: number; oid: number }>,
+  fast: boolean,
+): CancelAction {
+  const cancels = orders.map((o) => ({ a: o.asset, o: o.oid }));
+  return fast ? { type: "cancel", cancels, f: true } : { type: "cancel", cancels };
 }

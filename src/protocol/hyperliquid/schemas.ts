@@ -277,7 +277,11 @@ export const UserDetailsResponse = z.looseObject({
 });
 export type UserDetailsResponse = z.infer<typeof UserDetailsResponse>;
 
-/** `{"type":"cancel","cancels":[{"a":asset,"o":oid}]}`: key order is part of the signed hash (msgpack). */
+/**
+ * `{"type":"cancel","cancels":[{"a":asset,"o":oid}],"f":true}`: key order is part of the signed hash (msgpack).
+ * `f` (fast) comes after `cancels` and is left out entirely when false: an action hashed with `f: false` is
+ * refused (Hyperliquid docs, exchange endpoint, "Cancel order(s)"; docs/exchange-record.md).
+ */
 export const CancelAction = z.strictObject({
   type: z.literal("cancel"),
   cancels: z
@@ -288,6 +292,7 @@ export const CancelAction = z.strictObject({
       }),
     )
     .min(1),
+  f: z.literal(true).optional(),
 });
 export type CancelAction = z.infer<typeof CancelAction>;
 

@@ -52,12 +52,18 @@ describe("cancelOpenOrders (engine-down policy cancel)", () => {
     // No trigger spent, and the scheduled cancel is still armed as the backstop.
     expect(sim.state.triggersOn(demo.address, utcDay(clock.now()))).toBe(0);
     expect(sim.state.getSchedule(demo.address)).toBe(armed.time);
-    // One signed cancel with an {a, o} per order, assets from meta (BTC 0, ETH 1, SOL 5).
-    const cancel = sim.state.actions.at(-1)!;
+    // One signed fast cancel (no trigger order among them) with an {a, o} per order, assets from meta
+    // (BTC 0, ETH 1, SOL 5), f after cancels.
+    const cancels = sim.state.actions.filter((a) => (a.action as { type: string }).type === "cancel");
+    expect(cancels).toHaveLength(1);
+    const cancel = cancels[0]!;
     expect(cancel.accepted).toBe(true);
+    expect(Object.keys(cancel.action as object)).toEqual(["type", "cancels", "f"]);
+    expect((cancel.action as { f?: boolean }).f).toBe(true);
     expect((cancel.action as { cancels: Array<{ a: number }> }).cancels.map((c) => c.a)).toEqual([
       0, 0, 1, 5,
     ]);
+    expect(reports[0]!.actions).toEqual([{ fast: true, oids: expect.any(Array) }]);
     expect(reports[0]!.statuses.every((s) => s.ok)).toBe(true);
     // The record says "canceled" for them, not scheduledCancel.
     const history = await info.historicalOrders({ user: demo.address });
@@ -72,6 +78,32 @@ describe("cancelOpenOrders (engine-down policy cancel)", () => {
       kept: 0,
     });
     expect(sim.state.getOpenOrders(demo.address)).toEqual([]);
+    // Two actions: the resting orders fast, the trigger stops in a normal cancel (a fast one would be refused).
+    const cancels = sim.state.actions.filter((a) => (a.action as { type: string }).type === "cancel");
+    expect(cancels).toHaveLength(2);
+    const fast = cancels.filter((a) => (a.action as { f?: boolean }).f === true);
+    const plain = cancels.filter((a) => !("f" in (a.action as object)));
+    expect(fast.map((a) => (a.action as { cancels: unknown[] }).cancels.length)).toEqual([4]);
+    expect(plain.map((a) => (a.action as { cancels: unknown[] }).cancels.length)).toEqual([2]);
+    expect(cancels.every((a) => a.accepted)).toBe(true);
+  });
+
+  test("a trigger order that is not a reduce-only stop goes in the normal cancel, never a fast one", async () => {
+    const { sim, demo, cancelOpenOrders, reports } = await setup();
+    sim.addUser({
+      address: demo.address,
+      orders: [
+        { coin: "BTC", side: "B", limitPx: "1000", sz: "0.01", orderType: "Stop Market", triggerPx: "1100" },
+      ],
+    });
+    const entry = sim.state.getOpenOrders(demo.address).find((o) => o.isTrigger && !o.reduceOnly)!;
+    const result = await cancelOpenOrders({ account: demo.address, cancelStops: false });
+    expect(result).toEqual({ confirmed: true, cancelled: 5, kept: 2 });
+    expect(reports[0]!.actions).toEqual([
+      { fast: true, oids: expect.any(Array) },
+      { fast: false, oids: [entry.oid] },
+    ]);
+    expect(reports[0]!.statuses.every((s) => s.ok)).toBe(true);
   });
 
   test("nothing to cancel: confirmed without sending anything", async () => {
@@ -110,7 +142,7 @@ describe("cancelOpenOrders (engine-down policy cancel)", () => {
     sim.faults.set("info", { rateLimit: true, types: ["frontendOpenOrders"] });
     const result = await cancelOpenOrders({ account: demo.address, cancelStops: false });
     expect(result).toMatchObject({ confirmed: false, cancelled: 0 });
-    expect(result.detail).toMatch(/reading open orders failed \(rate_limited/);
+    expect(result.detail).toMatch(/reading open orders or meta failed \(rate_limited/);
     expect(sim.state.actions).toHaveLength(0);
   });
 

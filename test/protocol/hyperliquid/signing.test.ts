@@ -34,13 +34,26 @@ const vectors: Vector[] = JSON.parse(
   readFileSync(new URL("../../fixtures/signing-vectors.json", import.meta.url), "utf8"),
 );
 
-describe("signing vectors (test/fixtures/signing-vectors.json)", () => {
-  test("default: the fixture holds all 27 vectors", () => {
+/**
+ * Fast-cancel vectors: derived by this project from the documented layout (no pinned SDK sends `f`); see the
+ * fixture's note and test/protocol/hyperliquid/fast-cancel-signing.test.ts for the hand-written bytes.
+ */
+const fastCancelVectors: Vector[] = JSON.parse(
+  readFileSync(new URL("../../fixtures/fast-cancel-vectors.json", import.meta.url), "utf8"),
+).vectors;
+
+describe("signing vectors (test/fixtures/signing-vectors.json, fast-cancel-vectors.json)", () => {
+  test("default: the fixtures hold all 27 vectors and the 4 derived fast-cancel ones", () => {
     expect(vectors).toHaveLength(27);
+    expect(fastCancelVectors).toHaveLength(4);
+    expect(fastCancelVectors.every((v) => v.action.f === true)).toBe(true);
   });
 
   test.each(
-    vectors.map((v, i) => [`${i}: ${v.ref.split("::").pop()} ${v.isMainnet ? "mainnet" : "testnet"}`, v]),
+    [...vectors, ...fastCancelVectors].map((v, i) => [
+      `${i}: ${v.ref.split("::").pop()} ${v.isMainnet ? "mainnet" : "testnet"}`,
+      v,
+    ]),
   )("%s", async (_name, v) => {
     const params = {
       action: v.action,
