@@ -1,14 +1,13 @@
 /**
  * The cancel executor against the simulator over real HTTP: reduce-only TP/SL stops stay, everything else
- * goes in one signed `cancel`, each order's status is read, a second read confirms, and no trigger is spent.
+ * goes in at most two signed `cancel`s (resting orders with the fast flag, trigger orders without), each order's status is read, a second read confirms, and no trigger is spent.
  */
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { ManualClock, utcDay } from "../../../src/core/clock.js";
 import { type CancelReport, createCancelExecutor } from "../../../src/protocol/hyperliquid/cancel.js";
 import { ExchangeClient } from "../../../src/protocol/hyperliquid/exchange.js";
 import { InfoClient } from "../../../src/protocol/hyperliquid/info.js";
 import { localSigner } from "../../../src/protocol/hyperliquid/signing.js";
-import { type SimulatorHandle, startSimulator } from "../../../src/sim/server.js";
 import { simulatorPerTest, testWallet } from "../../sim/helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
