@@ -64,7 +64,12 @@ export type GuardEvent = { readonly module: "guard" } & (
       readonly connections: number;
     }
   | { readonly type: "engineRefused"; readonly connection: number; readonly reason: string }
-  | { readonly type: "engineDetach"; readonly connection: number; readonly accounts: readonly string[]; readonly ms: number }
+  | {
+      readonly type: "engineDetach";
+      readonly connection: number;
+      readonly accounts: readonly string[];
+      readonly ms: number;
+    }
   | { readonly type: "engineLineIgnored"; readonly connection: number; readonly reason: string }
   | {
       readonly type: "engineDisconnected";

@@ -15,7 +15,10 @@ export const GUARD_MAX_ACCOUNTS = 32;
 export const GUARD_MAX_DETACH_MS = 600_000;
 
 export type GuardHello = { ok: true; accounts: string[] } | { ok: false; reason: string };
-export type GuardLine = { type: "heartbeat" } | { type: "detach"; ms: number } | { type: "ignored"; reason: string };
+export type GuardLine =
+  | { type: "heartbeat" }
+  | { type: "detach"; ms: number }
+  | { type: "ignored"; reason: string };
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
@@ -28,14 +31,18 @@ export function parseGuardHello(line: string): GuardHello {
   if (!version.startsWith("hl-deadman-guard/"))
     return { ok: false, reason: `expected "${GUARD_PROTOCOL} <account>[,<account>...]"` };
   if (version !== GUARD_PROTOCOL)
-    return { ok: false, reason: `protocol ${JSON.stringify(version.slice(0, 40))} not supported (this daemon speaks ${GUARD_PROTOCOL})` };
+    return {
+      ok: false,
+      reason: `protocol ${JSON.stringify(version.slice(0, 40))} not supported (this daemon speaks ${GUARD_PROTOCOL})`,
+    };
   const list = space < 0 ? "" : text.slice(space + 1).trim();
   if (list === "") return { ok: false, reason: "no account named" };
   const accounts = [...new Set(list.split(",").map((a) => a.trim().toLowerCase()))];
   if (accounts.length > GUARD_MAX_ACCOUNTS)
     return { ok: false, reason: `${accounts.length} accounts named (at most ${GUARD_MAX_ACCOUNTS})` };
   const bad = accounts.find((a) => !ADDRESS.test(a));
-  if (bad !== undefined) return { ok: false, reason: `${JSON.stringify(bad.slice(0, 50))} is not a 0x address` };
+  if (bad !== undefined)
+    return { ok: false, reason: `${JSON.stringify(bad.slice(0, 50))} is not a 0x address` };
   return { ok: true, accounts };
 }
 

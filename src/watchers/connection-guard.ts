@@ -14,8 +14,7 @@
  * reason, logged, and changes nothing. What it sees it publishes on the bus (src/core/events.ts `GuardEvent`);
  * its log lines and metric are guard.ts's `guardLog` / `guardMetrics` subscribers.
  */
-import { lstat, unlink } from "node:fs/promises";
-import { chmod } from "node:fs/promises";
+import { chmod, lstat, unlink } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import type { GuardSocketAddress } from "../config/listen.js";
 import { monotonicOf } from "../core/clock.js";
@@ -81,10 +80,15 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
   const helloTimeoutMs = params.helloTimeoutMs ?? GUARD_HELLO_TIMEOUT_MS;
   const bus = params.bus ?? createEventBus(guardLog(params.logger), guardMetrics(params.metrics));
   const known = new Set(params.accounts.map((a) => a.toLowerCase()));
-  const state = new Map<string, { state: EngineAccountState; detail: string; grace?: TimerHandle | undefined }>();
+  const state = new Map<
+    string,
+    { state: EngineAccountState; detail: string; grace?: TimerHandle | undefined }
+  >();
   for (const a of known) state.set(a, { state: "waiting", detail: "waiting for the engine to connect" });
   const holders = new Map<string, Set<Connection>>();
   const connections = new Set<Connection>();
+  /** every open socket, refused ones too, so that stop closes them all */
+  const sockets = new Set<Socket>();
   let server: Server | undefined;
   let nextId = 1;
   let stopped = false;
@@ -104,7 +108,9 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       type: "engineChanged",
       kind: "socket",
       up,
-      detail: up ? "every account's engine is connected or waiting" : `engine down for ${down.map(([a]) => a).join(", ")}`,
+      detail: up
+        ? "every account's engine is connected or waiting"
+        : `engine down for ${down.map(([a]) => a).join(", ")}`,
     });
   };
 
@@ -132,9 +138,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     c.timer = undefined;
     if (c.gone) return;
     if (c.accounts === null) {
-      c.timer = timers.after(helloTimeoutMs, () =>
-        refuse(c, `no first line within ${helloTimeoutMs} ms`),
-      );
+      c.timer = timers.after(helloTimeoutMs, () => refuse(c, `no first line within ${helloTimeoutMs} ms`));
       return;
     }
     if (heartbeatGapMs <= 0) return;
@@ -174,12 +178,21 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       if (set && set.size > 0) continue;
       if (c.detachUntil !== null && c.detachUntil > now) {
         const until = c.detachUntil;
-        setAccount(account, "detached", `engine detached (${detail}); back within ${Math.round(until - now)} ms`);
+        setAccount(
+          account,
+          "detached",
+          `engine detached (${detail}); back within ${Math.round(until - now)} ms`,
+        );
         state.get(account)!.grace = timers.after(until - now, () => {
           if ((holders.get(account)?.size ?? 0) === 0)
             setAccount(account, "down", "engine detached and did not come back within its grace");
         });
-      } else setAccount(account, "down", `engine connection ${reason === "silent" ? "silent" : "closed"}: ${detail}`);
+      } else
+        setAccount(
+          account,
+          "down",
+          `engine connection ${reason === "silent" ? "silent" : "closed"}: ${detail}`,
+        );
     }
   };
 
@@ -191,8 +204,8 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     c.accounts = parsed.accounts;
     c.lastLineAt = mono();
     for (const a of parsed.accounts) {
-      let set = holders.get(a);
-      if (!set) holders.set(a, (set = new Set()));
+      const set = holders.get(a) ?? new Set<Connection>();
+      holders.set(a, set);
       set.add(c);
     }
     c.socket.write("ok\n");
@@ -214,7 +227,13 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     const parsed = parseGuardLine(text);
     if (parsed.type === "detach") {
       c.detachUntil = mono() + parsed.ms;
-      bus.publish({ module: "guard", type: "engineDetach", connection: c.id, accounts: c.accounts, ms: parsed.ms });
+      bus.publish({
+        module: "guard",
+        type: "engineDetach",
+        connection: c.id,
+        accounts: c.accounts,
+        ms: parsed.ms,
+      });
     } else if (parsed.type === "ignored")
       bus.publish({ module: "guard", type: "engineLineIgnored", connection: c.id, reason: parsed.reason });
     arm(c);
@@ -262,6 +281,8 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       gone: false,
     };
     socket.setEncoding("utf8");
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => undefined); // the close that follows says it
     if (stopped || connections.size >= maxConnections) {
       bus.publish({
@@ -286,7 +307,9 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
         // other file there is not ours to delete.
         const existing = await lstat(address.path).catch(() => null);
         if (existing && !existing.isSocket())
-          throw new Error(`guard socket ${address.path} exists and is not a socket; remove it or choose another path`);
+          throw new Error(
+            `guard socket ${address.path} exists and is not a socket; remove it or choose another path`,
+          );
         if (existing) await unlink(address.path);
       }
       server = createServer(accept);
@@ -299,9 +322,16 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       if (address.kind === "unix") await chmod(address.path, GUARD_SOCKET_MODE);
       else {
         const a = server.address();
-        if (a && typeof a === "object") bound = address.host.includes(":") ? `[${address.host}]:${a.port}` : `${address.host}:${a.port}`;
+        if (a && typeof a === "object")
+          bound = address.host.includes(":") ? `[${address.host}]:${a.port}` : `${address.host}:${a.port}`;
       }
-      bus.publish({ module: "guard", type: "guardListening", kind: "socket", address: bound, accounts: [...known] });
+      bus.publish({
+        module: "guard",
+        type: "guardListening",
+        kind: "socket",
+        address: bound,
+        accounts: [...known],
+      });
     },
     async stop() {
       if (stopped) return;
@@ -311,6 +341,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
         drop(c, "stopped", "the daemon is stopping");
         c.socket.destroy();
       }
+      for (const socket of sockets) socket.destroy();
       const s = server;
       if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
       if (address.kind === "unix") await unlink(address.path).catch(() => undefined);
@@ -330,7 +361,8 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
         up: down.length === 0,
         kind: "socket",
         lastCheckAt: lastChangeAt,
-        detail: down.length > 0 ? down.map(([a, s]) => `${a}: ${s.detail}`).join("; ") : `listening on ${bound}`,
+        detail:
+          down.length > 0 ? down.map(([a, s]) => `${a}: ${s.detail}`).join("; ") : `listening on ${bound}`,
         accounts,
       };
     },

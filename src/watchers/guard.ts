@@ -210,7 +210,12 @@ export function guardLog(logger: Logger): EventSubscriber {
       );
     else if (e.type === "engineConnected")
       log.info(
-        { event: "guard.connected", connection: e.connection, accounts: e.accounts, connections: e.connections },
+        {
+          event: "guard.connected",
+          connection: e.connection,
+          accounts: e.accounts,
+          connections: e.connections,
+        },
         `engine connected (connection ${e.connection}) for ${e.accounts.join(", ")}`,
       );
     else if (e.type === "engineRefused")

@@ -17,12 +17,18 @@ const B = `0x${"Cd".repeat(20)}`;
 
 describe("guard protocol: first line", () => {
   test("default: version and accounts, lower-cased and deduplicated; the client's line parses back", () => {
-    expect(parseGuardHello(`hl-deadman-guard/1 ${A},${B}`)).toEqual({ ok: true, accounts: [A, B.toLowerCase()] });
+    expect(parseGuardHello(`hl-deadman-guard/1 ${A},${B}`)).toEqual({
+      ok: true,
+      accounts: [A, B.toLowerCase()],
+    });
     expect(parseGuardHello(`hl-deadman-guard/1 ${A}, ${A.toUpperCase().replace("0X", "0x")}\r`)).toEqual({
       ok: true,
       accounts: [A],
     });
-    expect(parseGuardHello(guardHelloLine([A, B]).trimEnd())).toEqual({ ok: true, accounts: [A, B.toLowerCase()] });
+    expect(parseGuardHello(guardHelloLine([A, B]).trimEnd())).toEqual({
+      ok: true,
+      accounts: [A, B.toLowerCase()],
+    });
   });
 
   test("behavior: each malformed first line is refused with its reason", () => {
@@ -36,8 +42,13 @@ describe("guard protocol: first line", () => {
     );
     expect(reason("hl-deadman-guard/1")).toBe("no account named");
     expect(reason("hl-deadman-guard/1 0x12")).toBe('"0x12" is not a 0x address');
-    const many = Array.from({ length: GUARD_MAX_ACCOUNTS + 1 }, (_, i) => `0x${i.toString(16).padStart(40, "0")}`);
-    expect(reason(`hl-deadman-guard/1 ${many.join(",")}`)).toBe(`${GUARD_MAX_ACCOUNTS + 1} accounts named (at most ${GUARD_MAX_ACCOUNTS})`);
+    const many = Array.from(
+      { length: GUARD_MAX_ACCOUNTS + 1 },
+      (_, i) => `0x${i.toString(16).padStart(40, "0")}`,
+    );
+    expect(reason(`hl-deadman-guard/1 ${many.join(",")}`)).toBe(
+      `${GUARD_MAX_ACCOUNTS + 1} accounts named (at most ${GUARD_MAX_ACCOUNTS})`,
+    );
     expect(reason(`hl-deadman-guard/1 ${"x".repeat(GUARD_MAX_LINE_BYTES)}`)).toBe("first line too long");
   });
 });
@@ -48,7 +59,10 @@ describe("guard protocol: later lines", () => {
     expect(parseGuardLine("ping 42")).toEqual({ type: "heartbeat" });
     expect(parseGuardLine("detached")).toEqual({ type: "heartbeat" });
     expect(parseGuardLine("detach 5000\r")).toEqual({ type: "detach", ms: 5000 });
-    expect(parseGuardLine(`detach ${GUARD_MAX_DETACH_MS}`)).toEqual({ type: "detach", ms: GUARD_MAX_DETACH_MS });
+    expect(parseGuardLine(`detach ${GUARD_MAX_DETACH_MS}`)).toEqual({
+      type: "detach",
+      ms: GUARD_MAX_DETACH_MS,
+    });
   });
 
   test("behavior: a detach without a grace in range is ignored with its reason (never an engine down)", () => {

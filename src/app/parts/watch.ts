@@ -2,13 +2,14 @@
  * The daemon's components that watch before the first push: the engine guard, the agent watch, and the clock watch
  * (the daemon's own once-per-interval work, on the push slots) (src/app/daemon.ts, `daemonComponents`).
  */
+
+import { parseGuardSocket } from "../../config/listen.js";
 import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
+import type { GuardStatus } from "../../core/status.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import { type AgentState, createAgentWatch } from "../../watchers/agent-watch.js";
-import { parseGuardSocket } from "../../config/listen.js";
-import type { GuardStatus } from "../../core/status.js";
 import { createConnectionGuard } from "../../watchers/connection-guard.js";
 import { createGuard } from "../../watchers/guard.js";
 import { CrossingLatch } from "../../watchers/skew.js";
