@@ -266,7 +266,7 @@ export const ConfigSchema = z
       flag: "guard-socket",
       env: "HL_GUARD_SOCKET",
       kind: "string",
-      metavar: "PATH|127.0.0.1:PORT",
+      metavar: "SOCKET",
       description:
         "Push only while the engine holds a connection here (a Unix socket, mode 0660, or loopback TCP): cancel on disconnect, docs/operations.md.",
     }),
