@@ -30,7 +30,8 @@ const section = doc.slice(
 
 /** The first fenced block of `lang` in the section. */
 function snippet(lang: string): string {
-  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(section);
+  const fence = "```";
+  const m = new RegExp(`${fence}${lang}\\n([\\s\\S]*?)${fence}`).exec(section);
   if (!m) throw new Error(`docs/operations.md "Cancel on disconnect" has no \`\`\`${lang} snippet`);
   expect(m[1], `${lang} snippet uses the documented socket`).toContain(DOC_SOCKET);
   return m[1]!;
@@ -144,7 +145,7 @@ describe("engine snippets of docs/operations.md", () => {
     const hook = path.join(dir.dir, "hook.mjs");
     writeFileSync(
       hook,
-      "export async function load(url, context, next) { process.stderr.write(`LOAD ${url}\\n`); return next(url, context); }\n",
+      'export async function load(url, context, next) { process.stderr.write("LOAD " + url + "\\n"); return next(url, context); }\n',
     );
     const register = path.join(dir.dir, "register.mjs");
     writeFileSync(

@@ -195,10 +195,16 @@ describe.concurrent("reliability: cancel on disconnect", () => {
         `down ${i + 1}`,
       );
     }
-    await eventually(() => p.lines.filter((l) => l.event === "engine.down" && l.account === user).length === 5, {
-      what: () =>
-        `five engine.down, saw ${p.lines.filter((l) => l.event === "engine.down" || l.event === "engine.up").map((l) => l.event).join(",")}`,
-    });
+    await eventually(
+      () => p.lines.filter((l) => l.event === "engine.down" && l.account === user).length === 5,
+      {
+        what: () =>
+          `five engine.down, saw ${p.lines
+            .filter((l) => l.event === "engine.down" || l.event === "engine.up")
+            .map((l) => l.event)
+            .join(",")}`,
+      },
+    );
     expect(p.lines.filter((l) => l.event === "engine.up" && l.account === user)).toHaveLength(4);
     expect(sim.state.getOpenOrders(user)).toHaveLength(0);
     expect(sim.state.getTriggers(user)).toHaveLength(0);
