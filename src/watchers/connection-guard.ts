@@ -157,8 +157,8 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     c.timer?.cancel();
     connections.delete(c);
     bus.publish({ module: "guard", type: "engineRefused", connection: c.id, reason });
-    c.socket.end(`refused ${reason}\n`);
-    c.socket.destroySoon?.();
+    // Answered, then closed whatever the peer does: a refused socket no longer counts against the bound.
+    c.socket.end(`refused ${reason}\n`, () => c.socket.destroy());
   };
 
   /** The connection is gone: each account it held with no other holder goes down, or detached within a grace. */
@@ -285,13 +285,9 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => undefined); // the close that follows says it
     if (stopped || connections.size >= maxConnections) {
-      bus.publish({
-        module: "guard",
-        type: "engineRefused",
-        connection: c.id,
-        reason: stopped ? "the daemon is stopping" : `too many connections (at most ${maxConnections})`,
-      });
-      socket.end(`refused too many connections (at most ${maxConnections})\n`);
+      const reason = stopped ? "the daemon is stopping" : `too many connections (at most ${maxConnections})`;
+      bus.publish({ module: "guard", type: "engineRefused", connection: c.id, reason });
+      socket.end(`refused ${reason}\n`, () => socket.destroy());
       return;
     }
     connections.add(c);
