@@ -48,6 +48,11 @@ module.exports = {
       merge_logs: true,
       env: {
         NODE_ENV: "production",
+        // The connection guard (docs/operations.md, "Cancel on disconnect"), for an engine that pm2 runs beside it:
+        // uncomment, and point the engine at the same address. Loopback TCP is reachable by every local user; a Unix
+        // socket path (mode 0660, e.g. /run/user/<uid>/hl-deadman.sock) is not, when engine and daemon share a user
+        // or group. Until the engine first connects the accounts are `waiting` (pushing, /readyz 503).
+        // HL_GUARD_SOCKET: "127.0.0.1:9470",
       },
     },
   ],

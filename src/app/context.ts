@@ -90,6 +90,10 @@ export type Board = {
   guard: () => GuardStatus;
 };
 
-export type Engine = { up: boolean; detail: string | null };
+/**
+ * The engine's state as a guard reports it: for `accounts` only (the connection guard drives the accounts its engine
+ * named), or for every account when absent (the file and URL guards).
+ */
+export type Engine = { up: boolean; detail: string | null; accounts?: readonly string[] | undefined };
 
 /** The engine guard: its first answer comes before the first push, so a dead engine is never re-armed. */

@@ -57,3 +57,41 @@ export function listenAddressProblem(value: string): string | null {
     throw error;
   }
 }
+
+/** Where the connection guard listens (`guardSocket`): a Unix socket path, or a loopback TCP address. */
+export type GuardSocketAddress = { kind: "unix"; path: string } | { kind: "tcp"; host: string; port: number };
+
+/**
+ * `guardSocket`: `127.0.0.1:PORT` (any 127.x.x.x) or `[::1]:PORT` is loopback TCP (the Kubernetes sidecar, pm2);
+ * anything else with a `/` is a Unix socket path. A non-loopback address is refused: the engine's connection
+ * decides whether orders are cancelled, and anyone who can reach the port could hold it open or close it; a host
+ * name is refused too (it may resolve off the host). Throws ListenAddressError's rule as a plain message.
+ */
+export function parseGuardSocket(value: string): GuardSocketAddress {
+  const text = value.trim();
+  if (text.includes("/") && !/^\[?[0-9a-fA-F:.]*\]?:\d+$/.test(text)) return { kind: "unix", path: text };
+  const match = ADDRESS_RE.exec(text);
+  if (!match)
+    throw new Error(
+      "expected a Unix socket path (with a /, e.g. /run/hl-deadman/guard.sock), 127.0.0.1:PORT or [::1]:PORT",
+    );
+  const port = Number(match[3]);
+  if (port > 65_535 || port === 0) throw new Error(`port ${port} is not a port to listen on (1..65535)`);
+  const host = match[1] ?? match[2] ?? "";
+  const loopback = match[1] !== undefined ? host === "::1" : /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  if (!loopback)
+    throw new Error(
+      `${JSON.stringify(host || "every interface")} is not a loopback address: the guard connection decides when orders are cancelled, so only 127.0.0.1 or [::1] (same host, same pod) or a Unix socket`,
+    );
+  return { kind: "tcp", host, port };
+}
+
+/** The rule `value` breaks as a guard socket, or null. */
+export function guardSocketProblem(value: string): string | null {
+  try {
+    parseGuardSocket(value);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}

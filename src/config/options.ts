@@ -12,7 +12,7 @@
 import { z } from "zod";
 import { formatDuration } from "../core/duration.js";
 import { CLIENT_DEFAULTS } from "../protocol/hyperliquid/transport.js";
-import { LISTEN_ADDRESS_PATTERN, listenAddressProblem } from "./listen.js";
+import { guardSocketProblem, LISTEN_ADDRESS_PATTERN, listenAddressProblem } from "./listen.js";
 
 /** How a text value (a flag, an environment variable) is read for the key. */
 export type OptionKind = "string" | "duration" | "list" | "int" | "number" | "enum" | "boolean";
@@ -58,6 +58,10 @@ const listenAddress = z
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
   .meta({ pattern: LISTEN_ADDRESS_PATTERN });
+const guardSocket = z.string().superRefine((value, ctx) => {
+  const problem = guardSocketProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
 
 export const ConfigSchema = z
   .object({
@@ -257,6 +261,22 @@ export const ConfigSchema = z
       kind: "string",
       metavar: "URL",
       description: "Push only while the engine's health URL answers 2xx.",
+    }),
+    guardSocket: option(guardSocket, {
+      flag: "guard-socket",
+      env: "HL_GUARD_SOCKET",
+      kind: "string",
+      metavar: "SOCKET",
+      description:
+        "Push only while the engine holds a connection here (a Unix socket, mode 0660, or loopback TCP): cancel on disconnect, docs/operations.md.",
+    }),
+    guardHeartbeatGap: option(durationMs(), {
+      flag: "guard-heartbeat-gap",
+      env: "HL_GUARD_HEARTBEAT_GAP",
+      kind: "duration",
+      default: 0,
+      description:
+        "With guardSocket: silence on the engine's connection longer than this is engine down (ms); 0: only the close counts.",
     }),
     guardInterval: option(durationMs(), {
       flag: "guard-interval",

@@ -82,6 +82,20 @@ export function checkConfigRules(
     errors.push(
       `guardFile and guardUrl${at(sources, "guardFile")}: set one engine guard, not both (got ${show(config.guardFile)} and ${show(config.guardUrl, "guardUrl")})`,
     );
+  // One engine guard: the connection guard sees a crash at once and a hang through its heartbeat gap; a file or
+  // URL guard beside it would be a second, slower opinion on the same engine that can only add false downs.
+  if (config.guardSocket && (config.guardFile || config.guardUrl))
+    errors.push(
+      `guardSocket${at(sources, "guardSocket")}: set one engine guard, not a socket beside ${config.guardFile ? "guardFile" : "guardUrl"} (the socket sees a crash at once and a hang through guardHeartbeatGap)`,
+    );
+  if (config.guardHeartbeatGap !== 0 && config.guardHeartbeatGap < 100)
+    errors.push(
+      `guardHeartbeatGap = ${fmt(config.guardHeartbeatGap)}${at(sources, "guardHeartbeatGap")}: must be 0 (off) or at least 100ms`,
+    );
+  if (config.guardHeartbeatGap !== 0 && !config.guardSocket)
+    errors.push(
+      `guardHeartbeatGap${at(sources, "guardHeartbeatGap")}: only the connection guard (guardSocket) hears heartbeats`,
+    );
   if (config.guardFile && config.guardMaxAge < config.guardInterval)
     errors.push(
       `guardMaxAge = ${fmt(config.guardMaxAge)}${at(sources, "guardMaxAge")}: must be at least guardInterval (${fmt(config.guardInterval)})`,

@@ -35,7 +35,10 @@ export type SwitchPublished = Readonly<Record<string, unknown>> & {
   readonly type: string;
 };
 
-export type GuardKind = "file" | "url";
+export type GuardKind = "file" | "url" | "socket";
+
+/** One account's engine as the connection guard sees it (src/watchers/connection-guard.ts). */
+export type EngineAccountState = "waiting" | "up" | "detached" | "down";
 
 /** The engine guard (src/watchers/guard.ts). */
 export type GuardEvent = { readonly module: "guard" } & (
@@ -46,6 +49,40 @@ export type GuardEvent = { readonly module: "guard" } & (
       readonly type: "engineChanged";
       readonly kind: GuardKind;
       readonly up: boolean;
+      readonly detail: string;
+    }
+  | {
+      readonly type: "guardListening";
+      readonly kind: "socket";
+      readonly address: string;
+      readonly accounts: readonly string[];
+    }
+  | {
+      readonly type: "engineConnected";
+      readonly connection: number;
+      readonly accounts: readonly string[];
+      readonly connections: number;
+    }
+  | { readonly type: "engineRefused"; readonly connection: number; readonly reason: string }
+  | {
+      readonly type: "engineDetach";
+      readonly connection: number;
+      readonly accounts: readonly string[];
+      readonly ms: number;
+    }
+  | { readonly type: "engineLineIgnored"; readonly connection: number; readonly reason: string }
+  | {
+      readonly type: "engineDisconnected";
+      readonly connection: number;
+      readonly accounts: readonly string[];
+      /** `closed` by the engine, `silent` past the heartbeat gap, `stopped` with the daemon */
+      readonly reason: "closed" | "silent" | "stopped";
+      readonly detail: string;
+    }
+  | {
+      readonly type: "engineAccount";
+      readonly account: string;
+      readonly state: EngineAccountState;
       readonly detail: string;
     }
 );

@@ -69,10 +69,15 @@ export type GuardStatus = {
   configured: boolean;
   /** true while the engine is considered alive (always true when no guard is configured) */
   up: boolean;
-  /** "file" | "url" | null */
-  kind: "file" | "url" | null;
+  /** "file" | "url" | "socket" | null */
+  kind: "file" | "url" | "socket" | null;
   lastCheckAt: number | null;
   detail: string | null;
+  /**
+   * the connection guard only: each account's engine (`waiting` until an engine first names it after the daemon
+   * started: pushes go on, no cancel, and readiness says so)
+   */
+  accounts?: Readonly<Record<string, "waiting" | "up" | "detached" | "down">>;
 };
 
 /** The exposure status of a daemon that polls nothing (`exposureInterval` 0). */

@@ -111,6 +111,12 @@ export function computeReadiness({
       `engine guard (${guard.kind ?? "?"}) reports the trading engine down${guard.detail ? `: ${guard.detail}` : ""}`,
     );
   }
+  // The connection guard before an engine first named the account: pushes go on (no cancel), but nothing guards it.
+  const waiting = Object.entries(guard.accounts ?? {})
+    .filter(([, state]) => state === "waiting")
+    .map(([account]) => account);
+  if (waiting.length > 0)
+    reasons.push(`engine guard (socket): waiting for the engine to connect for ${waiting.join(", ")}`);
   if (exposure.enabled) {
     const maxAge = EXPOSURE_FRESH_INTERVALS * exposure.intervalMs;
     if (exposure.lastSuccessAt === null) {

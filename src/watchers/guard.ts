@@ -202,6 +202,47 @@ export function guardLog(logger: Logger): EventSubscriber {
       );
     else if (e.type === "guardChecked")
       log.debug({ event: "guard.check", ok: e.ok, detail: e.detail }, "guard checked");
+    // the connection guard (src/watchers/connection-guard.ts)
+    else if (e.type === "guardListening")
+      log.info(
+        { event: "guard.listening", address: e.address, accounts: e.accounts },
+        `connection guard listening on ${e.address}; waiting for the engine to connect for ${e.accounts.join(", ")}`,
+      );
+    else if (e.type === "engineConnected")
+      log.info(
+        {
+          event: "guard.connected",
+          connection: e.connection,
+          accounts: e.accounts,
+          connections: e.connections,
+        },
+        `engine connected (connection ${e.connection}) for ${e.accounts.join(", ")}`,
+      );
+    else if (e.type === "engineRefused")
+      log.warn(
+        { event: "guard.refused", connection: e.connection, reason: e.reason },
+        `engine connection ${e.connection} refused: ${e.reason}`,
+      );
+    else if (e.type === "engineDetach")
+      log.info(
+        { event: "guard.detach", connection: e.connection, accounts: e.accounts, graceMs: e.ms },
+        `engine connection ${e.connection} detaches: closing within ${e.ms} ms is a planned restart`,
+      );
+    else if (e.type === "engineLineIgnored")
+      log.warn(
+        { event: "guard.line_ignored", connection: e.connection, reason: e.reason },
+        `engine connection ${e.connection}: ${e.reason}`,
+      );
+    else if (e.type === "engineDisconnected")
+      log.info(
+        { event: "guard.disconnected", connection: e.connection, accounts: e.accounts, reason: e.reason },
+        `engine connection ${e.connection} gone (${e.reason}): ${e.detail}`,
+      );
+    else if (e.type === "engineAccount") {
+      const fields = { event: `guard.engine_${e.state}`, account: e.account, detail: e.detail };
+      if (e.state === "down") log.warn(fields, `engine down for ${e.account}: ${e.detail}`);
+      else log.info(fields, `engine ${e.state} for ${e.account}: ${e.detail}`);
+    }
   };
 }
 

@@ -117,7 +117,9 @@ function sample(option: ConfigOption): { text: string | undefined; value: unknow
           ? "/tmp/hl-deadman-options-test"
           : option.key === "health"
             ? "127.0.0.1:9465"
-            : "xyz";
+            : option.metavar === "SOCKET"
+              ? "/tmp/hl-deadman-options-test.sock"
+              : "xyz";
   return { text: one, value: option.kind === "list" ? [one] : one };
 }
 

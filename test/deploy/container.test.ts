@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, posix, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { parseGuardSocket } from "../../src/config/listen.js";
 import { loadConfig } from "../../src/config/load.js";
 import { ConfigSchema, DEFAULTS } from "../../src/config/schema.js";
 import {
@@ -295,6 +296,15 @@ describe("deploy/kubernetes/sidecar.yaml", () => {
     }
     // The same port the image exposes and health-checks.
     expect(portOf(health)).toBe(Number(instructions(runtime, "EXPOSE").at(-1)?.args));
+  });
+
+  test("behavior: the connection guard on loopback TCP, the engine pointed at the same address", () => {
+    const guard = sidecarEnv.get("HL_GUARD_SOCKET");
+    expect(guard).toBe("127.0.0.1:9470");
+    expect(parseGuardSocket(guard!)).toEqual({ kind: "tcp", host: "127.0.0.1", port: 9470 });
+    const engine = list(podSpec.containers).find((c) => c.name === "engine") as Obj;
+    const engineEnv = new Map(list(engine.env).map((e) => [e.name as string, e.value as string]));
+    expect(engineEnv.get("HL_DEADMAN_GUARD")).toBe(guard);
   });
 
   test("behavior: terminationGracePeriodSeconds is well above the shutdown bound", () => {

@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { CONFIG_KEYS, loadConfig } from "../../src/config/load.js";
 import { DEFAULTS } from "../../src/config/schema.js";
+import { GUARD_SOCKET_MODE } from "../../src/watchers/connection-guard.js";
 import { parseTimespan, parseUnit, type UnitFile, unitValue } from "./parsers.js";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -184,6 +185,28 @@ if (!hasAnalyze) {
   );
 }
 
+const GUARD_DROP_IN = "systemd/hl-deadman.service.d/guard-socket.conf";
+const GUARD_TEMPLATE_DROP_IN = "systemd/hl-deadman@.service.d/guard-socket.conf";
+
+describe('the connection guard\'s drop-ins (docs/operations.md, "Cancel on disconnect")', () => {
+  test("default: a runtime directory the engine's group may enter, the socket in it, the daemon's socket 0660", () => {
+    for (const [file, runtime, socket] of [
+      [GUARD_DROP_IN, "hl-deadman", "/run/hl-deadman/guard.sock"],
+      [GUARD_TEMPLATE_DROP_IN, "hl-deadman-%i", "/run/hl-deadman-%i/guard.sock"],
+    ] as const) {
+      const unit = parseUnit(read(file));
+      expect(unitValue(unit, "Service", "Group"), file).toBe("hl-deadman-engine");
+      expect(unitValue(unit, "Service", "RuntimeDirectory"), file).toBe(runtime);
+      expect(unitValue(unit, "Service", "RuntimeDirectoryMode"), file).toBe("0750");
+      expect(unitValue(unit, "Service", "Environment"), file).toBe(`HL_GUARD_SOCKET=${socket}`);
+      expect(
+        loadConfig({ options: {}, env: { HL_GUARD_SOCKET: socket }, cwd: root }).config.guardSocket,
+      ).toBe(socket);
+    }
+    expect(GUARD_SOCKET_MODE).toBe(0o660);
+  });
+});
+
 describe.skipIf(!hasAnalyze)("systemd-analyze", () => {
   const dir = mkdtempSync(join(tmpdir(), "hl-deadman-units-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -215,6 +238,36 @@ describe.skipIf(!hasAnalyze)("systemd-analyze", () => {
       expect(result.stderr + result.stdout, name).toBe("");
       expect(result.status, name).toBe(0);
     }
+  });
+
+  /** The unit with the connection guard's drop-in next to it (verify reads `<unit>.d/` beside the unit file). */
+  function withDropIn(unitText: string, unitName: string, dropInDir: string, dropIn: string): string {
+    const path = localCopy(unitText, unitName);
+    mkdirSync(join(dir, `${dropInDir}.d`), { recursive: true });
+    writeFileSync(join(dir, `${dropInDir}.d`, "guard-socket.conf"), dropIn);
+    return path;
+  }
+
+  test("default: the connection guard's drop-ins verify with their units; a broken drop-in is caught", () => {
+    const service = withDropIn(serviceText, "hl-deadman.service", "hl-deadman.service", read(GUARD_DROP_IN));
+    let result = verify(service);
+    expect(result.stderr + result.stdout).toBe("");
+    expect(result.status).toBe(0);
+    for (const name of ["hl-deadman@.service", "hl-deadman@desk-a.service"]) {
+      result = verify(withDropIn(templateText, name, "hl-deadman@.service", read(GUARD_TEMPLATE_DROP_IN)));
+      expect(result.stderr + result.stdout, name).toBe("");
+      expect(result.status, name).toBe(0);
+    }
+    // the drop-in is read: a misspelt key in it is reported
+    const broken = withDropIn(
+      serviceText,
+      "hl-deadman.service",
+      "hl-deadman.service",
+      read(GUARD_DROP_IN).replace("RuntimeDirectoryMode=", "RuntimeDirectoryMod="),
+    );
+    expect(verify(broken).stderr).toContain("Unknown key 'RuntimeDirectoryMod'");
+    rmSync(join(dir, "hl-deadman.service.d"), { recursive: true, force: true });
+    rmSync(join(dir, "hl-deadman@.service.d"), { recursive: true, force: true });
   });
 
   test("error: verify does catch a broken unit (the check can fail)", () => {

@@ -12,7 +12,15 @@ import { describe, expect, test } from "vitest";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const SCRIPT = path.join(ROOT, "scripts/test-deps.sh");
-const PACKAGES = ["systemd", "prometheus", "prometheus-alertmanager", "chromium", "etcd-server", "socat"];
+const PACKAGES = [
+  "systemd",
+  "prometheus",
+  "prometheus-alertmanager",
+  "chromium",
+  "etcd-server",
+  "socat",
+  "rustc",
+];
 
 /** A PATH holding only `id` (and what `extra` adds): every program the tests drive is missing. */
 function barePath(extra: Record<string, string> = {}): { dir: string; log: string } {

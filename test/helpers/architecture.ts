@@ -16,6 +16,8 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   sim: ["core", "protocol"],
   cli: ["core", "protocol", "config", "surface", "switch", "watchers", "app", "sim"],
   bin: ["cli"],
+  // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and nothing else
+  engine: ["core"],
   // the library's entry point (package.json "exports") re-exports from every room
   ".": ["core", "protocol", "config", "surface", "switch", "watchers", "app", "sim", "cli"],
 });
@@ -25,8 +27,11 @@ export const SEAMS = Object.freeze({
   wallTime: ["core/clock.ts"],
   timers: ["core/runtime.ts"],
   process: ["app/", "cli/", "bin/"],
-  /** a program of its own (its own clock and timers), and the status page's browser script */
-  exempt: ["sim/", "surface/status-page/page.ts"],
+  /**
+   * a program of its own (its own clock and timers), the status page's browser script, and the engine's client
+   * (it runs in the engine's process, on its timers)
+   */
+  exempt: ["sim/", "surface/status-page/page.ts", "engine/"],
 });
 
 export type Findings = {

@@ -20,7 +20,8 @@ export type ReliabilityCase = {
     | "bad input"
     | "hostile"
     | "record"
-    | "trust";
+    | "trust"
+    | "engine";
   /** the fault injected */
   fault: string;
   /** what passing the row proves, in the words an operator would use */
@@ -612,6 +613,73 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
     test: "behavior: trigger orders go in a normal cancel, never a fast one (the simulator refuses that); no trigger spent",
     file: "cancel.test.ts",
     mode: "in-process",
+  },
+  // --------------------------------------------- cancel on disconnect (issue 28)
+  {
+    id: "engine-crash",
+    group: "engine",
+    fault: "trading engine holding --guard-socket killed with SIGKILL, --on-engine-down cancel",
+    proves:
+      "the kernel's close is engine down for the account it named at once (`engine.down`), its open orders cancelled, no trigger spent",
+    test: "behavior: engine SIGKILL → engine down for its account at once, open orders cancelled, no trigger",
+    file: "engine.test.ts",
+    mode: "process",
+  },
+  {
+    id: "engine-hang",
+    group: "engine",
+    fault: "engine stopped with SIGSTOP, --guard-heartbeat-gap 600ms",
+    proves: "silence past the gap is engine down (`no heartbeat for … ms`), orders cancelled, no trigger",
+    test: "behavior: engine hung (SIGSTOP) past --guard-heartbeat-gap → engine down, orders cancelled",
+    file: "engine.test.ts",
+    mode: "process",
+  },
+  {
+    id: "engine-clean-exit",
+    group: "engine",
+    fault: "engine closes its connection and exits 0",
+    proves: "a clean exit without `detach` is engine down: orders cancelled, no trigger",
+    test: "behavior: engine clean exit (close) → engine down, orders cancelled, no trigger",
+    file: "engine.test.ts",
+    mode: "process",
+  },
+  {
+    id: "engine-detach",
+    group: "engine",
+    fault: "engine sends `detach 5000`, exits, a new engine connects",
+    proves: "`guard.engine_detached`, then up: no engine down, orders kept",
+    test: "behavior: detach then restart within the grace → no engine down, orders kept",
+    file: "engine.test.ts",
+    mode: "process",
+  },
+  {
+    id: "engine-daemon-restart",
+    group: "engine",
+    fault: "daemon stopped (SIGTERM) and started again while the engine stays up",
+    proves:
+      "the engine reconnects to the new daemon (which starts `waiting`): no engine down in either, orders kept, no trigger",
+    test: "behavior: daemon restarted while the engine stays up → the engine reconnects, nothing cancelled",
+    file: "engine.test.ts",
+    mode: "process",
+  },
+  {
+    id: "engine-flapping",
+    group: "engine",
+    fault: "the engine's connection opened and closed five times",
+    proves:
+      "each close is engine down and each return up; orders cancelled, pushes go on, the deadline never moves earlier, no trigger",
+    test: "behavior: a flapping engine connection → down and up each time, pushes go on, no trigger, deadline never earlier",
+    file: "engine.test.ts",
+    mode: "process",
+  },
+  {
+    id: "engine-second-connection",
+    group: "engine",
+    fault: "two engines hold the same account; one killed, then the other",
+    proves: "the account stays up while either holds it; down (and cancelled) when both are gone",
+    test: "behavior: a second engine connection for the same account → down only when both are gone",
+    file: "engine.test.ts",
+    mode: "process",
   },
 ]);
 

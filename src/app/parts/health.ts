@@ -88,7 +88,7 @@ export function healthComponent(): Component<
           requestTimeoutMs: config.requestTimeout,
           ledger: ledger.path,
           onShutdown: config.onShutdown,
-          guard: config.guardFile ? "file" : config.guardUrl ? "url" : null,
+          guard: config.guardSocket ? "socket" : config.guardFile ? "file" : config.guardUrl ? "url" : null,
         },
         `hl-deadman ${VERSION}: keeping the scheduled cancel armed for ${accounts.join(", ")}`,
       );

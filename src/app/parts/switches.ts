@@ -41,7 +41,7 @@ export function switchesComponent(): Component<
     startRecords: Map<string, RecordResult>;
     cancelOpenOrders: CancelOpenOrders | undefined;
     board: Board;
-    engine: Feed<Engine> & { now(): Engine };
+    engine: Feed<Engine> & { now(account: string): Engine };
     agent: (Feed<AgentState> & { now(): AgentState | null }) | null;
     slotOrigin: number;
     clockSteps: Feed<number>;
@@ -98,10 +98,13 @@ export function switchesComponent(): Component<
           readRecord: ctx.readRecord,
         }),
       );
-      const engine = ctx.engine.now();
-      if (!engine.up) for (const s of switches) s.setEngineUp(false, engine.detail);
-      ctx.engine.subscribe(({ up, detail }) => {
-        for (const s of switches) s.setEngineUp(up, detail);
+      for (const s of switches) {
+        const engine = ctx.engine.now(s.account);
+        if (!engine.up) s.setEngineUp(false, engine.detail);
+      }
+      // A change for named accounts (the connection guard) reaches only their switches, in the same turn.
+      ctx.engine.subscribe(({ up, detail, accounts }) => {
+        for (const s of switches) if (!accounts || accounts.includes(s.account)) s.setEngineUp(up, detail);
       });
       const agent = ctx.agent?.now();
       if (agent) for (const s of switches) s.setAgent(agent.state, agent.detail);

@@ -2,27 +2,58 @@
  * The daemon's components that watch before the first push: the engine guard, the agent watch, and the clock watch
  * (the daemon's own once-per-interval work, on the push slots) (src/app/daemon.ts, `daemonComponents`).
  */
+
+import { parseGuardSocket } from "../../config/listen.js";
 import type { ClockEvent, EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
+import type { GuardStatus } from "../../core/status.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import { type AgentState, createAgentWatch } from "../../watchers/agent-watch.js";
+import { createConnectionGuard } from "../../watchers/connection-guard.js";
 import { createGuard } from "../../watchers/guard.js";
 import { CrossingLatch } from "../../watchers/skew.js";
 import type { Component } from "../components.js";
 import type { Base, Board, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
 
+/** What the daemon holds of its engine guard, file/URL or connection. */
+export type DaemonGuard = { status(): GuardStatus; idle(): Promise<void> };
+
+/**
+ * The engine guard. File or URL: its first answer comes before the first push, and it drives every account. The
+ * connection guard (`guardSocket`): listening before the first push, every account `waiting` (up) until an engine
+ * names it, and each engine drives only the accounts it named (`Engine.accounts`).
+ */
 export function guardComponent(): Component<
   Base & { logger: Logger; bus: EventBus; board: Board },
-  { guard: ReturnType<typeof createGuard>; engine: Feed<Engine> & { now(): Engine } }
+  { guard: DaemonGuard | null; engine: Feed<Engine> & { now(account: string): Engine } }
 > {
-  let guard: ReturnType<typeof createGuard> = null;
+  let close: (() => unknown) | undefined;
   return {
     name: "guard",
-    async start({ config, runtime, logger, metrics, bus, board }) {
+    async start({ config, runtime, logger, metrics, bus, board, plan }) {
       const engine = feed<Engine>();
-      guard = createGuard({
+      if (config.guardSocket) {
+        const socket = createConnectionGuard({
+          address: parseGuardSocket(config.guardSocket),
+          accounts: plan.map((p) => p.account),
+          heartbeatGapMs: config.guardHeartbeatGap,
+          runtime,
+          logger,
+          metrics,
+          bus,
+          onChange: (account, up, detail) => engine.publish({ up, detail, accounts: [account] }),
+        });
+        await socket.start();
+        close = () => socket.stop();
+        board.guard = () => socket.status();
+        return {
+          guard: { status: () => socket.status(), idle: async () => undefined },
+          engine: { subscribe: engine.subscribe, now: (account) => socket.engine(account) },
+        };
+      }
+      const guard = createGuard({
         file: config.guardFile,
         maxAgeMs: config.guardMaxAge,
         url: config.guardUrl,
@@ -35,6 +66,7 @@ export function guardComponent(): Component<
       });
       const started = guard;
       if (started) {
+        close = () => started.stop();
         board.guard = () => started.status();
         try {
           await started.start();
@@ -49,7 +81,7 @@ export function guardComponent(): Component<
       };
       return { guard, engine: { subscribe: engine.subscribe, now } };
     },
-    close: () => guard?.stop(),
+    close: () => close?.(),
   };
 }
 

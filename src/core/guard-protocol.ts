@@ -1,0 +1,63 @@
+/**
+ * The connection guard's wire protocol, version 1 (docs/operations.md, "Cancel on disconnect"): pure, shared by the
+ * daemon's watcher (src/watchers/connection-guard.ts) and the engine-side client (src/engine/index.ts), so it imports
+ * nothing. Lines end with `\n` (a `\r` before it is dropped) and are at most GUARD_MAX_LINE_BYTES long.
+ * - the engine's first line: `hl-deadman-guard/1 <account>[,<account>...]` (0x addresses, at most
+ *   GUARD_MAX_ACCOUNTS); the daemon answers `ok` or `refused <reason>` and, when refused, closes;
+ * - every later line is a heartbeat; `detach <ms>` (1..GUARD_MAX_DETACH_MS) also announces a planned restart:
+ *   the connection may close within that many ms without the engine counting as down.
+ */
+export const GUARD_PROTOCOL = "hl-deadman-guard/1";
+/** The longest line read (a first line naming GUARD_MAX_ACCOUNTS accounts fits in it). */
+export const GUARD_MAX_LINE_BYTES = 2048;
+export const GUARD_MAX_ACCOUNTS = 32;
+/** The longest `detach` grace: a planned restart that takes longer is an engine down. */
+export const GUARD_MAX_DETACH_MS = 600_000;
+
+export type GuardHello = { ok: true; accounts: string[] } | { ok: false; reason: string };
+export type GuardLine =
+  | { type: "heartbeat" }
+  | { type: "detach"; ms: number }
+  | { type: "ignored"; reason: string };
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** The engine's first line: the protocol version and the accounts it guards (lower-cased, deduplicated). */
+export function parseGuardHello(line: string): GuardHello {
+  const text = line.replace(/\r$/, "");
+  if (text.length > GUARD_MAX_LINE_BYTES) return { ok: false, reason: "first line too long" };
+  const space = text.indexOf(" ");
+  const version = space < 0 ? text : text.slice(0, space);
+  if (!version.startsWith("hl-deadman-guard/"))
+    return { ok: false, reason: `expected "${GUARD_PROTOCOL} <account>[,<account>...]"` };
+  if (version !== GUARD_PROTOCOL)
+    return {
+      ok: false,
+      reason: `protocol ${JSON.stringify(version.slice(0, 40))} not supported (this daemon speaks ${GUARD_PROTOCOL})`,
+    };
+  const list = space < 0 ? "" : text.slice(space + 1).trim();
+  if (list === "") return { ok: false, reason: "no account named" };
+  const accounts = [...new Set(list.split(",").map((a) => a.trim().toLowerCase()))];
+  if (accounts.length > GUARD_MAX_ACCOUNTS)
+    return { ok: false, reason: `${accounts.length} accounts named (at most ${GUARD_MAX_ACCOUNTS})` };
+  const bad = accounts.find((a) => !ADDRESS.test(a));
+  if (bad !== undefined)
+    return { ok: false, reason: `${JSON.stringify(bad.slice(0, 50))} is not a 0x address` };
+  return { ok: true, accounts };
+}
+
+/** A line after the first: a heartbeat, or a `detach <ms>`; a malformed detach is only a heartbeat (logged). */
+export function parseGuardLine(line: string): GuardLine {
+  const text = line.replace(/\r$/, "").trim();
+  if (!/^detach(\s|$)/.test(text)) return { type: "heartbeat" };
+  const arg = text.slice("detach".length).trim();
+  const ms = /^\d{1,9}$/.test(arg) ? Number(arg) : Number.NaN;
+  if (!(ms >= 1 && ms <= GUARD_MAX_DETACH_MS))
+    return { type: "ignored", reason: `"detach" needs a grace of 1..${GUARD_MAX_DETACH_MS} ms` };
+  return { type: "detach", ms };
+}
+
+/** The first line an engine sends for `accounts`. */
+export function guardHelloLine(accounts: readonly string[]): string {
+  return `${GUARD_PROTOCOL} ${accounts.join(",")}\n`;
+}

@@ -1,0 +1,107 @@
+/**
+ * `hl-deadman/engine`: the trading engine's side of the connection guard (docs/operations.md, "Cancel on
+ * disconnect"), for engines written in TypeScript or JavaScript. Dependency-free on purpose (node:net only, and the
+ * protocol's pure module): importing it into an engine loads neither ethers nor got nor pino.
+ *
+ *   import { holdSwitch } from "hl-deadman/engine";
+ *   const hold = holdSwitch({ socket: "/run/hl-deadman/guard.sock", accounts: ["0xabc..."] });
+ *   // ... trade; on a planned restart: await hold.detach(30_000); on a clean stop that should cancel: hold.close()
+ *
+ * It connects, names the accounts, writes a heartbeat line every `heartbeatMs`, and reconnects (every
+ * `reconnectMs`) whenever the connection is lost, e.g. while the daemon restarts: the daemon starts with every
+ * account `waiting`, so a reconnect within its start cancels nothing. The process's death closes the connection,
+ * which is the point: the daemon sees it at once.
+ */
+import { connect, type Socket } from "node:net";
+import { guardHelloLine } from "../core/guard-protocol.js";
+
+export { GUARD_PROTOCOL, guardHelloLine } from "../core/guard-protocol.js";
+
+export type HoldSwitchOptions = {
+  /** the daemon's `--guard-socket`: a Unix socket path, or `127.0.0.1:PORT` / `[::1]:PORT` */
+  socket: string;
+  /** the accounts this engine trades (0x addresses) */
+  accounts: readonly string[];
+  /** a heartbeat line this often (ms); keep it well under the daemon's `--guard-heartbeat-gap`. Default 1000. */
+  heartbeatMs?: number;
+  /** wait this long before reconnecting a lost connection (ms). Default 200. */
+  reconnectMs?: number;
+  /** hears each change: `connected` (the daemon answered ok), `refused` (with its reason), `disconnected` */
+  onState?: (state: "connected" | "refused" | "disconnected", detail?: string) => void;
+};
+
+export type SwitchHold = {
+  /** whether the daemon accepted the connection and it is open */
+  readonly connected: boolean;
+  /** Announces a planned restart (`detach <ms>`) and closes: no engine down if a new engine connects within `ms`. */
+  detach(ms: number): Promise<void>;
+  /** Closes for good: the daemon sees the engine down for these accounts (its policy follows). */
+  close(): Promise<void>;
+};
+
+function target(socket: string): { path: string } | { host: string; port: number } {
+  const m = /^\[?([0-9a-fA-F:.]+?)\]?:(\d+)$/.exec(socket);
+  return m && !socket.includes("/") ? { host: m[1] as string, port: Number(m[2]) } : { path: socket };
+}
+
+export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
+  const heartbeatMs = options.heartbeatMs ?? 1_000;
+  const reconnectMs = options.reconnectMs ?? 200;
+  let socket: Socket | undefined;
+  let connected = false;
+  let closed = false;
+  let beat: ReturnType<typeof setInterval> | undefined;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+
+  const open = () => {
+    if (closed) return;
+    const to = target(options.socket);
+    const s = "path" in to ? connect({ path: to.path }) : connect({ host: to.host, port: to.port });
+    socket = s;
+    s.setEncoding("utf8");
+    let answer = "";
+    s.on("connect", () => {
+      s.write(guardHelloLine(options.accounts));
+      beat = setInterval(() => s.write("\n"), heartbeatMs);
+    });
+    s.on("data", (chunk: string) => {
+      if (connected) return;
+      answer += chunk;
+      const nl = answer.indexOf("\n");
+      if (nl < 0) return;
+      const line = answer.slice(0, nl);
+      if (line === "ok") {
+        connected = true;
+        options.onState?.("connected");
+      } else options.onState?.("refused", line.replace(/^refused /, ""));
+    });
+    s.on("error", () => undefined); // the close follows
+    s.on("close", () => {
+      clearInterval(beat);
+      const was = connected;
+      connected = false;
+      if (was) options.onState?.("disconnected");
+      if (!closed) retry = setTimeout(open, reconnectMs);
+    });
+  };
+  open();
+
+  const end = (last: string) =>
+    new Promise<void>((resolve) => {
+      closed = true;
+      clearTimeout(retry);
+      clearInterval(beat);
+      const s = socket;
+      if (!s || s.destroyed) return resolve();
+      s.once("close", () => resolve());
+      s.end(last);
+    });
+
+  return {
+    get connected() {
+      return connected;
+    },
+    detach: (ms) => end(`detach ${Math.round(ms)}\n`),
+    close: () => end(""),
+  };
+}

@@ -1,0 +1,366 @@
+/**
+ * The connection guard (`--guard-socket`, docs/operations.md "Cancel on disconnect"): the trading engine holds a
+ * connection to the daemon, on a Unix socket (mode 0660) or on loopback TCP, and its first line names the accounts
+ * it guards (src/core/guard-protocol.ts). The kernel closes a dead process's connections at once, so a crash is
+ * seen in milliseconds, not after a file's max age. Per account:
+ * - `waiting` from the daemon's start until an engine first names it: pushes go on, nothing is cancelled (the engine
+ *   may not be started yet, or is reconnecting after a daemon restart), readiness says so;
+ * - `up` while at least one connection naming it is open (a second connection for the same account is a second
+ *   holder: a new engine started before the old one stops is a hand-over, never a down);
+ * - `detached` after its last connection closed within a `detach <ms>` grace: up for the switch until the grace ends;
+ * - `down` when its last connection closed (or fell silent past `heartbeatGapMs`, when set) outside a grace: the
+ *   switch hears `onChange(account, false, detail)` at once, in the same turn of the event loop as the close.
+ * Bounded: line length, connections, time to the first line. A malformed first line is refused with a one-line
+ * reason, logged, and changes nothing. What it sees it publishes on the bus (src/core/events.ts `GuardEvent`);
+ * its log lines and metric are guard.ts's `guardLog` / `guardMetrics` subscribers.
+ */
+import { chmod, lstat, unlink } from "node:fs/promises";
+import { createServer, type Server, type Socket } from "node:net";
+import type { GuardSocketAddress } from "../config/listen.js";
+import { monotonicOf } from "../core/clock.js";
+import { createEventBus, type EngineAccountState, type EventBus } from "../core/events.js";
+import { GUARD_MAX_LINE_BYTES, parseGuardHello, parseGuardLine } from "../core/guard-protocol.js";
+import type { Logger } from "../core/logger.js";
+import type { Runtime, TimerHandle } from "../core/runtime.js";
+import type { GuardStatus } from "../core/status.js";
+import type { Metrics } from "../surface/metrics.js";
+import { guardLog, guardMetrics } from "./guard.js";
+
+/** At most this many connections at once (an engine needs one per process; a stray client cannot exhaust fds). */
+export const GUARD_MAX_CONNECTIONS = 64;
+/** A connection that sends no first line within this is refused (it holds a slot and guards nothing). */
+export const GUARD_HELLO_TIMEOUT_MS = 5_000;
+/** The Unix socket's mode: owner and group (the engine's user in the daemon's group) may connect. */
+export const GUARD_SOCKET_MODE = 0o660;
+
+export type CreateConnectionGuardParameters = {
+  address: GuardSocketAddress;
+  /** the daemon's accounts: an engine naming another is refused */
+  accounts: readonly string[];
+  /** silence longer than this on a connection → its accounts down; 0: only the close counts */
+  heartbeatGapMs: number;
+  runtime: Runtime;
+  logger: Logger;
+  metrics: Metrics;
+  bus?: EventBus | undefined;
+  onChange: (account: string, up: boolean, detail: string | null) => void;
+  maxConnections?: number;
+  helloTimeoutMs?: number;
+};
+
+export type ConnectionGuard = {
+  /** Listens; rejects when the address cannot be bound (a path that exists and is not a socket, a taken port). */
+  start(): Promise<void>;
+  /** Closes the listener and every connection; no account changes state (the daemon is going). */
+  stop(): Promise<void>;
+  /** Where it listens (a path, or host:port with the port bound). */
+  address(): string;
+  /** The engine of `account` as the switch should see it: up unless `down`. */
+  engine(account: string): { up: boolean; detail: string | null };
+  status(): GuardStatus;
+};
+
+type Connection = {
+  id: number;
+  socket: Socket;
+  accounts: string[] | null;
+  buffer: string;
+  discarding: boolean;
+  detachUntil: number | null;
+  lastLineAt: number;
+  timer: TimerHandle | undefined;
+  gone: boolean;
+};
+
+export function createConnectionGuard(params: CreateConnectionGuardParameters): ConnectionGuard {
+  const { address, runtime, heartbeatGapMs, onChange } = params;
+  const { clock, timers } = runtime;
+  const mono = () => monotonicOf(clock);
+  const maxConnections = params.maxConnections ?? GUARD_MAX_CONNECTIONS;
+  const helloTimeoutMs = params.helloTimeoutMs ?? GUARD_HELLO_TIMEOUT_MS;
+  const bus = params.bus ?? createEventBus(guardLog(params.logger), guardMetrics(params.metrics));
+  const known = new Set(params.accounts.map((a) => a.toLowerCase()));
+  const state = new Map<
+    string,
+    { state: EngineAccountState; detail: string; grace?: TimerHandle | undefined }
+  >();
+  for (const a of known) state.set(a, { state: "waiting", detail: "waiting for the engine to connect" });
+  const holders = new Map<string, Set<Connection>>();
+  const connections = new Set<Connection>();
+  /** every open socket, refused ones too, so that stop closes them all */
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let nextId = 1;
+  let stopped = false;
+  let lastChangeAt: number | null = null;
+  let aggregateUp = true;
+  const shown = address.kind === "unix" ? address.path : `${address.host}:${address.port}`;
+  let bound = shown;
+  bus.publish({ module: "guard", type: "guardConfigured", kind: "socket" });
+
+  const publishAggregate = () => {
+    const down = [...state.entries()].filter(([, s]) => s.state === "down");
+    const up = down.length === 0;
+    if (up === aggregateUp) return;
+    aggregateUp = up;
+    bus.publish({
+      module: "guard",
+      type: "engineChanged",
+      kind: "socket",
+      up,
+      detail: up
+        ? "every account's engine is connected or waiting"
+        : `engine down for ${down.map(([a]) => a).join(", ")}`,
+    });
+  };
+
+  const setAccount = (account: string, next: EngineAccountState, detail: string) => {
+    const s = state.get(account)!;
+    s.grace?.cancel();
+    s.grace = undefined;
+    const wasUp = s.state !== "down";
+    const isUp = next !== "down";
+    if (s.state === next) {
+      s.detail = detail;
+      return;
+    }
+    s.state = next;
+    s.detail = detail;
+    lastChangeAt = clock.now();
+    bus.publish({ module: "guard", type: "engineAccount", account, state: next, detail });
+    publishAggregate();
+    // Only up <-> down reaches the switch: waiting and detached keep it pushing as before.
+    if (wasUp !== isUp) onChange(account, isUp, detail);
+  };
+
+  const arm = (c: Connection) => {
+    c.timer?.cancel();
+    c.timer = undefined;
+    if (c.gone) return;
+    if (c.accounts === null) {
+      c.timer = timers.after(helloTimeoutMs, () => refuse(c, `no first line within ${helloTimeoutMs} ms`));
+      return;
+    }
+    if (heartbeatGapMs <= 0) return;
+    const due = Math.max(c.lastLineAt + heartbeatGapMs, c.detachUntil ?? 0);
+    c.timer = timers.after(Math.max(0, due - mono()), () => {
+      const silentMs = mono() - c.lastLineAt;
+      if (silentMs < heartbeatGapMs || (c.detachUntil ?? 0) > mono()) return arm(c);
+      drop(c, "silent", `no heartbeat for ${Math.round(silentMs)} ms (gap ${heartbeatGapMs} ms)`);
+      c.socket.destroy();
+    });
+  };
+
+  const refuse = (c: Connection, reason: string) => {
+    if (c.gone) return;
+    c.gone = true;
+    c.timer?.cancel();
+    connections.delete(c);
+    bus.publish({ module: "guard", type: "engineRefused", connection: c.id, reason });
+    // Answered, then closed whatever the peer does: a refused socket no longer counts against the bound.
+    c.socket.end(`refused ${reason}\n`, () => c.socket.destroy());
+  };
+
+  /** The connection is gone: each account it held with no other holder goes down, or detached within a grace. */
+  const drop = (c: Connection, reason: "closed" | "silent" | "stopped", detail: string) => {
+    if (c.gone) return;
+    c.gone = true;
+    c.timer?.cancel();
+    connections.delete(c);
+    const accounts = c.accounts ?? [];
+    if (c.accounts === null) return;
+    bus.publish({ module: "guard", type: "engineDisconnected", connection: c.id, accounts, reason, detail });
+    if (reason === "stopped") return;
+    const now = mono();
+    for (const account of accounts) {
+      const set = holders.get(account);
+      set?.delete(c);
+      if (set && set.size > 0) continue;
+      if (c.detachUntil !== null && c.detachUntil > now) {
+        const until = c.detachUntil;
+        setAccount(
+          account,
+          "detached",
+          `engine detached (${detail}); back within ${Math.round(until - now)} ms`,
+        );
+        state.get(account)!.grace = timers.after(until - now, () => {
+          if ((holders.get(account)?.size ?? 0) === 0)
+            setAccount(account, "down", "engine detached and did not come back within its grace");
+        });
+      } else
+        setAccount(
+          account,
+          "down",
+          `engine connection ${reason === "silent" ? "silent" : "closed"}: ${detail}`,
+        );
+    }
+  };
+
+  const hello = (c: Connection, line: string) => {
+    const parsed = parseGuardHello(line);
+    if (!parsed.ok) return refuse(c, parsed.reason);
+    const unknown = parsed.accounts.filter((a) => !known.has(a));
+    if (unknown.length > 0) return refuse(c, `not an account of this daemon: ${unknown.join(", ")}`);
+    c.accounts = parsed.accounts;
+    c.lastLineAt = mono();
+    for (const a of parsed.accounts) {
+      const set = holders.get(a) ?? new Set<Connection>();
+      holders.set(a, set);
+      set.add(c);
+    }
+    c.socket.write("ok\n");
+    bus.publish({
+      module: "guard",
+      type: "engineConnected",
+      connection: c.id,
+      accounts: parsed.accounts,
+      connections: connections.size,
+    });
+    for (const a of parsed.accounts) setAccount(a, "up", `engine connected (connection ${c.id})`);
+    arm(c);
+  };
+
+  const line = (c: Connection, text: string) => {
+    if (c.gone) return;
+    if (c.accounts === null) return hello(c, text);
+    c.lastLineAt = mono();
+    const parsed = parseGuardLine(text);
+    if (parsed.type === "detach") {
+      c.detachUntil = mono() + parsed.ms;
+      bus.publish({
+        module: "guard",
+        type: "engineDetach",
+        connection: c.id,
+        accounts: c.accounts,
+        ms: parsed.ms,
+      });
+    } else if (parsed.type === "ignored")
+      bus.publish({ module: "guard", type: "engineLineIgnored", connection: c.id, reason: parsed.reason });
+    arm(c);
+  };
+
+  const data = (c: Connection, chunk: string) => {
+    let text = c.buffer + chunk;
+    for (;;) {
+      const nl = text.indexOf("\n");
+      if (nl < 0) break;
+      const one = text.slice(0, nl);
+      text = text.slice(nl + 1);
+      if (c.discarding) {
+        // the rest of an over-long line: it proved the engine alive, nothing more
+        c.discarding = false;
+        line(c, "");
+      } else line(c, one);
+      if (c.gone) return;
+    }
+    if (text.length > GUARD_MAX_LINE_BYTES) {
+      if (c.accounts === null) return refuse(c, `first line longer than ${GUARD_MAX_LINE_BYTES} bytes`);
+      if (!c.discarding)
+        bus.publish({
+          module: "guard",
+          type: "engineLineIgnored",
+          connection: c.id,
+          reason: `line longer than ${GUARD_MAX_LINE_BYTES} bytes (read as a heartbeat)`,
+        });
+      c.discarding = true;
+      text = "";
+    }
+    c.buffer = text;
+  };
+
+  const accept = (socket: Socket) => {
+    const c: Connection = {
+      id: nextId++,
+      socket,
+      accounts: null,
+      buffer: "",
+      discarding: false,
+      detachUntil: null,
+      lastLineAt: mono(),
+      timer: undefined,
+      gone: false,
+    };
+    socket.setEncoding("utf8");
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => undefined); // the close that follows says it
+    if (stopped || connections.size >= maxConnections) {
+      const reason = stopped ? "the daemon is stopping" : `too many connections (at most ${maxConnections})`;
+      bus.publish({ module: "guard", type: "engineRefused", connection: c.id, reason });
+      socket.end(`refused ${reason}\n`, () => socket.destroy());
+      return;
+    }
+    connections.add(c);
+    socket.on("data", (chunk: string) => data(c, chunk));
+    socket.on("close", () => drop(c, "closed", `connection ${c.id} closed`));
+    arm(c);
+  };
+
+  return {
+    async start() {
+      if (address.kind === "unix") {
+        // A socket left by a daemon that died is removed (the state-dir lock makes this daemon the only one); any
+        // other file there is not ours to delete.
+        const existing = await lstat(address.path).catch(() => null);
+        if (existing && !existing.isSocket())
+          throw new Error(
+            `guard socket ${address.path} exists and is not a socket; remove it or choose another path`,
+          );
+        if (existing) await unlink(address.path);
+      }
+      server = createServer(accept);
+      server.maxConnections = maxConnections + 1; // one over: the extra one is answered `refused`, not dropped
+      await new Promise<void>((resolve, reject) => {
+        server!.once("error", reject);
+        if (address.kind === "unix") server!.listen(address.path, () => resolve());
+        else server!.listen(address.port, address.host, () => resolve());
+      });
+      if (address.kind === "unix") await chmod(address.path, GUARD_SOCKET_MODE);
+      else {
+        const a = server.address();
+        if (a && typeof a === "object")
+          bound = address.host.includes(":") ? `[${address.host}]:${a.port}` : `${address.host}:${a.port}`;
+      }
+      bus.publish({
+        module: "guard",
+        type: "guardListening",
+        kind: "socket",
+        address: bound,
+        accounts: [...known],
+      });
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      for (const s of state.values()) s.grace?.cancel();
+      for (const c of [...connections]) {
+        drop(c, "stopped", "the daemon is stopping");
+        c.socket.destroy();
+      }
+      for (const socket of sockets) socket.destroy();
+      const s = server;
+      if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+      if (address.kind === "unix") await unlink(address.path).catch(() => undefined);
+    },
+    address: () => bound,
+    engine(account) {
+      const s = state.get(account.toLowerCase());
+      if (!s) return { up: true, detail: null };
+      return { up: s.state !== "down", detail: s.detail };
+    },
+    status() {
+      const accounts: Record<string, EngineAccountState> = {};
+      for (const [a, s] of state) accounts[a] = s.state;
+      const down = [...state.entries()].filter(([, s]) => s.state === "down");
+      return {
+        configured: true,
+        up: down.length === 0,
+        kind: "socket",
+        lastCheckAt: lastChangeAt,
+        detail:
+          down.length > 0 ? down.map(([a, s]) => `${a}: ${s.detail}`).join("; ") : `listening on ${bound}`,
+        accounts,
+      };
+    },
+  };
+}
