@@ -13,6 +13,7 @@ export const DEBIAN_PACKAGE: Readonly<Record<string, string>> = Object.freeze({
   amtool: "prometheus-alertmanager",
   chromium: "chromium",
   perl: "perl-base",
+  "systemd-analyze": "systemd",
 });
 
 export class MissingBinaryError extends Error {
