@@ -9,11 +9,16 @@
  * Pinned byte for byte by test/fixtures/signing-vectors.json (the official SDKs' vectors plus generated
  * scheduleCancel cases).
  */
-import { Encoder } from "@msgpack/msgpack";
+
 // ethers' subpath entry points: the root "ethers" also loads providers, contracts and wordlists (~10 MiB of
 // resident memory the daemon never uses; BENCHMARKS.md, import cost).
-// All cryptography is ethers' (docs/security.md, "Signing"): keccak256 is @noble/hashes' keccak_256, SigningKey
-// signs and recovers with @noble/curves' secp256k1 (RFC 6979, low-s), and TypedDataEncoder is ethers' EIP-712.
+// All cryptography is the libraries' (docs/security.md, "Signing"): keccak256 is @noble/hashes' keccak_256 through
+// ethers, signing is @noble/curves' secp256k1 (RFC 6979, low-s; its HMAC node's, below), recovery is ethers'
+// (the same noble curve), and TypedDataEncoder is ethers' EIP-712.
+import { createHmac } from "node:crypto";
+import { Encoder } from "@msgpack/msgpack";
+import { weierstrass } from "@noble/curves/abstract/weierstrass";
+import { secp256k1 } from "@noble/curves/secp256k1";
 import { keccak256, Signature, SigningKey } from "ethers/crypto";
 import { id, TypedDataEncoder } from "ethers/hash";
 import { computeAddress, recoverAddress } from "ethers/transaction";
@@ -179,9 +184,28 @@ function toL1Signature(sig: Signature): L1Signature {
   return { r: sig.r.toLowerCase() as Hex, s: sig.s.toLowerCase() as Hex, v: sig.v as 27 | 28 };
 }
 
-/** `{ r, s, v }` of a digest by ethers' SigningKey.sign (noble's RFC 6979 nonce, low s, v 27 or 28). */
+/**
+ * secp256k1 exactly as @noble/curves defines it (the copy ethers runs; `secp256k1.CURVE` is its whole definition),
+ * with one of the curve's documented parameters supplied by node: the HMAC-SHA256 behind RFC 6979's deterministic
+ * nonce, which is OpenSSL's instead of noble's JavaScript. The nonce, and so every signature, is the same by
+ * construction (RFC 6979 fixes both inputs of each HMAC); under the shipped `--jitless` noble's HMAC was most of a
+ * signature's CPU time (docs/development.md, "Cryptography").
+ */
+const curve = weierstrass({
+  ...secp256k1.CURVE,
+  hmac: (key: Uint8Array, ...messages: Uint8Array[]): Uint8Array => {
+    const mac = createHmac("sha256", key);
+    for (const m of messages) mac.update(m);
+    return new Uint8Array(mac.digest());
+  },
+});
+
+const hex32 = (x: bigint) => `0x${x.toString(16).padStart(64, "0")}` as Hex;
+
+/** `{ r, s, v }` of a digest: RFC 6979 nonce, low s, v 27 or 28 (what ethers' SigningKey.sign returns). */
 function signDigest(key: SigningKey, digest: Hex): L1Signature {
-  return toL1Signature(key.sign(digest));
+  const sig = curve.sign(getBytes(digest), getBytes(key.privateKey), { lowS: true });
+  return { r: hex32(sig.r), s: hex32(sig.s), v: sig.recovery === 1 ? 28 : 27 };
 }
 
 /** Signs an L1 action; resolves to `{ r, s, v }` exactly as the official SDKs produce it. */
