@@ -3,20 +3,9 @@
  * loopback TCP address; anything else is a configuration error (exit 78) that says why; one engine guard only.
  */
 import { describe, expect, test } from "vitest";
-import { ConfigError } from "../../src/config/errors.js";
 import { parseGuardSocket } from "../../src/config/listen.js";
 import { loadConfig } from "../../src/config/load.js";
-
-function issuesOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).exitCode).toBe(78);
-    return (error as ConfigError).issues;
-  }
-  throw new Error("expected a ConfigError");
-}
+import { issuesOf } from "./helpers.js";
 
 describe("guardSocket", () => {
   test("default: a path is a Unix socket; 127.x and [::1] are loopback TCP", () => {

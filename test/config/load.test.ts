@@ -1,28 +1,12 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import {
-  CONFIG_DOCS,
-  CONFIG_KEYS,
-  ConfigError,
-  configJsonSchema,
-  loadConfig,
-} from "../../src/config/load.js";
+import { CONFIG_DOCS, CONFIG_KEYS, configJsonSchema, loadConfig } from "../../src/config/load.js";
 import { ConfigSchema, DEFAULTS } from "../../src/config/schema.js";
+import { issuesOf } from "./helpers.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const EXAMPLE = resolve(ROOT, "config/example.json");
-
-function issuesOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).exitCode).toBe(78);
-    return (error as ConfigError).issues;
-  }
-  throw new Error("expected a ConfigError");
-}
 
 describe("loadConfig", () => {
   test("default: defaults come from DEFAULTS", () => {

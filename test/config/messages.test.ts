@@ -7,20 +7,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { nearestKeys } from "../../src/config/file.js";
-import { ConfigError, loadConfig, OPTIONS } from "../../src/config/load.js";
+import { loadConfig, OPTIONS } from "../../src/config/load.js";
 import { cli } from "../helpers/cli.js";
+import { issuesOf } from "./helpers.js";
 
 const tmp = mkdtempSync(path.join(tmpdir(), "hl-messages-"));
-
-function issuesOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ConfigError) return error.issues;
-    throw error;
-  }
-  throw new Error("no ConfigError");
-}
 
 describe("suggestions", () => {
   test("error: --health 9464 suggests 127.0.0.1:9464", () => {
