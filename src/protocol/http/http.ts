@@ -19,14 +19,14 @@
  *   An idempotent call is retried on a TransportError that `shouldRetry` accepts (never an abort) and on 429 or 5xx.
  * - The URL may hold a key (an RPC endpoint key as a path segment): errors carry only `redactUrl(url)`, messages
  *   are scrubbed of its secret parts, and got's own errors (whose options hold the URL) are never kept as a cause.
- * - A URL's user:pass is sent as HTTP Basic authentication, built by got and node:http from got's `username` and
- *   `password` options, and never as part of a URL that could be shown.
+ * - A URL's user:pass is sent as HTTP Basic authentication: got hands the URL to node:http, which percent-decodes
+ *   it into the Authorization header and leaves it out of the request line; it is never part of a URL shown.
  */
 import http from "node:http";
 import https from "node:https";
 import { performance } from "node:perf_hooks";
 import got, { type Got } from "got";
-import { decodeUrlPart, redactUrl, scrub, secretsOf } from "../../core/redact.js";
+import { redactUrl, scrub, secretsOf } from "../../core/redact.js";
 import { sleep, systemTimers, type Timers } from "../../core/runtime.js";
 import { VERSION } from "../../core/version.js";
 import { shouldRetry } from "../policy.js";
@@ -181,18 +181,9 @@ export function createHttpTransport({
   limits,
   timers = systemTimers(),
 }: HttpTransportOptions): HttpTransport {
-  const parsedBase = new URL(baseUrl);
-  const isHttps = parsedBase.protocol === "https:";
+  const isHttps = new URL(baseUrl).protocol === "https:";
   const defaults: BodyLimits = { ...DEFAULT_BODY_LIMITS, ...(limits ?? {}) };
   const secrets = secretsOf(baseUrl);
-  // user:pass leaves the URL requests are made to and goes to got's Basic authentication options
-  const hasCredentials = parsedBase.username !== "" || parsedBase.password !== "";
-  const credentials = hasCredentials
-    ? { username: decodeUrlPart(parsedBase.username), password: decodeUrlPart(parsedBase.password) }
-    : {};
-  parsedBase.username = "";
-  parsedBase.password = "";
-  const requestBase = hasCredentials ? parsedBase.toString() : baseUrl;
   const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxSockets: 16, maxFreeSockets: 4 };
   const agent = isHttps ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
   const client: Got = got.extend({
@@ -201,7 +192,6 @@ export function createHttpTransport({
     retry: { limit: 0 },
     followRedirect: false,
     headers: { "user-agent": userAgent, accept: "application/json" },
-    ...credentials,
   });
   const shownBase = redactUrl(baseUrl);
   let closed = false;
@@ -315,7 +305,7 @@ export function createHttpTransport({
       retryStatus = isRetryableStatus,
     }: RequestOptions = {},
   ): Promise<HttpResponse> {
-    const url = joinUrl(requestBase, path);
+    const url = joinUrl(baseUrl, path);
     if (closed)
       throw new TransportError({ kind: "transport", url: redactUrl(url), reason: "transport is closed" });
     const call = { method, body, headers, parseJson };

@@ -6,7 +6,7 @@
  * (`notify.gave_up`) and counted (`hl_deadman_notifications_total{outcome="failed"}`).
  *
  * Credentials in a URL (`https://user:pass@host/...`, a token in the path or query) are never logged: logs
- * name the target by `redactUrl`, and user:pass travels as an Authorization header, not in the request URL.
+ * name the target by `redactUrl`, and user:pass travels as an Authorization header (node:http builds it from the URL), not in the request line.
  *
  * Each URL has its own instance of the one HTTP transport (src/protocol/http/http.ts: got on node:http, its time-outs,
  * its body bound, its keep-alive agent), never the global `fetch` (undici needs WebAssembly, gone under the shipped
