@@ -1,7 +1,7 @@
 /**
  * `hl-deadman/engine`: the trading engine's side of the connection guard (docs/operations.md, "Cancel on
  * disconnect"), for engines written in TypeScript or JavaScript. Dependency-free on purpose (node:net only, and the
- * protocol's pure module): importing it into an engine loads neither ethers nor got nor pino.
+ * protocol's pure module and the runtime's timers): importing it into an engine loads neither ethers nor got nor pino.
  *
  *   import { holdSwitch } from "hl-deadman/engine";
  *   const hold = holdSwitch({ socket: "/run/hl-deadman/guard.sock", accounts: ["0xabc..."] });
@@ -14,6 +14,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { guardHelloLine } from "../core/guard-protocol.js";
+import { systemTimers, type TimerHandle, type Timers } from "../core/runtime.js";
 
 export { GUARD_PROTOCOL, guardHelloLine } from "../core/guard-protocol.js";
 
@@ -28,6 +29,8 @@ export type HoldSwitchOptions = {
   reconnectMs?: number;
   /** hears each change: `connected` (the daemon answered ok), `refused` (with its reason), `disconnected` */
   onState?: (state: "connected" | "refused" | "disconnected", detail?: string) => void;
+  /** the timers the heartbeats and reconnects wait on (default: node's) */
+  timers?: Timers;
 };
 
 export type SwitchHold = {
@@ -50,8 +53,15 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
   let socket: Socket | undefined;
   let connected = false;
   let closed = false;
-  let beat: ReturnType<typeof setInterval> | undefined;
-  let retry: ReturnType<typeof setTimeout> | undefined;
+  const timers = options.timers ?? systemTimers();
+  let beat: TimerHandle | undefined;
+  let retry: TimerHandle | undefined;
+  const heartbeat = (s: Socket) => {
+    beat = timers.after(heartbeatMs, () => {
+      s.write("\n");
+      heartbeat(s);
+    });
+  };
 
   const open = () => {
     if (closed) return;
@@ -62,7 +72,7 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
     let answer = "";
     s.on("connect", () => {
       s.write(guardHelloLine(options.accounts));
-      beat = setInterval(() => s.write("\n"), heartbeatMs);
+      heartbeat(s);
     });
     s.on("data", (chunk: string) => {
       if (connected) return;
@@ -77,11 +87,11 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
     });
     s.on("error", () => undefined); // the close follows
     s.on("close", () => {
-      clearInterval(beat);
+      beat?.cancel();
       const was = connected;
       connected = false;
       if (was) options.onState?.("disconnected");
-      if (!closed) retry = setTimeout(open, reconnectMs);
+      if (!closed) retry = timers.after(reconnectMs, open);
     });
   };
   open();
@@ -89,8 +99,8 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
   const end = (last: string) =>
     new Promise<void>((resolve) => {
       closed = true;
-      clearTimeout(retry);
-      clearInterval(beat);
+      retry?.cancel();
+      beat?.cancel();
       const s = socket;
       if (!s || s.destroyed) return resolve();
       s.once("close", () => resolve());

@@ -16,7 +16,7 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   sim: ["core", "protocol"],
   cli: ["core", "protocol", "config", "surface", "switch", "watchers", "app", "sim"],
   bin: ["cli"],
-  // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and nothing else
+  // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and the runtime's timers
   engine: ["core"],
   // the library's entry point (package.json "exports") re-exports from every room
   ".": ["core", "protocol", "config", "surface", "switch", "watchers", "app", "sim", "cli"],
@@ -28,10 +28,9 @@ export const SEAMS = Object.freeze({
   timers: ["core/runtime.ts"],
   process: ["app/", "cli/", "bin/"],
   /**
-   * a program of its own (its own clock and timers), the status page's browser script, and the engine's client
-   * (it runs in the engine's process, on its timers)
+   * a program of its own (its own clock and timers) and the status page's browser script
    */
-  exempt: ["sim/", "surface/status-page/page.ts", "engine/"],
+  exempt: ["sim/", "surface/status-page/page.ts"],
 });
 
 export type Findings = {
