@@ -4,7 +4,6 @@
  * decides, with `isRetryable`, whether to send a new one with a fresh nonce.
  */
 import { SigningKey } from "ethers/crypto";
-import { computeAddress } from "ethers/transaction";
 import { normalizeAddress } from "../../core/address.js";
 import type { Clock } from "../../core/clock.js";
 import { ValidationError } from "../../core/errors/base.js";
@@ -23,7 +22,7 @@ import {
   ExchangeResponse,
   type ScheduleCancelAction,
 } from "./schemas.js";
-import { type L1Signer, signL1Action } from "./signing.js";
+import { addressOfKey, type L1Signer, signL1Action } from "./signing.js";
 import { CLIENT_DEFAULTS, createHttpTransport, type HttpTransport } from "./transport.js";
 
 export type ExchangeClientOptions = {
@@ -139,9 +138,9 @@ function checkWindow(value: number | null, what: string): number | null {
 
 function signerAddressOf(signer: L1Signer & { address?: string }): string {
   if (typeof signer.address === "string") return normalizeAddress(signer.address, "signer.address");
-  if (signer instanceof SigningKey) return computeAddress(signer.publicKey).toLowerCase();
+  if (signer instanceof SigningKey) return addressOfKey(signer).toLowerCase();
   if ("signingKey" in signer && signer.signingKey instanceof SigningKey) {
-    return computeAddress(signer.signingKey.publicKey).toLowerCase();
+    return addressOfKey(signer.signingKey).toLowerCase();
   }
   throw new ValidationError("signer", ["an EIP-712 signer needs an `address` property"]);
 }
