@@ -4,7 +4,7 @@
  */
 
 import { parseGuardSocket } from "../../config/listen.js";
-import type { ClockEvent, EventBus } from "../../core/events.js";
+import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import type { GuardStatus } from "../../core/status.js";
@@ -138,13 +138,6 @@ export function agentWatchComponent(): Component<
  * (wall and monotonic disagree), which is logged, counted and handed to the switches (readiness then waits for a
  * confirmed push). Deadlines are on the exchange's time, which a step does not move: this only reports.
  */
-/** A clock event as the clock watch publishes it (its `module` and `origin` added). */
-type ClockEventBody = ClockEvent extends infer E
-  ? E extends ClockEvent
-    ? Omit<E, "module" | "origin">
-    : never
-  : never;
-
 export function clockWatchComponent(): Component<
   Base & { bus: EventBus; log: Logger },
   { slotOrigin: number; clockSteps: Feed<number> }
@@ -157,20 +150,20 @@ export function clockWatchComponent(): Component<
       const skewLatch = new CrossingLatch(config.clockSkewWarn);
       const watchSkew = config.exposureInterval <= 0;
       const slotOrigin = time.monotonic();
-      const clock = (e: ClockEventBody) =>
-        bus.publish({ module: "clock", origin: "daemon", ...e } as ClockEvent);
+      const from = { module: "clock", origin: "daemon" } as const;
       const work = () => {
         if (params.onInterval) {
           try {
             params.onInterval();
           } catch (error) {
-            clock({ type: "intervalHookFailed", error });
+            bus.publish({ ...from, type: "intervalHookFailed", error });
           }
         }
         if (watchSkew && time.verified) {
           const skewMs = time.skewMs;
           const change = skewLatch.update(Math.abs(skewMs));
-          clock({
+          bus.publish({
+            ...from,
             type: "clockSkew",
             skewMs,
             uncertaintyMs: null,
@@ -181,7 +174,7 @@ export function clockWatchComponent(): Component<
         }
         const stepped = time.checkStep();
         if (!stepped) return;
-        clock({ type: "clockStepped", deltaMs: stepped.deltaMs });
+        bus.publish({ ...from, type: "clockStepped", deltaMs: stepped.deltaMs });
         steps.publish(stepped.deltaMs);
       };
       // On the push loops' grid, made before them: one timer wakes it and then the pushes, no wake-up of its own.
