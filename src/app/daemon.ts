@@ -24,6 +24,7 @@ import { ComponentStartFailure, Components } from "./components.js";
 import type { Base, StartDaemonParameters } from "./context.js";
 import { healthComponent } from "./parts/health.js";
 import {
+  auditComponent,
   chainWatchComponent,
   clientsComponent,
   ledgerComponent,
@@ -111,6 +112,7 @@ export function planAccounts(
 export function daemonComponents() {
   return [
     notificationsComponent(),
+    auditComponent(),
     ledgerComponent(),
     clientsComponent(),
     recordComponent(),

@@ -2,7 +2,7 @@ import { BaseError, type BaseErrorParameters } from "../core/errors/base.js";
 import { ExitCode } from "../core/exit-codes.js";
 import { exitCodeOfError } from "../protocol/policy.js";
 
-/** An error that tells the CLI which exit code to use (docs/cli.md: 1 runtime, 2 usage, 66 no input, 69 unavailable, 75 locked, 78 config). */
+/** An error that tells the CLI which exit code to use (docs/cli.md: 1 runtime, 2 usage, 65 data, 66 no input, 69 unavailable, 75 locked, 78 config). */
 export class CliError extends BaseError {
   override name = "CliError";
   readonly exitCode: ExitCode;

@@ -2,6 +2,7 @@ import { Command, CommanderError } from "commander";
 import { ExitCode } from "../core/exit-codes.js";
 import { maskSecrets } from "../core/redact.js";
 import { versionText } from "../core/version.js";
+import { registerAudit } from "./commands/audit.js";
 import { registerConfig } from "./commands/config.js";
 import { registerEvm } from "./commands/evm.js";
 import { registerExposure } from "./commands/exposure.js";
@@ -39,6 +40,7 @@ export function createProgram(deps: CliDeps): Command {
   registerSim(program, deps);
   registerConfig(program, deps);
   registerLogs(program, deps, () => deps.stdin ?? process.stdin);
+  registerAudit(program, deps);
   // Usage errors (unknown option, missing argument, bad choice) exit 2, as the contract says.
   const exitOverride = (cmd: Command) => {
     cmd.exitOverride((err) => {
@@ -54,6 +56,7 @@ export function createProgram(deps: CliDeps): Command {
 export const ERROR_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze({
   [ExitCode.runtime]: "runtime",
   [ExitCode.usage]: "usage",
+  [ExitCode.dataErr]: "data",
   [ExitCode.noInput]: "no_input",
   [ExitCode.unavailable]: "unavailable",
   [ExitCode.tempFail]: "locked",

@@ -3,6 +3,8 @@ export const ExitCode = Object.freeze({
   ok: 0,
   runtime: 1,
   usage: 2,
+  /** EX_DATAERR: a file's content is wrong (`audit verify` found a broken chain). */
+  dataErr: 65,
   /** EX_NOINPUT: an input named on the command line does not exist (`status` on a missing state directory). */
   noInput: 66,
   unavailable: 69,

@@ -138,6 +138,7 @@ describe("startDaemon: ordered start, rollback, close", () => {
   test("behavior: the components start in the documented order and close in the reverse, once", async () => {
     expect(DAEMON_COMPONENTS).toEqual([
       "notifications",
+      "audit",
       "ledger",
       "clients",
       "exchange record",
@@ -171,7 +172,7 @@ describe("startDaemon: ordered start, rollback, close", () => {
     const held = new Promise<void>((done) => (release = done));
     let bound: () => void = () => {};
     const healthUp = new Promise<void>((done) => (bound = done));
-    const guard = list[6];
+    const guard = list[7];
     expect(guard.name).toBe("guard");
     const start = guard.start.bind(guard);
     guard.start = async (ctx) => {
@@ -202,7 +203,7 @@ describe("startDaemon: ordered start, rollback, close", () => {
       (e: unknown) => e,
     );
     expect((error as DaemonStartError).component).toBe("health");
-    expect(closed).toEqual(["chain watch", "exchange record", "clients", "ledger", "notifications"]);
+    expect(closed).toEqual(["chain watch", "exchange record", "clients", "ledger", "audit", "notifications"]);
   });
 
   test("behavior: a step failing after the switches started rolls back in reverse: the switch sends a removal, nothing stays armed", async () => {

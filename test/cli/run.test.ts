@@ -7,7 +7,7 @@
  * A SIGKILL, the lapse and the restart that counts the trigger are test/reliability/signals.test.ts's ("SIGKILL
  * while armed → sim fires, restart counts it and re-arms"); this file kept a slower copy of it until issue 12.
  */
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Wallet } from "ethers";
@@ -66,7 +66,12 @@ describe("hl-deadman run (process)", () => {
     expect(events(p.stdout(), "shutdown.removed")).toHaveLength(1);
     expect(events(p.stdout(), "shutdown.removed")[0]!.account).toBe(account);
     const hex = wallet.privateKey.slice(2);
-    const files = readdirSync(stateDir).map((f) => readFileSync(join(stateDir, f), "utf8"));
+    // every file the daemon left in its state directory, the audit trail's among them
+    const files = (readdirSync(stateDir, { recursive: true }) as string[])
+      .map((f) => join(stateDir, f))
+      .filter((f) => statSync(f).isFile())
+      .map((f) => readFileSync(f, "utf8"));
+    expect(files.length).toBeGreaterThanOrEqual(2);
     for (const text of [p.stdout(), p.stderr(), ...files])
       expect(text.toLowerCase()).not.toContain(hex.toLowerCase());
     // `status --json` reads what the stopped daemon left, in the contract's shape (docs/cli-contract.md).

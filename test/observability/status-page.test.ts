@@ -132,6 +132,12 @@ describe("status page (headless Chromium)", () => {
     expect(btc[5]).toMatch(/^\d+\.\d\d %$/);
     expect(await card.locator('[data-coin="ETH"] td').first().textContent()).toBe("ETH");
     expect(await page.locator("#ready").textContent()).toBe("READY");
+    // the audit trail's newest records, newest first: the daemon's start and the account armed
+    const audit = page.locator('[data-audit="1"] td:nth-child(3)');
+    await expect.poll(() => audit.allTextContents()).toEqual(["switch.armed", "daemon.started"]);
+    const status = (await (await fetch(`${healthUrl}/status.json`)).json()) as { audit: { last: unknown[] } };
+    expect(status.audit).toMatchObject({ sequence: 2, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(status.audit.last[0]).toMatchObject({ sequence: 2, type: "xyz.hl-deadman.switch.armed", account });
 
     const shot = join(tmpdir(), `hl-deadman-status-page-${process.pid}.png`);
     await page.screenshot({ path: shot, fullPage: true });

@@ -2,6 +2,7 @@
 import type { Logger } from "../../core/logger.js";
 import { EXPOSURE_OFF, NO_GUARD, type Readiness } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
+import type { AuditTrail } from "../../surface/audit/trail.js";
 import { computeReadiness, createHealthServer, type HealthServer } from "../../surface/health.js";
 import { type createStatusModel, statusPageRoutes } from "../../surface/status-page/index.js";
 import type { Ledger } from "../../switch/ledger.js";
@@ -13,7 +14,13 @@ import type { Base, Board } from "../context.js";
  * port arms nothing. Then `daemon.start` says what is about to be protected.
  */
 export function healthComponent(): Component<
-  Base & { logger: Logger; log: Logger; ledger: Ledger; statusModel: ReturnType<typeof createStatusModel> },
+  Base & {
+    logger: Logger;
+    log: Logger;
+    ledger: Ledger;
+    statusModel: ReturnType<typeof createStatusModel>;
+    audit: AuditTrail;
+  },
   { board: Board; readiness: () => Readiness; health: HealthServer | null }
 > {
   let health: HealthServer | null = null;
@@ -28,6 +35,7 @@ export function healthComponent(): Component<
       logger,
       log,
       statusModel,
+      audit,
       ledger,
       signer,
       plan,
@@ -73,6 +81,7 @@ export function healthComponent(): Component<
             deadlineMs: config.deadline,
             clockSkewWarnMs: config.clockSkewWarn,
             network: config.network,
+            audit: () => ({ head: audit.head, recent: audit.recent() }),
           }),
         });
       }

@@ -1,12 +1,18 @@
 /** The daemon's components that open its state and its connections (src/app/daemon.ts, `daemonComponents`). */
+
+import { hostname } from "node:os";
+import { join } from "node:path";
 import { effectiveExplorerUrl } from "../../config/load.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
+import { VERSION } from "../../core/version.js";
 import { createCancelExecutor } from "../../protocol/hyperliquid/cancel.js";
 import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../protocol/hyperliquid/info.js";
 import { NonceSource, type NonceSpan, nonceFloor } from "../../protocol/hyperliquid/nonce.js";
+import { auditSubscriber } from "../../surface/audit/events.js";
+import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
 import type { CancelOpenOrders, ScheduleCancelClient } from "../../switch/index.js";
@@ -68,6 +74,43 @@ export function notificationsComponent(): Component<
       return { notifications, statusModel, bus, logger, log: logger.child({ module: "daemon" }) };
     },
     close: () => notifications?.close(),
+  };
+}
+
+/**
+ * The audit trail (src/surface/audit/): every change of protection and every action on orders, hash-chained in
+ * `<stateDir>/audit/`. It starts right after the bus so that it sees every event of the start, and closes late, after
+ * the switches' last words (removed or kept). A disk that refuses the trail is reported; it never stops the switch.
+ */
+export function auditComponent(): Component<Base & { bus: EventBus; logger: Logger }, { audit: AuditTrail }> {
+  let audit: AuditTrail | undefined;
+  let unsubscribe: (() => void) | undefined;
+  return {
+    name: "audit",
+    async start({ params, runtime, bus, logger, accounts, config }) {
+      const log = logger.child({ module: "audit" });
+      let failures = 0;
+      audit = await AuditTrail.open({
+        dir: join(params.stateDir, AUDIT_DIR),
+        source: `/hl-deadman/${hostname()}`,
+        now: () => runtime.clock.now(),
+        onError: (error) => {
+          failures++;
+          log.warn(
+            { event: "audit.write_failed", failures, error: error.message },
+            `the audit trail could not be written (${error.message}); its records wait and are written with the next one. The switch is not affected.`,
+          );
+        },
+      });
+      audit.append({ type: "daemon.started", data: { version: VERSION, accounts, network: config.network } });
+      unsubscribe = bus.subscribe(auditSubscriber((entry) => audit?.append(entry)));
+      return { audit };
+    },
+    async close() {
+      unsubscribe?.();
+      audit?.append({ type: "daemon.stopped", data: {} });
+      await audit?.close();
+    },
   };
 }
 

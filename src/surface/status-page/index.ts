@@ -7,11 +7,27 @@
 import { nextUtcMidnight } from "../../core/clock.js";
 import type { Readiness } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
+import type { AuditRecord, ChainHead } from "../audit/record.js";
 import { defaultMinMarginMs } from "../health.js";
 import type { StatusModel } from "./model.js";
 import { STATUS_PAGE_CSP, STATUS_PAGE_HTML } from "./page.js";
 
 export { createStatusModel } from "./model.js";
+
+/** how many of the audit trail's newest records /status.json and the page show */
+export const AUDIT_SHOWN = 10;
+
+function auditView(a: { head: ChainHead; recent: readonly AuditRecord[] } | undefined) {
+  if (!a) return null;
+  return {
+    sequence: a.head.sequence,
+    hash: a.head.hash,
+    last: a.recent
+      .slice(-AUDIT_SHOWN)
+      .reverse()
+      .map((r) => ({ sequence: Number(r.sequence), time: r.time, type: r.type, account: r.account ?? null })),
+  };
+}
 
 export type StatusRoute = () => { status: number; body: string; headers: Record<string, string> };
 
@@ -23,6 +39,7 @@ export function statusPageRoutes({
   deadlineMs,
   clockSkewWarnMs,
   network,
+  audit,
 }: {
   readiness: () => Readiness;
   model: StatusModel;
@@ -31,6 +48,8 @@ export function statusPageRoutes({
   deadlineMs: number;
   clockSkewWarnMs: number;
   network: string;
+  /** the audit trail's head and newest records (the page shows the last AUDIT_SHOWN) */
+  audit?: (() => { head: ChainHead; recent: readonly AuditRecord[] }) | undefined;
 }): Record<string, StatusRoute> {
   const statusJson = () => {
     const r = readiness();
@@ -49,6 +68,7 @@ export function statusPageRoutes({
       clockSkewWarnMs,
       guard: r.guard,
       exposure: r.exposure,
+      audit: auditView(audit?.()),
       accounts: r.accounts.map((a) => ({
         ...a,
         triggersLeft: Math.max(0, a.triggerLimit - a.triggersToday),

@@ -74,7 +74,10 @@ function render(){if(!data)return;var r=document.getElementById("ready");r.textC
  var g=data.guard;document.getElementById("guard").textContent=!g.configured?"no guard configured":(g.up?"engine up":"ENGINE DOWN")+" ("+g.kind+(g.detail?": "+g.detail:"")+")";
  document.getElementById("skew").textContent=data.clockSkewMs==null?"unknown":(data.clockSkewMs/1000).toFixed(3)+" s"+(Math.abs(data.clockSkewMs)>data.clockSkewWarnMs?" (above the "+(data.clockSkewWarnMs/1000)+" s warning)":"");
  document.getElementById("version").textContent="hl-deadman "+data.version+" · "+data.network;
- var list=document.getElementById("accounts");list.textContent="";data.accounts.forEach(function(a){list.appendChild(card(a));});}
+ var list=document.getElementById("accounts");list.textContent="";data.accounts.forEach(function(a){list.appendChild(card(a));});
+ var au=document.getElementById("audit");au.textContent="";if(data.audit){var at=h("table",{"data-audit":"1"},h("tr",null,h("th",{text:"#"}),h("th",{text:"time"}),h("th",{text:"event"}),h("th",{text:"account"})));
+  data.audit.last.forEach(function(x){at.appendChild(h("tr",null,h("td",{text:String(x.sequence)}),h("td",{text:x.time.slice(0,19).replace("T"," ")+" UTC"}),h("td",{text:x.type.replace(/^xyz.hl-deadman./,"")}),h("td",{"class":"addr",text:x.account||"-"})));});
+  au.appendChild(h("div",{"class":"k",text:"audit trail: "+data.audit.sequence+" records, newest hash "+data.audit.hash.slice(0,16)+"… (hl-deadman audit verify)"}));au.appendChild(at);}}
 function tick(){var els=document.querySelectorAll("[data-field=countdown]");for(var i=0;i<els.length;i++){var d=els[i].getAttribute("data-deadline");if(d)els[i].textContent=dur(Number(d)-now());}}
 function load(){var x=new XMLHttpRequest();x.open("GET","status.json");x.timeout=5000;
  x.onload=function(){try{var d=JSON.parse(x.responseText);offset=d.now-Date.now();data=d;failed=0;render();document.getElementById("conn").textContent="updated "+clock(d.now);}catch(e){fail();}};
@@ -93,6 +96,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <div><div class="k">clock skew (local - exchange)</div><div class="v" id="skew">-</div></div>
 </div></section>
 <div id="accounts"></div>
+<section class="card" id="audit"></section>
 </main>
 <footer>Refreshes every second from <a href="status.json">status.json</a> · <a href="readyz">readyz</a> · <a href="metrics">metrics</a></footer>
 <script>${SCRIPT}</script></body></html>
