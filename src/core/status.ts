@@ -52,6 +52,8 @@ export type SwitchStatus = {
   triggers?: { deadline: number | null; proof: "limit_error" | "orders" | "record" | "guess" }[];
   /** the local clock and the exchange's time disagree beyond a small bound (clock.suspect): not ready */
   clockSuspect?: boolean;
+  /** HALTED: the escalation closed (or is closing) the positions; only an operator's `reset` releases it */
+  halted?: { since: number; reason: string } | null;
 };
 
 export type ExposureStatus = {

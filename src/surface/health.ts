@@ -59,6 +59,11 @@ export function computeReadiness({
   if (accounts.length === 0) reasons.push("no account is configured");
   for (const a of accounts) {
     const who = `account ${a.account}`;
+    // HALTED is said whatever else holds: a person must look (the switch keeps pushing).
+    if (a.halted)
+      reasons.push(
+        `${who}: HALTED since ${new Date(a.halted.since).toISOString()} (${a.halted.reason}); the positions are being closed or were closed; release with hl-deadman reset --account ${a.account}`,
+      );
     if (a.exhausted || a.state === "exhausted") {
       reasons.push(
         `${who}: daily trigger limit reached (${a.triggersToday}/${a.triggerLimit} on ${a.day}); cannot protect until 00:00 UTC`,

@@ -189,6 +189,18 @@ export function createMetrics({
       labelNames: ["account", "outcome"],
       registers: r,
     }),
+    halted: new Gauge({
+      name: `${p}halted`,
+      help: "1 while the account is HALTED: the escalation closed (or is closing) its positions; only `hl-deadman reset` releases it.",
+      labelNames: ["account"],
+      registers: r,
+    }),
+    closePasses: new Counter({
+      name: `${p}close_passes_total`,
+      help: "Escalation step 2: passes that closed positions reduce-only, by outcome (flat, incomplete).",
+      labelNames: ["account", "outcome"],
+      registers: r,
+    }),
     exhausted: new Gauge({
       name: `${p}trigger_budget_exhausted`,
       help: "1 when the daily trigger limit is reached, proven by the exchange (cannot protect until 00:00 UTC).",

@@ -81,6 +81,7 @@ export class Ctx {
       triggersLeft: Math.max(0, e.limit - e.triggersToday),
       exhausted: reportsExhausted(e),
       proofs: proofCounts(e),
+      halted: e.halted !== undefined,
     };
     const p = this.m.published;
     if (p?.armedUntil !== g.armedUntil) this.emit({ type: "gauge", name: "armedUntil", value: g.armedUntil });
@@ -89,6 +90,7 @@ export class Ctx {
     if (p?.triggersLeft !== g.triggersLeft)
       this.emit({ type: "gauge", name: "triggersLeft", value: g.triggersLeft });
     if (p?.exhausted !== g.exhausted) this.emit({ type: "gauge", name: "exhausted", value: g.exhausted });
+    if (p?.halted !== g.halted) this.emit({ type: "gauge", name: "halted", value: g.halted });
     for (const [proof, n] of Object.entries(g.proofs) as [keyof ProofCounts, number][])
       if (p?.proofs[proof] !== n) this.emit({ type: "gauge", name: "proof", proof, value: n });
     this.m.published = g;
@@ -185,6 +187,7 @@ export class Ctx {
 
   /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */
   cancelTimers() {
+    this.m.wake.escalate = null;
     this.m.wake.lapse = null;
     this.m.wake.retry = null;
     this.m.wake.gate = null;

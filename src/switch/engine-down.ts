@@ -4,6 +4,7 @@
  * interval while the engine stays down, and keep renewing the schedule as the backstop; not confirmed: expedite).
  */
 import type { Ctx } from "./context.js";
+import { escalationEngine } from "./escalation.js";
 import { type Event, reportedDeadline, type SwitchModel } from "./model.js";
 
 /** The guard's view of the engine changed. Returns whether to push now (an expedite, or the engine back). */
@@ -16,6 +17,7 @@ export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
   m.cancelPass = false;
   m.cancelPasses = 0;
   const policy = m.cfg.onEngineDown;
+  escalationEngine(ctx, up);
   if (!up) {
     m.wake.retry = null;
     m.retryAtMono = 0;

@@ -85,7 +85,7 @@ export type SwitchEvent =
   /** one of the account's gauges changed (each is published only when its value changed) */
   | { type: "gauge"; name: "armedUntil"; value: number | null }
   | { type: "gauge"; name: "triggersToday" | "triggersLeft"; value: number }
-  | { type: "gauge"; name: "exhausted"; value: boolean }
+  | { type: "gauge"; name: "exhausted" | "halted"; value: boolean }
   | { type: "gauge"; name: "proof"; proof: keyof ProofCounts; value: number }
   // ---- engine
   | {
@@ -105,6 +105,21 @@ export type SwitchEvent =
       repeat: boolean;
     }
   | { type: "cancelFailed"; pass: number; cancelled: number; kept: number; detail?: string | undefined }
+  // ---- escalation (escalation.ts)
+  | { type: "escalated"; rule: "engine_down" | "liquidation" | "drawdown" | "notional"; reason: string }
+  | { type: "closeDone"; pass: number; orders: number; filledUsd: number; flat: boolean; dust: number }
+  | {
+      type: "closeIncomplete";
+      pass: number;
+      orders: number;
+      filledUsd: number;
+      flat: boolean;
+      refusal: string | null;
+      detail: string | null;
+      retryInMs: number;
+    }
+  | { type: "haltReleased"; by: string; since: number; reason: string }
+  | { type: "resetRefused"; by: string; reason: string }
   // ---- shutdown
   | { type: "kept"; armedUntil: number | null }
   | { type: "removed"; previousDeadline: number | null }

@@ -165,6 +165,7 @@ export function intentCovered(onDisk: LedgerEntry | undefined, next: LedgerEntry
     onDisk.limitRefusedAt !== next.limitRefusedAt ||
     onDisk.removals.length !== next.removals.length ||
     onDisk.removals.at(-1) !== next.removals.at(-1) ||
+    onDisk.halted?.since !== next.halted?.since ||
     !sameTriggers(onDisk.triggers, next.triggers) ||
     !sameLastEvent(onDisk.history, next.history)
   )

@@ -92,6 +92,11 @@ export const LedgerEntry = z.object({
    * (ledger-model.ts `rollEntry`). Only that day's record may settle them.
    */
   later: z.array(TriggerRecord).max(8).optional(),
+  /**
+   * HALTED (escalation.ts): the escalation started closing the account's positions at `since` for `reason`. Kept
+   * across restarts; only an operator's `reset` removes it.
+   */
+  halted: z.object({ since: ms, reason: z.string().max(500) }).optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntry>;
 

@@ -310,8 +310,9 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
     metrics: (m, account, e) => {
       if (e.name === "armedUntil") m.setArmedUntil(account, e.value);
       else if (e.name === "exhausted") m.exhausted.set({ account }, e.value ? 1 : 0);
+      else if (e.name === "halted") m.halted.set({ account }, e.value ? 1 : 0);
       else if (e.name === "proof") m.triggersByProof.set({ account, proof: e.proof }, e.value);
-      else m[e.name].set({ account }, e.value);
+      else m[e.name].set({ account }, e.value as number);
     },
   },
   engineDown: {
@@ -350,6 +351,55 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
         "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum",
       ),
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "failed" }),
+  },
+  escalated: {
+    log: (e) =>
+      line(
+        "error",
+        "escalation.halted",
+        { rule: e.rule, reason: e.reason },
+        `HALTED: ${e.reason}; cancelling the open orders and closing the positions reduce-only. The switch keeps pushing; only \`hl-deadman reset\` releases the account`,
+      ),
+  },
+  closeDone: {
+    log: (e) =>
+      line(
+        "warn",
+        "escalation.closed",
+        { pass: e.pass, orders: e.orders, filledUsd: e.filledUsd, dust: e.dust },
+        `HALTED: the positions are closed (pass ${e.pass}, ${e.orders} order(s), ${e.filledUsd} USD filled${e.dust > 0 ? `, ${e.dust} position(s) left as dust below the $10 minimum` : ""})`,
+      ),
+    metrics: (m, account) => m.closePasses.inc({ account, outcome: "flat" }),
+  },
+  closeIncomplete: {
+    log: (e) =>
+      line(
+        "error",
+        "escalation.close_incomplete",
+        {
+          pass: e.pass,
+          orders: e.orders,
+          filledUsd: e.filledUsd,
+          refusal: e.refusal,
+          detail: e.detail,
+          retryInMs: e.retryInMs,
+        },
+        `HALTED: the positions are not closed yet (pass ${e.pass}${e.refusal ? `, ${e.refusal}` : ""}${e.detail ? `: ${e.detail}` : ""}); trying again in ${Math.round(e.retryInMs / 1000)} s`,
+      ),
+    metrics: (m, account) => m.closePasses.inc({ account, outcome: "incomplete" }),
+  },
+  haltReleased: {
+    log: (e) =>
+      line(
+        "warn",
+        "escalation.reset",
+        { by: e.by, since: e.since, reason: e.reason },
+        `HALTED released by ${e.by} (halted since ${iso(e.since)}: ${e.reason})`,
+      ),
+  },
+  resetRefused: {
+    log: (e) =>
+      line("warn", "escalation.reset_refused", { by: e.by, reason: e.reason }, `reset refused: ${e.reason}`),
   },
   kept: {
     log: (e) =>

@@ -27,6 +27,13 @@ import { nextUtcMidnight } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
 import { cancelAgain, engine, engineHoldsPushes, ordersCancelled, pushMode } from "./engine-down.js";
+import {
+  escalationCheck,
+  escalationClosed,
+  escalationDue,
+  escalationExposure,
+  escalationReset,
+} from "./escalation.js";
 import type { SwitchEvent } from "./events.js";
 import {
   initialTime,
@@ -93,7 +100,8 @@ export function step(model: SwitchModel, event: Event, now: Now): StepResult {
 /** The earliest wake-up asked for. */
 export function wakeAtOf(w: Wake): number | null {
   let at: number | null = null;
-  for (const t of [w.lapse, w.retry, w.gate, w.record]) if (t !== null && (at === null || t < at)) at = t;
+  for (const t of [w.lapse, w.retry, w.gate, w.record, w.escalate])
+    if (t !== null && (at === null || t < at)) at = t;
   return at;
 }
 
@@ -130,7 +138,15 @@ function malformed(event: Event, now: Now): string | null {
     case "agent":
     case "ordersCancelled":
     case "pushFailed":
+    case "closeResult":
       return null;
+    case "exposure":
+      return finite(event.accountValue, event.notionalUsd) &&
+        (event.minLiquidationPct === null || finite(event.minLiquidationPct))
+        ? null
+        : "the exposure figures are not numbers";
+    case "reset":
+      return typeof event.by === "string" && event.by.length <= 200 ? null : "the reset names nobody";
     case "syncFailed":
       return finite(event.id) ? null : "the push id is not a number";
     case "persisted":
@@ -266,6 +282,12 @@ class Step extends Ctx {
         return this.pushFailed(ev);
       case "halt":
         return this.becomeStopped({ halted: true });
+      case "exposure":
+        return escalationExposure(this, ev);
+      case "closeResult":
+        return escalationClosed(this, ev);
+      case "reset":
+        return escalationReset(this, ev);
     }
     switch (m.phase) {
       case "new":
@@ -289,6 +311,7 @@ class Step extends Ctx {
       case "tick":
         checkLapse(this);
         cancelAgain(this);
+        escalationCheck(this);
         return this.kick("interval");
       case "wake":
         return this.woken();
@@ -378,6 +401,10 @@ class Step extends Ctx {
     if (record) {
       w.record = null;
       readRecord(this, "guesses remain");
+    }
+    if (due(w.escalate)) {
+      w.escalate = null;
+      escalationDue(this);
     }
     if (gate && m.phase === "stopping") return this.continueShutdown();
     if (!lapse && !retry && !gate) return;

@@ -1,5 +1,7 @@
 import type { SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
+import type { EscalationConfig, EscalationModel } from "./escalation.js";
+import { initialEscalation } from "./escalation.js";
 import type { SwitchEvent } from "./events.js";
 import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
 import type { LedgerEntry } from "./ledger.js";
@@ -51,6 +53,8 @@ export type SwitchConfig = {
   historySize?: number | undefined;
   /** what a restart's nonce floor allows for (absent: every push is written ahead; write-ahead.ts) */
   nonceSpan?: NonceSpan | undefined;
+  /** the escalation ladder's step 2 (escalation.ts), opted in for this account; absent: off */
+  escalation?: EscalationConfig | null | undefined;
 };
 
 /**
@@ -118,7 +122,22 @@ export type Event =
    * volume gate; null when it could not be read
    */
   | ({ type: "removalFailed"; cumulativeVolume?: number | null | undefined } & Failure)
-  | { type: "halt" };
+  | { type: "halt" }
+  /** the exposure poll's figures for this account (the escalation's rules read them) */
+  | { type: "exposure"; accountValue: number; notionalUsd: number; minLiquidationPct: number | null }
+  /** a close pass (the Ready's `closePositions`) answered: `flat` when nothing but dust is left */
+  | {
+      type: "closeResult";
+      flat: boolean;
+      orders: number;
+      filledUsd: number;
+      dust: number;
+      /** why the pass did not finish: `post_only`, `open_orders`, `refused`, `unavailable` */
+      refusal: string | null;
+      detail?: string | undefined;
+    }
+  /** the operator's `reset` (over the control channel): releases the HALTED latch */
+  | { type: "reset"; by: string };
 
 export type ShutdownOutcome = {
   account: string;
@@ -147,6 +166,8 @@ export type Ready = {
   syncBudgetMs?: number | undefined;
   send?: Send | undefined;
   cancelOrders?: { cancelStops: boolean } | undefined;
+  /** the escalation's step 2: cancel, then close the positions reduce-only (answered with `closeResult`) */
+  closePositions?: { reason: string; pass: number } | undefined;
   /** read the exchange's record and answer with a `record` event */
   readRecord?: { reason: string } | undefined;
   /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
@@ -169,6 +190,8 @@ export type Wake = {
   gate: number | null;
   /** guesses remain: read the record again */
   record: number | null;
+  /** the escalation's engine-down time rule, or a close pass to try again (escalation.ts) */
+  escalate: number | null;
 };
 
 export type Inflight = {
@@ -207,6 +230,7 @@ export type Gauges = {
   triggersLeft: number;
   exhausted: boolean;
   proofs: ProofCounts;
+  halted: boolean;
 };
 
 /** Entries handed to the store and not yet known durable, kept at most (beyond: nothing is covered). */
@@ -292,6 +316,8 @@ export type SwitchModel = {
   published: Gauges | null;
   /** what the ledger file is known to hold (write-ahead.ts) */
   disk: Disk;
+  /** the escalation ladder (escalation.ts); the HALTED latch itself is in the entry, on disk */
+  esc: EscalationModel;
 };
 
 export type StepResult = { model: SwitchModel; ready: Ready };
@@ -331,6 +357,7 @@ export function status(m: SwitchModel, now: Now): SwitchStatus {
     triggerProofs: proofCounts(entry),
     triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
     clockSuspect: t.suspect,
+    halted: entry.halted ?? null,
   };
 }
 
@@ -392,9 +419,10 @@ export function initialModel(
     armedKnown: false,
     time: null,
     timeFloor,
-    wake: { lapse: null, retry: null, gate: null, record: null },
+    wake: { lapse: null, retry: null, gate: null, record: null, escalate: null },
     published: null,
     disk: initialDisk(),
+    esc: initialEscalation(),
   };
 }
 

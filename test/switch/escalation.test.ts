@@ -1,0 +1,203 @@
+/**
+ * The escalation ladder in the switch machine (src/switch/escalation.ts): one row per rule of docs/operations.md
+ * "When cancelling is not enough". Pure steps: no clock, no sockets, no disk.
+ */
+import { describe, expect, test } from "vitest";
+import type { EscalationConfig } from "../../src/switch/escalation.js";
+import { newEntry } from "../../src/switch/ledger-model.js";
+import { logLineOf } from "../../src/switch/log.js";
+import {
+  type Event,
+  initialModel,
+  type Now,
+  type Ready,
+  type SwitchConfig,
+  type SwitchModel,
+  status,
+  step,
+} from "../../src/switch/machine.js";
+import { SWITCH_CFG } from "./world.js";
+
+const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
+const at = (ms: number): Now => ({ mono: ms, wall: T0 + ms, verified: true });
+const ESC: EscalationConfig = {
+  afterDownMs: 120_000,
+  liquidationPct: 5,
+  drawdownPct: 10,
+  notionalCapUsd: 500_000,
+  retryMs: 30_000,
+};
+const CFG: SwitchConfig = { ...SWITCH_CFG, onEngineDown: "cancel", escalation: ESC };
+
+class Run {
+  model: SwitchModel;
+  ready: Ready = { mustSync: false, events: [], wakeAt: null };
+  id = 1;
+  constructor(cfg: Partial<SwitchConfig> = {}, entry = newEntry(CFG.account, T0, { limit: 10 })) {
+    this.model = initialModel({ ...CFG, ...cfg }, entry);
+  }
+  /** one event; a push it sends is answered (confirmed) at once, so that the pipeline is free for the next */
+  on(event: Event, ms: number) {
+    const ready = this.#step(event, ms);
+    if (ready.send?.kind === "push")
+      this.#step({ type: "pushConfirmed", id: ready.send.id, latencyMs: 5 }, ms);
+    this.ready = ready;
+    return ready;
+  }
+  #step(event: Event, ms: number) {
+    let ready: Ready;
+    ({ model: this.model, ready } = step(this.model, event, at(ms)));
+    return ready;
+  }
+  /** started, one push confirmed, the engine's orders cancelled after its death at `downAt` */
+  armedThenDown(
+    downAt: number,
+    exposure?: { accountValue: number; notionalUsd: number; minLiquidationPct: number | null },
+  ) {
+    this.on({ type: "start" }, 0);
+    if (exposure) this.on({ type: "exposure", ...exposure }, 20);
+    this.on({ type: "engine", up: false, detail: "closed" }, downAt);
+    return this.on({ type: "ordersCancelled", confirmed: true, cancelled: 3, kept: 0 }, downAt + 30);
+  }
+  logs(r = this.ready) {
+    return r.events.map(logLineOf).flatMap((l) => (l ? [l.event] : []));
+  }
+}
+const FIG = { accountValue: 10_000, notionalUsd: 40_000, minLiquidationPct: 30 };
+
+describe("escalation: step 2 closes the positions, the account latched HALTED", () => {
+  test("the engine down for afterDownMs: HALTED on disk before the close leaves, then the close", () => {
+    const r = new Run();
+    r.armedThenDown(1_000, FIG);
+    // not before the time
+    expect(r.on({ type: "tick" }, 100_000).closePositions).toBeUndefined();
+    expect(r.model.wake.escalate).toBe(121_000);
+    const ready = r.on({ type: "wake" }, 121_000);
+    expect(ready.closePositions).toEqual({ reason: expect.stringContaining("down for 120 s"), pass: 1 });
+    // the latch is in the entry, written ahead (mustSync) of the close in the same Ready
+    expect(ready.entry?.halted).toEqual({ since: T0 + 121_000, reason: expect.any(String) });
+    expect(ready.mustSync).toBe(true);
+    expect(r.logs(ready)).toContain("escalation.halted");
+    expect(status(r.model, at(121_000)).halted).toMatchObject({ since: T0 + 121_000 });
+  });
+
+  test("a rule over the exposure poll while the engine is down: liquidation, drawdown, notional", () => {
+    const liq = new Run();
+    liq.armedThenDown(1_000, FIG);
+    const a = liq.on({ type: "exposure", ...FIG, minLiquidationPct: 4.2 }, 5_000);
+    expect(a.closePositions?.reason).toBe("a position is 4.2 % from liquidation (limit 5 %)");
+
+    const dd = new Run();
+    dd.armedThenDown(1_000, FIG);
+    expect(dd.on({ type: "exposure", ...FIG, accountValue: 9_100 }, 5_000).closePositions).toBeUndefined();
+    const b = dd.on({ type: "exposure", ...FIG, accountValue: 8_900 }, 6_000);
+    expect(b.closePositions?.reason).toBe(
+      "the account value is down 11 % from 10000 USD when the engine went down (limit 10 %)",
+    );
+
+    const cap = new Run();
+    cap.armedThenDown(1_000, FIG);
+    expect(cap.on({ type: "exposure", ...FIG, notionalUsd: 600_000 }, 5_000).closePositions?.reason).toBe(
+      "the total notional is 600000 USD (cap 500000 USD)",
+    );
+  });
+
+  test("the engine up: no rule applies, whatever the exposure says (a live engine manages its own risk)", () => {
+    const r = new Run();
+    r.on({ type: "start" }, 0);
+    const ready = r.on({ type: "exposure", accountValue: 1, notionalUsd: 9e9, minLiquidationPct: 0.1 }, 20);
+    expect(ready.closePositions).toBeUndefined();
+    expect(r.model.entry.halted).toBeUndefined();
+  });
+
+  test("the engine back before the time: the time rule is withdrawn", () => {
+    const r = new Run();
+    r.armedThenDown(1_000, FIG);
+    r.on({ type: "engine", up: true, detail: "back" }, 60_000);
+    expect(r.model.wake.escalate).toBeNull();
+    expect(r.on({ type: "tick" }, 200_000).closePositions).toBeUndefined();
+  });
+
+  test("not opted in: nothing escalates", () => {
+    const r = new Run({ escalation: null });
+    r.armedThenDown(1_000, FIG);
+    expect(
+      r.on({ type: "exposure", ...FIG, minLiquidationPct: 0.5 }, 300_000).closePositions,
+    ).toBeUndefined();
+    expect(r.on({ type: "tick" }, 400_000).closePositions).toBeUndefined();
+  });
+
+  test("HALTED keeps the pushes going; a pass refused in the post-only window is said and tried again, never changed", () => {
+    const r = new Run();
+    r.armedThenDown(1_000, FIG);
+    r.on({ type: "wake" }, 121_000);
+    const refused = r.on(
+      {
+        type: "closeResult",
+        flat: false,
+        orders: 1,
+        filledUsd: 0,
+        dust: 0,
+        refusal: "post_only",
+        detail: "Only post-only orders allowed immediately after a network upgrade",
+      },
+      121_500,
+    );
+    expect(r.logs(refused)).toContain("escalation.close_incomplete");
+    expect(r.model.wake.escalate).toBe(151_500);
+    const again = r.on({ type: "wake" }, 151_500);
+    expect(again.closePositions).toEqual({ reason: expect.any(String), pass: 2 });
+    const done = r.on(
+      { type: "closeResult", flat: true, orders: 2, filledUsd: 40_000, dust: 0, refusal: null },
+      152_000,
+    );
+    expect(r.logs(done)).toContain("escalation.closed");
+    // the latch stays; the switch goes on pushing (the backstop) and no further pass is asked
+    expect(r.model.entry.halted).toBeDefined();
+    const tick = r.on({ type: "tick" }, 165_000);
+    expect(tick.closePositions).toBeUndefined();
+    expect(tick.send?.kind).toBe("push");
+  });
+
+  test("reset releases the latch on disk and says who; refused when not HALTED or while a pass runs", () => {
+    const r = new Run();
+    r.armedThenDown(1_000, FIG);
+    expect(r.logs(r.on({ type: "reset", by: "uid 0" }, 2_000))).toContain("escalation.reset_refused");
+    r.on({ type: "wake" }, 121_000);
+    const busy = r.on({ type: "reset", by: "uid 0" }, 121_100);
+    expect(busy.events).toContainEqual(
+      expect.objectContaining({ type: "resetRefused", reason: expect.stringContaining("close pass") }),
+    );
+    r.on({ type: "closeResult", flat: true, orders: 1, filledUsd: 100, dust: 0, refusal: null }, 121_200);
+    r.on({ type: "engine", up: true, detail: null }, 130_000);
+    const reset = r.on({ type: "reset", by: "uid 0" }, 140_000);
+    expect(reset.events).toContainEqual(expect.objectContaining({ type: "haltReleased", by: "uid 0" }));
+    expect(reset.entry).toBeDefined();
+    expect(reset.entry!.halted).toBeUndefined();
+    expect(status(r.model, at(140_000)).halted).toBeNull();
+  });
+
+  test("a restart finds the account HALTED (the latch is in the ledger entry)", () => {
+    const entry = {
+      ...newEntry(CFG.account, T0, { limit: 10 }),
+      halted: { since: T0 - 5_000, reason: "earlier" },
+    };
+    const r = new Run({}, entry);
+    const ready = r.on({ type: "start" }, 0);
+    expect(status(r.model, at(0)).halted).toEqual({ since: T0 - 5_000, reason: "earlier" });
+    expect(ready.events).toContainEqual({ type: "gauge", name: "halted", value: true });
+    expect(ready.send?.kind).toBe("push");
+  });
+
+  test("malformed exposure figures are refused, the model unchanged", () => {
+    const r = new Run();
+    r.armedThenDown(1_000, FIG);
+    const before = r.model;
+    const ready = r.on(
+      { type: "exposure", accountValue: Number.NaN, notionalUsd: 1, minLiquidationPct: null },
+      5_000,
+    );
+    expect(r.model).toBe(before);
+    expect(r.logs(ready)).toEqual(["switch.event_refused"]);
+  });
+});
