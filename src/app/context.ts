@@ -12,7 +12,7 @@ import type { ChainWatchStatus, ExposureStatus, GuardStatus, SwitchStatus } from
 import type { LocalSigner } from "../protocol/hyperliquid/signing.js";
 import type { parseListenAddress } from "../surface/health.js";
 import type { Metrics } from "../surface/metrics.js";
-import type { CancelOpenOrders, ScheduleCancelClient } from "../switch/index.js";
+import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../switch/index.js";
 
 export type DaemonChainWatch = {
   start(): void | Promise<void>;
@@ -36,6 +36,8 @@ export type StartDaemonParameters = {
   explorerUrl?: string | undefined;
   /** engine-down policy `cancel`: cancels an account's open orders (default: the order-cancel module) */
   cancelOpenOrders?: CancelOpenOrders | undefined;
+  /** escalation step 2: closes an account's positions reduce-only (default: the close executor) */
+  closePositions?: ClosePositions | undefined;
   /** test seam: runs before each ledger fsync (a slow disk) */
   beforeLedgerSync?: (() => Promise<void>) | undefined;
   /** replaces the ExchangeClient (tests) */

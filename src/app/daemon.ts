@@ -31,7 +31,7 @@ import {
   notificationsComponent,
   recordComponent,
 } from "./parts/io.js";
-import { pollersComponent, switchesComponent } from "./parts/switches.js";
+import { controlComponent, pollersComponent, switchesComponent } from "./parts/switches.js";
 import { agentWatchComponent, clockWatchComponent, guardComponent } from "./parts/watch.js";
 
 export type { DaemonChainWatch, StartDaemonParameters } from "./context.js";
@@ -123,6 +123,7 @@ export function daemonComponents() {
     clockWatchComponent(),
     switchesComponent(),
     pollersComponent(),
+    controlComponent(),
   ] as const;
 }
 

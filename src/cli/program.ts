@@ -4,6 +4,7 @@ import { maskSecrets } from "../core/redact.js";
 import { versionText } from "../core/version.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerConfig } from "./commands/config.js";
+import { registerReset } from "./commands/control.js";
 import { registerEvm } from "./commands/evm.js";
 import { registerExposure } from "./commands/exposure.js";
 import { registerLogs } from "./commands/logs.js";
@@ -41,6 +42,7 @@ export function createProgram(deps: CliDeps): Command {
   registerConfig(program, deps);
   registerLogs(program, deps, () => deps.stdin ?? process.stdin);
   registerAudit(program, deps);
+  registerReset(program, deps);
   // Usage errors (unknown option, missing argument, bad choice) exit 2, as the contract says.
   const exitOverride = (cmd: Command) => {
     cmd.exitOverride((err) => {

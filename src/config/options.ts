@@ -301,6 +301,63 @@ export const ConfigSchema = z
       default: false,
       description: "With onEngineDown cancel: cancel trigger (stop/take-profit) orders too.",
     }),
+    escalateAccounts: option(z.array(address), {
+      flag: "escalate-account",
+      env: "HL_ESCALATE_ACCOUNTS",
+      kind: "list",
+      metavar: "ADDR",
+      default: [],
+      description:
+        'Opt these accounts in to escalation step 2: close their positions reduce-only when a rule holds while the engine is down (docs/operations.md, "When cancelling is not enough").',
+    }),
+    escalateAfter: option(durationMs(), {
+      flag: "escalate-after",
+      env: "HL_ESCALATE_AFTER",
+      kind: "duration",
+      default: 0,
+      description: "Escalation: the engine down this long closes the positions (ms); 0: not by time alone.",
+    }),
+    escalateLiquidationPct: option(z.number().positive().max(100), {
+      flag: "escalate-liquidation-pct",
+      env: "HL_ESCALATE_LIQUIDATION_PCT",
+      kind: "number",
+      description:
+        "Escalation: while the engine is down, a position closer than this to liquidation (% of the mark).",
+    }),
+    escalateDrawdownPct: option(z.number().positive().max(100), {
+      flag: "escalate-drawdown-pct",
+      env: "HL_ESCALATE_DRAWDOWN_PCT",
+      kind: "number",
+      description:
+        "Escalation: while the engine is down, the account value this many % below its level when the engine went down.",
+    }),
+    escalateNotionalUsd: option(z.number().positive(), {
+      flag: "escalate-notional-usd",
+      env: "HL_ESCALATE_NOTIONAL_USD",
+      kind: "number",
+      description: "Escalation: while the engine is down, a total notional above this (USD).",
+    }),
+    closeSlippagePct: option(z.number().positive().max(10), {
+      flag: "close-slippage-pct",
+      env: "HL_CLOSE_SLIPPAGE_PCT",
+      kind: "number",
+      default: 1,
+      description: "Escalation: a close order's limit price at most this far from the mark (%).",
+    }),
+    closeSliceUsd: option(z.number().min(10), {
+      flag: "close-slice-usd",
+      env: "HL_CLOSE_SLICE_USD",
+      kind: "number",
+      default: 50_000,
+      description: "Escalation: the largest close order (USD of notional); larger positions close in slices.",
+    }),
+    closeRetryInterval: option(durationMs(), {
+      flag: "close-retry-interval",
+      env: "HL_CLOSE_RETRY_INTERVAL",
+      kind: "duration",
+      default: 30_000,
+      description: "Escalation: a close pass that did not finish is tried again after this (ms).",
+    }),
     permanentRecheckInterval: option(durationMs(), {
       flag: "permanent-recheck-interval",
       env: "HL_PERMANENT_RECHECK_INTERVAL",

@@ -100,6 +100,38 @@ export function checkConfigRules(
     errors.push(
       `guardMaxAge = ${fmt(config.guardMaxAge)}${at(sources, "guardMaxAge")}: must be at least guardInterval (${fmt(config.guardInterval)})`,
     );
+  // The escalation stands on the cancel path (step 1), and needs a rule to act on.
+  if (config.escalateAccounts.length > 0) {
+    if (config.onEngineDown !== "cancel")
+      errors.push(
+        `escalateAccounts${at(sources, "escalateAccounts")}: the escalation builds on onEngineDown cancel (its step 1), not ${config.onEngineDown}`,
+      );
+    const rules = [
+      config.escalateAfter > 0,
+      config.escalateLiquidationPct !== undefined,
+      config.escalateDrawdownPct !== undefined,
+      config.escalateNotionalUsd !== undefined,
+    ];
+    if (!rules.some(Boolean))
+      errors.push(
+        `escalateAccounts${at(sources, "escalateAccounts")}: set at least one rule (escalateAfter, escalateLiquidationPct, escalateDrawdownPct or escalateNotionalUsd)`,
+      );
+    const armed = new Set(config.accounts);
+    const stranger = config.escalateAccounts.filter((a) => armed.size > 0 && !armed.has(a));
+    if (stranger.length > 0)
+      errors.push(
+        `escalateAccounts${at(sources, "escalateAccounts")}: ${stranger.join(", ")} not among the accounts the daemon arms`,
+      );
+    const polled = config.exposureInterval > 0;
+    const needsPoll =
+      config.escalateLiquidationPct !== undefined ||
+      config.escalateDrawdownPct !== undefined ||
+      config.escalateNotionalUsd !== undefined;
+    if (needsPoll && !polled)
+      errors.push(
+        `escalateAccounts${at(sources, "escalateAccounts")}: the liquidation, drawdown and notional rules read the exposure poll; exposureInterval is 0`,
+      );
+  }
   if (config.permanentRecheckInterval < interval)
     errors.push(
       `permanentRecheckInterval = ${fmt(config.permanentRecheckInterval)}${at(sources, "permanentRecheckInterval")}: must be at least the interval (${fmt(interval)})`,

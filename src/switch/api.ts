@@ -8,6 +8,7 @@ import type { SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { Metrics } from "../surface/metrics.js";
+import type { EscalationConfig } from "./escalation.js";
 import type { Ledger } from "./ledger.js";
 import type {
   EngineDownPolicy,
@@ -30,6 +31,34 @@ export type CancelOpenOrders = (params: {
   vaultAddress?: string;
   cancelStops: boolean;
 }) => Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
+
+/** One close order of an escalation pass, as sent and as answered (the audit trail keeps them). */
+export type CloseOrderReport = {
+  coin: string;
+  side: "buy" | "sell";
+  /** the size and limit price sent (wire strings) */
+  size: string;
+  price: string;
+  /** resting, filled, partly filled, expired (an IOC not filled), refused */
+  status: string;
+  filledSize: string;
+  avgPrice: string | null;
+  oid: number | null;
+  error: string | null;
+};
+
+/**
+ * Escalation step 2: cancels the account's open orders, then closes its positions with reduce-only IOC orders in
+ * slices, re-reading the positions between slices. Never throws: a failure is `flat: false` with the refusal.
+ */
+export type ClosePositions = (params: { account: string; vaultAddress?: string; pass: number }) => Promise<{
+  flat: boolean;
+  orders: CloseOrderReport[];
+  filledUsd: number;
+  dust: number;
+  refusal: string | null;
+  detail?: string;
+}>;
 
 /**
  * What the switch needs from the ledger store (Ledger): its entry at start, `put`, `durable` and the file's
@@ -67,6 +96,10 @@ export type CreateSwitchParameters = {
   readRecord?: ((account: string) => Promise<RecordResult>) | undefined;
   /** engine-down policy `cancel`: cancels the account's open orders */
   cancelOpenOrders?: CancelOpenOrders | undefined;
+  /** escalation step 2 (opted in with `escalation`): cancel, then close the positions reduce-only */
+  closePositions?: ClosePositions | undefined;
+  /** the escalation ladder's configuration for this account (escalation.ts); absent: off */
+  escalation?: EscalationConfig | null | undefined;
   /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
   cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
   /** the ledger's last verified time (its updatedAt at open): the exchange's time is never before it */
@@ -101,6 +134,10 @@ export type Switch = {
   /** Graceful stop: stop pushing, then remove the schedule (`remove`) or leave it armed (`keep`). */
   shutdown(params: { mode: "remove" | "keep" }): Promise<ShutdownOutcome>;
   setEngineUp(up: boolean, detail?: string | null): void;
+  /** The exposure poll's figures for this account (the escalation's rules). */
+  exposure(figures: { accountValue: number; notionalUsd: number; minLiquidationPct: number | null }): void;
+  /** The operator's `reset`: releases the HALTED latch; the answer is the switch's event (released or refused). */
+  reset(by: string): { released: boolean; reason: string };
   /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
   setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
   /** The exchange's record was read (docs/exchange-record.md): applied where it is fresh, never stops pushes. */
@@ -132,5 +169,6 @@ export function switchConfig(p: CreateSwitchParameters): SwitchConfig {
     cancelStops: p.cancelStops ?? false,
     historySize: p.ledger.historySize,
     nonceSpan: p.nonceSpan,
+    escalation: p.escalation ?? null,
   };
 }

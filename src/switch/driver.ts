@@ -21,6 +21,8 @@ import {
 
 export type {
   CancelOpenOrders,
+  CloseOrderReport,
+  ClosePositions,
   CreateSwitchParameters,
   ScheduleCancelClient,
   Switch,
@@ -85,6 +87,15 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     if (send) part("send", () => sendNow(send));
     const cancel = ready.cancelOrders;
     if (cancel) track("cancelOrders", () => io.cancelOrders(cancel.cancelStops));
+    const close = ready.closePositions;
+    // The HALTED latch is written ahead of the first close order (escalation.ts): wait for the write, within the
+    // budget; a disk too slow does not hold the close back (the rule holds; the latch is kept in memory).
+    if (close)
+      track("closePositions", async () => {
+        if (entry !== undefined && ready.mustSync)
+          await ledger.durable(ready.syncBudgetMs ?? p.requestTimeoutMs, timers).catch(() => "failed");
+        await io.closePositions(close.pass);
+      });
     if (ready.readRecord) track("readRecord", io.readRecord);
     const floor = ready.nonceFloor?.floor;
     if (floor !== undefined) part("nonceFloor", () => p.nonces?.rebase(floor));
@@ -143,6 +154,21 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       return outcome;
     },
     setEngineUp: (up, detail) => dispatch({ type: "engine", up, detail: detail ?? null }),
+    exposure: (figures) => dispatch({ type: "exposure", ...figures }),
+    reset(by) {
+      let answer = { released: false, reason: "the switch did not answer" };
+      const r = stepOf(model, { type: "reset", by }, now());
+      model = r.model;
+      for (const e of r.ready.events)
+        if (e.type === "haltReleased")
+          answer = {
+            released: true,
+            reason: `released (HALTED since ${new Date(e.since).toISOString()}: ${e.reason})`,
+          };
+        else if (e.type === "resetRefused") answer = { released: false, reason: e.reason };
+      carry(r.ready);
+      return answer;
+    },
     setAgent: (state, detail) => dispatch({ type: "agent", state, detail }),
     recordRead: io.recordRead,
     clockStepped: (deltaMs) => dispatch({ type: "clockStep", deltaMs }),

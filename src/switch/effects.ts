@@ -52,6 +52,7 @@ export type Effects = {
   /** A record read (asked for, or the daemon's own record watch) as the machine's event. */
   recordRead(r: RecordResult): void;
   cancelOrders(cancelStops: boolean): Promise<void>;
+  closePositions(pass: number): Promise<void>;
 };
 
 export function createEffects(
@@ -136,5 +137,31 @@ export function createEffects(
     dispatch({ type: "ordersCancelled", ...r });
   };
 
-  return { push, removal, readRecord, recordRead, cancelOrders };
+  const closePositions = async (pass: number) => {
+    const none = { flat: false, orders: 0, filledUsd: 0, dust: 0 };
+    if (!p.closePositions)
+      return dispatch({ type: "closeResult", ...none, refusal: "unavailable", detail: "no closer is wired" });
+    const r = await p
+      .closePositions({ account, ...(vaultAddress ? { vaultAddress } : {}), pass })
+      .catch((error: unknown) => ({
+        flat: false,
+        orders: [],
+        filledUsd: 0,
+        dust: 0,
+        refusal: "unavailable",
+        detail: error instanceof Error ? error.message : String(error),
+      }));
+    dispatch({
+      type: "closeResult",
+      flat: r.flat,
+      orders: r.orders.length,
+      filledUsd: r.filledUsd,
+      dust: r.dust,
+      refusal: r.refusal,
+      ...(r.detail ? { detail: r.detail } : {}),
+      reports: r.orders.map((o) => ({ ...o })),
+    });
+  };
+
+  return { push, removal, readRecord, recordRead, cancelOrders, closePositions };
 }

@@ -16,49 +16,10 @@
  * - Passes go on while HALTED until one reports the account flat (or only dust below the $10 minimum).
  */
 import type { Ctx } from "./context.js";
+import { CLOSE_REPORTS_KEPT, type EscalationConfig, type EscalationModel } from "./escalation-model.js";
 import type { Event } from "./model.js";
 
-export type EscalationConfig = {
-  /** the engine down this long closes the positions (ms); null: not by time alone */
-  afterDownMs: number | null;
-  /** while the engine is down, a position this close to liquidation (percent of the mark) closes them */
-  liquidationPct: number | null;
-  /** while the engine is down, the account value this many percent below its level at the engine's death */
-  drawdownPct: number | null;
-  /** while the engine is down, a total notional above this (USD) */
-  notionalCapUsd: number | null;
-  /** a close pass that did not finish is tried again after this (ms) */
-  retryMs: number;
-};
-
-/** The exposure poll's figures the rules read. */
-export type ExposureFigures = {
-  accountValue: number;
-  notionalUsd: number;
-  /** the smallest distance to liquidation among the positions (percent), null when none can be liquidated */
-  minLiquidationPct: number | null;
-};
-
-export type EscalationModel = {
-  /** monotonic ms the engine went down (this episode), null while it is up */
-  downSinceMono: number | null;
-  /** the account value when the engine went down (the last poll before), for the drawdown rule */
-  baseline: number | null;
-  /** the last exposure poll */
-  exposure: ExposureFigures | null;
-  /** a close pass is out (`waiting`), due again after a pass that did not finish (`retry`), or none */
-  closing: "idle" | "waiting" | "retry";
-  /** close passes since the latch */
-  passes: number;
-};
-
-export const initialEscalation = (): EscalationModel => ({
-  downSinceMono: null,
-  baseline: null,
-  exposure: null,
-  closing: "idle",
-  passes: 0,
-});
+export type { EscalationConfig, EscalationModel, ExposureFigures } from "./escalation-model.js";
 
 const pct = (x: number) => `${Number(x.toFixed(2))} %`;
 
@@ -171,6 +132,8 @@ export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResu
   if (m.esc.closing !== "waiting") return;
   const cfg = m.cfg.escalation;
   const fields = { pass: m.esc.passes, orders: ev.orders, filledUsd: ev.filledUsd, flat: ev.flat };
+  const reports = (ev.reports ?? []).slice(0, CLOSE_REPORTS_KEPT);
+  if (reports.length > 0) ctx.emit({ type: "closeOrders", pass: m.esc.passes, orders: reports });
   if (ev.flat) {
     m.esc = { ...m.esc, closing: "idle" };
     ctx.emit({ type: "closeDone", ...fields, dust: ev.dust });

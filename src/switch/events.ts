@@ -107,6 +107,11 @@ export type SwitchEvent =
   | { type: "cancelFailed"; pass: number; cancelled: number; kept: number; detail?: string | undefined }
   // ---- escalation (escalation.ts)
   | { type: "escalated"; rule: "engine_down" | "liquidation" | "drawdown" | "notional"; reason: string }
+  | {
+      type: "closeOrders";
+      pass: number;
+      orders: readonly Readonly<Record<string, string | number | null>>[];
+    }
   | { type: "closeDone"; pass: number; orders: number; filledUsd: number; flat: boolean; dust: number }
   | {
       type: "closeIncomplete";

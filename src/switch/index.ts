@@ -4,6 +4,8 @@
  */
 export {
   type CancelOpenOrders,
+  type CloseOrderReport,
+  type ClosePositions,
   type CreateSwitchParameters,
   createSwitch,
   type ScheduleCancelClient,

@@ -361,6 +361,15 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
         `HALTED: ${e.reason}; cancelling the open orders and closing the positions reduce-only. The switch keeps pushing; only \`hl-deadman reset\` releases the account`,
       ),
   },
+  closeOrders: {
+    log: (e) =>
+      line(
+        "warn",
+        "escalation.close_orders",
+        { pass: e.pass, orders: e.orders },
+        `HALTED: ${e.orders.length} reduce-only close order(s) in pass ${e.pass}: ${e.orders.map((o) => `${o.side} ${o.size} ${o.coin} @ ${o.price} ${o.status}`).join("; ")}`,
+      ),
+  },
   closeDone: {
     log: (e) =>
       line(

@@ -1,7 +1,6 @@
 import type { SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
-import type { EscalationConfig, EscalationModel } from "./escalation.js";
-import { initialEscalation } from "./escalation.js";
+import { type EscalationConfig, type EscalationModel, initialEscalation } from "./escalation-model.js";
 import type { SwitchEvent } from "./events.js";
 import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
 import type { LedgerEntry } from "./ledger.js";
@@ -135,10 +134,14 @@ export type Event =
       /** why the pass did not finish: `post_only`, `open_orders`, `refused`, `unavailable` */
       refusal: string | null;
       detail?: string | undefined;
+      /** the pass's orders as sent and answered (at most CLOSE_REPORTS_KEPT; the audit trail keeps them) */
+      reports?: readonly CloseReport[] | undefined;
     }
   /** the operator's `reset` (over the control channel): releases the HALTED latch */
   | { type: "reset"; by: string };
 
+/** One close order as reported to the machine (api.ts `CloseOrderReport`). */
+export type CloseReport = Readonly<Record<string, string | number | null>>;
 export type ShutdownOutcome = {
   account: string;
   outcome: "removed" | "kept" | "failed" | "skipped";

@@ -149,6 +149,7 @@ describe("startDaemon: ordered start, rollback, close", () => {
       "clock watch",
       "switches",
       "pollers",
+      "control",
     ]);
     expect(documentedComponents()).toEqual(DAEMON_COMPONENTS);
     const closed: string[] = [];

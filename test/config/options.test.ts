@@ -124,7 +124,12 @@ function sample(option: ConfigOption): { text: string | undefined; value: unknow
 }
 
 /** What a key needs beside it to pass the cross-field rules. */
+const ESCALATION_NEEDS = {
+  flags: ["--on-engine-down", "cancel", "--escalate-after", "1m"],
+  env: { HL_ON_ENGINE_DOWN: "cancel", HL_ESCALATE_AFTER: "1m" },
+};
 const NEEDS: Record<string, { flags: string[]; env: NodeJS.ProcessEnv }> = {
+  escalateAccounts: ESCALATION_NEEDS,
   watchAddresses: {
     flags: ["--rpc-url", "http://127.0.0.1:1/evm"],
     env: { HL_RPC_URL: "http://127.0.0.1:1/evm" },

@@ -15,7 +15,7 @@ import { auditSubscriber } from "../../surface/audit/events.js";
 import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
-import type { CancelOpenOrders, ScheduleCancelClient } from "../../switch/index.js";
+import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../../switch/index.js";
 import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import type { RecordResult } from "../../switch/record.js";
@@ -209,6 +209,7 @@ export function recordComponent(): Component<
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
     startRecords: Map<string, RecordResult>;
     cancelOpenOrders: CancelOpenOrders | undefined;
+    closePositions: ClosePositions | undefined;
   }
 > {
   let explorer: ExplorerClient | null = null;
@@ -311,7 +312,8 @@ export function recordComponent(): Component<
             return work;
           }
         : undefined;
-      return { readRecord: read, startRecords, cancelOpenOrders };
+      const closePositions = params.closePositions;
+      return { readRecord: read, startRecords, cancelOpenOrders, closePositions };
     },
     async close() {
       await Promise.allSettled([...reconciling]);

@@ -1,4 +1,5 @@
 /** The daemon's switches and pollers components (src/app/daemon.ts, `daemonComponents`). */
+import { ConfigError } from "../../config/errors.js";
 import { actionsPerDay } from "../../config/load.js";
 import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
@@ -6,9 +7,11 @@ import type { TimerHandle } from "../../core/runtime.js";
 import { cronScheduler } from "../../core/scheduler.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { NonceSource, NonceSpan } from "../../protocol/hyperliquid/nonce.js";
+import type { AuditTrail } from "../../surface/audit/trail.js";
 import type { createDaemonNotifications } from "../../surface/notify/index.js";
 import {
   type CancelOpenOrders,
+  type ClosePositions,
   createSwitch,
   type ScheduleCancelClient,
   type ShutdownOutcome,
@@ -22,6 +25,7 @@ import { createExposurePoller } from "../../watchers/exposure.js";
 import type { Component } from "../components.js";
 import type { Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
+import { type ControlServer, startControlServer } from "../control.js";
 
 /**
  * The switches, one per account: they follow the guard, the agent watch and the clock watch from here on, apply
@@ -40,6 +44,7 @@ export function switchesComponent(): Component<
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
     startRecords: Map<string, RecordResult>;
     cancelOpenOrders: CancelOpenOrders | undefined;
+    closePositions: ClosePositions | undefined;
     board: Board;
     engine: Feed<Engine> & { now(account: string): Engine };
     agent: (Feed<AgentState> & { now(): AgentState | null }) | null;
@@ -71,6 +76,19 @@ export function switchesComponent(): Component<
       } = ctx;
       mode = () => stop.mode;
       const triggers = feed<string>();
+      const escalating = new Set(config.escalateAccounts);
+      const strangers = [...escalating].filter((a) => !plan.some((p) => p.account === a));
+      if (strangers.length > 0)
+        throw new ConfigError([
+          `escalateAccounts: ${strangers.join(", ")} not among the accounts this daemon arms (${plan.map((p) => p.account).join(", ")})`,
+        ]);
+      const escalation = {
+        afterDownMs: config.escalateAfter > 0 ? config.escalateAfter : null,
+        liquidationPct: config.escalateLiquidationPct ?? null,
+        drawdownPct: config.escalateDrawdownPct ?? null,
+        notionalCapUsd: config.escalateNotionalUsd ?? null,
+        retryMs: config.closeRetryInterval,
+      };
       switches = plan.map(({ account, vaultAddress }) =>
         createSwitch({
           account,
@@ -93,6 +111,8 @@ export function switchesComponent(): Component<
           onEngineDown: config.onEngineDown,
           cancelStops: config.cancelStops,
           cancelOpenOrders: ctx.cancelOpenOrders,
+          escalation: escalating.has(account) ? escalation : null,
+          closePositions: escalating.has(account) ? ctx.closePositions : undefined,
           cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
           onTrigger: (a) => triggers.publish(a),
           readRecord: ctx.readRecord,
@@ -111,6 +131,38 @@ export function switchesComponent(): Component<
       ctx.agent?.subscribe((a) => {
         for (const s of switches) s.setAgent(a.state, a.detail);
       });
+      // The exposure poll's figures reach the escalating accounts' switches (their rules read them): the first
+      // perp dex's account value and total notional, and the nearest liquidation across every dex polled.
+      if (escalating.size > 0) {
+        const nearest = new Map<string, Map<string, number | null>>();
+        bus.subscribe((e) => {
+          if (e.module !== "exposure" || e.event !== "exposure" || typeof e.account !== "string") return;
+          const s = switches.find((x) => x.account === e.account);
+          if (!s || !escalating.has(s.account)) return;
+          const positions = Array.isArray(e.positions)
+            ? (e.positions as { liquidationDistancePct?: unknown }[])
+            : [];
+          const distances = positions
+            .map((p) => p.liquidationDistancePct)
+            .filter((d): d is number => typeof d === "number" && Number.isFinite(d));
+          const byDex = nearest.get(s.account) ?? new Map<string, number | null>();
+          byDex.set(
+            typeof e.dex === "string" ? e.dex : "",
+            distances.length > 0 ? Math.min(...distances) : null,
+          );
+          nearest.set(s.account, byDex);
+          if ((e.dex ?? "") !== "") return;
+          const all = [...byDex.values()].filter((d): d is number => d !== null);
+          const accountValue = Number(e.accountValue);
+          const notionalUsd = Number(e.totalNtlPos);
+          if (!Number.isFinite(accountValue) || !Number.isFinite(notionalUsd)) return;
+          s.exposure({
+            accountValue,
+            notionalUsd,
+            minLiquidationPct: all.length > 0 ? Math.min(...all) : null,
+          });
+        });
+      }
       ctx.clockSteps.subscribe((deltaMs) => {
         for (const s of switches) s.clockStepped(deltaMs);
       });
@@ -257,3 +309,42 @@ export function pollersComponent(): Component<
 }
 
 /** The daemon's components, in start order (they close in the reverse): docs/daemon.md, "Start order and exit". */
+
+/**
+ * The control channel (src/app/control.ts): `reset` (and `drill`) from the operator's command line reach the running
+ * daemon's switches here. Listed last: it answers only once every switch runs, and closes first.
+ */
+export function controlComponent(): Component<
+  Base & { logger: Logger; switches: Switch[]; audit: AuditTrail },
+  { control: ControlServer }
+> {
+  let control: ControlServer | undefined;
+  return {
+    name: "control",
+    async start({ params, logger, runtime, switches, audit }) {
+      const find = (account: string | undefined) => switches.find((s) => s.account === account);
+      control = await startControlServer({
+        stateDir: params.stateDir,
+        logger,
+        timers: runtime.timers,
+        audit: (entry) => audit.append(entry),
+        handlers: {
+          reset(request) {
+            const s = find(request.account);
+            if (!s)
+              return {
+                ok: false,
+                error: `${request.account ?? "no account"} is not an account this daemon arms`,
+              };
+            const r = s.reset(request.by ?? "unnamed");
+            return r.released
+              ? { ok: true, result: { account: s.account, released: true, detail: r.reason } }
+              : { ok: false, error: r.reason };
+          },
+        },
+      });
+      return { control };
+    },
+    close: () => control?.close(),
+  };
+}

@@ -31,6 +31,15 @@ const SWITCH: Readonly<Record<string, readonly [type: string, fields: readonly s
   kept: ["switch.kept", ["armedUntil"]],
   removalFailed: ["switch.removal-failed", ["reason", "message", "armedUntil"]],
   removalSkipped: ["switch.removal-skipped", ["reason", "message"]],
+  escalated: ["escalation.halted", ["rule", "reason"]],
+  closeOrders: ["escalation.close-orders", ["pass", "orders"]],
+  closeDone: ["escalation.closed", ["pass", "orders", "filledUsd", "dust"]],
+  closeIncomplete: [
+    "escalation.close-incomplete",
+    ["pass", "orders", "filledUsd", "refusal", "detail", "retryInMs"],
+  ],
+  haltReleased: ["escalation.reset", ["by", "since", "reason"]],
+  resetRefused: ["escalation.reset-refused", ["by", "reason"]],
 };
 
 /**
