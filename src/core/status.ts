@@ -54,6 +54,8 @@ export type SwitchStatus = {
   clockSuspect?: boolean;
   /** HALTED: the escalation closed (or is closing) the positions; only an operator's `reset` releases it */
   halted?: { since: number; reason: string } | null;
+  /** a drill is running (the switch's own pushes pause for it): its id, step and deadline */
+  drill?: { id: string; phase: string; cancelAt: number | null } | null;
 };
 
 export type ExposureStatus = {

@@ -4,6 +4,7 @@
  * interval while the engine stays down, and keep renewing the schedule as the backstop; not confirmed: expedite).
  */
 import type { Ctx } from "./context.js";
+import { drillEnd } from "./drill.js";
 import { escalationEngine } from "./escalation.js";
 import { type Event, reportedDeadline, type SwitchModel } from "./model.js";
 
@@ -19,6 +20,12 @@ export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
   const policy = m.cfg.onEngineDown;
   escalationEngine(ctx, up);
   if (!up) {
+    drillEnd(ctx, {
+      fired: false,
+      status: null,
+      statusTimestamp: null,
+      detail: "the engine went down during the drill",
+    });
     m.wake.retry = null;
     m.retryAtMono = 0;
     ctx.becomeEngineDown({ unlessRefused: true });

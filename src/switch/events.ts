@@ -124,6 +124,19 @@ export type SwitchEvent =
       retryInMs: number;
     }
   | { type: "haltReleased"; by: string; since: number; reason: string }
+  // ---- drill (drill.ts)
+  | { type: "drillRefused"; id: string; by: string; reason: string }
+  | { type: "drillStarted"; id: string; by: string; triggersLeft: number }
+  | {
+      type: "drillDone";
+      id: string;
+      by: string;
+      fired: boolean;
+      status: string | null;
+      statusTimestamp: number | null;
+      cancelAt: number | null;
+      detail: string;
+    }
   | { type: "resetRefused"; by: string; reason: string }
   // ---- shutdown
   | { type: "kept"; armedUntil: number | null }

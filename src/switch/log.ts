@@ -410,6 +410,41 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
     log: (e) =>
       line("warn", "escalation.reset_refused", { by: e.by, reason: e.reason }, `reset refused: ${e.reason}`),
   },
+  drillRefused: {
+    log: (e) =>
+      line(
+        "warn",
+        "drill.refused",
+        { id: e.id, by: e.by, reason: e.reason },
+        `drill ${e.id} refused: ${e.reason}`,
+      ),
+  },
+  drillStarted: {
+    log: (e) =>
+      line(
+        "warn",
+        "drill.started",
+        { id: e.id, by: e.by, triggersLeft: e.triggersLeft },
+        `drill ${e.id} by ${e.by}: a resting order far from the market, then a cancel a few seconds ahead; it spends 1 of the ${e.triggersLeft} trigger(s) left today`,
+      ),
+  },
+  drillDone: {
+    log: (e) =>
+      line(
+        e.fired ? "warn" : "error",
+        e.fired ? "drill.passed" : "drill.failed",
+        {
+          id: e.id,
+          by: e.by,
+          fired: e.fired,
+          status: e.status,
+          statusTimestamp: e.statusTimestamp,
+          cancelAt: e.cancelAt,
+          detail: e.detail,
+        },
+        `drill ${e.id}: ${e.detail}; pushing again`,
+      ),
+  },
   kept: {
     log: (e) =>
       line(

@@ -26,6 +26,18 @@
 import { nextUtcMidnight } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
+import {
+  DRILL_LEAD_MS,
+  drillArmed,
+  drillArming,
+  drillDue,
+  drillEnd,
+  drillHoldsPushes,
+  drillPlaced,
+  drillPushFailed,
+  drillStart,
+  drillVerified,
+} from "./drill.js";
 import { cancelAgain, engine, engineHoldsPushes, ordersCancelled, pushMode } from "./engine-down.js";
 import {
   escalationCheck,
@@ -57,6 +69,7 @@ import {
   EXPEDITE_LEAD_MS,
   EXPIRY_MARGIN_MS,
   gateUntil,
+  type Inflight,
   inflight,
   lapseDeadline,
   type Now,
@@ -100,7 +113,7 @@ export function step(model: SwitchModel, event: Event, now: Now): StepResult {
 /** The earliest wake-up asked for. */
 export function wakeAtOf(w: Wake): number | null {
   let at: number | null = null;
-  for (const t of [w.lapse, w.retry, w.gate, w.record, w.escalate])
+  for (const t of [w.lapse, w.retry, w.gate, w.record, w.escalate, w.drill])
     if (t !== null && (at === null || t < at)) at = t;
   return at;
 }
@@ -147,6 +160,18 @@ function malformed(event: Event, now: Now): string | null {
         : "the exposure figures are not numbers";
     case "reset":
       return typeof event.by === "string" && event.by.length <= 200 ? null : "the reset names nobody";
+    case "drillStart":
+      return typeof event.id === "string" && event.id.length <= 64 && typeof event.by === "string"
+        ? null
+        : "the drill has no id";
+    case "drillPlaced":
+      return typeof event.id === "string" && (event.oid === null || finite(event.oid))
+        ? null
+        : "the drill's order id is not a number";
+    case "drillVerified":
+      return typeof event.id === "string" && (event.statusTimestamp === null || finite(event.statusTimestamp))
+        ? null
+        : "the drill's order status time is not a number";
     case "syncFailed":
       return finite(event.id) ? null : "the push id is not a number";
     case "persisted":
@@ -288,6 +313,14 @@ class Step extends Ctx {
         return escalationClosed(this, ev);
       case "reset":
         return escalationReset(this, ev);
+      case "drillStart":
+        return drillStart(this, ev);
+      case "drillPlaced":
+        if (drillPlaced(this, ev)) this.kick("drill");
+        return;
+      case "drillVerified":
+        drillVerified(this, ev);
+        return this.kick("drill-done");
     }
     switch (m.phase) {
       case "new":
@@ -402,6 +435,11 @@ class Step extends Ctx {
       w.record = null;
       readRecord(this, "guesses remain");
     }
+    if (due(w.drill)) {
+      w.drill = null;
+      checkLapse(this);
+      drillDue(this);
+    }
     if (due(w.escalate)) {
       w.escalate = null;
       escalationDue(this);
@@ -426,7 +464,8 @@ class Step extends Ctx {
     limitReset(this);
     // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
     // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
-    if (m.agentReason !== null || engineHoldsPushes(m) || recheckPending(this)) return;
+    if (m.agentReason !== null || engineHoldsPushes(m) || drillHoldsPushes(this) || recheckPending(this))
+      return;
     if (limitHolds(this)) return this.becomeExhausted({ unlessRefused: true });
     const e = m.entry;
     if (this.now.mono < gateUntil(m)) {
@@ -434,8 +473,9 @@ class Step extends Ctx {
       return;
     }
     if (reason === "interval" && this.now.mono < m.retryAtMono) return;
-    const mode = pushMode(m);
-    const cancelAt = Math.floor(this.now.wall) + (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
+    const mode: Inflight["mode"] = drillArming(this) ? "drill" : pushMode(m);
+    const lead = mode === "arm" ? m.cfg.deadlineMs : mode === "drill" ? DRILL_LEAD_MS : EXPEDITE_LEAD_MS;
+    const cancelAt = Math.floor(this.now.wall) + lead;
     const id = m.nextId++;
     const push = {
       id,
@@ -494,6 +534,7 @@ class Step extends Ctx {
       -OWN_PUSHES_KEPT,
     );
     if (f.mode === "expedite") m.expedited = true;
+    if (f.mode === "drill") drillArmed(this, f.cancelAt);
     m.lastPushAt = at;
     m.armedKnown = true;
     m.retryAtMono = 0;
@@ -555,6 +596,7 @@ class Step extends Ctx {
     m.failingSinceMono ??= this.now.mono;
     m.lastError = { kind: ev.kind, message: ev.message };
     if (f.mode === "expedite") m.expedited = true; // one expedite per engine-down episode (docs/daemon.md)
+    if (f.mode === "drill") drillPushFailed(this, f.cancelAt, ev.outcomeUnknown && !neverLeft, ev.message);
     const base = {
       type: "pushFailed" as const,
       reason: ev.kind,
@@ -625,6 +667,7 @@ class Step extends Ctx {
 
   shutdown(mode: "remove" | "keep") {
     const m = this.m;
+    drillEnd(this, { fired: false, status: null, statusTimestamp: null, detail: "the daemon is stopping" });
     m.shutdownMode = mode;
     this.becomeStopping();
     if (!inflight(m)) this.continueShutdown();

@@ -1,5 +1,6 @@
 import type { SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
+import type { DrillModel } from "./drill.js";
 import { type EscalationConfig, type EscalationModel, initialEscalation } from "./escalation-model.js";
 import type { SwitchEvent } from "./events.js";
 import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
@@ -138,7 +139,19 @@ export type Event =
       reports?: readonly CloseReport[] | undefined;
     }
   /** the operator's `reset` (over the control channel): releases the HALTED latch */
-  | { type: "reset"; by: string };
+  | { type: "reset"; by: string }
+  /** the operator's `drill` (drill.ts) */
+  | { type: "drillStart"; id: string; by: string }
+  /** the drill's resting order: placed (`oid`, `coin`) or not (null, `detail`) */
+  | { type: "drillPlaced"; id: string; oid: number | null; coin: string | null; detail?: string | undefined }
+  /** the drill's order as read after its deadline (`status` scheduledCancel proves the fire) */
+  | {
+      type: "drillVerified";
+      id: string;
+      status: string | null;
+      statusTimestamp: number | null;
+      detail?: string | undefined;
+    };
 
 /** One close order as reported to the machine (api.ts `CloseOrderReport`). */
 export type CloseReport = Readonly<Record<string, string | number | null>>;
@@ -171,6 +184,12 @@ export type Ready = {
   cancelOrders?: { cancelStops: boolean } | undefined;
   /** the escalation's step 2: cancel, then close the positions reduce-only (answered with `closeResult`) */
   closePositions?: { reason: string; pass: number } | undefined;
+  /** the drill: place its resting order (answered with `drillPlaced`) */
+  drillPlace?: { id: string } | undefined;
+  /** the drill: read its order's status (answered with `drillVerified`) */
+  drillVerify?: { id: string; oid: number; coin: string } | undefined;
+  /** the drill ended without its order being cancelled by the exchange: cancel that one order */
+  drillCancel?: { oid: number; coin: string } | undefined;
   /** read the exchange's record and answer with a `record` event */
   readRecord?: { reason: string } | undefined;
   /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
@@ -195,12 +214,14 @@ export type Wake = {
   record: number | null;
   /** the escalation's engine-down time rule, or a close pass to try again (escalation.ts) */
   escalate: number | null;
+  /** the drill's deadline and margin have passed: verify (drill.ts) */
+  drill: number | null;
 };
 
 export type Inflight = {
   id: number;
   cancelAt: number;
-  mode: "arm" | "expedite";
+  mode: "arm" | "expedite" | "drill";
   /** monotonic ms the push was asked for (its write-ahead started then) */
   askedMono: number;
   /** the push waits for its write-ahead (mustSync): it leaves at most `requestTimeoutMs` after `askedMono` */
@@ -321,6 +342,8 @@ export type SwitchModel = {
   disk: Disk;
   /** the escalation ladder (escalation.ts); the HALTED latch itself is in the entry, on disk */
   esc: EscalationModel;
+  /** the drill running, if any (drill.ts) */
+  drill: DrillModel | null;
 };
 
 export type StepResult = { model: SwitchModel; ready: Ready };
@@ -361,6 +384,7 @@ export function status(m: SwitchModel, now: Now): SwitchStatus {
     triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
     clockSuspect: t.suspect,
     halted: entry.halted ?? null,
+    drill: m.drill ? { id: m.drill.id, phase: m.drill.phase, cancelAt: m.drill.cancelAt } : null,
   };
 }
 
@@ -422,10 +446,11 @@ export function initialModel(
     armedKnown: false,
     time: null,
     timeFloor,
-    wake: { lapse: null, retry: null, gate: null, record: null, escalate: null },
+    wake: { lapse: null, retry: null, gate: null, record: null, escalate: null, drill: null },
     published: null,
     disk: initialDisk(),
     esc: initialEscalation(),
+    drill: null,
   };
 }
 

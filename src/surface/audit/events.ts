@@ -40,6 +40,9 @@ const SWITCH: Readonly<Record<string, readonly [type: string, fields: readonly s
   ],
   haltReleased: ["escalation.reset", ["by", "since", "reason"]],
   resetRefused: ["escalation.reset-refused", ["by", "reason"]],
+  drillStarted: ["drill.started", ["id", "by", "triggersLeft"]],
+  drillRefused: ["drill.refused", ["id", "by", "reason"]],
+  drillDone: ["drill.done", ["id", "by", "fired", "status", "statusTimestamp", "cancelAt", "detail"]],
 };
 
 /**

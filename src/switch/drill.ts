@@ -1,0 +1,172 @@
+/**
+ * The drill, a sub-reducer of the switch machine (docs/operations.md, "The drill"): the running daemon proves,
+ * on demand, that the exchange really cancels the account's orders when the pushes stop.
+ *
+ * Steps: (1) `drillStart` is accepted only while the account is armed, the engine up, not HALTED, and at least two
+ * of the day's triggers are left (the drill spends one; one stays for a real death); (2) the driver places one
+ * small resting order far from the market (`drillPlace`); (3) the next push is the drill's, a cancel time
+ * `DRILL_LEAD_MS` ahead; (4) no push until that time has passed (the trigger is counted by the usual rule when
+ * the deadline passes) and a short margin more; (5) the driver reads the order's status (`drillVerify`): the
+ * exchange's `scheduledCancel` proves the fire; (6) the pushes resume at once, and the record is read (the
+ * trigger's proof becomes the exchange's orders). Anything that goes wrong before the drill's push is confirmed
+ * (an order not placed, a push refused, the engine down, a stop) ends the drill and cancels its order; the
+ * ordinary switch goes on as if nothing had happened.
+ */
+import type { Ctx } from "./context.js";
+import type { Event } from "./model.js";
+
+/** The drill's push: the exchange's minimum lead (5 s) plus a margin for the request's own time. */
+export const DRILL_LEAD_MS = 8_000;
+/** After the drill's deadline, the exchange's orders are read this much later (its fire and its record). */
+export const DRILL_VERIFY_MARGIN_MS = 3_000;
+
+export type DrillModel = {
+  id: string;
+  by: string;
+  phase: "placing" | "arming" | "firing" | "verifying";
+  /** the drill's resting order, once placed */
+  oid: number | null;
+  coin: string | null;
+  /** the drill's push's cancel time, once confirmed */
+  cancelAt: number | null;
+  startedAt: number;
+};
+
+export type DrillOutcome = {
+  id: string;
+  fired: boolean;
+  /** the order's status as read (scheduledCancel proves the fire) */
+  status: string | null;
+  statusTimestamp: number | null;
+  cancelAt: number | null;
+  detail: string;
+};
+
+/** Why a drill cannot start now, or null. */
+export function drillRefusal(ctx: Ctx): string | null {
+  const { m } = ctx;
+  if (m.phase !== "running") return "the switch is not running";
+  if (m.drill) return `drill ${m.drill.id} is running`;
+  if (!m.engineUp) return "the engine is down: the switch is protecting the account for real";
+  if (m.entry.halted !== undefined) return "the account is HALTED";
+  if (m.state !== "armed") return `the switch is ${m.state}, not armed`;
+  const left = m.entry.limit - m.entry.triggersToday;
+  if (left < 2)
+    return `only ${left} trigger(s) left today: a drill spends one and one must stay for a real death`;
+  return null;
+}
+
+export function drillStart(ctx: Ctx, ev: Extract<Event, { type: "drillStart" }>) {
+  const refusal = drillRefusal(ctx);
+  if (refusal !== null) {
+    ctx.emit({ type: "drillRefused", id: ev.id, by: ev.by, reason: refusal });
+    return;
+  }
+  const left = ctx.m.entry.limit - ctx.m.entry.triggersToday;
+  ctx.m.drill = {
+    id: ev.id,
+    by: ev.by,
+    phase: "placing",
+    oid: null,
+    coin: null,
+    cancelAt: null,
+    startedAt: Math.floor(ctx.now.wall),
+  };
+  ctx.ready.drillPlace = { id: ev.id };
+  ctx.emit({ type: "drillStarted", id: ev.id, by: ev.by, triggersLeft: left });
+}
+
+/** The drill's order was placed (or not). Returns whether to push now (the drill's push). */
+export function drillPlaced(ctx: Ctx, ev: Extract<Event, { type: "drillPlaced" }>): boolean {
+  const d = ctx.m.drill;
+  if (!d || d.id !== ev.id || d.phase !== "placing") {
+    // a drill ended meanwhile: its order, if any, must not stay on the book
+    if (ev.oid !== null && ev.coin !== null) ctx.ready.drillCancel = { oid: ev.oid, coin: ev.coin };
+    return false;
+  }
+  if (ev.oid === null || ev.coin === null) {
+    drillEnd(ctx, {
+      fired: false,
+      status: null,
+      statusTimestamp: null,
+      detail: `the drill's order was not placed: ${ev.detail ?? "no reason given"}`,
+    });
+    return false;
+  }
+  ctx.m.drill = { ...d, phase: "arming", oid: ev.oid, coin: ev.coin };
+  return true;
+}
+
+/** The push mode's lead when the drill arms. */
+export const drillArming = (ctx: Ctx) => ctx.m.drill?.phase === "arming";
+
+/** The drill's push was confirmed: hold the pushes until it fires. */
+export function drillArmed(ctx: Ctx, cancelAt: number) {
+  const d = ctx.m.drill;
+  if (!d) return;
+  ctx.m.drill = { ...d, phase: "firing", cancelAt };
+  ctx.m.wake.drill = ctx.now.mono + (cancelAt - ctx.now.wall) + DRILL_VERIFY_MARGIN_MS;
+}
+
+/**
+ * The drill's push failed. An explicit refusal armed nothing: the drill ends. An unknown outcome may have armed
+ * the drill's deadline: the drill goes on to its verification (the order's status says what happened).
+ */
+export function drillPushFailed(ctx: Ctx, cancelAt: number, outcomeUnknown: boolean, message: string) {
+  const d = ctx.m.drill;
+  if (!d) return;
+  if (outcomeUnknown) return drillArmed(ctx, cancelAt);
+  drillEnd(ctx, {
+    fired: false,
+    status: null,
+    statusTimestamp: null,
+    detail: `the drill's push was refused: ${message}`,
+  });
+}
+
+/** The drill's wake-up: its deadline and margin have passed: read the order's status. */
+export function drillDue(ctx: Ctx) {
+  const d = ctx.m.drill;
+  if (!d || d.phase !== "firing" || d.oid === null || d.coin === null) return;
+  ctx.m.drill = { ...d, phase: "verifying" };
+  ctx.ready.drillVerify = { id: d.id, oid: d.oid, coin: d.coin };
+}
+
+export function drillVerified(ctx: Ctx, ev: Extract<Event, { type: "drillVerified" }>) {
+  const d = ctx.m.drill;
+  if (!d || d.id !== ev.id || d.phase !== "verifying") return;
+  const fired = ev.status === "scheduledCancel";
+  drillEnd(ctx, {
+    fired,
+    status: ev.status,
+    statusTimestamp: ev.statusTimestamp,
+    detail: fired
+      ? "the exchange cancelled the drill's order at the drill's deadline (status scheduledCancel)"
+      : `the drill's order is ${ev.status ?? "unknown"}${ev.detail ? ` (${ev.detail})` : ""}, not scheduledCancel: the switch did NOT prove itself`,
+  });
+  // the trigger the drill spent is counted by the usual rule; the record proves it from the exchange's orders
+  ctx.ready.readRecord = { reason: "drill" };
+}
+
+/** The drill ends now (done, failed, or aborted): its order is cancelled when it may still rest; pushes resume. */
+export function drillEnd(ctx: Ctx, o: Omit<DrillOutcome, "id" | "cancelAt">) {
+  const d = ctx.m.drill;
+  if (!d) return;
+  ctx.m.drill = null;
+  ctx.m.wake.drill = null;
+  if (!o.fired && d.oid !== null && d.coin !== null) ctx.ready.drillCancel = { oid: d.oid, coin: d.coin };
+  ctx.emit({
+    type: "drillDone",
+    id: d.id,
+    by: d.by,
+    fired: o.fired,
+    status: o.status,
+    statusTimestamp: o.statusTimestamp,
+    cancelAt: d.cancelAt,
+    detail: o.detail,
+  });
+}
+
+/** Pushes are held from the drill's confirmed push until its verification is done. */
+export const drillHoldsPushes = (ctx: Ctx) =>
+  ctx.m.drill !== null && (ctx.m.drill.phase === "firing" || ctx.m.drill.phase === "verifying");
