@@ -18,9 +18,9 @@ import {
   FrontendOpenOrdersResponse,
   type HistoricalOrder,
   HistoricalOrdersResponse,
+  MAX_LIST_ITEMS,
   type OpenOrder,
   OpenOrdersResponse,
-  MAX_LIST_ITEMS,
   PerpMeta,
   PerpMetaWithDecimals,
   type UserFill,
@@ -330,11 +330,7 @@ export class InfoClient {
    * The user's open perp positions (`clearinghouseState`), each with its margin type and leverage, and the
    * snapshot's time. Zero-size entries are left out; more than 10,000 positions is refused as malformed.
    */
-  async positions({
-    user,
-    dex,
-    signal,
-  }: OpenOrdersParameters): Promise<PositionsSnapshot> {
+  async positions({ user, dex, signal }: OpenOrdersParameters): Promise<PositionsSnapshot> {
     const address = normalizeAddress(user, "user");
     const response = await this.#transport.postJson(
       "/info",

@@ -108,10 +108,19 @@ function orderWire(o: OrderRequest, i: number): OrderWire {
     // trigger key order as the SDKs sign it: isMarket, triggerPx, tpsl
     t = { trigger: { isMarket, triggerPx: formatWire(triggerPx), tpsl } };
   }
-  const wire: OrderWire = { a: o.asset, b: o.isBuy, p: formatFixed(p), s: formatFixed(s), r: o.reduceOnly, t };
+  const wire: OrderWire = {
+    a: o.asset,
+    b: o.isBuy,
+    p: formatFixed(p),
+    s: formatFixed(s),
+    r: o.reduceOnly,
+    t,
+  };
   if (o.cloid !== undefined) {
     if (!CLOID_RE.test(o.cloid))
-      throw new OrderRuleError(`${where}.cloid must be 0x and 32 hex digits, got ${JSON.stringify(o.cloid)}.`);
+      throw new OrderRuleError(
+        `${where}.cloid must be 0x and 32 hex digits, got ${JSON.stringify(o.cloid)}.`,
+      );
     wire.c = o.cloid.toLowerCase();
   }
   return wire;
@@ -233,11 +242,18 @@ function roundPrice(num: bigint, den: bigint, szDecimals: number, direction: "up
  * (closing a short) mark × (1 + cap) rounded DOWN, so the order can never fill beyond the slippage cap. `capBps`
  * is the cap in basis points (1 to 5000).
  */
-export function closeLimitPrice(args: { mark: string; isBuy: boolean; capBps: number; szDecimals: number }): string {
+export function closeLimitPrice(args: {
+  mark: string;
+  isBuy: boolean;
+  capBps: number;
+  szDecimals: number;
+}): string {
   const { mark, isBuy, capBps, szDecimals } = args;
   checkSzDecimals(szDecimals);
   if (!Number.isSafeInteger(capBps) || capBps < 1 || capBps > 5000)
-    throw new OrderRuleError(`The slippage cap must be an integer from 1 to 5000 bps, got ${String(capBps)}.`);
+    throw new OrderRuleError(
+      `The slippage cap must be an integer from 1 to 5000 bps, got ${String(capBps)}.`,
+    );
   const m = parseOrThrow(mark, "mark");
   if (m <= 0n) throw new OrderRuleError(`The mark must be > 0, got ${mark}.`);
   const factor = BigInt(isBuy ? 10_000 + capBps : 10_000 - capBps);
