@@ -155,6 +155,12 @@ function runClose(start: Pos[], chaos: Step[], { reduceOnly, stale = false }: Wo
       if (units > absB(fresh.units)) return `${o.coin}: ${o.order.size} is more than the position read`;
       const mark = marks.get(o.coin)!;
       const px = parseDecimal(o.order.price);
+      // never more than the slice cap at the mark, unless the cap is under the $10 minimum at the limit
+      const atMark = (parseDecimal(o.order.size) * mark) / SCALE;
+      const atLimit = (parseDecimal(o.order.size) * (px < mark ? px : mark)) / SCALE;
+      const oneUnitLess = ((parseDecimal(o.order.size) - unitOf(o.coin)) * (px < mark ? px : mark)) / SCALE;
+      if (atMark > MAX_SLICE_USD * SCALE && !(oneUnitLess < 10n * SCALE && atLimit >= 10n * SCALE))
+        return `${o.coin}: ${o.order.size} is worth ${formatFixed(atMark)} USD, over the slice cap`;
       if (
         o.order.isBuy
           ? px * 10_000n > mark * BigInt(10_000 + CAP_BPS)
@@ -220,7 +226,7 @@ describe("close planning: properties", () => {
     expect(result.failed).toBe(true);
     const [start, chaos] = result.counterexample!;
     expect(runClose(start, chaos, { reduceOnly: false, stale: true })).toMatch(
-      /flipped|more than the position/,
+      /flipped|grew|more than the position/,
     );
   });
 });
