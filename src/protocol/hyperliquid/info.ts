@@ -19,6 +19,7 @@ import {
   type HistoricalOrder,
   HistoricalOrdersResponse,
   MAX_LIST_ITEMS,
+  MetaAndAssetCtxs,
   type OpenOrder,
   OpenOrdersResponse,
   PerpMeta,
@@ -318,6 +319,28 @@ export class InfoClient {
   /** `meta` with each asset's `szDecimals` (what order prices and sizes are checked against); bounded. */
   async perpMeta({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<PerpMetaWithDecimals> {
     return this.#query({ type: "meta" }, PerpMetaWithDecimals, "meta", signal);
+  }
+
+  /**
+   * `meta` and each asset's mark price in one read (`metaAndAssetCtxs`): what a close is planned from. A coin
+   * whose mark is missing is left out of `marks` (a close then blocks it rather than guess).
+   */
+  async metaAndMarks({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<{
+    meta: PerpMetaWithDecimals;
+    marks: Record<string, string>;
+  }> {
+    const [meta, ctxs] = await this.#query(
+      { type: "metaAndAssetCtxs" },
+      MetaAndAssetCtxs,
+      "metaAndAssetCtxs",
+      signal,
+    );
+    const marks: Record<string, string> = {};
+    meta.universe.forEach((asset, i) => {
+      const px = ctxs[i]?.markPx;
+      if (px !== null && px !== undefined && !/^-|^0+(\.0+)?$/.test(px)) marks[asset.name] = px;
+    });
+    return { meta, marks };
   }
 
   /** The user's most recent fills (`userFills`, at most 2,000), newest first as the exchange sends them. */

@@ -371,3 +371,11 @@ export const PerpMetaWithDecimals = z.looseObject({
     .max(MAX_LIST_ITEMS),
 });
 export type PerpMetaWithDecimals = z.infer<typeof PerpMetaWithDecimals>;
+
+/** `metaAndAssetCtxs`: `[meta, ctxs]`, one context per asset in universe order; `markPx` is the mark price. */
+export const AssetCtx = z.looseObject({ markPx: BoundedDecimal.nullable() });
+export const MetaAndAssetCtxs = z
+  .tuple([PerpMetaWithDecimals, z.array(AssetCtx).max(MAX_LIST_ITEMS)])
+  .refine(([m, ctxs]) => m.universe.length === ctxs.length, {
+    error: "one asset context per asset in the universe",
+  });
