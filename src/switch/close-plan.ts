@@ -6,7 +6,7 @@
  * or a position changed by someone else can only make the next slice smaller (and the exchange's reduce-only
  * flag refuses or trims anything that would still increase or flip a position).
  *
- * Rules per slice (src/protocol/hyperliquid/order.ts, `closeSlice`; docs/operations.md, "Closing positions"):
+ * Rules per slice (src/protocol/hyperliquid/order.ts, `closeSlice`; docs/close-orders.md):
  * side opposite to the position, size = min(|szi|, maxSliceUsd / mark) rounded DOWN to szDecimals, limit within
  * the slippage cap of the mark (sell rounded up, buy rounded down), never under $10 (the rest is dust, reported
  * and not sent).

@@ -8,7 +8,7 @@
  * `float_to_wire` normalises its 8-decimal rendering; @nktkas/hyperliquid's `formatPrice` / `formatSize` trim the
  * same way): "1670.1", "0.0147", "100", never "100.0".
  *
- * Rules (docs, "Tick and lot size"; shared research api-facts §F): a perp price has at most 5 significant figures
+ * Rules (Hyperliquid docs, "Tick and lot size"; docs/close-orders.md): a perp price has at most 5 significant figures
  * and at most 6 − szDecimals decimals, and an integer price is always allowed; a size has at most szDecimals
  * decimals; an order under $10 of value is refused ("Order must have minimum value of $10.").
  *

@@ -306,7 +306,7 @@ export const CancelOkResponse = z.looseObject({
 });
 export type CancelOkResponse = z.infer<typeof CancelOkResponse>;
 
-// --- orders, fills and the perp universe's size decimals (docs/operations.md, "Closing positions") ---
+// --- orders, fills and the perp universe's size decimals (docs/close-orders.md) ---
 
 /** At most this many items are accepted in one list answer (fills, statuses): a bounded observation. */
 export const MAX_LIST_ITEMS = 10_000;
