@@ -71,6 +71,9 @@ describe("simulator orders: the book", () => {
       { kind: "filled", oid: expect.any(Number), totalSz: "0.1", avgPx: "96903.0" },
     ]);
     expect(await szi("BTC")).toBe("0.4");
+    // the batch read (the exposure poll's) sees the same position
+    const [batch] = await info!.batchClearinghouseStates({ users: [user.address] });
+    expect(batch!.assetPositions.find((a) => a.position.coin === "BTC")?.position.szi).toBe("0.4");
     const fills = await info!.userFills({ user: user.address });
     expect(fills[0]).toMatchObject({
       coin: "BTC",

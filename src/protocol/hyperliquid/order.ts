@@ -370,3 +370,39 @@ export function closeSlice(args: {
     remainder: formatFixed(remainder),
   };
 }
+
+/**
+ * What a per-order refusal means for a close (docs/close-orders.md, "What the exchange may refuse"), from the
+ * exchange's texts (Hyperliquid docs, error responses; the post-only window: hummingbot#6730, #6800). The
+ * 1,000-open-order refusal has no published text: it is recognised by "open orders" in it.
+ */
+export type OrderRefusal =
+  /** the position is already closed or turned: nothing to do (the next read says so) */
+  | "reduce_only"
+  /** nothing inside the cap: retry from a fresh read */
+  | "no_match"
+  /** under $10: dust */
+  | "min_value"
+  /** malformed price or size: a bug, alert */
+  | "tick"
+  | "size"
+  /** the post-only window after a network upgrade: alert and retry, never turn the close into another order */
+  | "post_only_window"
+  /** 1,000 or more open orders: cancel first */
+  | "open_orders"
+  | "margin"
+  | "unknown";
+
+export function classifyOrderRefusal(text: string): OrderRefusal {
+  const t = text.toLowerCase();
+  if (t.startsWith("reduce only order would increase position")) return "reduce_only";
+  if (t.startsWith("order could not immediately match")) return "no_match";
+  if (t.startsWith("order must have minimum value")) return "min_value";
+  if (t.startsWith("price must be divisible by tick size") || t.startsWith("order has invalid price"))
+    return "tick";
+  if (t.startsWith("order has invalid size") || t.startsWith("order has zero size")) return "size";
+  if (t.startsWith("only post-only orders allowed")) return "post_only_window";
+  if (t.includes("open orders")) return "open_orders";
+  if (t.startsWith("insufficient margin")) return "margin";
+  return "unknown";
+}

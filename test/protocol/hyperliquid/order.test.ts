@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { parseDecimal, SCALE } from "../../../src/core/decimal.js";
 import {
+  classifyOrderRefusal,
   closeLimitPrice,
   closeSlice,
   formatWire,
@@ -352,5 +353,25 @@ describe("close slices", () => {
     expect(() =>
       closeSlice({ asset: 0, szi: "1", mark: "-1", szDecimals: 0, capBps: 1, maxSliceUsd: "100" }),
     ).toThrow(/mark must be > 0/);
+  });
+});
+
+describe("order refusals", () => {
+  test("behavior: each exchange text (with its asset suffix) names what a close does next", () => {
+    const cases: Array<[string, string]> = [
+      ["Reduce only order would increase position. asset=0", "reduce_only"],
+      ["Order could not immediately match against any resting orders. asset=10107", "no_match"],
+      ["Order must have minimum value of $10. asset=3", "min_value"],
+      ["Price must be divisible by tick size. asset=1", "tick"],
+      ["Order has invalid size. asset=1", "size"],
+      ["Only post-only orders allowed immediately after a network upgrade", "post_only_window"],
+      [
+        "Too many open orders: reduce-only and trigger orders are refused with 1000 or more open orders. asset=0",
+        "open_orders",
+      ],
+      ["Insufficient margin to place order. asset=3", "margin"],
+      ["Order price too far from oracle", "unknown"],
+    ];
+    for (const [text, kind] of cases) expect([text, classifyOrderRefusal(text)]).toEqual([text, kind]);
   });
 });
