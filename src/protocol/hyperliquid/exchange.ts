@@ -17,11 +17,11 @@ import {
 } from "./errors.js";
 import { NonceSource } from "./nonce.js";
 import { type OrderRequest, orderAction } from "./order.js";
+import { OrderOkResponse } from "./order-schemas.js";
 import {
   type CancelAction,
   CancelOkResponse,
   ExchangeResponse,
-  OrderOkResponse,
   type ScheduleCancelAction,
 } from "./schemas.js";
 import { addressOfKey, type L1Signer, signL1Action } from "./signing.js";

@@ -10,6 +10,13 @@ import { ArgumentError } from "../../core/errors/argument.js";
 import { formatIssues } from "../../core/errors/parse.js";
 import { classifyHttpStatus, HyperliquidApiError } from "./errors.js";
 import {
+  MAX_LIST_ITEMS,
+  MetaAndAssetCtxs,
+  PerpMetaWithDecimals,
+  type UserFill,
+  UserFillsResponse,
+} from "./order-schemas.js";
+import {
   type ClearinghouseState,
   ClearinghouseState as ClearinghouseStateSchema,
   type ExtraAgent,
@@ -18,14 +25,9 @@ import {
   FrontendOpenOrdersResponse,
   type HistoricalOrder,
   HistoricalOrdersResponse,
-  MAX_LIST_ITEMS,
-  MetaAndAssetCtxs,
   type OpenOrder,
   OpenOrdersResponse,
   PerpMeta,
-  PerpMetaWithDecimals,
-  type UserFill,
-  UserFillsResponse,
   UserRateLimit,
   UserRole,
 } from "./schemas.js";
