@@ -686,6 +686,7 @@ export class SimStore implements SimState {
           };
         }),
       marks: Object.fromEntries(this.marks),
+      books: Object.fromEntries(this.books),
       agents: Object.fromEntries(this.agents),
       agentInfo: [...this.agentInfo.values()],
       accounts: [...this.accounts.values()].map((a) => ({
@@ -703,6 +704,7 @@ export class SimStore implements SimState {
         // the orders a cancel on engine death must take (all but the reduce-only stops it keeps by default)
         openOrdersNotStops: a.orders.filter((o) => !(o.reduceOnly && o.isTrigger)).length,
         positions: a.positions.map((p) => ({ coin: p.coin, szi: p.szi, marginMode: p.marginMode })),
+        fills: a.fills.length,
       })),
     };
   }
