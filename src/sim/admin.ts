@@ -1,7 +1,7 @@
 /**
  * The admin route, answered only to loopback peers: GET /admin/state, POST /admin/faults, POST /admin/clock
  * (manual clock only), POST /admin/users, POST /admin/marks, POST /admin/tick, POST /admin/agents (approve,
- * same-name deregistration), POST /admin/agents/remove.
+ * same-name deregistration), POST /admin/agents/remove, POST /admin/book (a coin's spread and depth).
  */
 import { z } from "zod";
 import { ManualClock } from "../core/clock.js";
@@ -31,6 +31,12 @@ const AgentBody = z.strictObject({
 });
 const RemoveAgentBody = z.strictObject({ agent: Address });
 const MarkBody = z.strictObject({ coin: z.string().min(1), px: z.union([z.number(), z.string()]) });
+/** A coin's simulated book: spread around the mark (bps) and depth per order (coins; null = unlimited). */
+const BookBody = z.strictObject({
+  coin: z.string().min(1),
+  spreadBps: z.number().int().min(0).max(5000).optional(),
+  depth: z.number().min(0).nullable().optional(),
+});
 
 export type AdminContext = {
   store: SimStore;
@@ -76,6 +82,14 @@ export function handleAdmin(ctx: AdminContext, method: string, path: string, raw
         const b = parse(MarkBody, body, "admin marks body");
         ctx.store.setMark(b.coin, b.px);
         return ok({ ok: true });
+      }
+      case "/admin/book": {
+        const b = parse(BookBody, body, "admin book body");
+        const book = ctx.store.setBook(b.coin, {
+          ...(b.spreadBps !== undefined ? { spreadBps: b.spreadBps } : {}),
+          ...(b.depth !== undefined ? { depth: b.depth } : {}),
+        });
+        return ok({ ok: true, book });
       }
       case "/admin/agents": {
         const b = parse(AgentBody, body, "admin agents body");

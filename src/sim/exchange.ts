@@ -6,6 +6,7 @@ import { z } from "zod";
 import { utcDay } from "../core/clock.js";
 import { recoverL1ActionSignerSync } from "../protocol/hyperliquid/signing.js";
 import { volumeText } from "./format.js";
+import { OrderActionIn, placeOrders } from "./orders.js";
 import type { SimStore } from "./state.js";
 
 /** The nonce window (T − 2 d, T + 1 d) of the current docs (docs/exchange-behaviour.md §8). */
@@ -24,6 +25,8 @@ export type ExchangeRules = {
   volumeGateOnRemove: boolean;
   dailyTriggerLimit: number;
   dailyLimitMessage: string;
+  /** the post-only window after a network upgrade (the `postOnlyWindow` fault): only Alo orders are taken */
+  postOnlyWindow?: boolean;
 };
 
 export type HandlerResult = { status: number; contentType: string; body: string };
@@ -76,7 +79,7 @@ export function neverPlacedError(asset: number): string {
 }
 
 const ExchangeRequest = z.object({
-  action: z.discriminatedUnion("type", [ScheduleCancelActionIn, CancelActionIn]),
+  action: z.discriminatedUnion("type", [ScheduleCancelActionIn, CancelActionIn, OrderActionIn]),
   nonce: U64,
   signature: z.object({ r: Hex32, s: Hex32, v: z.number().int() }),
   vaultAddress: z
@@ -208,6 +211,13 @@ export function handleExchange(
     return err(
       `Too many cumulative requests sent (${target.requestsUsed} > ${limit}) for cumulative volume traded $${volumeText(target.volumeUsd)}. Place taker orders to free up 1 request per USDC traded.`,
     );
+  }
+  if (req.action.type === "order") {
+    // Orders spend no trigger and pass no volume gate; one status per order, in order (sim/orders.ts).
+    const statuses = placeOrders(store, target, req.action, {
+      postOnlyWindow: rules.postOnlyWindow === true,
+    });
+    return finish(true, { type: "order", data: { statuses } });
   }
   if (req.action.type === "cancel") {
     // Cancels spend no trigger and pass no volume gate; one status per order, in order. A fast cancel of a

@@ -44,6 +44,12 @@ export const FaultSpec = z.strictObject({
    */
   recordFakeLapses: z.number().int().min(0).max(50).optional(),
   /**
+   * Exchange only: the post-only window after a network upgrade. Every order but an Alo (post-only) one is refused
+   * with "Only post-only orders allowed immediately after a network upgrade" (hummingbot#6730, #6800); cancels and
+   * schedules pass. Set it through POST /admin/faults `{"endpoint":"exchange","fault":{"postOnlyWindow":true}}`.
+   */
+  postOnlyWindow: z.boolean().optional(),
+  /**
    * Only requests of these types are faulted (the info/explorer `type`, or the exchange action's `type`,
    * e.g. ["historicalOrders"], ["extraAgents"], ["cancel"]); every other request passes. Default: all.
    */

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { DESERIALIZE_ERROR, type HandlerResult } from "./exchange.js";
 import { decimal, price } from "./format.js";
-import type { SimAccount, SimOrder, SimPosition, SimStore } from "./state.js";
+import { type SimAccount, type SimOrder, type SimPosition, type SimStore, szDecimalsOf } from "./state.js";
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
 const Dex = z.string().optional();
@@ -19,6 +19,8 @@ const InfoRequest = z.discriminatedUnion("type", [
   z.object({ type: z.literal("historicalOrders"), user: Address }),
   z.object({ type: z.literal("extraAgents"), user: Address }),
   z.object({ type: z.literal("meta"), dex: Dex }),
+  z.object({ type: z.literal("metaAndAssetCtxs"), dex: Dex }),
+  z.object({ type: z.literal("userFills"), user: Address, aggregateByTime: z.boolean().optional() }),
   z.object({ type: z.literal("userRole"), user: Address }),
 ]);
 export type InfoRequest = z.infer<typeof InfoRequest>;
@@ -38,7 +40,9 @@ export function infoWeight(req: unknown): number {
       r.type === "userRateLimit" ||
       r.type === "historicalOrders" ||
       r.type === "extraAgents" ||
-      r.type === "meta")
+      r.type === "meta" ||
+      r.type === "metaAndAssetCtxs" ||
+      r.type === "userFills")
   )
     return 20;
   return 2;
@@ -86,10 +90,30 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
     case "userRole":
       return ok(userRole(store, req.user));
     case "meta":
-      return ok({
-        universe: store.universe.map((name) => ({ name, szDecimals: 4, maxLeverage: 20, marginTableId: 20 })),
-        marginTables: [],
-      });
+      return ok(meta(store));
+    case "metaAndAssetCtxs":
+      // [meta, one context per asset in universe order]; markPx null for a coin the simulator has no mark for
+      return ok([
+        meta(store),
+        store.universe.map((coin) => {
+          const mark = store.getMark(coin);
+          const px = mark === undefined ? null : price(mark);
+          return {
+            markPx: px,
+            midPx: px,
+            oraclePx: px,
+            prevDayPx: px,
+            funding: "0.0",
+            openInterest: "0.0",
+            premium: "0.0",
+            dayNtlVlm: "0.0",
+            impactPxs: null,
+          };
+        }),
+      ]);
+    case "userFills":
+      // newest first, at most 2,000 (the docs' userFills)
+      return ok([...store.getFills(req.user)].reverse());
     case "userRateLimit": {
       // docs/exchange-behaviour.md §10: 10,000 requests plus 1 per USDC traded, over the address's lifetime (a user's
       // `addressBudget` option replaces the cap). An unknown address reads as a fresh one.
@@ -103,6 +127,19 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
       });
     }
   }
+}
+
+/** `meta`: the universe in asset-index order, each with its size decimals (the simulator's table, state.ts). */
+function meta(store: SimStore): Record<string, unknown> {
+  return {
+    universe: store.universe.map((name) => ({
+      name,
+      szDecimals: szDecimalsOf(name),
+      maxLeverage: 20,
+      marginTableId: 20,
+    })),
+    marginTables: [],
+  };
 }
 
 /**

@@ -295,7 +295,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     };
     if (endpoint === "exchange") {
       if (!spend(ip, 1)) return reply(res, tooManyRequests());
-      return answer(handleExchange(store, rules, body));
+      const postOnlyWindow = faults.get("exchange").postOnlyWindow === true;
+      return answer(handleExchange(store, { ...rules, postOnlyWindow }, body));
     }
     if (endpoint === "explorer") {
       if (!spend(ip, EXPLORER_WEIGHT)) return reply(res, tooManyRequests());

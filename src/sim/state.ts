@@ -153,6 +153,8 @@ export type SimAccount = {
   triggers: SimTrigger[];
   /** orders that left the book, oldest first */
   history: SimHistoricalOrder[];
+  /** fills, oldest first (at most USER_FILLS_LIMIT kept) */
+  fills: SimFill[];
 };
 
 export interface SimState {
@@ -189,6 +191,11 @@ export interface SimState {
   explorerTxs(address: string): ReadonlyArray<SimExplorerTx>;
   /** the perp universe (asset index = position) */
   readonly universe: ReadonlyArray<string>;
+  /** the fills of an account, oldest first */
+  getFills(user: string): ReadonlyArray<SimFill>;
+  /** sets a coin's book (spread around the mark, depth per order) */
+  setBook(coin: string, book: Partial<SimBook>): SimBook;
+  getBook(coin: string): SimBook;
 }
 
 export type SimStoreOptions = {
@@ -204,11 +211,45 @@ export const SIM_UNIVERSE = Object.freeze(["BTC", "ETH", "ATOM", "MATIC", "DYDX"
 
 const MAX_ACTIONS = 100_000;
 const DEFAULT_MAX_LEVERAGE: Record<string, number> = { BTC: 40, ETH: 25, SOL: 20 };
-const SIZE_DECIMALS: Record<string, number> = { BTC: 5, ETH: 4, SOL: 2 };
+/** `szDecimals` of the simulated universe (the real values of these assets); other coins get 4. */
+const SIZE_DECIMALS: Record<string, number> = { BTC: 5, ETH: 4, ATOM: 2, MATIC: 1, DYDX: 1, SOL: 2 };
+export const DEFAULT_SZ_DECIMALS = 4;
+
+export function szDecimalsOf(coin: string): number {
+  return SIZE_DECIMALS[coin] ?? DEFAULT_SZ_DECIMALS;
+}
 
 export function sizeText(coin: string, sz: number): string {
-  return decimal(sz, SIZE_DECIMALS[coin] ?? 4);
+  return decimal(sz, szDecimalsOf(coin));
 }
+
+/**
+ * The simulated book of a coin: one level on each side of the mark, bid = mark × (1 − spread), ask = mark ×
+ * (1 + spread), each with `depth` coins (null: unlimited). The depth is what one order can take: it is not used
+ * up (every order meets a fresh level), so a test sets the depth to get partial fills (docs/simulator.md, "Orders").
+ */
+export type SimBook = { spreadBps: number; depth: number | null };
+export const DEFAULT_BOOK: SimBook = Object.freeze({ spreadBps: 10, depth: null });
+
+/** One fill as `userFills` lists it. */
+export type SimFill = {
+  coin: string;
+  px: string;
+  sz: string;
+  side: "B" | "A";
+  time: number;
+  startPosition: string;
+  dir: string;
+  closedPnl: string;
+  hash: string;
+  oid: number;
+  crossed: boolean;
+  fee: string;
+  tid: number;
+  feeToken: string;
+};
+/** `userFills` answers at most the 2,000 most recent fills. */
+export const USER_FILLS_LIMIT = 2000;
 
 /** The concrete state behind SimState, shared by the exchange, info and admin handlers. */
 export class SimStore implements SimState {
@@ -224,6 +265,8 @@ export class SimStore implements SimState {
   readonly #explorer = new Map<string, SimExplorerTx[]>();
   #block = 1_000_000;
   readonly marks = new Map<string, number>();
+  readonly books = new Map<string, SimBook>();
+  #nextTid = 1;
   /** per-signer nonce set, ascending, at most 100 (docs/exchange-behaviour.md §8) */
   readonly nonces = new Map<string, number[]>();
   readonly #actions: ReceivedAction[] = [];
@@ -281,6 +324,7 @@ export class SimStore implements SimState {
         schedule: null,
         triggers: [],
         history: [],
+        fills: [],
       };
       this.accounts.set(key, acc);
     }
@@ -373,6 +417,44 @@ export class SimStore implements SimState {
   getAgents(user: string): ReadonlyArray<SimAgent> {
     const key = user.toLowerCase();
     return [...this.agentInfo.values()].filter((a) => a.user === key);
+  }
+
+  getFills(user: string): ReadonlyArray<SimFill> {
+    return this.account(user)?.fills ?? [];
+  }
+
+  setBook(coin: string, book: Partial<SimBook>): SimBook {
+    const next = { ...this.getBook(coin), ...book };
+    if (!Number.isInteger(next.spreadBps) || next.spreadBps < 0 || next.spreadBps > 5000)
+      throw new ArgumentError(
+        `spreadBps for ${coin} must be an integer from 0 to 5000, got ${next.spreadBps}`,
+      );
+    if (next.depth !== null && !(Number.isFinite(next.depth) && next.depth >= 0))
+      throw new ArgumentError(`depth for ${coin} must be a number >= 0 or null, got ${String(next.depth)}`);
+    this.books.set(coin, next);
+    return next;
+  }
+
+  getBook(coin: string): SimBook {
+    return this.books.get(coin) ?? DEFAULT_BOOK;
+  }
+
+  /** Records a fill (the newest USER_FILLS_LIMIT are kept); `tid` is assigned here. */
+  recordFill(acc: SimAccount, fill: Omit<SimFill, "tid">): SimFill {
+    const f: SimFill = { ...fill, tid: this.#nextTid++ };
+    acc.fills.push(f);
+    if (acc.fills.length > USER_FILLS_LIMIT) acc.fills.splice(0, acc.fills.length - USER_FILLS_LIMIT);
+    return f;
+  }
+
+  /** A new order id (orders placed through the `order` action, resting or not). */
+  nextOid(): number {
+    return this.#nextOid++;
+  }
+
+  /** Ends an order that never rested (filled at once, or refused) into the history with `status`. */
+  rememberOrder(acc: SimAccount, order: SimOrder, status: string, at: number): void {
+    this.#remember(acc, order, status, at);
   }
 
   getHistoricalOrders(user: string): ReadonlyArray<SimHistoricalOrder> {
@@ -604,6 +686,7 @@ export class SimStore implements SimState {
           };
         }),
       marks: Object.fromEntries(this.marks),
+      books: Object.fromEntries(this.books),
       agents: Object.fromEntries(this.agents),
       agentInfo: [...this.agentInfo.values()],
       accounts: [...this.accounts.values()].map((a) => ({
@@ -621,6 +704,7 @@ export class SimStore implements SimState {
         // the orders a cancel on engine death must take (all but the reduce-only stops it keeps by default)
         openOrdersNotStops: a.orders.filter((o) => !(o.reduceOnly && o.isTrigger)).length,
         positions: a.positions.map((p) => ({ coin: p.coin, szi: p.szi, marginMode: p.marginMode })),
+        fills: a.fills.length,
       })),
     };
   }

@@ -16,6 +16,8 @@ import {
   signerMismatchHint,
 } from "./errors.js";
 import { NonceSource } from "./nonce.js";
+import { type OrderRequest, orderAction } from "./order.js";
+import { OrderOkResponse } from "./order-schemas.js";
 import {
   type CancelAction,
   CancelOkResponse,
@@ -64,6 +66,20 @@ export type CancelParameters = {
   expiresAfterMs?: number | null | undefined;
   signal?: AbortSignal | undefined;
 };
+
+export type OrderParameters = {
+  vaultAddress?: string | undefined;
+  expiresAfterMs?: number | null | undefined;
+  signal?: AbortSignal | undefined;
+};
+
+/** One order's outcome, in the order asked: resting (with its oid), filled (size and average price) or refused. */
+export type PlacedOrderStatus =
+  | { kind: "resting"; oid: number }
+  | { kind: "filled"; oid: number; totalSz: string; avgPx: string }
+  | { kind: "error"; error: string };
+
+export type OrderResult = { nonce: number; statuses: PlacedOrderStatus[]; latencyMs: number };
 
 export type CancelOrderStatus = { asset: number; oid: number; ok: boolean; error?: string };
 
@@ -284,6 +300,47 @@ export class ExchangeClient {
       })),
       latencyMs: response.elapsedMs,
     };
+  }
+
+  /**
+   * Places orders (`{"type":"order","orders":[…],"grouping":"na"}`, built and checked by order.ts's
+   * `orderAction`). A top-level refusal throws HyperliquidApiError; otherwise one status per order, in order: a
+   * per-order refusal (e.g. "Reduce only order would increase position. asset=0", "Only post-only orders allowed
+   * immediately after a network upgrade") is a status, never turned into anything else. Not retried: the caller
+   * re-reads positions before sending another (a reduce-only order sent twice still cannot flip a position).
+   */
+  async order(
+    orders: ReadonlyArray<OrderRequest>,
+    { vaultAddress, expiresAfterMs, signal }: OrderParameters = {},
+  ): Promise<OrderResult> {
+    const action = orderAction(orders);
+    const vault = vaultAddress === undefined ? undefined : normalizeAddress(vaultAddress, "vaultAddress");
+    const window =
+      expiresAfterMs === undefined ? this.#expiresAfterMs : checkWindow(expiresAfterMs, "expiresAfterMs");
+    const { nonce, answer, response, base } = await this.#send(action, vault, window, signal);
+    const parsed = OrderOkResponse.safeParse(answer);
+    if (!parsed.success || parsed.data.data.statuses.length !== orders.length) {
+      throw this.#dated(
+        new HyperliquidApiError({
+          ...base,
+          kind: "malformed_response",
+          serverMessage: response.bodyText,
+          reason: parsed.success
+            ? `placed ${orders.length} orders, got ${parsed.data.data.statuses.length} statuses`
+            : `unexpected order response (${formatIssues(parsed.error).slice(0, 5).join("; ")})`,
+        }),
+        response.date,
+      );
+    }
+    const statuses = parsed.data.data.statuses.map((st): PlacedOrderStatus => {
+      if ("error" in st && typeof st.error === "string") return { kind: "error", error: st.error };
+      if ("filled" in st && st.filled !== undefined) {
+        const f = st.filled as { oid: number; totalSz: string; avgPx: string };
+        return { kind: "filled", oid: f.oid, totalSz: f.totalSz, avgPx: f.avgPx };
+      }
+      return { kind: "resting", oid: (st as { resting: { oid: number } }).resting.oid };
+    });
+    return { nonce, statuses, latencyMs: response.elapsedMs };
   }
 
   /** Signs and sends one L1 action; returns the `response` object of a `status:"ok"` answer, throws otherwise. */

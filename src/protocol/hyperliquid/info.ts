@@ -10,6 +10,13 @@ import { ArgumentError } from "../../core/errors/argument.js";
 import { formatIssues } from "../../core/errors/parse.js";
 import { classifyHttpStatus, HyperliquidApiError } from "./errors.js";
 import {
+  MAX_LIST_ITEMS,
+  MetaAndAssetCtxs,
+  PerpMetaWithDecimals,
+  type UserFill,
+  UserFillsResponse,
+} from "./order-schemas.js";
+import {
   type ClearinghouseState,
   ClearinghouseState as ClearinghouseStateSchema,
   type ExtraAgent,
@@ -71,6 +78,25 @@ export type OpenOrdersParameters = {
   user: string;
   dex?: string | undefined;
   signal?: AbortSignal | undefined;
+};
+
+/** One open perp position as a close needs it (from `clearinghouseState`). */
+export type OpenPosition = {
+  coin: string;
+  /** signed size, a decimal string: negative is short */
+  szi: string;
+  /** "cross" or "isolated" (another type the exchange may add is passed through) */
+  marginType: string;
+  leverage: number;
+  entryPx: string | null;
+  liquidationPx: string | null;
+  positionValue: string;
+};
+
+export type PositionsSnapshot = {
+  positions: OpenPosition[];
+  /** the exchange's time of the snapshot (ms) */
+  time: number;
 };
 
 function positiveInt(value: number, what: string): number {
@@ -290,6 +316,69 @@ export class InfoClient {
   /** The first perp dex's universe; an asset's index is its position in `universe`. */
   async meta({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<PerpMeta> {
     return this.#query({ type: "meta" }, PerpMeta, "meta", signal);
+  }
+
+  /** `meta` with each asset's `szDecimals` (what order prices and sizes are checked against); bounded. */
+  async perpMeta({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<PerpMetaWithDecimals> {
+    return this.#query({ type: "meta" }, PerpMetaWithDecimals, "meta", signal);
+  }
+
+  /**
+   * `meta` and each asset's mark price in one read (`metaAndAssetCtxs`): what a close is planned from. A coin
+   * whose mark is missing is left out of `marks` (a close then blocks it rather than guess).
+   */
+  async metaAndMarks({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<{
+    meta: PerpMetaWithDecimals;
+    marks: Record<string, string>;
+  }> {
+    const [meta, ctxs] = await this.#query(
+      { type: "metaAndAssetCtxs" },
+      MetaAndAssetCtxs,
+      "metaAndAssetCtxs",
+      signal,
+    );
+    const marks: Record<string, string> = {};
+    meta.universe.forEach((asset, i) => {
+      const px = ctxs[i]?.markPx;
+      if (px !== null && px !== undefined && !/^-|^0+(\.0+)?$/.test(px)) marks[asset.name] = px;
+    });
+    return { meta, marks };
+  }
+
+  /** The user's most recent fills (`userFills`, at most 2,000), newest first as the exchange sends them. */
+  async userFills({ user, signal }: { user: string; signal?: AbortSignal | undefined }): Promise<UserFill[]> {
+    const address = normalizeAddress(user, "user");
+    return this.#query({ type: "userFills", user: address }, UserFillsResponse, "userFills", signal);
+  }
+
+  /**
+   * The user's open perp positions (`clearinghouseState`), each with its margin type and leverage, and the
+   * snapshot's time. Zero-size entries are left out; more than 10,000 positions is refused as malformed.
+   */
+  async positions({ user, dex, signal }: OpenOrdersParameters): Promise<PositionsSnapshot> {
+    const address = normalizeAddress(user, "user");
+    const response = await this.#transport.postJson(
+      "/info",
+      { type: "clearinghouseState", user: address, ...(dex !== undefined ? { dex } : {}) },
+      { signal },
+    );
+    this.#checkStatus(response);
+    const raw = response.json as { assetPositions?: unknown } | null;
+    if (raw && Array.isArray(raw.assetPositions) && raw.assetPositions.length > MAX_LIST_ITEMS)
+      throw this.#malformed(response, `more than ${MAX_LIST_ITEMS} positions`);
+    const state = this.#parseItem(ClearinghouseStateSchema, response.json, response, "clearinghouseState");
+    const positions = state.assetPositions
+      .map(({ position: p }) => ({
+        coin: p.coin,
+        szi: p.szi,
+        marginType: p.leverage.type,
+        leverage: p.leverage.value,
+        entryPx: p.entryPx,
+        liquidationPx: p.liquidationPx,
+        positionValue: p.positionValue,
+      }))
+      .filter((p) => !/^-?0+(\.0+)?$/.test(p.szi));
+    return { positions, time: state.time };
   }
 
   /**
