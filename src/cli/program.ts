@@ -4,7 +4,7 @@ import { maskSecrets } from "../core/redact.js";
 import { versionText } from "../core/version.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerConfig } from "./commands/config.js";
-import { registerReset } from "./commands/control.js";
+import { registerDrill, registerReset } from "./commands/control.js";
 import { registerEvm } from "./commands/evm.js";
 import { registerExposure } from "./commands/exposure.js";
 import { registerLogs } from "./commands/logs.js";
@@ -43,6 +43,7 @@ export function createProgram(deps: CliDeps): Command {
   registerLogs(program, deps, () => deps.stdin ?? process.stdin);
   registerAudit(program, deps);
   registerReset(program, deps);
+  registerDrill(program, deps);
   // Usage errors (unknown option, missing argument, bad choice) exit 2, as the contract says.
   const exitOverride = (cmd: Command) => {
     cmd.exitOverride((err) => {

@@ -358,6 +358,15 @@ export const ConfigSchema = z
       default: 30_000,
       description: "Escalation: a close pass that did not finish is tried again after this (ms).",
     }),
+    drillCoin: option(z.string().regex(/^[A-Za-z0-9]{1,20}$/, "must be a perp's name, e.g. BTC"), {
+      flag: "drill-coin",
+      env: "HL_DRILL_COIN",
+      kind: "string",
+      metavar: "COIN",
+      default: "BTC",
+      description:
+        "The perp on which `hl-deadman drill` places its small resting order (a post-only buy at half the mark).",
+    }),
     permanentRecheckInterval: option(durationMs(), {
       flag: "permanent-recheck-interval",
       env: "HL_PERMANENT_RECHECK_INTERVAL",

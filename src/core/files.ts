@@ -4,8 +4,10 @@
  * O_NOFOLLOW | O_NONBLOCK and checked again on the open descriptor, so neither a symlink to /dev/zero nor a FIFO
  * swapped in between can make the read hang or fill the heap.
  */
+import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { lstat, open } from "node:fs/promises";
+import { lstat, open, rename, unlink } from "node:fs/promises";
+import { dirname } from "node:path";
 
 /** 1 MiB: a ledger holds at most 50 history entries per account, about 6 KB each account. */
 export const MAX_STATE_FILE_BYTES = 1024 * 1024;
@@ -88,5 +90,38 @@ export async function checkStateFile(path: string, maxBytes = MAX_STATE_FILE_BYT
     return { ok: false, code: "unreadable", reason: `cannot be read (${code ?? (error as Error).message})` };
   } finally {
     await fh?.close();
+  }
+}
+
+/**
+ * Writes `text` to `path` atomically and durably: a temp file in the same directory (0600, O_NOFOLLOW), fsync,
+ * rename over `path`, fsync the directory (a filesystem that refuses a directory fsync still renamed atomically).
+ */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
+  const fd = await open(
+    tmp,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    await fd.write(text);
+    await fd.sync();
+  } finally {
+    await fd.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (error) {
+    await unlink(tmp).catch(() => undefined);
+    throw error;
+  }
+  const dir = await open(dirname(path), constants.O_RDONLY);
+  try {
+    await dir.sync();
+  } catch {
+    // some filesystems refuse fsync on a directory; the rename is still atomic
+  } finally {
+    await dir.close();
   }
 }

@@ -8,6 +8,7 @@ import type { SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { Metrics } from "../surface/metrics.js";
+import type { DrillIo } from "./drill-io.js";
 import type { EscalationConfig } from "./escalation.js";
 import type { Ledger } from "./ledger.js";
 import type {
@@ -98,6 +99,8 @@ export type CreateSwitchParameters = {
   cancelOpenOrders?: CancelOpenOrders | undefined;
   /** escalation step 2 (opted in with `escalation`): cancel, then close the positions reduce-only */
   closePositions?: ClosePositions | undefined;
+  /** the drill's requests (drill-io.ts); absent: a drill is refused */
+  drillIo?: DrillIo | undefined;
   /** the escalation ladder's configuration for this account (escalation.ts); absent: off */
   escalation?: EscalationConfig | null | undefined;
   /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
@@ -138,6 +141,8 @@ export type Switch = {
   exposure(figures: { accountValue: number; notionalUsd: number; minLiquidationPct: number | null }): void;
   /** The operator's `reset`: releases the HALTED latch; the answer is the switch's event (released or refused). */
   reset(by: string): { released: boolean; reason: string };
+  /** The operator's drill: started (its end is the switch's `drillDone` event) or refused now with the reason. */
+  drill(id: string, by: string): { started: true } | { started: false; reason: string };
   /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
   setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
   /** The exchange's record was read (docs/exchange-record.md): applied where it is fresh, never stops pushes. */

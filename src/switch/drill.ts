@@ -13,24 +13,15 @@
  * ordinary switch goes on as if nothing had happened.
  */
 import type { Ctx } from "./context.js";
+import type { DrillModel } from "./drill-model.js";
 import type { Event } from "./model.js";
+
+export type { DrillModel } from "./drill-model.js";
 
 /** The drill's push: the exchange's minimum lead (5 s) plus a margin for the request's own time. */
 export const DRILL_LEAD_MS = 8_000;
 /** After the drill's deadline, the exchange's orders are read this much later (its fire and its record). */
 export const DRILL_VERIFY_MARGIN_MS = 3_000;
-
-export type DrillModel = {
-  id: string;
-  by: string;
-  phase: "placing" | "arming" | "firing" | "verifying";
-  /** the drill's resting order, once placed */
-  oid: number | null;
-  coin: string | null;
-  /** the drill's push's cancel time, once confirmed */
-  cancelAt: number | null;
-  startedAt: number;
-};
 
 export type DrillOutcome = {
   id: string;

@@ -96,6 +96,10 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
           await ledger.durable(ready.syncBudgetMs ?? p.requestTimeoutMs, timers).catch(() => "failed");
         await io.closePositions(close.pass);
       });
+    const drill = ready;
+    if (drill.drillPlace) track("drillPlace", () => io.drillPlace(drill.drillPlace!.id));
+    if (drill.drillVerify) track("drillVerify", () => io.drillVerify(drill.drillVerify!));
+    if (drill.drillCancel) track("drillCancel", () => io.drillCancel(drill.drillCancel!));
     if (ready.readRecord) track("readRecord", io.readRecord);
     const floor = ready.nonceFloor?.floor;
     if (floor !== undefined) part("nonceFloor", () => p.nonces?.rebase(floor));
@@ -155,6 +159,19 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     },
     setEngineUp: (up, detail) => dispatch({ type: "engine", up, detail: detail ?? null }),
     exposure: (figures) => dispatch({ type: "exposure", ...figures }),
+    drill(id, by) {
+      let answer: { started: true } | { started: false; reason: string } = {
+        started: false,
+        reason: "the switch did not answer",
+      };
+      const r = stepOf(model, { type: "drillStart", id, by }, now());
+      model = r.model;
+      for (const e of r.ready.events)
+        if (e.type === "drillStarted") answer = { started: true };
+        else if (e.type === "drillRefused") answer = { started: false, reason: e.reason };
+      carry(r.ready);
+      return answer;
+    },
     reset(by) {
       let answer = { released: false, reason: "the switch did not answer" };
       const r = stepOf(model, { type: "reset", by }, now());

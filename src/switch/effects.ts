@@ -53,6 +53,9 @@ export type Effects = {
   recordRead(r: RecordResult): void;
   cancelOrders(cancelStops: boolean): Promise<void>;
   closePositions(pass: number): Promise<void>;
+  drillPlace(id: string): Promise<void>;
+  drillVerify(v: { id: string; oid: number }): Promise<void>;
+  drillCancel(c: { oid: number; coin: string }): Promise<void>;
 };
 
 export function createEffects(
@@ -163,5 +166,49 @@ export function createEffects(
     });
   };
 
-  return { push, removal, readRecord, recordRead, cancelOrders, closePositions };
+  const drillPlace = async (id: string) => {
+    if (!p.drillIo)
+      return dispatch({ type: "drillPlaced", id, oid: null, coin: null, detail: "no drill is wired" });
+    const r = await p.drillIo.place({ account, vaultAddress });
+    dispatch(
+      "error" in r
+        ? { type: "drillPlaced", id, oid: null, coin: null, detail: r.error }
+        : {
+            type: "drillPlaced",
+            id,
+            oid: r.oid,
+            coin: r.coin,
+            detail: `buy ${r.size} ${r.coin} @ ${r.price} (ALO)`,
+          },
+    );
+  };
+
+  const drillVerify = async ({ id, oid }: { id: string; oid: number }) => {
+    const r = p.drillIo
+      ? await p.drillIo.status({ account, vaultAddress, oid })
+      : { status: null, statusTimestamp: null, detail: "no drill is wired" };
+    dispatch({
+      type: "drillVerified",
+      id,
+      status: r.status,
+      statusTimestamp: r.statusTimestamp,
+      detail: r.detail,
+    });
+  };
+
+  const drillCancel = async ({ oid, coin }: { oid: number; coin: string }) => {
+    await p.drillIo?.cancel({ account, vaultAddress, oid, coin });
+  };
+
+  return {
+    push,
+    removal,
+    readRecord,
+    recordRead,
+    cancelOrders,
+    closePositions,
+    drillPlace,
+    drillVerify,
+    drillCancel,
+  };
 }

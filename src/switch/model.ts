@@ -1,6 +1,6 @@
 import type { SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
-import type { DrillModel } from "./drill.js";
+import type { DrillModel } from "./drill-model.js";
 import { type EscalationConfig, type EscalationModel, initialEscalation } from "./escalation-model.js";
 import type { SwitchEvent } from "./events.js";
 import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";

@@ -15,6 +15,8 @@ import { auditSubscriber } from "../../surface/audit/events.js";
 import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
+import { createCloseExecutor } from "../../switch/close-executor.js";
+import { createDrillIo, type DrillIo } from "../../switch/drill-io.js";
 import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../../switch/index.js";
 import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
@@ -192,7 +194,11 @@ export function clientsComponent(): Component<
   };
 }
 
-export function hasCancel(client: object): client is Pick<ExchangeClient, "cancel"> {
+export function hasOrder(client: object): client is Pick<ExchangeClient, "order"> & ScheduleCancelClient {
+  return typeof (client as { order?: unknown }).order === "function";
+}
+
+export function hasCancel(client: object): client is Pick<ExchangeClient, "cancel"> & ScheduleCancelClient {
   return typeof (client as { cancel?: unknown }).cancel === "function";
 }
 
@@ -210,6 +216,7 @@ export function recordComponent(): Component<
     startRecords: Map<string, RecordResult>;
     cancelOpenOrders: CancelOpenOrders | undefined;
     closePositions: ClosePositions | undefined;
+    drillIo: DrillIo | undefined;
   }
 > {
   let explorer: ExplorerClient | null = null;
@@ -312,8 +319,24 @@ export function recordComponent(): Component<
             return work;
           }
         : undefined;
-      const closePositions = params.closePositions;
-      return { readRecord: read, startRecords, cancelOpenOrders, closePositions };
+      // Escalation step 2 (opted-in accounts only): cancel, then close reduce-only in slices.
+      const closePositions =
+        params.closePositions ??
+        (config.escalateAccounts.length > 0 && hasOrder(client)
+          ? createCloseExecutor({
+              info,
+              exchange: client,
+              cancelOpenOrders,
+              slippagePct: config.closeSlippagePct,
+              maxSliceUsd: config.closeSliceUsd,
+            })
+          : undefined);
+      // The drill's requests: the exchange client places and cancels, the info client reads (drill-io.ts).
+      const drillIo =
+        hasOrder(client) && hasCancel(client)
+          ? createDrillIo({ info, exchange: client, coin: config.drillCoin })
+          : undefined;
+      return { readRecord: read, startRecords, cancelOpenOrders, closePositions, drillIo };
     },
     async close() {
       await Promise.allSettled([...reconciling]);

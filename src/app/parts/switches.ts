@@ -9,6 +9,7 @@ import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { NonceSource, NonceSpan } from "../../protocol/hyperliquid/nonce.js";
 import type { AuditTrail } from "../../surface/audit/trail.js";
 import type { createDaemonNotifications } from "../../surface/notify/index.js";
+import type { DrillIo } from "../../switch/drill-io.js";
 import {
   type CancelOpenOrders,
   type ClosePositions,
@@ -26,6 +27,7 @@ import type { Component } from "../components.js";
 import type { Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
 import { type ControlServer, startControlServer } from "../control.js";
+import { createDrillCommand, networkOf } from "../drill.js";
 
 /**
  * The switches, one per account: they follow the guard, the agent watch and the clock watch from here on, apply
@@ -45,6 +47,7 @@ export function switchesComponent(): Component<
     startRecords: Map<string, RecordResult>;
     cancelOpenOrders: CancelOpenOrders | undefined;
     closePositions: ClosePositions | undefined;
+    drillIo: DrillIo | undefined;
     board: Board;
     engine: Feed<Engine> & { now(account: string): Engine };
     agent: (Feed<AgentState> & { now(): AgentState | null }) | null;
@@ -113,6 +116,7 @@ export function switchesComponent(): Component<
           cancelOpenOrders: ctx.cancelOpenOrders,
           escalation: escalating.has(account) ? escalation : null,
           closePositions: escalating.has(account) ? ctx.closePositions : undefined,
+          drillIo: ctx.drillIo,
           cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
           onTrigger: (a) => triggers.publish(a),
           readRecord: ctx.readRecord,
@@ -315,14 +319,31 @@ export function pollersComponent(): Component<
  * daemon's switches here. Listed last: it answers only once every switch runs, and closes first.
  */
 export function controlComponent(): Component<
-  Base & { logger: Logger; switches: Switch[]; audit: AuditTrail },
+  Base & {
+    logger: Logger;
+    switches: Switch[];
+    audit: AuditTrail;
+    bus: EventBus;
+    drillIo: DrillIo | undefined;
+    readRecord: ((account: string) => Promise<RecordResult>) | undefined;
+  },
   { control: ControlServer }
 > {
   let control: ControlServer | undefined;
   return {
     name: "control",
-    async start({ params, logger, runtime, switches, audit }) {
+    async start({ params, config, apiUrl, logger, runtime, switches, audit, bus, drillIo, readRecord }) {
       const find = (account: string | undefined) => switches.find((s) => s.account === account);
+      const drill = createDrillCommand({
+        stateDir: params.stateDir,
+        network: networkOf(apiUrl, config.network),
+        coin: config.drillCoin,
+        bus,
+        timers: runtime.timers,
+        now: () => runtime.clock.now(),
+        readRecord,
+        wired: drillIo !== undefined,
+      });
       control = await startControlServer({
         stateDir: params.stateDir,
         logger,
@@ -341,6 +362,7 @@ export function controlComponent(): Component<
               ? { ok: true, result: { account: s.account, released: true, detail: r.reason } }
               : { ok: false, error: r.reason };
           },
+          drill: (request) => drill(find(request.account), request),
         },
       });
       return { control };

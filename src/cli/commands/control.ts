@@ -114,3 +114,63 @@ export function registerReset(program: Command, deps: CliDeps): void {
       else deps.stdout.write(`${account}: HALTED ${String(answer.result.detail ?? "released")}\n`);
     });
 }
+
+export function registerDrill(program: Command, deps: CliDeps): void {
+  program
+    .command("drill")
+    .description(
+      "prove the switch on an account: the running daemon places a small resting order, lets a schedule fire on it and checks the exchange cancelled it (spends 1 daily trigger)",
+    )
+    .addOption(new Option("--account <addr>", "the account to drill").makeOptionMandatory())
+    .addOption(configFlag(optionOf("stateDir")))
+    .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))
+    .addOption(new Option("--yes", "confirm without asking (required when stdin is not a terminal)"))
+    .addOption(new Option("--mainnet", "on mainnet, the second ask: a drill there is refused without it"))
+    .addOption(new Option("--json", "one JSON document on stdout (the drill report)"))
+    .action(async (opts: Record<string, unknown>) => {
+      const account = String(opts.account);
+      if (!ADDRESS.test(account))
+        throw usageError(`--account ${account}: must be 0x followed by 40 hex digits`);
+      const { config } = loadConfig({
+        options: { stateDir: opts.stateDir, config: opts.config },
+        env: deps.env,
+        cwd: deps.cwd,
+      });
+      const stateDir = effectiveStateDir(config, deps.cwd);
+      const target = account.toLowerCase();
+      // First what it costs, from the daemon itself (the triggers left are its count, not this command's).
+      const asked = await askDaemon(stateDir, { command: "drill", account: target });
+      if (!asked.ok) throw new CliError(`The daemon refused the drill: ${asked.error}`, ExitCode.runtime);
+      const plan = asked.result.plan as {
+        network: string;
+        coin: string;
+        triggersLeft: number;
+        state: string;
+      };
+      const cost = `The drill spends 1 of the ${plan.triggersLeft} trigger(s) left today on ${target} (${plan.network}): it places a post-only ${plan.coin} buy worth about $11 at half the mark, pushes a cancel about 8 s ahead, lets it fire, checks the order ended scheduledCancel, and pushes again at once.`;
+      if (plan.network === "mainnet" && opts.mainnet !== true)
+        throw usageError(`${cost}\nThis is mainnet: pass --mainnet as well to drill there.`);
+      if (opts.yes !== true) {
+        const tty = (deps.stdin as { isTTY?: boolean } | undefined)?.isTTY ?? process.stdin.isTTY;
+        if (opts.json === true || !tty)
+          throw usageError(`${cost}\nPass --yes to run it (stdin is not a terminal, or --json).`);
+        if (!(await confirmOnTerminal(deps, cost, "drill")))
+          throw new CliError("Not confirmed: nothing was changed.", ExitCode.usage);
+      } else if (opts.json !== true) deps.stderr.write(`${cost}\n`);
+      const answer = await askDaemon(
+        stateDir,
+        { command: "drill", account: target, options: { confirm: true, mainnet: opts.mainnet === true } },
+        90_000,
+      );
+      if (!answer.ok) throw new CliError(`The drill did not run: ${answer.error}`, ExitCode.runtime);
+      const report = answer.result.report as { passed: boolean; reportFiles: string[] };
+      // --json: one document, the report when it passed, the error (naming the report's files) when not
+      if (!report.passed)
+        throw new CliError(
+          `The drill FAILED: the switch did not prove itself.${opts.json === true ? "" : `\n${String(answer.result.text)}`} Report: ${report.reportFiles.join(", ")}`,
+          ExitCode.runtime,
+        );
+      if (opts.json === true) deps.stdout.write(`${JSON.stringify(report)}\n`);
+      else deps.stdout.write(String(answer.result.text));
+    });
+}

@@ -406,3 +406,35 @@ export function classifyOrderRefusal(text: string): OrderRefusal {
   if (t.startsWith("insufficient margin")) return "margin";
   return "unknown";
 }
+
+/**
+ * The drill's resting order (docs/operations.md, "The drill"): a post-only (ALO) buy at half the mark, rounded
+ * DOWN to a valid price, so far below the market that it rests and never fills, of the smallest size worth at
+ * least `valueUsd` (≥ $10, the exchange's minimum) at that price: rounded UP to szDecimals. Not reduce-only: it
+ * opens nothing unless it fills, and the drill cancels it (or the exchange's scheduled cancel does).
+ */
+export function drillOrder(args: {
+  asset: number;
+  mark: string;
+  szDecimals: number;
+  valueUsd: number;
+}): OrderRequest {
+  const { asset, mark, szDecimals, valueUsd } = args;
+  checkSzDecimals(szDecimals);
+  if (!(valueUsd >= MIN_ORDER_VALUE_USD))
+    throw new OrderRuleError(`The drill's order must be worth at least $${MIN_ORDER_VALUE_USD}.`);
+  const m = parseOrThrow(mark, "mark");
+  if (m <= 0n) throw new OrderRuleError(`The mark must be > 0, got ${mark}.`);
+  const price = roundPrice(m, 2n, szDecimals, "down");
+  const want = (BigInt(Math.ceil(valueUsd * 100)) * SCALE * SCALE) / 100n / price;
+  const unit = SCALE / pow10(szDecimals);
+  const size = ((want + unit - 1n) / unit) * unit;
+  return {
+    asset,
+    isBuy: true,
+    price: formatFixed(price),
+    size: formatFixed(size),
+    reduceOnly: false,
+    type: { limit: { tif: "Alo" } },
+  };
+}

@@ -16,10 +16,10 @@
  *   with the next sequence and the last hash. Beyond `keepFiles` rotated files, the oldest is deleted, after the
  *   manifest (written atomically) records where the kept chain begins.
  */
-import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../../core/files.js";
 import {
   type AuditEntry,
   type AuditRecord,
@@ -380,7 +380,7 @@ export class AuditTrail {
           },
         ].slice(-MAX_MANIFEST_DELETIONS),
       };
-      await writeAtomic(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+      await writeFileAtomic(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
       await rm(join(dir, oldest.name));
       await syncDir(dir);
     }
@@ -396,24 +396,6 @@ async function syncDir(dir: string): Promise<void> {
   } finally {
     await fd.close();
   }
-}
-
-/** temp file in the same directory, fsync, rename, fsync the directory */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${randomBytes(6).toString("hex")}`;
-  const fd = await open(
-    tmp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-    0o600,
-  );
-  try {
-    await fd.write(text);
-    await fd.sync();
-  } finally {
-    await fd.close();
-  }
-  await rename(tmp, path);
-  await syncDir(join(path, ".."));
 }
 
 /** A file `verify` reads whole; above this it is not a file of this trail (the rotation size is 8 MiB). */
