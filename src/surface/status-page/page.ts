@@ -43,7 +43,7 @@ function dur(ms){if(ms==null)return "-";var s=Math.abs(ms)/1000,sign=ms<0?"-":""
 function clock(ms){return ms?new Date(ms).toISOString().slice(11,19)+" UTC":"-";}
 function usd(v){if(v==null)return "-";var n=Number(v);return isFinite(n)?n.toLocaleString("en-US",{maximumFractionDigits:2})+" USD":String(v);}
 function kv(k,v,id){var d=h("div",null,h("div",{"class":"k",text:k}),h("div",{"class":"v",text:v}));if(id)d.lastChild.setAttribute("data-field",id);return d;}
-function stateOf(a){var s=STATES[a.state]||[a.state,"idle"],label=s[0],cls=s[1];
+function stateOf(a){if(a.halted)return ["HALTED - "+a.halted.reason,"bad"];var s=STATES[a.state]||[a.state,"idle"],label=s[0],cls=s[1];
  if(a.state==="not_protected"&&a.notProtectedReason)label+=" ("+a.notProtectedReason+")";
  if((a.state==="armed"||a.state==="retrying")&&a.armedUntil!=null&&a.armedUntil-now()<data.marginMs){label="PROTECTION LOW";cls="bad";}
  return [label,cls];}
