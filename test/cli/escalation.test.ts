@@ -57,6 +57,7 @@ describe("escalation, HALTED and reset (process)", () => {
       const account = String(sim.account);
       const info = new InfoClient({ apiUrl: String(sim.apiUrl), timeoutMs: 5_000 });
       const health = String((await d.waitForEvent("health.listening", 15_000)).url);
+      await d.waitForEvent("guard.listening", 15_000);
       const e = await engine(guard, account);
       await d.waitForEvent("heartbeat.ok", 10_000);
       expect((await info.positions({ user: account })).positions.length).toBe(3);
