@@ -5,6 +5,7 @@
 import { formatDuration } from "../core/duration.js";
 import type { Config } from "./options.js";
 import { show } from "./values.js";
+import { describeWeightPlan, weightPlan } from "./weight.js";
 
 /** Where each effective value came from: `default`, `file <path>`, `env HL_X`, `flag --x`. */
 export type ConfigSources = Record<string, string>;
@@ -155,6 +156,13 @@ export function checkConfigRules(
     errors.push(
       `apiUrl = ${show(config.apiUrl, "apiUrl")}${at(sources, "apiUrl")}: is the API's base URL, to which /exchange and /info ` +
         `are appended; drop ${apiSuffix}: did you mean ${show(config.apiUrl.replace(/\/(exchange|info)\/*$/, ""), "apiUrl")}?`,
+    );
+  // The IP's weight (weight.ts): a steady spend above the margin is refused with its arithmetic. The accounts counted
+  // are the configured ones (at least one: the signer's own); `run` checks again with the accounts it arms.
+  const plan = weightPlan(config);
+  if (!plan.fits)
+    errors.push(
+      `the configuration spends more of the IP's weight than fits${at(sources, "interval")}:\n${describeWeightPlan(plan)}`,
     );
   // The listen address (`health`) is checked once, by the schema, with src/config/listen.ts.
 

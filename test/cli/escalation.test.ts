@@ -82,8 +82,12 @@ describe("escalation, HALTED and reset (process)", () => {
       const ready = await fetch(`${health}/readyz`);
       expect(ready.status).toBe(503);
       expect(await ready.text()).toContain(`account ${account}: HALTED since`);
-      const page = (await (await fetch(`${health}/status.json`)).json()) as { accounts: { halted: unknown }[] };
-      expect(page.accounts[0]!.halted).toMatchObject({ reason: expect.stringContaining("engine has been down") });
+      const page = (await (await fetch(`${health}/status.json`)).json()) as {
+        accounts: { halted: unknown }[];
+      };
+      expect(page.accounts[0]!.halted).toMatchObject({
+        reason: expect.stringContaining("engine has been down"),
+      });
       expect(await (await fetch(`${health}/metrics`)).text()).toMatch(
         new RegExp(`hl_deadman_halted\\{account="${account}"\\} 1`),
       );

@@ -9,6 +9,7 @@ import {
   effectiveUrls,
   loadConfig,
 } from "../../config/load.js";
+import { describeWeightPlan, weightPlan } from "../../config/weight.js";
 import { formatDuration } from "../../core/duration.js";
 import { redactUrl } from "../../core/redact.js";
 import type { CliDeps } from "../deps.js";
@@ -90,6 +91,7 @@ async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promis
             : null,
           accounts,
           actionsPerDay: loaded.actionsPerDay,
+          weight: weightPlan(config, Math.max(1, accounts.length)),
           warnings,
           file: loaded.file ?? null,
         },
@@ -113,6 +115,10 @@ async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promis
     );
   out(
     `budget     ${loaded.actionsPerDay.toLocaleString("en-US")} scheduleCancel actions per day per account`,
+  );
+  const plan = weightPlan(config, Math.max(1, accounts.length));
+  out(
+    `weight     the IP's weight a minute, steady (docs/operations.md, "The IP's weight"):\n${describeWeightPlan(plan)}`,
   );
   for (const s of CONFIG_KEYS) {
     const value = s.key.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], effective);

@@ -1,0 +1,117 @@
+/**
+ * The IP's weight a configuration will spend (docs/operations.md, "The IP's weight"). Every REST request of one IP
+ * counts against 1,200 weight a minute (Hyperliquid docs, "Rate limits and user limits"; api-facts §A9 and §F):
+ * an `/exchange` action weighs 1 (`scheduleCancel` has no batch), `clearinghouseState` 2, `userRole` 60, the
+ * other `/info` requests 20, explorer requests 40. `batchClearinghouseStates` is not in the docs: counted as 20 a
+ * request of at most 50 users, like the other `/info` requests. Pure: the daemon refuses at start a configuration
+ * whose steady spend does not fit under the margin, and `config check` prints the same arithmetic.
+ */
+import type { Config } from "./options.js";
+
+export const IP_WEIGHT_PER_MINUTE = 1_200;
+/** the steady spend may use this share of the IP's limit: the rest is for start-up, engine deaths and retries */
+export const WEIGHT_MARGIN = 0.9;
+export const WEIGHT = Object.freeze({
+  action: 1,
+  clearinghouseState: 2,
+  info: 20,
+  userRole: 60,
+  explorer: 40,
+  /** undocumented: counted as another /info request, per request of at most BATCH_USERS */
+  batchClearinghouseStates: 20,
+});
+export const BATCH_USERS = 50;
+
+export type WeightLine = { what: string; perMinute: number; arithmetic: string };
+
+export type WeightPlan = {
+  accounts: number;
+  /** the steady spend, a line per kind of request */
+  lines: WeightLine[];
+  perMinute: number;
+  /** IP_WEIGHT_PER_MINUTE × WEIGHT_MARGIN */
+  budget: number;
+  fits: boolean;
+  /** what an engine death costs on top (the cancel pass's reads), and a start (the record reads) */
+  bursts: WeightLine[];
+  /** the shortest push interval (ms, whole seconds) at which the steady spend fits, or null when none does */
+  fittingIntervalMs: number | null;
+};
+
+const perMin = (intervalMs: number) => 60_000 / intervalMs;
+const round = (x: number) => Math.round(x * 10) / 10;
+const s = (ms: number) => `${round(ms / 1000)} s`;
+
+/** The steady weight a minute of `config` for `accounts` accounts, and what would fit. */
+export function weightPlan(config: Config, accounts = Math.max(1, config.accounts.length)): WeightPlan {
+  const lines: WeightLine[] = [];
+  const pushes = accounts * perMin(config.interval) * WEIGHT.action;
+  lines.push({
+    what: "pushes (scheduleCancel)",
+    perMinute: pushes,
+    arithmetic: `${accounts} account(s) × 60 s / ${s(config.interval)} × ${WEIGHT.action}`,
+  });
+  const others: WeightLine[] = [];
+  if (config.exposureInterval > 0) {
+    const chunks = Math.ceil(accounts / BATCH_USERS) * Math.max(1, config.dexes.length);
+    others.push({
+      what: "exposure (batchClearinghouseStates)",
+      perMinute: chunks * perMin(config.exposureInterval) * WEIGHT.batchClearinghouseStates,
+      arithmetic: `${chunks} request(s) of ≤ ${BATCH_USERS} users × 60 s / ${s(config.exposureInterval)} × ${WEIGHT.batchClearinghouseStates}`,
+    });
+  }
+  if (config.budgetInterval > 0)
+    others.push({
+      what: "address budget (userRateLimit)",
+      perMinute: accounts * perMin(config.budgetInterval) * WEIGHT.info,
+      arithmetic: `${accounts} × 60 s / ${s(config.budgetInterval)} × ${WEIGHT.info}`,
+    });
+  if (config.agentCheckInterval > 0)
+    others.push({
+      what: "agent validity (extraAgents)",
+      perMinute: perMin(config.agentCheckInterval) * WEIGHT.info,
+      arithmetic: `1 master × 60 s / ${s(config.agentCheckInterval)} × ${WEIGHT.info} (only when the signer is an agent)`,
+    });
+  lines.push(...others);
+  const perMinute = lines.reduce((a, l) => a + l.perMinute, 0);
+  const budget = IP_WEIGHT_PER_MINUTE * WEIGHT_MARGIN;
+  const rest = others.reduce((a, l) => a + l.perMinute, 0);
+  // pushes + rest ≤ budget ⇔ interval ≥ accounts × 60 s × weight / (budget − rest)
+  const room = budget - rest;
+  const fittingIntervalMs =
+    room <= 0 ? null : Math.ceil((accounts * 60_000 * WEIGHT.action) / room / 1000) * 1000;
+  const bursts: WeightLine[] = [
+    {
+      what: "an engine death (the cancel pass: open orders and meta)",
+      perMinute: 2 * WEIGHT.info + WEIGHT.action,
+      arithmetic: `${WEIGHT.info} + ${WEIGHT.info} + ${WEIGHT.action} per account and pass`,
+    },
+    {
+      what: "a start (the record: explorer userDetails and historicalOrders)",
+      perMinute: accounts * (WEIGHT.explorer + WEIGHT.info),
+      arithmetic: `${accounts} × (${WEIGHT.explorer} + ${WEIGHT.info}), more for long order histories`,
+    },
+  ];
+  return {
+    accounts,
+    lines: lines.map((l) => ({ ...l, perMinute: round(l.perMinute) })),
+    perMinute: round(perMinute),
+    budget,
+    fits: perMinute <= budget,
+    bursts,
+    fittingIntervalMs,
+  };
+}
+
+/** One paragraph for people: the arithmetic, the verdict, and what would fit. */
+export function describeWeightPlan(p: WeightPlan): string {
+  const rows = p.lines.map((l) => `  ${l.what}: ${l.arithmetic} = ${l.perMinute}/min`).join("\n");
+  const verdict = p.fits
+    ? `= ${p.perMinute} weight/min, within ${p.budget} (${WEIGHT_MARGIN * 100} % of the IP's ${IP_WEIGHT_PER_MINUTE}/min)`
+    : `= ${p.perMinute} weight/min, above ${p.budget} (${WEIGHT_MARGIN * 100} % of the IP's ${IP_WEIGHT_PER_MINUTE}/min): ${
+        p.fittingIntervalMs === null
+          ? "no push interval fits: the reads alone exceed it (lengthen exposureInterval or budgetInterval, or split the accounts over IPs)"
+          : `an interval of ${p.fittingIntervalMs / 1000} s or more fits (or split the accounts over IPs)`
+      }`;
+  return `${rows}\n  ${verdict}`;
+}

@@ -1,0 +1,63 @@
+/**
+ * The IP's weight a configuration spends (src/config/weight.ts; issue 30): the arithmetic, the refusal at start
+ * and in `config check`, and the interval that would fit.
+ */
+import { describe, expect, test } from "vitest";
+import { ConfigError } from "../../src/config/errors.js";
+import { loadConfig } from "../../src/config/load.js";
+import {
+  describeWeightPlan,
+  IP_WEIGHT_PER_MINUTE,
+  WEIGHT_MARGIN,
+  weightPlan,
+} from "../../src/config/weight.js";
+
+const accounts = (n: number) =>
+  Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+const load = (options: Record<string, unknown>) => loadConfig({ options, env: {}, cwd: "/tmp" }).config;
+
+describe("the IP's weight", () => {
+  test("the default configuration: 4 pushes, 40 exposure, 2 budget and 0.3 agent a minute", () => {
+    const p = weightPlan(load({}));
+    expect(p.lines.map((l) => [l.what.split(" ")[0], l.perMinute])).toEqual([
+      ["pushes", 4],
+      ["exposure", 40],
+      ["address", 2],
+      ["agent", 0.3],
+    ]);
+    expect(p).toMatchObject({ perMinute: 46.3, budget: IP_WEIGHT_PER_MINUTE * WEIGHT_MARGIN, fits: true });
+  });
+
+  test("300 accounts at 15 s do not fit (1,200 pushes a minute alone); the message gives the arithmetic", () => {
+    const config = { ...load({}), accounts: accounts(300), exposureInterval: 0, budgetInterval: 0 };
+    const p = weightPlan(config);
+    expect(p.fits).toBe(false);
+    expect(p.lines[0]).toMatchObject({ perMinute: 1200, arithmetic: "300 account(s) × 60 s / 15 s × 1" });
+    // 300 × 60 / (1080 − 0.3) = 16.7 s: whole seconds, up
+    expect(p.fittingIntervalMs).toBe(17_000);
+    expect(describeWeightPlan(p)).toContain("an interval of 17 s or more fits");
+    expect(() => load({ account: accounts(300), exposureInterval: 0, budgetInterval: 0 })).toThrow(
+      ConfigError,
+    );
+    try {
+      load({ account: accounts(300), exposureInterval: 0, budgetInterval: 0 });
+    } catch (error) {
+      expect((error as ConfigError).issues[0]).toContain("300 account(s) × 60 s / 15 s × 1 = 1200/min");
+    }
+  });
+
+  test("1,000 accounts fit one IP at 60 s with the reads slowed; the reads alone can leave no interval", () => {
+    const fits = weightPlan({
+      ...load({}),
+      accounts: accounts(1000),
+      interval: 60_000,
+      exposureInterval: 600_000,
+      budgetInterval: 0,
+    });
+    expect(fits).toMatchObject({ fits: true, perMinute: 1040.3 });
+    const none = weightPlan({ ...load({}), accounts: accounts(1000), interval: 60_000 });
+    expect(none.fits).toBe(false);
+    expect(none.fittingIntervalMs).toBeNull();
+    expect(describeWeightPlan(none)).toContain("no push interval fits: the reads alone exceed it");
+  });
+});
