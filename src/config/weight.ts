@@ -1,6 +1,6 @@
 /**
  * The IP's weight a configuration will spend (docs/operations.md, "The IP's weight"). Every REST request of one IP
- * counts against 1,200 weight a minute (Hyperliquid docs, "Rate limits and user limits"; api-facts §A9 and §F):
+ * counts against 1,200 weight a minute (Hyperliquid docs, "Rate limits and user limits"):
  * an `/exchange` action weighs 1 (`scheduleCancel` has no batch), `clearinghouseState` 2, `userRole` 60, the
  * other `/info` requests 20, explorer requests 40. `batchClearinghouseStates` is not in the docs: counted as 20 a
  * request of at most 50 users, like the other `/info` requests. Pure: the daemon refuses at start a configuration
