@@ -43,6 +43,8 @@ export type LoadConfigParameters = {
   options?: Record<string, unknown>;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** `run --sim`: the API is the embedded simulator (set after loading), not an official host */
+  simulator?: boolean;
 };
 
 export type LoadedConfig = {
@@ -59,7 +61,12 @@ export type LoadedConfig = {
  * Merges file < env < flags, validates, and applies the cross-field rules. Throws ConfigError (exit 78)
  * listing every problem; returns the effective config with its warnings and the source of each value.
  */
-export function loadConfig({ options = {}, env = {}, cwd = "." }: LoadConfigParameters = {}): LoadedConfig {
+export function loadConfig({
+  options = {},
+  env = {},
+  cwd = ".",
+  simulator = false,
+}: LoadConfigParameters = {}): LoadedConfig {
   const issues: string[] = [];
   const merged: Record<string, unknown> = {};
   const sources: ConfigSources = {};
@@ -161,16 +168,23 @@ export function loadConfig({ options = {}, env = {}, cwd = "." }: LoadConfigPara
   for (const s of OPTIONS) sources[s.key] ??= "default";
 
   // 5. Cross-field rules and warnings.
-  const { warnings } = checkConfigRules(config, sources);
-  issues.push(...ruleErrorsAbout(config, sources, failed));
+  const { warnings } = checkConfigRules(config, sources, { simulator });
+  issues.push(...ruleErrorsAbout(config, sources, failed, simulator));
   if (issues.length > 0) throw new ConfigError(issues, { file });
   return { config, warnings, sources, file, actionsPerDay: actionsPerDay(config.interval) };
 }
 
 /** The cross-field rule errors that do not name a key in `failed`. */
-function ruleErrorsAbout(config: Config, sources: ConfigSources, failed: ReadonlySet<string>): string[] {
+function ruleErrorsAbout(
+  config: Config,
+  sources: ConfigSources,
+  failed: ReadonlySet<string>,
+  simulator = false,
+): string[] {
   const names = [...failed].map((k) => new RegExp(`(^|[^\\w.])${k.replace(".", "\\.")}(?![\\w])`));
-  return checkConfigRules(config, sources).errors.filter((e) => !names.some((re) => re.test(e)));
+  return checkConfigRules(config, sources, { simulator }).errors.filter(
+    (e) => !names.some((re) => re.test(e)),
+  );
 }
 
 /** `merged` without the (dotted) keys in `keys`. */

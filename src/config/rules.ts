@@ -3,6 +3,7 @@
  * guard, vault against accounts...). Errors fail the configuration (exit 78); warnings are logged at start.
  */
 import { formatDuration } from "../core/duration.js";
+import { NETWORK_URLS } from "./networks.js";
 import type { Config } from "./options.js";
 import { show } from "./values.js";
 import { describeWeightPlan, weightPlan } from "./weight.js";
@@ -38,6 +39,7 @@ const at = (sources: ConfigSources, key: string) => (sources[key] ? ` (${sources
 export function checkConfigRules(
   config: Config,
   sources: ConfigSources = {},
+  { simulator = false }: { simulator?: boolean } = {},
 ): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
@@ -159,10 +161,16 @@ export function checkConfigRules(
     );
   // The IP's weight (weight.ts): a steady spend above the margin is refused with its arithmetic. The accounts counted
   // are the configured ones (at least one: the signer's own); `run` checks again with the accounts it arms.
+  // The 1,200 a minute is the official API's: another host (a simulator, a provider's node) has limits of its own,
+  // so there it is a warning.
   const plan = weightPlan(config);
+  const official =
+    !simulator &&
+    (!config.apiUrl ||
+      Object.values(NETWORK_URLS).some((n) => n.apiUrl === config.apiUrl!.replace(/\/+$/, "")));
   if (!plan.fits)
-    errors.push(
-      `the configuration spends more of the IP's weight than fits${at(sources, "interval")}:\n${describeWeightPlan(plan)}`,
+    (official ? errors : warnings).push(
+      `the configuration spends more of the IP's weight than fits${at(sources, "interval")}${official ? "" : " (the official API's limit; this API host may have its own)"}:\n${describeWeightPlan(plan)}`,
     );
   // The listen address (`health`) is checked once, by the schema, with src/config/listen.ts.
 

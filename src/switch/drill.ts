@@ -13,7 +13,6 @@
  * ordinary switch goes on as if nothing had happened.
  */
 import type { Ctx } from "./context.js";
-import type { DrillModel } from "./drill-model.js";
 import type { Event } from "./model.js";
 
 export type { DrillModel } from "./drill-model.js";
@@ -118,7 +117,7 @@ export function drillPushFailed(ctx: Ctx, cancelAt: number, outcomeUnknown: bool
 /** The drill's wake-up: its deadline and margin have passed: read the order's status. */
 export function drillDue(ctx: Ctx) {
   const d = ctx.m.drill;
-  if (!d || d.phase !== "firing" || d.oid === null || d.coin === null) return;
+  if (d?.phase !== "firing" || d.oid === null || d.coin === null) return;
   ctx.m.drill = { ...d, phase: "verifying" };
   ctx.ready.drillVerify = { id: d.id, oid: d.oid, coin: d.coin };
 }

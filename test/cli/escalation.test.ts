@@ -95,7 +95,7 @@ describe("escalation, HALTED and reset (process)", () => {
       // reset: refused without --yes off a terminal; released with it, through the control channel
       const noYes = await runCliProcess(["reset", "--account", account, "--state-dir", stateDir]);
       expect(noYes.code).toBe(2);
-      expect(noYes.stderr).toContain("pass --yes");
+      expect(noYes.stderr).toContain("Pass --yes");
       await engine(guard, account); // the engine back, or the time rule would latch again
       const reset = await runCliProcess([
         "reset",

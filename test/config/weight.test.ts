@@ -46,6 +46,18 @@ describe("the IP's weight", () => {
     }
   });
 
+  test("another API host (a simulator, a provider's node): the same arithmetic as a warning, not a refusal", () => {
+    const options = { account: accounts(300), exposureInterval: 0, budgetInterval: 0 };
+    const other = loadConfig({
+      options: { ...options, apiUrl: "http://127.0.0.1:8080" },
+      env: {},
+      cwd: "/tmp",
+    });
+    expect(other.warnings.join("\n")).toContain("this API host may have its own");
+    const sim = loadConfig({ options, env: {}, cwd: "/tmp", simulator: true });
+    expect(sim.warnings.join("\n")).toContain("300 account(s) × 60 s / 15 s × 1 = 1200/min");
+  });
+
   test("1,000 accounts fit one IP at 60 s with the reads slowed; the reads alone can leave no interval", () => {
     const fits = weightPlan({
       ...load({}),

@@ -76,68 +76,83 @@ export async function askDaemon(
   }
 }
 
-export function registerReset(program: Command, deps: CliDeps): void {
-  program
-    .command("reset")
-    .description("release an account latched HALTED by the escalation (through the running daemon)")
-    .addOption(new Option("--account <addr>", "the HALTED account").makeOptionMandatory())
+/** A command carried out by the running daemon: --account, the state directory, --yes and --json. */
+function controlCommand(
+  program: Command,
+  c: { name: string; description: string; account: string; json: string },
+): Command {
+  return program
+    .command(c.name)
+    .description(c.description)
+    .addOption(new Option("--account <addr>", c.account).makeOptionMandatory())
     .addOption(configFlag(optionOf("stateDir")))
     .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))
     .addOption(new Option("--yes", "confirm without asking (required when stdin is not a terminal)"))
-    .addOption(new Option("--json", "one JSON document on stdout"))
-    .action(async (opts: Record<string, unknown>) => {
-      const account = String(opts.account);
-      if (!ADDRESS.test(account))
-        throw usageError(`--account ${account}: must be 0x followed by 40 hex digits`);
-      const { config } = loadConfig({
-        options: { stateDir: opts.stateDir, config: opts.config },
-        env: deps.env,
-        cwd: deps.cwd,
-      });
-      const stateDir = effectiveStateDir(config, deps.cwd);
-      if (opts.yes !== true) {
-        const tty = (deps.stdin as { isTTY?: boolean } | undefined)?.isTTY ?? process.stdin.isTTY;
-        if (opts.json === true || !tty)
-          throw usageError(
-            "reset changes what the daemon does: pass --yes (stdin is not a terminal, or --json)",
-          );
-        const ok = await confirmOnTerminal(
-          deps,
-          `Release HALTED for ${account}? The escalation may close its positions again if its rule still holds while the engine is down.`,
-          "reset",
-        );
-        if (!ok) throw new CliError("Not confirmed: nothing was changed.", ExitCode.usage);
-      }
-      const answer = await askDaemon(stateDir, { command: "reset", account: account.toLowerCase() });
-      if (!answer.ok) throw new CliError(`The daemon refused the reset: ${answer.error}`, ExitCode.runtime);
-      if (opts.json === true) deps.stdout.write(`${JSON.stringify({ ok: true, ...answer.result })}\n`);
-      else deps.stdout.write(`${account}: HALTED ${String(answer.result.detail ?? "released")}\n`);
-    });
+    .addOption(new Option("--json", c.json));
+}
+
+/**
+ * What the command will do, confirmed: `--yes`, or `word` typed on a terminal. Off a terminal or with --json,
+ * without --yes it is a usage error that says what it would have done.
+ */
+async function confirm(
+  opts: Record<string, unknown>,
+  deps: CliDeps,
+  what: string,
+  word: string,
+): Promise<void> {
+  if (opts.yes === true) return;
+  const tty = (deps.stdin as { isTTY?: boolean } | undefined)?.isTTY ?? process.stdin.isTTY;
+  if (opts.json === true || !tty)
+    throw usageError(`${what}\nPass --yes to run it (stdin is not a terminal, or --json).`);
+  if (!(await confirmOnTerminal(deps, what, word)))
+    throw new CliError("Not confirmed: nothing was changed.", ExitCode.usage);
+}
+
+/** The account asked for (lower case) and the state directory of the daemon that carries it out. */
+function targetOf(opts: Record<string, unknown>, deps: CliDeps): { account: string; stateDir: string } {
+  const account = String(opts.account);
+  if (!ADDRESS.test(account)) throw usageError(`--account ${account}: must be 0x followed by 40 hex digits`);
+  const { config } = loadConfig({
+    options: { stateDir: opts.stateDir, config: opts.config },
+    env: deps.env,
+    cwd: deps.cwd,
+  });
+  return { account: account.toLowerCase(), stateDir: effectiveStateDir(config, deps.cwd) };
+}
+
+export function registerReset(program: Command, deps: CliDeps): void {
+  controlCommand(program, {
+    name: "reset",
+    description: "release an account latched HALTED by the escalation (through the running daemon)",
+    account: "the HALTED account",
+    json: "one JSON document on stdout",
+  }).action(async (opts: Record<string, unknown>) => {
+    const { account, stateDir } = targetOf(opts, deps);
+    await confirm(
+      opts,
+      deps,
+      `Release HALTED for ${account}? The escalation may close its positions again if its rule still holds while the engine is down.`,
+      "reset",
+    );
+    const answer = await askDaemon(stateDir, { command: "reset", account });
+    if (!answer.ok) throw new CliError(`The daemon refused the reset: ${answer.error}`, ExitCode.runtime);
+    if (opts.json === true) deps.stdout.write(`${JSON.stringify({ ok: true, ...answer.result })}\n`);
+    else deps.stdout.write(`${account}: HALTED ${String(answer.result.detail ?? "released")}\n`);
+  });
 }
 
 export function registerDrill(program: Command, deps: CliDeps): void {
-  program
-    .command("drill")
-    .description(
+  controlCommand(program, {
+    name: "drill",
+    description:
       "prove the switch on an account: the running daemon places a small resting order, lets a schedule fire on it and checks the exchange cancelled it (spends 1 daily trigger)",
-    )
-    .addOption(new Option("--account <addr>", "the account to drill").makeOptionMandatory())
-    .addOption(configFlag(optionOf("stateDir")))
-    .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))
-    .addOption(new Option("--yes", "confirm without asking (required when stdin is not a terminal)"))
+    account: "the account to drill",
+    json: "one JSON document on stdout (the drill report)",
+  })
     .addOption(new Option("--mainnet", "on mainnet, the second ask: a drill there is refused without it"))
-    .addOption(new Option("--json", "one JSON document on stdout (the drill report)"))
     .action(async (opts: Record<string, unknown>) => {
-      const account = String(opts.account);
-      if (!ADDRESS.test(account))
-        throw usageError(`--account ${account}: must be 0x followed by 40 hex digits`);
-      const { config } = loadConfig({
-        options: { stateDir: opts.stateDir, config: opts.config },
-        env: deps.env,
-        cwd: deps.cwd,
-      });
-      const stateDir = effectiveStateDir(config, deps.cwd);
-      const target = account.toLowerCase();
+      const { account: target, stateDir } = targetOf(opts, deps);
       // First what it costs, from the daemon itself (the triggers left are its count, not this command's).
       const asked = await askDaemon(stateDir, { command: "drill", account: target });
       if (!asked.ok) throw new CliError(`The daemon refused the drill: ${asked.error}`, ExitCode.runtime);
@@ -150,13 +165,8 @@ export function registerDrill(program: Command, deps: CliDeps): void {
       const cost = `The drill spends 1 of the ${plan.triggersLeft} trigger(s) left today on ${target} (${plan.network}): it places a post-only ${plan.coin} buy worth about $11 at half the mark, pushes a cancel about 8 s ahead, lets it fire, checks the order ended scheduledCancel, and pushes again at once.`;
       if (plan.network === "mainnet" && opts.mainnet !== true)
         throw usageError(`${cost}\nThis is mainnet: pass --mainnet as well to drill there.`);
-      if (opts.yes !== true) {
-        const tty = (deps.stdin as { isTTY?: boolean } | undefined)?.isTTY ?? process.stdin.isTTY;
-        if (opts.json === true || !tty)
-          throw usageError(`${cost}\nPass --yes to run it (stdin is not a terminal, or --json).`);
-        if (!(await confirmOnTerminal(deps, cost, "drill")))
-          throw new CliError("Not confirmed: nothing was changed.", ExitCode.usage);
-      } else if (opts.json !== true) deps.stderr.write(`${cost}\n`);
+      await confirm(opts, deps, cost, "drill");
+      if (opts.yes === true && opts.json !== true) deps.stderr.write(`${cost}\n`);
       const answer = await askDaemon(
         stateDir,
         { command: "drill", account: target, options: { confirm: true, mainnet: opts.mainnet === true } },

@@ -62,7 +62,7 @@ export function registerRun(program: Command, deps: CliDeps): void {
 async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<void> {
   const { options, sim } = await prepareRun(opts, deps.env);
   // Nothing reaches stdout before the configuration, the lock and the key are known good (docs/cli.md).
-  const loaded: LoadedConfig = loadConfig({ options, env: deps.env, cwd: deps.cwd });
+  const loaded: LoadedConfig = loadConfig({ options, env: deps.env, cwd: deps.cwd, simulator: sim !== null });
   await runService({
     loaded,
     stateDir: effectiveStateDir(loaded.config, deps.cwd),

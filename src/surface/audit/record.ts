@@ -146,6 +146,18 @@ export type VerifyResult =
       records: number;
     };
 
+/** A torn line that the writer's `audit.torn` record does not follow: the chain is broken there. */
+function tornWithoutRecord(at: { file: string; line: number }, records: number): VerifyResult {
+  return {
+    ok: false,
+    file: at.file,
+    line: at.line,
+    sequence: null,
+    reason: "the line is torn and no torn record follows it",
+    records,
+  };
+}
+
 /** The type of the record a writer appends when it reopens a file whose last line was torn by a crash. */
 export const TORN_TYPE = "audit.torn";
 
@@ -202,14 +214,7 @@ export function verifyTrail(files: readonly TrailFile[], anchor: ManifestAnchor 
       const r = parsed.record;
       const seq = Number(r.sequence);
       if (pendingTorn && r.type !== AUDIT_TYPE_PREFIX + TORN_TYPE)
-        return {
-          ok: false,
-          file: pendingTorn.file,
-          line: pendingTorn.line,
-          sequence: null,
-          reason: "the line is torn and no torn record follows it",
-          records,
-        };
+        return tornWithoutRecord(pendingTorn, records);
       if (pendingTorn) {
         torn++;
         pendingTorn = null;
@@ -237,14 +242,6 @@ export function verifyTrail(files: readonly TrailFile[], anchor: ManifestAnchor 
       records++;
     }
   }
-  if (pendingTorn)
-    return {
-      ok: false,
-      file: pendingTorn.file,
-      line: pendingTorn.line,
-      sequence: null,
-      reason: "the line is torn and no torn record follows it",
-      records,
-    };
+  if (pendingTorn) return tornWithoutRecord(pendingTorn, records);
   return { ok: true, records, files: files.length, head, torn, tornTail, firstSequence };
 }
