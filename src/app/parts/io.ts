@@ -288,6 +288,11 @@ export function recordComponent(): Component<
                 { event: "order_feed.disconnected", url, retryInMs: e.retryInMs, detail: e.detail },
                 "order feed disconnected: cancels read the open orders first until it is back",
               );
+            else if (e.type === "snapshot" && e.first)
+              log.info(
+                { event: "order_feed.fresh", account: e.user, orders: e.orders },
+                "open orders known: a cancel on engine death names them at once",
+              );
             else if (e.type === "refused" || e.type === "invalid")
               log.warn({ event: `order_feed.${e.type}`, detail: e.detail }, `order feed: ${e.detail}`);
           },

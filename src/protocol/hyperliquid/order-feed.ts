@@ -39,7 +39,8 @@ export type FeedSocketFactory = (
 export type OrderFeedEvent =
   | { type: "connected"; url: string }
   | { type: "disconnected"; url: string; retryInMs: number; detail?: string }
-  | { type: "snapshot"; user: string; orders: number }
+  /** a list arrived; `first`: the first since the (re)connect, the list is fresh from now on */
+  | { type: "snapshot"; user: string; orders: number; first: boolean }
   | { type: "refused"; detail: string }
   | { type: "invalid"; detail: string };
 
@@ -224,9 +225,15 @@ export class OpenOrderFeed {
       this.#o.onEvent?.({ type: "invalid", detail });
       return;
     }
+    const first = !list.fresh;
     list.orders = parsed.data.data.orders;
     list.fresh = true;
-    this.#o.onEvent?.({ type: "snapshot", user: user as string, orders: list.orders.length });
+    this.#o.onEvent?.({
+      type: "snapshot",
+      user: (user as string).toLowerCase(),
+      orders: list.orders.length,
+      first,
+    });
   }
 
   #armPing(socket: FeedSocket): void {
