@@ -12,13 +12,13 @@
  * `pingIntervalMs` (the server closes a connection silent for 60 s) that also catches a dead connection (nothing
  * heard since the last ping: closed and reopened), and reconnects with a doubling back-off, all on the runtime's
  * timers. The socket comes from an injected factory; the daemon passes the `ws` package's client, loaded only when
- * the feed runs (loadWsClient).
+ * the feed runs (loadWsClient). The wire is in docs/exchange-behaviour.md §29.
  */
 import { z } from "zod";
 import type { TimerHandle, Timers } from "../../core/runtime.js";
 import { FrontendOpenOrder } from "./schemas.js";
 
-/** The exchange's limit: unique users across user-specific subscriptions, per IP (api-facts §F). */
+/** The exchange's limit: unique users across user-specific subscriptions, per IP (docs/exchange-behaviour.md §29). */
 export const MAX_FEED_USERS = 10;
 
 /** What the feed needs of a WebSocket client (the `ws` package's `WebSocket` has it). */
