@@ -49,6 +49,15 @@ export function cancelRows(scale = 1) {
       requires: "--guard-socket",
     },
     {
+      key: "socket-read-at-death",
+      title: "connection guard, `cancel`, no kept-fresh list (`--order-feed-accounts 0`: read at death)",
+      engine: "socket",
+      args: (g) => ["--guard-socket", g.socket, "--on-engine-down", "cancel", "--order-feed-accounts", "0"],
+      rtts: RTTS,
+      runs: n(100),
+      requires: "--order-feed-accounts",
+    },
+    {
       key: "file-fastest-cancel",
       title: "file guard at its fastest (`--guard-max-age 300ms --guard-interval 100ms`), `cancel`",
       engine: "file",
@@ -303,7 +312,9 @@ async function readCost(sim, account) {
 export async function benchCancel({ root, cli, flags, log, scale = 1 }) {
   const { Wallet, id } = await import("ethers");
   const help = spawnSync(process.execPath, [cli, "run", "--help"], { encoding: "utf8" }).stdout ?? "";
-  const rows = cancelRows(scale);
+  // BENCH_CANCEL_ROWS=socket,socket-read-at-death measures only the named rows (a comparison under one load)
+  const only = process.env.BENCH_CANCEL_ROWS ? new Set(process.env.BENCH_CANCEL_ROWS.split(",")) : null;
+  const rows = cancelRows(scale).filter((r) => only === null || only.has(r.key));
   const results = [];
   const reads = [];
   for (const row of rows) {
