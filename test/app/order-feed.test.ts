@@ -99,6 +99,8 @@ describe("daemon: the orders known at death", () => {
     const { run, account, one, requests } = await guarded("stale");
     run.sim.ws.drop();
     await eventually(() => run.events("order_feed.disconnected").length > 0, { what: "the feed down" });
+    // the reads answered a second late: a cancel that did not wait for them would reach the exchange first
+    run.sim.faults.set("info", { latencyMs: 1_000, types: ["frontendOpenOrders", "meta"] });
     const from = requests.length;
     one.destroy();
     await eventually(() => run.sim.state.getOpenOrders(account).length === 0, {
