@@ -65,6 +65,10 @@ async function guarded(label: string) {
   const run = h;
   const one = await engine(socket, [account]);
   await eventually(() => run.events("order_feed.fresh").length > 0, { what: "the list fresh" });
+  // meta is read in the background at start: the known list is used once it is in
+  await eventually(() => requests.some((r) => r.type === "meta" && r.phase === "answered"), {
+    what: "meta read",
+  });
   expect(run.events("order_feed.fresh")[0]).toMatchObject({ account, orders: 3 });
   return { run, account, one, requests };
 }

@@ -298,7 +298,11 @@ export function recordComponent(): Component<
           },
         });
         metaCache = createMetaCache(info);
-        await metaCache.prime();
+        // Read in the background: a slow exchange must not hold back the first push (until it is read, a cancel
+        // reads meta at death as without a feed). Awaited on close.
+        const priming = metaCache.prime();
+        reconciling.add(priming);
+        void priming.finally(() => reconciling.delete(priming));
         feed.start();
       }
       const knownFeed = feed;
