@@ -12,7 +12,8 @@
 //   BENCH_OUT        output file (default BENCHMARKS.md at the repository root)
 //   BENCH_ONLY       the same as --only (e.g. BENCH_ONLY=cancel npm run bench)
 //   BENCH_CANCEL_SCALE  scales the cancel section's run counts (default 1: 200 kills per RTT for the connection
-//                    guard, 25 for the fastest file guard, 3 for the slow modes)
+//                    guard, 100 for it without the kept-fresh list, 25 for the fastest file guard, 3 for the slow modes)
+//   BENCH_CANCEL_ROWS   only these rows of the cancel section (keys of bench/cancel.mjs, comma-separated)
 //
 // `node --expose-gc bench/run.mjs --only cold,memory` runs only the named sections (signing, npm-start, cold,
 // memory (= the memory and CPU window), simulator, exposure, modules, cancel (bench/cancel.mjs)) and prints their results without writing

@@ -278,6 +278,14 @@ export const ConfigSchema = z
       description:
         "With guardSocket: silence on the engine's connection longer than this is engine down (ms); 0: only the close counts.",
     }),
+    orderFeedAccounts: option(z.number().int().min(0).max(10), {
+      flag: "order-feed-accounts",
+      env: "HL_ORDER_FEED_ACCOUNTS",
+      kind: "int",
+      default: 10,
+      description:
+        "With guardSocket and cancel: accounts whose open orders are kept fresh over the exchange's WebSocket, at most 10 (its limit per IP); 0: none, every cancel reads first.",
+    }),
     guardInterval: option(durationMs(), {
       flag: "guard-interval",
       env: "HL_GUARD_INTERVAL",

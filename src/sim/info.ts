@@ -166,7 +166,7 @@ function ok(body: unknown): HandlerResult {
   return { status: 200, contentType: "application/json", body: JSON.stringify(body) };
 }
 
-function ordersOf(acc: SimAccount | undefined, dex: string): SimOrder[] {
+export function ordersOf(acc: SimAccount | undefined, dex: string): SimOrder[] {
   return (acc?.orders ?? []).filter((o) => o.dex === dex);
 }
 
@@ -184,7 +184,8 @@ function openOrderJson(o: SimOrder): Record<string, unknown> {
   };
 }
 
-function frontendOrderJson(o: SimOrder): Record<string, unknown> {
+/** An order as `frontendOpenOrders` (and the WebSocket's `openOrders`) gives it. */
+export function frontendOrderJson(o: SimOrder): Record<string, unknown> {
   return {
     ...orderBase(o),
     triggerCondition: o.triggerCondition,

@@ -1,6 +1,7 @@
 /**
  * startSimulator(): the whole service on loopback, over node:http — POST /exchange, POST /info,
- * POST /evm and /<key>/evm (JSON-RPC, the chain of src/sim/chain.ts), and the loopback-only /admin route.
+ * POST /evm and /<key>/evm (JSON-RPC, the chain of src/sim/chain.ts), the WebSocket at /ws (src/sim/ws.ts), and
+ * the loopback-only /admin route.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -23,6 +24,7 @@ import {
   type SimTrigger,
   type SimUserInput,
 } from "./state.js";
+import { attachWebSocket, type SimWebSocket } from "./ws.js";
 
 export type { DemoAccount } from "./demo.js";
 export type { FaultSpec, Faults } from "./faults.js";
@@ -35,6 +37,7 @@ export type {
   SimState,
   SimTrigger,
 } from "./state.js";
+export type { SimWebSocket } from "./ws.js";
 
 export type SimulatorUser = {
   address: string;
@@ -80,6 +83,18 @@ export type SimulatorOptions = {
    * before the answer leaves, so "one round trip" costs something on loopback (benchmarks; default 0).
    */
   rttMs?: number;
+  /**
+   * Hears each /exchange and /info request as the simulator receives it (body read) and as its answer leaves, in
+   * order (tests that check what reached the exchange before what).
+   */
+  onRequest?: (event: SimRequestEvent) => void;
+};
+
+export type SimRequestEvent = {
+  endpoint: "exchange" | "info";
+  /** the info request's `type`, or the exchange action's */
+  type: string | undefined;
+  phase: "received" | "answered";
 };
 
 export type SimulatorHandle = {
@@ -93,6 +108,9 @@ export type SimulatorHandle = {
   state: SimState;
   chain: SimChain;
   demo?: DemoAccount;
+  /** the WebSocket at `<apiUrl>/ws` (wsUrl): `openOrders` subscriptions and `ping` */
+  ws: SimWebSocket;
+  wsUrl: string;
   addUser(u: SimulatorUser): void;
   close(): Promise<void>;
 };
@@ -285,13 +303,19 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (type !== undefined && !/application\/json/i.test(type)) {
       return reply(res, text(415, "Expected request with `Content-Type: application/json`"));
     }
+    const heard =
+      options.onRequest && (endpoint === "exchange" || endpoint === "info")
+        ? { endpoint, type: typeOf(endpoint, body) }
+        : null;
+    if (heard) options.onRequest?.({ ...heard, phase: "received" });
     // fault `dropAnswer`: the handler runs (the action is applied), the answer never leaves
-    const answer = (r: Parameters<typeof send>[1]) => {
+    const answer = async (r: Parameters<typeof send>[1]) => {
       if (decision.kind === "drop") {
         req.socket.destroy();
         return;
       }
-      return reply(res, r);
+      await reply(res, r);
+      if (heard) options.onRequest?.({ ...heard, phase: "answered" });
     };
     if (endpoint === "exchange") {
       if (!spend(ip, 1)) return reply(res, tooManyRequests());
@@ -328,6 +352,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
+  // The WebSocket's pushes wait half the injected round trip, as an answer's second half does.
+  const ws = await attachWebSocket(server, store, { oneWayMs: rttOut, isClosed: () => closed });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(o.port, o.host, () => {
@@ -348,6 +374,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       for (const t of pending) clearTimeout(t);
       pending.clear();
       for (const u of unsubscribers) u();
+      ws.close();
       const done = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const s of sockets) s.destroy();
       server.closeAllConnections();
@@ -366,6 +393,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     state: store,
     chain,
     ...(demo ? { demo } : {}),
+    ws,
+    wsUrl: `${apiUrl.replace(/^http/, "ws")}/ws`,
     addUser,
     close,
   };

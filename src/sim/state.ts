@@ -276,6 +276,8 @@ export class SimStore implements SimState {
   onScheduleChange: () => void = () => {};
   /** Called after each trigger (for logging in `hl-deadman sim`). */
   onTrigger: (user: string, trigger: SimTrigger) => void = () => {};
+  /** Called whenever a user's open orders change (the WebSocket's `openOrders` pushes the new list). */
+  onOrdersChange: (user: string) => void = () => {};
 
   constructor(options: SimStoreOptions) {
     this.clock = options.clock;
@@ -374,6 +376,8 @@ export class SimStore implements SimState {
       former.orders = [];
       former.positions = [];
       former.balanceUsd = 0;
+      this.onOrdersChange(acc.address);
+      this.onOrdersChange(former.address);
     }
     this.approveAgent({ user: acc.address, agent, name: `agent-${this.getAgents(acc.address).length + 1}` });
   }
@@ -512,6 +516,7 @@ export class SimStore implements SimState {
     if (i < 0) return null;
     const [order] = acc.orders.splice(i, 1);
     this.#remember(acc, order!, status, at);
+    this.onOrdersChange(acc.address);
     return order!;
   }
 
@@ -593,6 +598,7 @@ export class SimStore implements SimState {
         : "N/A",
     };
     acc.orders.push(order);
+    this.onOrdersChange(acc.address);
     return order;
   }
 
@@ -649,6 +655,7 @@ export class SimStore implements SimState {
       // Every order the fire removes ends with status `scheduledCancel` (not "...Canceled").
       for (const o of acc.orders) this.#remember(acc, o, "scheduledCancel", time);
       acc.orders = [];
+      if (cancelled > 0) this.onOrdersChange(acc.address);
       const trigger: SimTrigger = {
         time,
         day: utcDay(time),

@@ -77,7 +77,7 @@ describe("escalation, HALTED and reset (process)", () => {
       await d.waitForEvent(
         "heartbeat.ok",
         5_000,
-        (l) => d.lines.filter((x) => x.event === "heartbeat.ok").length > before,
+        () => d.lines.filter((x) => x.event === "heartbeat.ok").length > before,
       );
       const ready = await fetch(`${health}/readyz`);
       expect(ready.status).toBe(503);

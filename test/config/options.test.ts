@@ -104,6 +104,8 @@ function sample(option: ConfigOption): { text: string | undefined; value: unknow
     const ms = 2 * (option.default as number);
     return { text: `${ms}ms`, value: ms };
   }
+  // orderFeedAccounts' default is its maximum (the exchange's 10 users per IP): a value below it
+  if (option.key === "orderFeedAccounts") return { text: "5", value: 5 };
   if (option.kind === "int" || option.kind === "number") {
     const n = option.default === undefined ? 3 : 2 * (option.default as number);
     return { text: String(n), value: n };

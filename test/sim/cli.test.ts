@@ -76,7 +76,12 @@ describe("hl-deadman sim", () => {
       "20",
     ]);
     expect(s.lines.some((l) => l.startsWith("DEMO"))).toBe(false);
-    expect(s.lines).toContain("RTT    20 ms injected on every API answer");
+    expect(s.lines).toContain(
+      "RTT    20 ms injected on every API answer (half of it on each WebSocket message pushed)",
+    );
+    expect(s.lines).toContain(
+      `WS     ${s.api.replace("http", "ws")}/ws  (openOrders, ping; the daemon derives it from the API URL)`,
+    );
     expect(s.lines).toContain(`USER   ${user.address.toLowerCase()} volume $1500000`);
     const now = Date.now();
     const body = await signedScheduleCancel({ privateKey: agent.privateKey, nonce: now, time: now + 60_000 });

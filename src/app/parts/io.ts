@@ -6,11 +6,12 @@ import { effectiveExplorerUrl } from "../../config/load.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import { VERSION } from "../../core/version.js";
-import { createCancelExecutor } from "../../protocol/hyperliquid/cancel.js";
+import { createCancelExecutor, createMetaCache, type MetaCache } from "../../protocol/hyperliquid/cancel.js";
 import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../protocol/hyperliquid/info.js";
 import { NonceSource, type NonceSpan, nonceFloor } from "../../protocol/hyperliquid/nonce.js";
+import { loadWsClient, OpenOrderFeed, wsUrlOf } from "../../protocol/hyperliquid/order-feed.js";
 import { auditSubscriber } from "../../surface/audit/events.js";
 import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
@@ -220,6 +221,7 @@ export function recordComponent(): Component<
   }
 > {
   let explorer: ExplorerClient | null = null;
+  let feed: OpenOrderFeed | null = null;
   const reconciling = new Set<Promise<unknown>>();
   return {
     name: "exchange record",
@@ -230,6 +232,8 @@ export function recordComponent(): Component<
       time,
       signer,
       accounts,
+      plan,
+      apiUrl,
       logger,
       log,
       ledger,
@@ -299,10 +303,69 @@ export function recordComponent(): Component<
           }
         }),
       );
+      // With the connection guard, the orders of the first `orderFeedAccounts` accounts (at most 10, the exchange's
+      // limit per IP) are kept fresh over the WebSocket and `meta` is read now, so that a cancel on engine death
+      // names them at once; the other accounts read their orders at death (docs/operations.md).
+      let metaCache: MetaCache | undefined;
+      if (
+        !params.cancelOpenOrders &&
+        config.onEngineDown === "cancel" &&
+        config.guardSocket &&
+        config.orderFeedAccounts > 0 &&
+        hasCancel(client)
+      ) {
+        const users = [...new Set(plan.map((p) => (p.vaultAddress ?? p.account).toLowerCase()))];
+        const followed = users.slice(0, config.orderFeedAccounts);
+        if (users.length > followed.length)
+          log.info(
+            {
+              event: "order_feed.limit",
+              followed: followed.length,
+              readAtDeath: users.slice(followed.length),
+            },
+            `open orders kept fresh for ${followed.length} account(s); the other ${users.length - followed.length} read theirs at engine death`,
+          );
+        const url = wsUrlOf(apiUrl);
+        feed = new OpenOrderFeed({
+          url,
+          users: followed,
+          timers: runtime.timers,
+          connect: await loadWsClient(),
+          onEvent: (e) => {
+            if (e.type === "connected")
+              log.info({ event: "order_feed.connected", url }, "order feed connected");
+            else if (e.type === "disconnected")
+              log.warn(
+                { event: "order_feed.disconnected", url, retryInMs: e.retryInMs, detail: e.detail },
+                "order feed disconnected: cancels read the open orders first until it is back",
+              );
+            else if (e.type === "snapshot" && e.first)
+              log.info(
+                { event: "order_feed.fresh", account: e.user, orders: e.orders },
+                "open orders known: a cancel on engine death names them at once",
+              );
+            else if (e.type === "refused" || e.type === "invalid")
+              log.warn({ event: `order_feed.${e.type}`, detail: e.detail }, `order feed: ${e.detail}`);
+          },
+        });
+        metaCache = createMetaCache(info);
+        // Read in the background: a slow exchange must not hold back the first push (until it is read, a cancel
+        // reads meta at death as without a feed). Awaited on close.
+        const priming = metaCache.prime();
+        reconciling.add(priming);
+        void priming.finally(() => reconciling.delete(priming));
+        feed.start();
+      }
+      const knownFeed = feed;
       const cancelOpenOrders =
         params.cancelOpenOrders ??
         (config.onEngineDown === "cancel" && hasCancel(client)
-          ? createCancelExecutor({ info, exchange: client, onReport: cancelReportLogger(logger, metrics) })
+          ? createCancelExecutor({
+              info,
+              exchange: client,
+              onReport: cancelReportLogger(logger, metrics),
+              ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user), metaCache } : {}),
+            })
           : undefined);
       // A switch's read never throws; the reads in flight are awaited on close.
       const read = explorer
@@ -339,6 +402,7 @@ export function recordComponent(): Component<
       return { readRecord: read, startRecords, cancelOpenOrders, closePositions, drillIo };
     },
     async close() {
+      feed?.stop();
       await Promise.allSettled([...reconciling]);
       explorer?.close();
     },

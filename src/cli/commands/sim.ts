@@ -166,13 +166,15 @@ export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown
     throw error;
   }
   out(`API    ${sim.apiUrl}`);
+  out(`WS     ${sim.wsUrl}  (openOrders, ping; the daemon derives it from the API URL)`);
   out(`RPC    ${sim.rpcUrl}`);
   out(`EXPLORER ${sim.explorerUrl}  (userDetails; pass it as --explorer-url)`);
   out(`ADMIN  ${sim.adminUrl}  (loopback only)`);
   out(
     `NETWORK ${init.network} (signatures with source "${init.network === "mainnet" ? "a" : "b"}"), seed ${init.seed}, day ${utcDay(deps.clock.now())} UTC`,
   );
-  if (init.rttMs > 0) out(`RTT    ${init.rttMs} ms injected on every API answer`);
+  if (init.rttMs > 0)
+    out(`RTT    ${init.rttMs} ms injected on every API answer (half of it on each WebSocket message pushed)`);
   for (const u of init.users) out(`USER   ${u.address.toLowerCase()} volume $${u.volumeUsd ?? 2_000_000}`);
   for (const a of init.agents) out(`AGENT  ${a.agent.toLowerCase()} signs for ${a.user.toLowerCase()}`);
   if (sim.demo) {

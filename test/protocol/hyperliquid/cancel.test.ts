@@ -4,7 +4,11 @@
  */
 import { describe, expect, test } from "vitest";
 import { ManualClock, utcDay } from "../../../src/core/clock.js";
-import { type CancelReport, createCancelExecutor } from "../../../src/protocol/hyperliquid/cancel.js";
+import {
+  type CancelReport,
+  createCancelExecutor,
+  createMetaCache,
+} from "../../../src/protocol/hyperliquid/cancel.js";
 import { ExchangeClient } from "../../../src/protocol/hyperliquid/exchange.js";
 import { InfoClient } from "../../../src/protocol/hyperliquid/info.js";
 import { localSigner } from "../../../src/protocol/hyperliquid/signing.js";
@@ -151,5 +155,43 @@ describe("cancelOpenOrders (engine-down policy cancel)", () => {
     expect(result.statuses).toEqual([
       { asset: 1, oid: 42, ok: false, error: "Order was never placed, already canceled, or filled. asset=1" },
     ]);
+  });
+
+  test("behavior: a known list is cancelled before the read, the read catches what it missed, an order of unknown kind goes without f", async () => {
+    const { sim, demo, info, exchange } = await setup();
+    const open = await info.frontendOpenOrders({ user: demo.address });
+    const resting = open.filter((o) => !o.isTrigger);
+    expect(resting.length).toBeGreaterThanOrEqual(3);
+    const [missed, unknownKind, ...rest] = resting;
+    // the list the feed holds: one order missing, one that does not say whether it is a trigger
+    const { isTrigger: _dropped, ...withoutKind } = unknownKind!;
+    const known = [withoutKind as typeof unknownKind & object, ...rest, ...open.filter((o) => o.isTrigger)];
+    const metaCache = createMetaCache(info);
+    await metaCache.prime();
+    const reports: CancelReport[] = [];
+    const cancelOpenOrders = createCancelExecutor({
+      info,
+      exchange,
+      onReport: (r) => reports.push(r),
+      knownOrders: (user) => (user === demo.address ? known : null),
+      metaCache,
+    });
+    const result = await cancelOpenOrders({ account: demo.address, cancelStops: false });
+    expect(result).toEqual({ confirmed: true, cancelled: 4, kept: 2 });
+    const actions = sim.state.actions
+      .filter((a) => (a.action as { type: string }).type === "cancel")
+      .map((a) => ({
+        fast: (a.action as { f?: boolean }).f === true,
+        oids: (a.action as { cancels: Array<{ o: number }> }).cancels.map((c) => c.o),
+      }));
+    // from the known list: the resting orders fast, the one of unknown kind without f; then the missed one alone
+    expect(actions).toEqual([
+      { fast: true, oids: rest.map((o) => o.oid) },
+      { fast: false, oids: [unknownKind!.oid] },
+      { fast: true, oids: [missed!.oid] },
+    ]);
+    expect(reports[0]!.actions).toEqual(actions);
+    expect(reports[0]!.targeted.map((t) => t.oid).sort()).toEqual(resting.map((o) => o.oid).sort());
+    expect(sim.state.getOpenOrders(demo.address).every((o) => o.reduceOnly && o.isTrigger)).toBe(true);
   });
 });
