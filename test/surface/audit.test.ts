@@ -244,3 +244,28 @@ describe("what the trail keeps", () => {
     ]);
   });
 });
+
+describe("a trail that cannot be opened", () => {
+  test("the daemon's component runs on without one and says so (audit.unavailable)", async () => {
+    const { auditComponent } = await import("../../src/app/parts/io.js");
+    const { createEventBus } = await import("../../src/core/events.js");
+    const { captureLogger } = await import("../app/helpers.js");
+    const dir = mkdtempSync(join(tmpdir(), "hl-audit-blocked-"));
+    dirs.push(dir);
+    writeFileSync(join(dir, "audit"), "a file where the trail's directory goes");
+    const { logger, events } = captureLogger();
+    const c = auditComponent();
+    const out = await c.start({
+      params: { stateDir: dir },
+      runtime: { clock: { now: () => T0 } },
+      bus: createEventBus(),
+      logger,
+      accounts: [A],
+      config: { network: "testnet" },
+    } as never);
+    expect(out.audit.unavailable).toContain("EEXIST");
+    expect(events("audit.unavailable")).toHaveLength(1);
+    out.audit.append({ type: "engine.up", data: {} });
+    await c.close();
+  });
+});

@@ -81,7 +81,7 @@ export function healthComponent(): Component<
             deadlineMs: config.deadline,
             clockSkewWarnMs: config.clockSkewWarn,
             network: config.network,
-            audit: () => ({ head: audit.head, recent: audit.recent() }),
+            audit: () => ({ head: audit.head, recent: audit.recent(), unavailable: audit.unavailable }),
           }),
         });
       }

@@ -93,18 +93,29 @@ export function auditComponent(): Component<Base & { bus: EventBus; logger: Logg
     async start({ params, runtime, bus, logger, accounts, config }) {
       const log = logger.child({ module: "audit" });
       let failures = 0;
-      audit = await AuditTrail.open({
+      const options = {
         dir: join(params.stateDir, AUDIT_DIR),
         source: `/hl-deadman/${hostname()}`,
         now: () => runtime.clock.now(),
-        onError: (error) => {
+        onError: (error: Error) => {
           failures++;
           log.warn(
             { event: "audit.write_failed", failures, error: error.message },
             `the audit trail could not be written (${error.message}); its records wait and are written with the next one. The switch is not affected.`,
           );
         },
-      });
+      };
+      try {
+        audit = await AuditTrail.open(options);
+      } catch (error) {
+        // Never a reason not to protect: the daemon runs on without a trail, and says so loudly.
+        const reason = error instanceof Error ? error.message : String(error);
+        audit = AuditTrail.unavailable(options, reason);
+        log.error(
+          { event: "audit.unavailable", error: reason },
+          `the audit trail cannot be opened (${reason}); the daemon runs WITHOUT an audit trail until it is fixed and restarted`,
+        );
+      }
       audit.append({ type: "daemon.started", data: { version: VERSION, accounts, network: config.network } });
       unsubscribe = bus.subscribe(auditSubscriber((entry) => audit?.append(entry)));
       return { audit };

@@ -163,6 +163,7 @@ export class AuditTrail {
   #recent: AuditRecord[] = [];
   #refused = 0;
   #closed = false;
+  #unavailable: string | null = null;
 
   private constructor(options: AuditTrailOptions) {
     this.#o = {
@@ -174,6 +175,22 @@ export class AuditTrail {
       onError: options.onError ?? (() => {}),
       beforeWrite: options.beforeWrite ?? (async () => {}),
     };
+  }
+
+  /**
+   * A trail that could not be opened (`reason`): it keeps nothing and says why in `unavailable`. The daemon runs on
+   * with it: the audit trail is never a reason to stop protecting.
+   */
+  static unavailable(options: AuditTrailOptions, reason: string): AuditTrail {
+    const trail = new AuditTrail(options);
+    trail.#closed = true;
+    trail.#unavailable = reason;
+    return trail;
+  }
+
+  /** why the trail keeps nothing (it could not be opened), or null */
+  get unavailable(): string | null {
+    return this.#unavailable;
   }
 
   /** Opens the trail in `dir` (created 0700 when missing) and finds where its chain stands. */

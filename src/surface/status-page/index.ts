@@ -17,9 +17,12 @@ export { createStatusModel } from "./model.js";
 /** how many of the audit trail's newest records /status.json and the page show */
 export const AUDIT_SHOWN = 10;
 
-function auditView(a: { head: ChainHead; recent: readonly AuditRecord[] } | undefined) {
+function auditView(
+  a: { head: ChainHead; recent: readonly AuditRecord[]; unavailable?: string | null | undefined } | undefined,
+) {
   if (!a) return null;
   return {
+    unavailable: a.unavailable ?? null,
     sequence: a.head.sequence,
     hash: a.head.hash,
     last: a.recent
@@ -49,7 +52,9 @@ export function statusPageRoutes({
   clockSkewWarnMs: number;
   network: string;
   /** the audit trail's head and newest records (the page shows the last AUDIT_SHOWN) */
-  audit?: (() => { head: ChainHead; recent: readonly AuditRecord[] }) | undefined;
+  audit?:
+    | (() => { head: ChainHead; recent: readonly AuditRecord[]; unavailable?: string | null | undefined })
+    | undefined;
 }): Record<string, StatusRoute> {
   const statusJson = () => {
     const r = readiness();
