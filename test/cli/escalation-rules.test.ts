@@ -121,23 +121,25 @@ async function rig(rule: string[], user: Partial<SimulatorUser> = {}): Promise<R
 
 const count = (d: SpawnedProcess, event: string) => d.lines.filter((l) => l.event === event).length;
 
-/** The next `n` exposure lines of the account (after those already seen) that satisfy `match`. */
-async function nextExposures(r: Rig, n: number, match: (l: LogLine) => boolean = () => true) {
+/**
+ * The next `n` exposure lines of the account (after those already seen) that satisfy `match`, with no
+ * `escalation.halted` among them: these are polls whose figures the switch read and did not act on.
+ */
+async function quietExposures(r: Rig, n: number, match: (l: LogLine) => boolean = () => true) {
   const seen: LogLine[] = [];
   const start = r.daemon.lines.length;
-  for (let i = 0; i < n; i++)
-    seen.push(
-      await r.daemon.waitFor(
-        (l) =>
-          l.event === "exposure" &&
-          l.account === r.account &&
-          r.daemon.lines.indexOf(l) >= start &&
-          !seen.includes(l) &&
-          match(l),
-        10_000,
-        "an exposure line",
-      ),
+  for (let i = 0; i < n; i++) {
+    const l = await r.daemon.waitFor(
+      (x) =>
+        r.daemon.lines.indexOf(x) >= start &&
+        (x.event === "escalation.halted" ||
+          (x.event === "exposure" && x.account === r.account && !seen.includes(x) && match(x))),
+      10_000,
+      "an exposure line",
     );
+    expect(l.event, `escalation while it should not: ${JSON.stringify(l)}`).toBe("exposure");
+    seen.push(l);
+  }
   return seen;
 }
 
@@ -176,11 +178,11 @@ async function dropAndExpectClosed(r: Rig, rule: string, reason: RegExp) {
 describe("each step-2 rule as a process: never under a live engine, HALTED and flat once it is gone", () => {
   test("behavior: liquidation distance below --escalate-liquidation-pct", async () => {
     const r = await rig(["--escalate-liquidation-pct", "5"]);
-    const [first] = await nextExposures(r, 1);
+    const [first] = await quietExposures(r, 1);
     expect(minDistance(first!)).toBeGreaterThan(5);
     // BTC toward its liquidation price (about 86,000 with 5,000 USD of collateral): under 5 % away
     r.sim.state.setMark("BTC", 89_000);
-    const near = await nextExposures(r, 2, (l) => minDistance(l) < 5);
+    const near = await quietExposures(r, 2, (l) => minDistance(l) < 5);
     expect(minDistance(near[1]!)).toBeLessThan(5);
     expect(count(r.daemon, "escalation.halted")).toBe(0);
     expect(positionsOf(r)).toHaveLength(2);
@@ -189,15 +191,15 @@ describe("each step-2 rule as a process: never under a live engine, HALTED and f
 
   test("behavior: account value down --escalate-drawdown-pct from its level when the engine went down", async () => {
     const r = await rig(["--escalate-drawdown-pct", "10"]);
-    await nextExposures(r, 1, (l) => Number(l.accountValue) === 5_000);
+    await quietExposures(r, 1, (l) => Number(l.accountValue) === 5_000);
     // a 20 % drawdown while the engine is up: not read (no baseline, and a live engine manages its own risk)
     r.sim.state.setMark("BTC", 93_000);
-    await nextExposures(r, 2, (l) => Number(l.accountValue) === 4_000);
+    await quietExposures(r, 2, (l) => Number(l.accountValue) === 4_000);
     expect(count(r.daemon, "escalation.halted")).toBe(0);
     // the engine goes at 4,000: that is the baseline; the same figures after its death hold no rule
     r.engine.destroy();
     await r.daemon.waitForEvent("engine.down", 5_000);
-    await nextExposures(r, 2, (l) => Number(l.accountValue) === 4_000);
+    await quietExposures(r, 2, (l) => Number(l.accountValue) === 4_000);
     expect(count(r.daemon, "escalation.halted")).toBe(0);
     // 3,500 is 12.5 % below 4,000
     r.sim.state.setMark("BTC", 92_000);
@@ -213,7 +215,7 @@ describe("each step-2 rule as a process: never under a live engine, HALTED and f
   test("behavior: total notional above --escalate-notional-usd; the latch survives a restart until reset", async () => {
     const r = await rig(["--escalate-notional-usd", "10000"]);
     // 47,500 + 9,900 USD of notional, far above the cap, under a live engine: nothing
-    await nextExposures(r, 2, (l) => Number(l.totalNtlPos) > 10_000);
+    await quietExposures(r, 2, (l) => Number(l.totalNtlPos) > 10_000);
     expect(count(r.daemon, "escalation.halted")).toBe(0);
     await dropAndExpectClosed(r, "notional", /total notional is 57400 USD \(cap 10000 USD\)/);
 
