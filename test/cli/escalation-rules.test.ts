@@ -47,7 +47,7 @@ type Rig = {
 const rigs: Rig[] = [];
 afterEach(async () => {
   for (const r of rigs.splice(0)) {
-    r.engine.destroy();
+    (r.engine as Socket | null)?.destroy();
     r.daemon.kill("SIGKILL");
     await r.daemon.exited;
     await r.sim.close();
@@ -308,6 +308,51 @@ describe("each exchange refusal as a process: said, retried, never turned into a
       .filter((l) => l.event === "escalation.close_orders")
       .flatMap((l) => l.orders as { status: string }[]);
     expect(reports.every((o) => o.status === "filled")).toBe(true);
+  }, 40_000);
+
+  test("behavior: the position flips while a close order is out: refused reduce-only, the next slice from a fresh read, never grown", async () => {
+    // every order answered 1.5 s late (the request timeout is 3 s): the test changes the position meanwhile
+    const r = await rig(["--escalate-after", "1s", "--request-timeout", "3s"]);
+    r.sim.faults.set("exchange", { latencyMs: 1_500, types: ["order"] });
+    const exchangeActions = () => r.sim.state.actions.length;
+    r.engine.destroy();
+    await r.daemon.waitForEvent("escalation.halted", 10_000);
+    // an order is out when the exchange has counted more requests than it has handled, for a while (a push or a
+    // cancel is handled within milliseconds; the order waits 1.5 s)
+    const outFor = async (ms: number) => {
+      const until = Date.now() + 10_000;
+      let since: number | null = null;
+      while (Date.now() < until) {
+        const out = r.sim.state.requestCount("exchange") > exchangeActions();
+        since = out ? (since ?? Date.now()) : null;
+        if (since !== null && Date.now() - since >= ms) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error("no close order went out");
+    };
+    await outFor(300);
+    expect(ordersSent(r)).toEqual([]);
+    // someone else turns the BTC long into a short of the same size while the sell is in flight
+    r.sim.state.addPosition(r.account, { coin: "BTC", szi: "-0.5", entryPx: "95000" });
+    const closed = await r.daemon.waitForEvent("escalation.closed", 15_000);
+    expect(closed.pass).toBe(1);
+    expect(positionsOf(r)).toEqual([]);
+    const reports = r.daemon.lines
+      .filter((l) => l.event === "escalation.close_orders")
+      .flatMap((l) => l.orders as { coin: string; side: string; status: string; error: string | null }[]);
+    expect(reports).toContainEqual(
+      expect.objectContaining({
+        coin: "BTC",
+        side: "sell",
+        status: "refused",
+        error: expect.stringContaining("Reduce only order would increase position"),
+      }),
+    );
+    expect(reports).toContainEqual(expect.objectContaining({ coin: "BTC", side: "buy", status: "filled" }));
+    // the short was bought back from -0.5 to zero: never grown, never flipped
+    const btc = r.sim.state.getFills(r.account).filter((f) => f.coin === "BTC");
+    expect(btc.map((f) => [f.side, f.startPosition, f.sz])).toEqual([["B", "-0.5", "0.5"]]);
+    for (const o of ordersSent(r)) expect(o).toMatchObject({ r: true, t: { limit: { tif: "Ioc" } } });
   }, 40_000);
 
   test("behavior: nothing inside the slippage cap (spread wider than 1 %): close_incomplete no_match, retried, closed once the book is back", async () => {
