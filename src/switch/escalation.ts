@@ -80,8 +80,13 @@ export function escalationEngine(ctx: Ctx, up: boolean) {
 /** The exposure poll's figures for this account. */
 export function escalationExposure(ctx: Ctx, ev: Extract<Event, { type: "exposure" }>) {
   const { m } = ctx;
+  // The engine went down before any poll (a restart, an engine that never connected): the level "when the engine
+  // went down" is unknown, and without one the drawdown rule could never hold for the whole outage. The first
+  // figure after its death is the nearest known level.
+  const baseline = m.esc.downSinceMono !== null && m.esc.baseline === null ? ev.accountValue : m.esc.baseline;
   m.esc = {
     ...m.esc,
+    baseline,
     exposure: {
       accountValue: ev.accountValue,
       notionalUsd: ev.notionalUsd,

@@ -102,6 +102,18 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
     );
   });
 
+  test("the engine down before any poll (a restart, an engine that never connected): the first poll after its death is the drawdown's baseline", () => {
+    const r = new Run({ escalation: { ...ESC, afterDownMs: null } });
+    r.armedThenDown(1_000);
+    expect(r.model.esc.baseline).toBeNull();
+    expect(r.on({ type: "exposure", ...FIG }, 2_000).closePositions).toBeUndefined();
+    expect(r.model.esc.baseline).toBe(10_000);
+    expect(r.on({ type: "exposure", ...FIG, accountValue: 9_500 }, 3_000).closePositions).toBeUndefined();
+    expect(r.on({ type: "exposure", ...FIG, accountValue: 8_900 }, 4_000).closePositions?.reason).toBe(
+      "the account value is down 11 % from 10000 USD when the engine went down (limit 10 %)",
+    );
+  });
+
   test("the engine up: no rule applies, whatever the exposure says (a live engine manages its own risk)", () => {
     const r = new Run();
     r.on({ type: "start" }, 0);
