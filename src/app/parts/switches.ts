@@ -327,7 +327,7 @@ export function controlComponent(): Component<
     drillIo: DrillIo | undefined;
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
   },
-  { control: ControlServer }
+  { control: ControlServer | null }
 > {
   let control: ControlServer | undefined;
   return {
@@ -344,7 +344,7 @@ export function controlComponent(): Component<
         readRecord,
         wired: drillIo !== undefined,
       });
-      control = await startControlServer({
+      const opened = await startControlServer({
         stateDir: params.stateDir,
         logger,
         timers: runtime.timers,
@@ -364,8 +364,20 @@ export function controlComponent(): Component<
           },
           drill: (request) => drill(find(request.account), request),
         },
+      }).catch((error: unknown) => {
+        // Never a reason not to protect (a read-only state directory, a path too long for a socket): the daemon runs
+        // on without `reset` and `drill`, and says so.
+        const reason = error instanceof Error ? error.message : String(error);
+        logger
+          .child({ module: "control" })
+          .error(
+            { event: "control.unavailable", error: reason },
+            `the control channel cannot listen (${reason}); reset and drill are unavailable until it is fixed and the daemon restarted`,
+          );
+        return null;
       });
-      return { control };
+      control = opened ?? undefined;
+      return { control: opened };
     },
     close: () => control?.close(),
   };
