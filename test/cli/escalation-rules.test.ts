@@ -7,30 +7,17 @@
  * slippage cap) is said, retried and never turned into another kind of order; the latch survives a restart.
  */
 import { mkdtempSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Wallet } from "ethers";
 import { afterEach, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, type SimulatorUser, startSimulator } from "../../src/sim/server.js";
+import { connectEngine as engine } from "../helpers/engine.js";
 import type { LogLine } from "../helpers/json-lines.js";
 import { assertBuilt, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
 
 beforeAll(() => assertBuilt());
-
-/** The engine: connects to the guard socket and says which account it trades; resolves on `ok`. */
-function engine(socketPath: string, account: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const s = connect(socketPath);
-    s.setEncoding("utf8");
-    s.once("error", reject);
-    s.on("data", (d: string) => {
-      if (d.startsWith("ok")) resolve(s);
-      else reject(new Error(`guard answered ${d}`));
-    });
-    s.on("connect", () => s.write(`hl-deadman-guard/1 ${account}\n`));
-  });
-}
 
 type Rig = {
   sim: SimulatorHandle;

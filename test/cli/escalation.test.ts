@@ -4,29 +4,16 @@
  * `hl-deadman reset` releases it; `hl-deadman drill` proves the switch against the simulator and writes its report.
  */
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
+import { connectEngine as engine } from "../helpers/engine.js";
 import { assertBuilt, runCliProcess, spawnCli } from "../helpers/process.js";
 
 beforeAll(() => assertBuilt());
 
 const FAST = ["--interval", "1s", "--deadline", "15s", "--request-timeout", "1s"];
-
-function engine(socketPath: string, account: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const s = connect(socketPath);
-    s.setEncoding("utf8");
-    s.once("error", reject);
-    s.on("data", (d: string) => {
-      if (d.startsWith("ok")) resolve(s);
-      else reject(new Error(`guard answered ${d}`));
-    });
-    s.on("connect", () => s.write(`hl-deadman-guard/1 ${account}\n`));
-  });
-}
 
 describe("escalation, HALTED and reset (process)", () => {
   test("behavior: engine gone → orders cancelled, positions closed reduce-only, HALTED until reset", async () => {
