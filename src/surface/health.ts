@@ -159,7 +159,12 @@ export type CreateHealthServerParameters = {
   routes?: Readonly<Record<string, ExtraRoute>> | undefined;
 };
 
-export type ExtraRoute = () => { status: number; body: string; headers: Record<string, string> };
+/** A GET route; `query` is the request's query string (bounded by node's header limit). */
+export type ExtraRoute = (query: URLSearchParams) => {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+};
 
 export type HealthServer = {
   /** http://HOST:PORT, with the port actually bound */
@@ -191,7 +196,7 @@ export async function createHealthServer({
   const log = logger.child({ module: "health" });
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
-    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const [path = "/", search = ""] = (req.url ?? "/").split("?", 2);
     const extra = Object.hasOwn(routes, path) ? routes[path] : undefined;
     const known = path === "/healthz" || path === "/readyz" || path === "/metrics" || extra !== undefined;
     if (!known) return send(res, 404, `${JSON.stringify({ error: "not found" })}\n`, JSON_TYPE, false);
@@ -201,7 +206,7 @@ export async function createHealthServer({
     }
     const head = req.method === "HEAD";
     if (extra) {
-      const r = extra();
+      const r = extra(new URLSearchParams(search));
       res.writeHead(r.status, {
         ...r.headers,
         "content-length": Buffer.byteLength(r.body),

@@ -32,7 +32,30 @@ function auditView(
   };
 }
 
-export type StatusRoute = () => { status: number; body: string; headers: Record<string, string> };
+export type StatusRoute = (query: URLSearchParams) => {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+};
+
+/** Accounts a page of /status.json holds by default, and at most (`?per=`): 1,000 accounts stay usable. */
+export const STATUS_PAGE_SIZE = 50;
+export const STATUS_PAGE_MAX = 200;
+
+type AccountView = Readiness["accounts"][number];
+
+/**
+ * How much an account needs a person, highest first: HALTED, not protected or out of triggers, not armed (lapsed,
+ * engine down, starting, retrying), protection below the readiness margin, then the rest. The status page lists
+ * accounts in this order, so the ones that need attention are on its first page.
+ */
+export function attentionOf(a: AccountView, now: number, marginMs: number): number {
+  if (a.halted) return 5;
+  if (a.state === "not_protected" || a.exhausted || a.state === "exhausted") return 4;
+  if (a.state !== "armed") return 3;
+  if (a.armedUntil === null || a.armedUntil - now < marginMs || a.clockSuspect || a.limitSuspected) return 2;
+  return 0;
+}
 
 export function statusPageRoutes({
   readiness,
@@ -56,25 +79,50 @@ export function statusPageRoutes({
     | (() => { head: ChainHead; recent: readonly AuditRecord[]; unavailable?: string | null | undefined })
     | undefined;
 }): Record<string, StatusRoute> {
-  const statusJson = () => {
+  const statusJson = (query: URLSearchParams) => {
     const r = readiness();
     const t = now();
+    const marginMs = defaultMinMarginMs({ intervalMs, deadlineMs });
+    const per = Math.min(
+      STATUS_PAGE_MAX,
+      Math.max(1, Number.parseInt(query.get("per") ?? "", 10) || STATUS_PAGE_SIZE),
+    );
+    const ranked = r.accounts
+      .map((a) => ({ a, attention: attentionOf(a, t, marginMs) }))
+      .sort((x, y) => y.attention - x.attention || x.a.account.localeCompare(y.a.account));
+    const pages = Math.max(1, Math.ceil(ranked.length / per));
+    const page = Math.min(pages, Math.max(1, Number.parseInt(query.get("page") ?? "", 10) || 1));
+    const shown = ranked.slice((page - 1) * per, page * per);
+    const count = (f: (x: (typeof ranked)[number]) => boolean) => ranked.filter(f).length;
     return {
       now: t,
       version: VERSION,
       network,
       ready: r.ready,
-      reasons: r.reasons,
       intervalMs,
       deadlineMs,
-      marginMs: defaultMinMarginMs({ intervalMs, deadlineMs }),
+      marginMs,
       nextResetAt: nextUtcMidnight(t),
       clockSkewMs: r.exposure.clockSkewMs,
       clockSkewWarnMs,
       guard: r.guard,
       exposure: r.exposure,
       audit: auditView(audit?.()),
-      accounts: r.accounts.map((a) => ({
+      summary: {
+        accounts: ranked.length,
+        attention: count((x) => x.attention > 0),
+        halted: count((x) => Boolean(x.a.halted)),
+        armed: count((x) => x.a.state === "armed"),
+        notProtected: count((x) => x.attention === 4),
+        notArmed: count((x) => x.attention === 3),
+        lowMargin: count((x) => x.attention === 2),
+      },
+      paging: { page, pages, per },
+      // readiness's reasons name every account; beyond a page they are counted, not listed
+      reasons: r.reasons.slice(0, per),
+      reasonsOmitted: Math.max(0, r.reasons.length - per),
+      accounts: shown.map(({ a, attention }) => ({
+        attention,
         ...a,
         triggersLeft: Math.max(0, a.triggerLimit - a.triggersToday),
         lastLatencyMs: model.lastLatencyMs(a.account),
@@ -88,9 +136,9 @@ export function statusPageRoutes({
       body: STATUS_PAGE_HTML,
       headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": STATUS_PAGE_CSP },
     }),
-    "/status.json": () => ({
+    "/status.json": (query) => ({
       status: 200,
-      body: `${JSON.stringify(statusJson())}\n`,
+      body: `${JSON.stringify(statusJson(query))}\n`,
       headers: { "content-type": "application/json; charset=utf-8" },
     }),
   };

@@ -31,7 +31,7 @@ td.near{color:var(--bad);font-weight:700}td.mid{color:var(--warn);font-weight:60
 
 const SCRIPT = `
 "use strict";
-var data=null, offset=0, failed=0;
+var data=null, offset=0, failed=0, pageNo=1;
 var STATES={armed:["PROTECTED","ok"],retrying:["RETRYING","warn"],starting:["STARTING","idle"],
  lapsed:["LAPSED - TRIGGER","bad"],exhausted:["NOT PROTECTED - TRIGGER LIMIT","bad"],
  not_protected:["NOT PROTECTED","bad"],engine_down:["ENGINE DOWN","bad"],stopped:["STOPPED","idle"]};
@@ -71,6 +71,9 @@ function card(a){var st=stateOf(a);var left=a.armedUntil==null?null:a.armedUntil
  return c;}
 function render(){if(!data)return;var r=document.getElementById("ready");r.textContent=data.ready?"READY":"NOT READY";r.className=data.ready?"ok":"bad";
  var rs=document.getElementById("reasons");rs.textContent="";data.reasons.forEach(function(x){rs.appendChild(h("li",{text:x}));});
+ if(data.reasonsOmitted)rs.appendChild(h("li",{text:"and "+data.reasonsOmitted+" more"}));
+ var s=data.summary,pg=data.paging;document.getElementById("summary").textContent=s.accounts+" account(s): "+(s.attention?s.attention+" need attention ("+s.halted+" halted, "+s.notProtected+" not protected, "+s.notArmed+" not armed, "+s.lowMargin+" low margin), listed first":"all armed")+(pg.pages>1?" · page "+pg.page+" of "+pg.pages:"");
+ document.getElementById("prev").disabled=pg.page<=1;document.getElementById("next").disabled=pg.page>=pg.pages;document.getElementById("pager").hidden=pg.pages<=1;
  var g=data.guard;document.getElementById("guard").textContent=!g.configured?"no guard configured":(g.up?"engine up":"ENGINE DOWN")+" ("+g.kind+(g.detail?": "+g.detail:"")+")";
  document.getElementById("skew").textContent=data.clockSkewMs==null?"unknown":(data.clockSkewMs/1000).toFixed(3)+" s"+(Math.abs(data.clockSkewMs)>data.clockSkewWarnMs?" (above the "+(data.clockSkewWarnMs/1000)+" s warning)":"");
  document.getElementById("version").textContent="hl-deadman "+data.version+" · "+data.network;
@@ -79,10 +82,12 @@ function render(){if(!data)return;var r=document.getElementById("ready");r.textC
   data.audit.last.forEach(function(x){at.appendChild(h("tr",null,h("td",{text:String(x.sequence)}),h("td",{text:x.time.slice(0,19).replace("T"," ")+" UTC"}),h("td",{text:x.type.replace(/^xyz.hl-deadman./,"")}),h("td",{"class":"addr",text:x.account||"-"})));});
   au.appendChild(h("div",{"class":"k",text:"audit trail: "+data.audit.sequence+" records, newest hash "+data.audit.hash.slice(0,16)+"… (hl-deadman audit verify)"}));au.appendChild(at);}}
 function tick(){var els=document.querySelectorAll("[data-field=countdown]");for(var i=0;i<els.length;i++){var d=els[i].getAttribute("data-deadline");if(d)els[i].textContent=dur(Number(d)-now());}}
-function load(){var x=new XMLHttpRequest();x.open("GET","status.json");x.timeout=5000;
+function go(d){pageNo=Math.max(1,pageNo+d);load();}
+function load(){var x=new XMLHttpRequest();x.open("GET","status.json?page="+pageNo);x.timeout=5000;
  x.onload=function(){try{var d=JSON.parse(x.responseText);offset=d.now-Date.now();data=d;failed=0;render();document.getElementById("conn").textContent="updated "+clock(d.now);}catch(e){fail();}};
  x.onerror=x.ontimeout=fail;x.send();}
 function fail(){failed++;var c=document.getElementById("conn");c.textContent="cannot reach the daemon ("+failed+" failed read(s)); the figures below are stale";c.className="err";}
+document.getElementById("prev").onclick=function(){go(-1);};document.getElementById("next").onclick=function(){go(1);};
 load();setInterval(load,1000);setInterval(tick,200);
 `;
 
@@ -91,7 +96,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <title>hl-deadman status</title><style>${STYLE}</style></head>
 <body><header><h1>hl-deadman</h1><span id="ready" class="idle">LOADING</span><span class="meta"><span id="version"></span> · <span id="conn">loading…</span></span></header>
 <main>
-<section class="card"><ul id="reasons"></ul><div class="grid" style="margin-top:0">
+<section class="card"><div class="v" id="summary" data-field="summary">-</div><div id="pager" hidden><button id="prev">previous</button> <button id="next">next</button></div><ul id="reasons"></ul><div class="grid" style="margin-top:0">
 <div><div class="k">engine guard</div><div class="v" id="guard">-</div></div>
 <div><div class="k">clock skew (local - exchange)</div><div class="v" id="skew">-</div></div>
 </div></section>
