@@ -65,6 +65,21 @@ export type PostOptions = {
   idempotent?: boolean | undefined;
   /** Which answers' statuses are worth another attempt (the caller's error policy). Default: isRetryableStatus. */
   retryStatus?: ((status: number) => boolean) | undefined;
+  /** Which failures without an answer are worth another attempt. Default: the error policy's `shouldRetry`. */
+  retryError?: ((error: unknown) => boolean) | undefined;
+  /**
+   * This call's own retry schedule, over the transport's (`retryLimit`, `retryDelayMs`, the 2 s cap): for a caller
+   * whose request is safe to repeat and that waits longer between attempts (the notifier's webhooks). `onRetry`
+   * hears each retry before its back-off (the attempt that failed, the wait, why).
+   */
+  retry?:
+    | {
+        limit: number;
+        delayMs: number;
+        maxDelayMs: number;
+        onRetry?: ((r: { attempt: number; delayMs: number; reason: string }) => void) | undefined;
+      }
+    | undefined;
 };
 
 export type RequestOptions = PostOptions & {
@@ -303,6 +318,8 @@ export function createHttpTransport({
       limits: callLimits,
       idempotent,
       retryStatus = isRetryableStatus,
+      retryError = shouldRetry,
+      retry,
     }: RequestOptions = {},
   ): Promise<HttpResponse> {
     const url = joinUrl(baseUrl, path);
@@ -310,20 +327,27 @@ export function createHttpTransport({
       throw new TransportError({ kind: "transport", url: redactUrl(url), reason: "transport is closed" });
     const call = { method, body, headers, parseJson };
     const bounds = { ...defaults, ...(callLimits ?? {}) };
-    const limit = idempotent === true ? Math.max(0, Math.floor(retryLimit)) : 0;
+    const limit = idempotent === true ? Math.max(0, Math.floor(retry?.limit ?? retryLimit)) : 0;
+    const firstDelay = retry?.delayMs ?? retryDelayMs;
+    const maxDelay = retry?.maxDelayMs ?? 2000;
     const perAttemptTimeout = callTimeout ?? timeoutMs;
     for (let attemptNo = 1; ; attemptNo++) {
       const last = attemptNo > limit;
+      let reason: string;
       try {
         const response = await attempt(url, call, bounds, signal, perAttemptTimeout);
         if (last || !retryStatus(response.status)) {
           response.attempts = attemptNo;
           return response;
         }
+        reason = `HTTP ${response.status}`;
       } catch (error) {
-        if (last || !shouldRetry(error)) throw error;
+        if (last || !retryError(error)) throw error;
+        reason = error instanceof TransportError ? (error.code ?? error.reason) : String(error);
       }
-      await sleep(Math.min(2000, retryDelayMs * 2 ** (attemptNo - 1)), { timers, signal });
+      const delayMs = Math.min(maxDelay, firstDelay * 2 ** (attemptNo - 1));
+      retry?.onRetry?.({ attempt: attemptNo, delayMs, reason });
+      await sleep(delayMs, { timers, signal });
       if (signal?.aborted) {
         throw new TransportError({
           kind: "transport",

@@ -12,14 +12,15 @@
  * its body bound, its keep-alive agent), never the global `fetch` (undici needs WebAssembly, gone under the shipped
  * `--jitless --no-expose-wasm`). A redirect is not followed (the document and its credentials would go to a URL
  * nobody configured): the delivery fails at once, not retried, and the log says where it pointed. The retries are
- * this module's (docs/development.md, "Dependencies": why not got's `retry`).
+ * the transport's one retry loop, with this module's schedule and the webhook's statuses (docs/development.md,
+ * "Dependencies": why not got's `retry`).
  */
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Logger } from "../../core/logger.js";
 import { redactUrl, scrub, secretsOf } from "../../core/redact.js";
-import { sleep, type Timers } from "../../core/runtime.js";
+import type { Timers } from "../../core/runtime.js";
 import { TransportError } from "../../protocol/http/errors.js";
-import { createHttpTransport, type HttpTransport } from "../../protocol/http/http.js";
+import { createHttpTransport, type HttpTransport, isRetryableStatus } from "../../protocol/http/http.js";
 import type { Notification } from "./events.js";
 
 export type NotifierOptions = {
@@ -52,12 +53,14 @@ export type Notifier = {
   pending(): number;
 };
 
+type Queued = { n: Notification; body: string };
+
 type Target = {
   url: string;
   shown: string;
   transport: HttpTransport;
   headers: Record<string, string>;
-  queue: Array<{ n: Notification; body: string }>;
+  queue: Queued[];
   busy: boolean;
 };
 
@@ -76,15 +79,6 @@ function target(url: string, timeoutMs: number, timers: Timers): Target {
     queue: [],
     busy: false,
   };
-}
-
-class DeliveryError extends Error {
-  constructor(
-    message: string,
-    readonly retry: boolean,
-  ) {
-    super(message);
-  }
 }
 
 const registered = new WeakMap<Registry, { total: Counter<"outcome">; queued: Gauge }>();
@@ -136,29 +130,57 @@ export function createNotifier({
     metrics.queued.set(pending());
     if (idle && pending() === 0) idle();
   };
-  const backOff = (ms: number) => sleep(ms, { timers, signal: stop.signal });
 
-  async function post(t: Target, body: string): Promise<void> {
-    let status: number;
+  /**
+   * One delivery: the transport sends it and, on no answer, 408, 429 or 5xx, sends it again after a back-off of
+   * `backoffMs` doubling up to `maxBackoffMs`, `maxAttempts` in all (a webhook is safe to repeat: the receiver sees
+   * the same document). The back-off waits on the runtime's timers and ends at once on close (`stop`).
+   */
+  async function deliver(t: Target, item: Queued): Promise<{ attempts: number; error: string | null }> {
+    let attempts = 1;
     try {
-      ({ status } = await t.transport.request(undefined, {
+      const { status } = await t.transport.request(undefined, {
         method: "POST",
-        body,
+        body: item.body,
         headers: t.headers,
         parseJson: false,
-      }));
+        signal: stop.signal,
+        idempotent: true,
+        // 408 too: the receiver gave up waiting for the request; the same request may pass
+        retryStatus: (status) => status === 408 || isRetryableStatus(status),
+        // No answer: retried. A redirect (never followed) or an answer over the bound: the receiver answered, and
+        // the same request would meet the same answer.
+        retryError: (error) =>
+          error instanceof TransportError && error.kind === "transport" && !error.aborted,
+        retry: {
+          limit: maxAttempts - 1,
+          delayMs: backoffMs,
+          maxDelayMs: maxBackoffMs,
+          onRetry: ({ attempt, delayMs, reason }) => {
+            attempts = attempt + 1;
+            log.debug(
+              {
+                event: "notify.retry",
+                target: t.shown,
+                attempt,
+                retryInMs: delayMs,
+                err: scrub(reason, secrets),
+              },
+              "notification failed; retrying",
+            );
+          },
+        },
+      });
+      return { attempts, error: status >= 200 && status < 300 ? null : `HTTP ${status}` };
     } catch (error) {
-      if (!(error instanceof TransportError)) throw new DeliveryError(scrub(String(error), secrets), true);
-      // No answer: retried. A redirect (never followed) or an answer over the bound: the receiver answered, and the
-      // same request would meet the same answer.
-      if (error.kind !== "transport") throw new DeliveryError(scrub(error.reason, secrets), false);
-      const what =
-        error.code === "ETIMEDOUT" ? `timed out after ${timeoutMs} ms` : (error.code ?? error.reason);
-      throw new DeliveryError(scrub(what, secrets), true);
+      if (!(error instanceof TransportError)) return { attempts, error: scrub(String(error), secrets) };
+      if (error.kind === "transport" && error.code === "ETIMEDOUT")
+        return { attempts, error: `timed out after ${timeoutMs} ms` };
+      return {
+        attempts,
+        error: scrub(error.kind === "transport" ? (error.code ?? error.reason) : error.reason, secrets),
+      };
     }
-    if (status >= 200 && status < 300) return;
-    const retry = status === 429 || status >= 500 || status === 408;
-    throw new DeliveryError(`HTTP ${status}`, retry);
   }
 
   async function drain(t: Target) {
@@ -167,41 +189,26 @@ export function createNotifier({
     try {
       while (t.queue.length > 0) {
         const item = t.queue[0]!;
-        let attempt = 0;
-        for (;;) {
-          attempt++;
-          try {
-            await post(t, item.body);
-            metrics.total.inc({ outcome: "sent" });
-            log.debug(
-              { event: "notify.sent", target: t.shown, notification: item.n.event, attempts: attempt },
-              "notification delivered",
-            );
-            break;
-          } catch (error) {
-            const e = error as DeliveryError;
-            if (!e.retry || attempt >= maxAttempts || closed) {
-              metrics.total.inc({ outcome: "failed" });
-              log.warn(
-                {
-                  event: "notify.gave_up",
-                  target: t.shown,
-                  notification: item.n.event,
-                  account: item.n.account,
-                  attempts: attempt,
-                  err: e.message,
-                },
-                `notification ${item.n.event} not delivered to ${t.shown} after ${attempt} attempt(s): ${e.message}`,
-              );
-              break;
-            }
-            const delay = Math.min(maxBackoffMs, backoffMs * 2 ** (attempt - 1));
-            log.debug(
-              { event: "notify.retry", target: t.shown, attempt, retryInMs: delay, err: e.message },
-              "notification failed; retrying",
-            );
-            await backOff(delay);
-          }
+        const { attempts, error } = await deliver(t, item);
+        if (error === null) {
+          metrics.total.inc({ outcome: "sent" });
+          log.debug(
+            { event: "notify.sent", target: t.shown, notification: item.n.event, attempts },
+            "notification delivered",
+          );
+        } else {
+          metrics.total.inc({ outcome: "failed" });
+          log.warn(
+            {
+              event: "notify.gave_up",
+              target: t.shown,
+              notification: item.n.event,
+              account: item.n.account,
+              attempts,
+              err: error,
+            },
+            `notification ${item.n.event} not delivered to ${t.shown} after ${attempts} attempt(s): ${error}`,
+          );
         }
         t.queue.shift();
         update();
