@@ -7,6 +7,7 @@
 import { ExchangeTime, type Repeating, type TimerHandle } from "../core/runtime.js";
 import { type CreateSwitchParameters, type Switch, switchConfig } from "./api.js";
 import { createEffects, inFlight } from "./effects.js";
+import type { SwitchEvent } from "./events.js";
 import { publish } from "./log.js";
 import {
   type Event,
@@ -55,6 +56,13 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     const r = stepOf(model, event, now());
     model = r.model;
     carry(r.ready);
+  };
+  /** An operator's command: dispatched like any event; its answer is the step's event of one of `answers`. */
+  const ask = <T extends SwitchEvent["type"]>(event: Event, answers: readonly T[]) => {
+    const r = stepOf(model, event, now());
+    model = r.model;
+    carry(r.ready);
+    return r.ready.events.find((e): e is Extract<SwitchEvent, { type: T }> => answers.includes(e.type as T));
   };
   const io = createEffects(p, time, timers, dispatch);
   const sendNow = (s: Send) =>
@@ -160,31 +168,18 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     setEngineUp: (up, detail) => dispatch({ type: "engine", up, detail: detail ?? null }),
     exposure: (figures) => dispatch({ type: "exposure", ...figures }),
     drill(id, by) {
-      let answer: { started: true } | { started: false; reason: string } = {
-        started: false,
-        reason: "the switch did not answer",
-      };
-      const r = stepOf(model, { type: "drillStart", id, by }, now());
-      model = r.model;
-      for (const e of r.ready.events)
-        if (e.type === "drillStarted") answer = { started: true };
-        else if (e.type === "drillRefused") answer = { started: false, reason: e.reason };
-      carry(r.ready);
-      return answer;
+      const e = ask({ type: "drillStart", id, by }, ["drillStarted", "drillRefused"]);
+      if (e?.type === "drillStarted") return { started: true };
+      return { started: false, reason: e?.type === "drillRefused" ? e.reason : "the switch did not answer" };
     },
     reset(by) {
-      let answer = { released: false, reason: "the switch did not answer" };
-      const r = stepOf(model, { type: "reset", by }, now());
-      model = r.model;
-      for (const e of r.ready.events)
-        if (e.type === "haltReleased")
-          answer = {
-            released: true,
-            reason: `released (HALTED since ${new Date(e.since).toISOString()}: ${e.reason})`,
-          };
-        else if (e.type === "resetRefused") answer = { released: false, reason: e.reason };
-      carry(r.ready);
-      return answer;
+      const e = ask({ type: "reset", by }, ["haltReleased", "resetRefused"]);
+      if (e?.type === "haltReleased")
+        return {
+          released: true,
+          reason: `released (HALTED since ${new Date(e.since).toISOString()}: ${e.reason})`,
+        };
+      return { released: false, reason: e?.type === "resetRefused" ? e.reason : "the switch did not answer" };
     },
     setAgent: (state, detail) => dispatch({ type: "agent", state, detail }),
     recordRead: io.recordRead,
