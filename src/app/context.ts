@@ -13,6 +13,7 @@ import type { LocalSigner } from "../protocol/hyperliquid/signing.js";
 import type { parseListenAddress } from "../surface/health.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../switch/index.js";
+import type { AgentState } from "../watchers/agent-watch.js";
 
 export type DaemonChainWatch = {
   start(): void | Promise<void>;
@@ -22,7 +23,13 @@ export type DaemonChainWatch = {
 
 export type StartDaemonParameters = {
   config: Config;
+  /** the signer (with `signers`: the first of them) */
   wallet: LocalSigner;
+  /**
+   * Several signers (config `signers`, docs/operations.md "Many accounts, several signers"): each arms its `account`
+   * without vaultAddress and each of its `vaults` with it. Absent: `wallet` arms config.accounts / config.vault.
+   */
+  signers?: { name: string; wallet: LocalSigner; account: string | undefined; vaults: readonly string[] }[];
   stateDir: string;
   logger: Logger;
   /** the runtime's clock and timers (default: the system's; tests pass a ManualClock and ManualTimers) */
@@ -53,6 +60,12 @@ export type StartDaemonParameters = {
     | undefined;
 };
 
+/** The agent watches: each agent key's state, for the accounts it signs for. */
+export type AgentFeeds = {
+  accounts: readonly string[];
+  feed: Feed<AgentState> & { now(): AgentState | null };
+}[];
+
 /** A value later components can read now and follow: the latest, and every change after it. */
 export type Feed<T> = { subscribe(listener: (value: T) => void): void };
 export function feed<T>(): Feed<T> & { publish(value: T): void } {
@@ -73,8 +86,11 @@ export type Base = {
   metrics: Metrics;
   /** the exchange's time: monotonic + an offset corrected from the answers' Date headers */
   time: ExchangeTime;
+  /** the first signer's address (lower-case); each account's own is `plan[i].signer` */
   signer: string;
-  plan: { account: string; vaultAddress: string | undefined }[];
+  /** every signer's wallet, by lower-case address */
+  wallets: ReadonlyMap<string, LocalSigner>;
+  plan: { account: string; vaultAddress: string | undefined; signer: string }[];
   accounts: string[];
   apiUrl: string;
   listen: ReturnType<typeof parseListenAddress>;

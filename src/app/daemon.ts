@@ -16,6 +16,7 @@ import type { Logger } from "../core/logger.js";
 import { createRuntime, ExchangeTime, systemTimers } from "../core/runtime.js";
 import { type GuardStatus, NO_GUARD, type Readiness, type SwitchStatus } from "../core/status.js";
 import { VERSION } from "../core/version.js";
+import type { LocalSigner } from "../protocol/hyperliquid/signing.js";
 import { parseListenAddress } from "../surface/health.js";
 import { createMetrics, type Metrics } from "../surface/metrics.js";
 import type { ShutdownOutcome, Switch } from "../switch/index.js";
@@ -92,12 +93,12 @@ export type Daemon = {
   rollover(): void;
 };
 
+/** One account the daemon arms: the vaultAddress its pushes carry and the signer (lower-case) that signs them. */
+export type PlanEntry = { account: string; vaultAddress: string | undefined; signer: string };
+
 /** Accounts to protect and the vaultAddress each push carries (docs/daemon.md "Accounts"). */
-export function planAccounts(
-  config: Config,
-  signer: string,
-): { account: string; vaultAddress: string | undefined }[] {
-  if (config.vault) return [{ account: config.vault, vaultAddress: config.vault }];
+export function planAccounts(config: Config, signer: string): PlanEntry[] {
+  if (config.vault) return [{ account: config.vault, vaultAddress: config.vault, signer }];
   const accounts = config.accounts.length > 0 ? [...new Set(config.accounts)] : [signer];
   // One account acts directly, without vaultAddress: the signer's own address when it is listed, else the first
   // account listed. A push without vaultAddress protects the signer's user, which is the signer itself or, when
@@ -105,7 +106,24 @@ export function planAccounts(
   // is a dedicated agent key with `--account MASTER`. Every other account is a subaccount or vault of that user
   // and is sent as vaultAddress. The daemon logs this plan at start (`daemon.start`, `accounts.agent`).
   const direct = accounts.includes(signer) ? signer : accounts[0]!;
-  return accounts.map((account) => ({ account, vaultAddress: account === direct ? undefined : account }));
+  return accounts.map((account) => ({
+    account,
+    vaultAddress: account === direct ? undefined : account,
+    signer,
+  }));
+}
+
+/**
+ * Several signers (config `signers`): each signer's `account` is pushed without vaultAddress, each of its `vaults`
+ * with it; in the order written (docs/operations.md, "Many accounts, several signers").
+ */
+export function planSigners(
+  signers: readonly { address: string; account?: string | undefined; vaults: readonly string[] }[],
+): PlanEntry[] {
+  return signers.flatMap(({ address, account, vaults }) => [
+    ...(account ? [{ account, vaultAddress: undefined, signer: address }] : []),
+    ...vaults.map((v) => ({ account: v, vaultAddress: v, signer: address })),
+  ]);
 }
 
 /** The daemon's components, in start order (they close in the reverse): docs/daemon.md, "Start order and exit". */
@@ -151,7 +169,12 @@ export async function startDaemon(
   metrics.setProtectionClock(() => time.readinessNow());
   metrics.build.set({ version: VERSION, node: process.version }, 1);
   const signer = wallet.address.toLowerCase();
-  const plan = planAccounts(config, signer);
+  const wallets = new Map<string, LocalSigner>([[signer, wallet]]);
+  for (const s of params.signers ?? []) wallets.set(s.wallet.address.toLowerCase(), s.wallet);
+  const plan =
+    params.signers && params.signers.length > 0
+      ? planSigners(params.signers.map((s) => ({ ...s, address: s.wallet.address.toLowerCase() })))
+      : planAccounts(config, signer);
   const stop: Base["stop"] = { mode: "remove" };
   let log: Logger | undefined;
   const components = new Components({
@@ -166,6 +189,7 @@ export async function startDaemon(
     metrics,
     time,
     signer,
+    wallets,
     plan,
     accounts: plan.map((p) => p.account),
     apiUrl: params.apiUrl ?? effectiveUrls(config).apiUrl,

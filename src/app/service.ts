@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadSigningKey, type SigningKey } from "../config/keys.js";
+import { type LoadedSigner, loadSignerKeys, loadSigningKey, type SigningKey } from "../config/keys.js";
 import { ConfigError, effectiveUrls, type LoadedConfig } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
@@ -96,15 +96,22 @@ export type EmbeddedSimulator = {
 export async function runService(p: RunServiceParameters): Promise<never> {
   const { loaded, stateDir, sim, env, cwd } = p;
   let { config } = loaded;
-  if (sim && (config.accounts.length > 0 || config.vault))
-    throw new ConfigError(["--sim runs the demo account only; drop accounts / vault"]);
+  if (sim && (config.accounts.length > 0 || config.vault || config.signers.length > 0))
+    throw new ConfigError(["--sim runs the demo account only; drop accounts / vault / signers"]);
   // One daemon per state directory, taken before anything else (docs/security.md, "State directory"): a second
   // daemon exits 75 naming the holder's pid. Released at process exit.
   const lock = acquireStateLock(stateDir);
   let key: SigningKey | undefined;
   let scrubbed: ScrubResult | undefined;
   let signerAccount: SignerAccount = { kind: "configured" };
-  if (!sim) {
+  let signers: LoadedSigner[] = [];
+  if (!sim && config.signers.length > 0) {
+    // Several signers: each names its key and its accounts; no master is looked up (each says its account).
+    signers = loadSignerKeys(config.signers, { env, cwd });
+    key = signers[0]!;
+    const names = signers.flatMap((s) => (s.envName ? [s.envName] : []));
+    if (names.length > 0) scrubbed = scrubEnvironment(names, env);
+  } else if (!sim) {
     const hadEnvKey = env.HL_PRIVATE_KEY !== undefined;
     key = loadSigningKey({ keyFile: config.keyFile, env, cwd });
     // The key leaves the environment for real: blanked in /proc/PID/environ, never inherited (docs/security.md).
@@ -158,19 +165,19 @@ export async function runService(p: RunServiceParameters): Promise<never> {
       );
     } else {
       wallet = key!.wallet;
-      log.info(
-        { event: "key.loaded", signer: key!.address, source: key!.where },
-        `signing as ${key!.address}`,
-      );
+      for (const k of signers.length > 0 ? signers : [key!])
+        log.info({ event: "key.loaded", signer: k.address, source: k.where }, `signing as ${k.address}`);
+      const envNames =
+        signers.length > 0 ? signers.flatMap((k) => k.envName ?? []).join(", ") : "HL_PRIVATE_KEY";
       if (scrubbed?.scrubbed === true)
         log.info(
           { event: "key.environment", scrubbed: true },
-          "HL_PRIVATE_KEY removed from the environment (blanked in /proc/PID/environ; children never inherit it)",
+          `${envNames} removed from the environment (blanked in /proc/PID/environ; children never inherit it)`,
         );
       else if (scrubbed)
         log.warn(
           { event: "key.environment", scrubbed: false, reason: scrubbed.reason },
-          `HL_PRIVATE_KEY unset, but /proc/PID/environ could not be blanked (${scrubbed.reason}): the same user and root can still read it there; prefer --key-file or LoadCredential=`,
+          `${envNames} unset, but /proc/PID/environ could not be blanked (${scrubbed.reason}): the same user and root can still read it there; prefer a key file or LoadCredential=`,
         );
       const said = describeSignerAccount(key!.address, signerAccount);
       if (signerAccount.kind === "agent")
@@ -183,6 +190,16 @@ export async function runService(p: RunServiceParameters): Promise<never> {
       startDaemon({
         config: cfg,
         wallet,
+        ...(signers.length > 0
+          ? {
+              signers: signers.map((s) => ({
+                name: s.name,
+                wallet: s.wallet,
+                account: s.account,
+                vaults: s.vaults,
+              })),
+            }
+          : {}),
         stateDir,
         logger,
         // the lock's mtime is refreshed in the daemon's clock watch, on the push slots (src/app/lock.ts)

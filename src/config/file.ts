@@ -1,7 +1,7 @@
 /** The JSON config file: read, comments dropped, unknown keys reported (never a crash). */
 import { readFileSync } from "node:fs";
 import { maskSecrets } from "../core/redact.js";
-import { OPTIONS } from "./options.js";
+import { BLOCK_DOCS, OPTIONS } from "./options.js";
 import { isPlainObject, show } from "./values.js";
 
 /** Drops documentation keys (`//key`, `$comment`, `$schema`) at every level of a config file. */
@@ -81,7 +81,7 @@ function unknownKeyIssue(key: string, file: string, known: readonly string[], gr
 
 /** One issue per top-level key of the file that the table does not have, naming the nearest known keys. */
 export function unknownFileKeys(data: Record<string, unknown>, file: string): string[] {
-  const known = [...new Set(OPTIONS.map((s) => s.key.split(".")[0]!))];
+  const known = [...new Set([...OPTIONS.map((s) => s.key.split(".")[0]!), ...Object.keys(BLOCK_DOCS)])];
   return Object.keys(data)
     .filter((k) => !known.includes(k))
     .map((k) => unknownKeyIssue(k, file, known));

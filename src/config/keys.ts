@@ -8,6 +8,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { BaseError } from "../core/errors/base.js";
 import { ExitCode } from "../core/exit-codes.js";
 import { type LocalSigner, localSigner } from "../protocol/hyperliquid/signing.js";
+import type { SignerConfig } from "./options.js";
 
 export type KeySource = "key-file" | "env" | "credentials";
 
@@ -135,4 +136,77 @@ export function loadSigningKey({
       "The key is never accepted as a flag value.",
     ],
   });
+}
+
+/** One signer of a daemon carrying several (config `signers`), its key loaded. */
+export type LoadedSigner = SigningKey & {
+  name: string;
+  /** the account pushed without vaultAddress, if any */
+  account: string | undefined;
+  /** the subaccounts and vaults pushed with vaultAddress */
+  vaults: string[];
+  /** the environment variable the key came from (the service blanks it), when it came from one */
+  envName: string | undefined;
+};
+
+/**
+ * Loads every signer's key from its own place, by the same rules as the single key (a key file mode-checked, an
+ * environment variable, a systemd credential unchecked), each message naming the signer and the place, never the
+ * text. Two signers with the same key are refused: one key has one nonce sequence, which two signers would split.
+ */
+export function loadSignerKeys(
+  signers: readonly SignerConfig[],
+  { env = {}, credentialsDirectory = env.CREDENTIALS_DIRECTORY, cwd = "." }: LoadSigningKeyParameters = {},
+): LoadedSigner[] {
+  const loaded: LoadedSigner[] = [];
+  const named = <T>(label: string, read: () => T): T => {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof KeyError) || error.shortMessage.startsWith(label)) throw error;
+      throw new KeyError(`${label}: ${error.shortMessage}`, { metaMessages: error.metaMessages });
+    }
+  };
+  for (const s of signers) {
+    const label = `Signer ${s.name}`;
+    let key: SigningKey;
+    if (s.keyFile !== undefined) {
+      const path = isAbsolute(s.keyFile) ? s.keyFile : resolve(cwd, s.keyFile);
+      const where = `key file ${path} (signer ${s.name})`;
+      const text = named(label, () => readKeyFile(path, { checkMode: true }));
+      key = signingKey(walletFromKeyText(text, where), "key-file", where);
+    } else if (s.keyEnv !== undefined) {
+      const text = env[s.keyEnv];
+      const where = `env ${s.keyEnv} (signer ${s.name})`;
+      if (text === undefined || text === "")
+        throw new KeyError(`${label}: no key: the environment variable ${s.keyEnv} is not set.`);
+      key = signingKey(walletFromKeyText(text, where), "env", where);
+    } else {
+      const name = s.credential!;
+      if (!credentialsDirectory)
+        throw new KeyError(
+          `${label}: no key: credential ${name} needs systemd's CREDENTIALS_DIRECTORY (LoadCredential=), which is not set.`,
+        );
+      const path = join(credentialsDirectory, name);
+      const where = `credentials ${path} (signer ${s.name})`;
+      key = signingKey(
+        walletFromKeyText(readKeyFile(path, { checkMode: false }), where),
+        "credentials",
+        where,
+      );
+    }
+    const twin = loaded.find((l) => l.address === key.address);
+    if (twin)
+      throw new KeyError(`Signers ${twin.name} and ${s.name} hold the same key (${key.address}).`, {
+        metaMessages: [
+          "One key has one nonce sequence: give each signer its own key (an agent key per signer).",
+        ],
+      });
+    loaded.push({ ...key, name: s.name, account: s.account, vaults: [...s.vaults], envName: s.keyEnv });
+  }
+  return loaded;
+}
+
+function signingKey(wallet: LocalSigner, source: KeySource, where: string): SigningKey {
+  return { wallet, source, where, address: wallet.address.toLowerCase() };
 }

@@ -11,9 +11,9 @@ import { isAbsolute, resolve } from "node:path";
 import { coerce, readEnv } from "./coerce.js";
 import { ConfigError } from "./errors.js";
 import { readConfigFile, unknownFileKeys, unknownGroupKeys } from "./file.js";
-import { type Config, ConfigSchema, OPTIONS } from "./options.js";
+import { BLOCK_DOCS, type Config, ConfigSchema, OPTIONS } from "./options.js";
 import { actionsPerDay, type ConfigSources, checkConfigRules } from "./rules.js";
-import { getPath, setPath, show } from "./values.js";
+import { getPath, isPlainObject, setPath, show } from "./values.js";
 
 export { ConfigError } from "./errors.js";
 export { configJsonSchema } from "./json-schema.js";
@@ -99,6 +99,13 @@ export function loadConfig({
       rawOrigins[s.key] = origin;
     }
     issues.push(...unknownGroupKeys(data, file));
+    // The blocks (`signers`) are the file's alone; the schema reads them as written.
+    for (const key of Object.keys(BLOCK_DOCS)) {
+      if (data[key] === undefined) continue;
+      merged[key] = structuredClone(data[key]);
+      sources[key] = `file ${file}`;
+      rawOrigins[key] = `file ${file}`;
+    }
   }
 
   // 2. The environment (an empty variable counts as unset).
@@ -137,6 +144,10 @@ export function loadConfig({
     const v = merged[k];
     if (typeof v === "string" && v !== "" && !isAbsolute(v)) merged[k] = resolve(cwd, v);
   }
+  if (Array.isArray(merged.signers))
+    for (const s of merged.signers as unknown[])
+      if (isPlainObject(s) && typeof s.keyFile === "string" && s.keyFile !== "" && !isAbsolute(s.keyFile))
+        s.keyFile = resolve(cwd, s.keyFile);
 
   // 4. The schema.
   const result = ConfigSchema.safeParse(merged);
@@ -147,12 +158,23 @@ export function loadConfig({
       const top = issue.path.length > 0 ? issue.path.slice(0, 2).map(String).join(".") : "";
       const origin = rawOrigins[top] ?? rawOrigins[String(issue.path[0] ?? "")] ?? "config";
       if (issue.code === "unrecognized_keys") {
-        // Unknown keys in the file were reported above with the nearest known keys.
-        if (!file) issues.push(`${key}: ${issue.message}`);
+        // Unknown keys in the file were reported above with the nearest known keys, except inside a block's
+        // records, which only the schema sees (their names are said, never their values: one may be a key).
+        if (issue.path[0] === "signers")
+          issues.push(
+            `${key} (${origin}): unknown ${issue.keys.length === 1 ? "key" : "keys"} ${issue.keys.join(", ")}; a signer has name, keyFile | keyEnv | credential, account and vaults (the key itself is never written in the config)`,
+          );
+        else if (!file) issues.push(`${key}: ${issue.message}`);
         continue;
       }
       const value = getPath(merged, path);
       const name = String(issue.path[0] ?? top);
+      if (name === "signers") {
+        // A signer's values are never shown: a key pasted where a file or a variable's name belongs is still a key.
+        failed.add(name);
+        issues.push(`${key} (${origin}): ${issue.message}`);
+        continue;
+      }
       failed.add(OPTIONS.some((o) => o.key === top) ? top : name);
       // URL-valued keys (a list such as notifyUrls included) are shown redacted, even when invalid
       issues.push(`${key} = ${show(value, name)} (${origin}): ${issue.message}${urlHint(name, value)}`);

@@ -32,6 +32,12 @@ type RowMeta = {
 
 const rows = z.registry<RowMeta>();
 
+/**
+ * Blocks: keys of the config file only, with no flag and no environment variable (their values are lists of
+ * records that a flag cannot carry: `signers`). Documented by hand in docs/operations.md.
+ */
+const blocks = z.registry<{ description: string }>();
+
 /** A row with a default: the key is optional in the input and always present in the output. */
 function option<T extends z.ZodType>(type: T, row: RowMeta & { default: z.output<T> }): z.ZodDefault<T>;
 /** A row without a default: the key may be absent. */
@@ -51,6 +57,44 @@ const address = z
   .transform((a) => a.toLowerCase());
 const httpUrl = () => z.url({ protocol: /^https?$/ });
 const durationMs = () => z.number().int().nonnegative();
+/**
+ * One signer of a daemon carrying several (docs/operations.md, "Many accounts, several signers"): where its key
+ * comes from (exactly one of a key file, an environment variable, a systemd credential; never the key itself) and
+ * the accounts it arms: `account` without vaultAddress (the signer's own user, or the master an agent key acts
+ * for), each of `vaults` with vaultAddress (subaccounts and vaults of that user).
+ */
+export const SignerSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(
+        /^[a-z0-9][a-z0-9_-]{0,31}$/,
+        "must be 1-32 of a-z, 0-9, - and _, starting with a letter or digit",
+      ),
+    keyFile: z.string().min(1).optional(),
+    keyEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]{0,63}$/, "must be an environment variable's name (A-Z, 0-9, _)")
+      .optional(),
+    credential: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be a credential's file name (no slash)")
+      .optional(),
+    account: address.optional(),
+    vaults: z.array(address).default([]),
+  })
+  .superRefine((s, ctx) => {
+    const sources = [s.keyFile, s.keyEnv, s.credential].filter((v) => v !== undefined).length;
+    if (sources !== 1)
+      ctx.addIssue({
+        code: "custom",
+        message: `needs exactly one of keyFile, keyEnv, credential (found ${sources}); the key itself is never written in the config`,
+      });
+    if (s.account === undefined && s.vaults.length === 0)
+      ctx.addIssue({ code: "custom", message: "arms nothing: give account, vaults or both" });
+  });
+export type SignerConfig = z.output<typeof SignerSchema>;
+
 const listenAddress = z
   .string()
   .superRefine((value, ctx) => {
@@ -480,6 +524,10 @@ export const ConfigSchema = z
       metavar: "FILE",
       description: "File holding the signer's private key (mode 0600 or stricter). Never the key itself.",
     }),
+    signers: z.array(SignerSchema).max(64).default([]).register(blocks, {
+      description:
+        'Config file only: several signers, each with its key source and its accounts (docs/operations.md, "Many accounts, several signers"). Replaces keyFile, accounts and vault.',
+    }),
   })
   .strict();
 
@@ -531,12 +579,17 @@ const deepFreeze = <T>(value: T): T => {
 /** Frozen defaults: ConfigSchema's output for an empty input, i.e. each row's default. */
 export const DEFAULTS: Readonly<Config> = deepFreeze(ConfigSchema.parse({}));
 
-type Table = { options: ConfigOption[]; groups: Record<string, string> };
+type Table = { options: ConfigOption[]; groups: Record<string, string>; blocks: Record<string, string> };
 
 function readTable(shape: Record<string, z.ZodType>, prefix: string, out: Table): Table {
   for (const [name, field] of Object.entries(shape)) {
     const key = prefix + name;
     const row = rows.get(field);
+    const block = blocks.get(field);
+    if (block) {
+      out.blocks[key] = block.description;
+      continue;
+    }
     if (!row) {
       // A group (`thresholds`): an object with a default, whose fields are rows.
       out.groups[key] = field.description ?? "";
@@ -563,10 +616,13 @@ function readTable(shape: Record<string, z.ZodType>, prefix: string, out: Table)
   return out;
 }
 
-const TABLE = readTable(ConfigSchema.shape, "", { options: [], groups: {} });
+const TABLE = readTable(ConfigSchema.shape, "", { options: [], groups: {}, blocks: {} });
 
 /** Every configuration key, in the table's order (nested keys dotted). */
 export const OPTIONS: readonly ConfigOption[] = Object.freeze(TABLE.options);
+
+/** The config file's blocks (`signers`: no flag, no environment variable) and their description. */
+export const BLOCK_DOCS: Readonly<Record<string, string>> = Object.freeze(TABLE.blocks);
 
 /** The groups of the table (objects holding rows: `thresholds`) and their description. */
 export const GROUP_DOCS: Readonly<Record<string, string>> = Object.freeze(TABLE.groups);

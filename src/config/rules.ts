@@ -147,6 +147,31 @@ export function checkConfigRules(
     errors.push(
       `accounts = ${show(config.accounts)}${at(sources, "accounts")}: with vault ${config.vault} the account is the vault; drop accounts or set it to the vault`,
     );
+  if (config.signers.length > 0) {
+    // Several signers: each names its key and its accounts; the single-signer keys would say it twice.
+    for (const k of ["keyFile", "vault"] as const)
+      if (config[k] !== undefined)
+        errors.push(
+          `${k}${at(sources, k)}: with signers, each signer names its own key and accounts; drop ${k}`,
+        );
+    if (config.accounts.length > 0)
+      errors.push(
+        `accounts${at(sources, "accounts")}: with signers, each signer names its own accounts; drop accounts`,
+      );
+    const names = new Set<string>();
+    const armedBy = new Map<string, string>();
+    for (const [i, s] of config.signers.entries()) {
+      if (names.has(s.name)) errors.push(`signers.${i}.name = ${s.name}: another signer has this name`);
+      names.add(s.name);
+      // One account, one signer: two signers pushing for one account would share neither nonces nor budget.
+      for (const a of [...(s.account ? [s.account] : []), ...s.vaults]) {
+        const other = armedBy.get(a);
+        if (other !== undefined)
+          errors.push(`signers.${i} (${s.name}): account ${a} is already armed by signer ${other}`);
+        else armedBy.set(a, s.name);
+      }
+    }
+  }
   if (config.watchAddresses.length > 0 && !config.rpcUrl)
     errors.push(
       `watchAddresses${at(sources, "watchAddresses")}: needs rpcUrl (--rpc-url / HL_RPC_URL), a node that serves ots_* (the official RPC is not known to)`,

@@ -42,8 +42,16 @@ const perMin = (intervalMs: number) => 60_000 / intervalMs;
 const round = (x: number) => Math.round(x * 10) / 10;
 const s = (ms: number) => `${round(ms / 1000)} s`;
 
+/** How many accounts `config` arms: its signers' accounts and vaults, else its accounts (at least the signer's own). */
+export function configuredAccounts(config: Config): number {
+  if (config.signers.length > 0)
+    return config.signers.reduce((n, s) => n + (s.account ? 1 : 0) + s.vaults.length, 0);
+  if (config.vault) return 1;
+  return Math.max(1, new Set(config.accounts).size);
+}
+
 /** The steady weight a minute of `config` for `accounts` accounts, and what would fit. */
-export function weightPlan(config: Config, accounts = Math.max(1, config.accounts.length)): WeightPlan {
+export function weightPlan(config: Config, accounts = configuredAccounts(config)): WeightPlan {
   const lines: WeightLine[] = [];
   const pushes = accounts * perMin(config.interval) * WEIGHT.action;
   lines.push({

@@ -10,31 +10,33 @@ const config = (extra: Record<string, unknown>) => ConfigSchema.parse(extra);
 
 describe("planAccounts", () => {
   test("default: the signer's own account, pushed directly", () => {
-    expect(planAccounts(config({}), signer)).toEqual([{ account: signer, vaultAddress: undefined }]);
+    expect(planAccounts(config({}), signer)).toEqual([{ account: signer, vaultAddress: undefined, signer }]);
   });
 
   test("behavior: an agent key with --account MASTER pushes without vaultAddress", () => {
     expect(planAccounts(config({ accounts: [master] }), signer)).toEqual([
-      { account: master, vaultAddress: undefined },
+      { account: master, vaultAddress: undefined, signer },
     ]);
   });
 
   test("behavior: agent key for a master and its subaccount: the first acts directly, the rest as vaultAddress", () => {
     expect(planAccounts(config({ accounts: [master, sub] }), signer)).toEqual([
-      { account: master, vaultAddress: undefined },
-      { account: sub, vaultAddress: sub },
+      { account: master, vaultAddress: undefined, signer },
+      { account: sub, vaultAddress: sub, signer },
     ]);
   });
 
   test("behavior: when the signer is listed it acts directly wherever it stands", () => {
     expect(planAccounts(config({ accounts: [sub, signer] }), signer)).toEqual([
-      { account: sub, vaultAddress: sub },
-      { account: signer, vaultAddress: undefined },
+      { account: sub, vaultAddress: sub, signer },
+      { account: signer, vaultAddress: undefined, signer },
     ]);
   });
 
   test("behavior: --vault sends every push with vaultAddress", () => {
-    expect(planAccounts(config({ vault }), signer)).toEqual([{ account: vault, vaultAddress: vault }]);
+    expect(planAccounts(config({ vault }), signer)).toEqual([
+      { account: vault, vaultAddress: vault, signer },
+    ]);
   });
 
   test("behavior: duplicates are pushed once", () => {

@@ -9,6 +9,9 @@ import type { Ledger } from "../../switch/ledger.js";
 import type { Component } from "../components.js";
 import type { Base, Board } from "../context.js";
 
+/** At most this many accounts are listed in the start line (`daemon.start`); the status page lists them all. */
+const PLAN_LOGGED = 50;
+
 /**
  * The health, readiness and metrics server, bound before the guard is asked and before any switch pushes: a taken
  * port arms nothing. Then `daemon.start` says what is about to be protected.
@@ -90,7 +93,10 @@ export function healthComponent(): Component<
           event: "daemon.start",
           version: VERSION,
           signer,
-          accounts: plan,
+          // bounded: a thousand accounts would make a line of 130 kB (journald splits lines above 48 kB)
+          accounts: plan.slice(0, PLAN_LOGGED),
+          ...(plan.length > PLAN_LOGGED ? { accountsNotListed: plan.length - PLAN_LOGGED } : {}),
+          signers: new Set(plan.map((p) => p.signer)).size,
           network: config.network,
           intervalMs: config.interval,
           deadlineMs: config.deadline,
@@ -99,13 +105,13 @@ export function healthComponent(): Component<
           onShutdown: config.onShutdown,
           guard: config.guardSocket ? "socket" : config.guardFile ? "file" : config.guardUrl ? "url" : null,
         },
-        `hl-deadman ${VERSION}: keeping the scheduled cancel armed for ${accounts.join(", ")}`,
+        `hl-deadman ${VERSION}: keeping the scheduled cancel armed for ${accounts.length > PLAN_LOGGED ? `${accounts.length} accounts` : accounts.join(", ")}`,
       );
-      for (const { account, vaultAddress } of plan) {
+      for (const { account, vaultAddress, signer } of plan) {
         if (vaultAddress === undefined && account !== signer) {
           log.info(
             { event: "accounts.agent", account, signer },
-            `signer ${signer} acts as an API wallet for ${account} (no vaultAddress); for a subaccount or vault use --vault`,
+            `signer ${signer} acts as an API wallet for ${account} (no vaultAddress); for a subaccount or vault use ${config.signers.length > 0 ? "the signer's vaults" : "--vault"}`,
           );
         }
       }

@@ -134,13 +134,21 @@ export function auditComponent(): Component<Base & { bus: EventBus; logger: Logg
  */
 export function ledgerComponent(): Component<
   Base & { logger: Logger },
-  { ledger: Ledger; nonces: NonceSource; nonceSpan: NonceSpan }
+  {
+    ledger: Ledger;
+    nonces: NonceSource;
+    signerNonces: ReadonlyMap<string, NonceSource>;
+    nonceSpan: NonceSpan;
+  }
 > {
   let ledger: Ledger | undefined;
   return {
     name: "ledger",
-    async start({ params, config, time, logger }) {
-      let nonces: NonceSource | undefined;
+    async start({ params, config, time, logger, signer, wallets }) {
+      // One nonce sequence per signer (the exchange keeps the 100 highest per signer). The ledger keeps one
+      // high-water mark, the highest of them: every signer's floor starts above it, which is safe (nonces are
+      // times: a floor above a signer's own last nonce only moves its next nonce a little later).
+      const signerNonces = new Map<string, NonceSource>();
       // How far above the ledger's last write a restart starts its nonces.
       const nonceSpan: NonceSpan = { requestTimeoutMs: config.requestTimeout, deadlineMs: config.deadline };
       const opened = await Ledger.open({
@@ -148,7 +156,7 @@ export function ledgerComponent(): Component<
         clock: time,
         // only verified time and nonces taken on it are persisted (they seed a restart's nonce floor)
         verifiedNow: () => time.verifiedNow(),
-        nonceHint: () => nonces?.lastVerified ?? 0,
+        nonceHint: () => Math.max(0, ...[...signerNonces.values()].map((n) => n.lastVerified)),
         logger: logger.child({ module: "ledger" }),
         triggerLimit: config.triggerLimit,
         beforeSync: params.beforeLedgerSync,
@@ -157,12 +165,10 @@ export function ledgerComponent(): Component<
       // The exchange's time is never before the ledger's last write (a clock stepped back while down).
       if (opened.loadedUpdatedAt !== null) time.notBefore(opened.loadedUpdatedAt);
       // Nonces never go below the previous run's, even after the wall clock was stepped back.
-      nonces = new NonceSource(
-        time,
-        nonceFloor(opened.loadedUpdatedAt, opened.loadedLastNonce, nonceSpan),
-        () => time.verified,
-      );
-      return { ledger: opened, nonces, nonceSpan };
+      const floor = nonceFloor(opened.loadedUpdatedAt, opened.loadedLastNonce, nonceSpan);
+      for (const address of wallets.keys())
+        signerNonces.set(address, new NonceSource(time, floor, () => time.verified));
+      return { ledger: opened, nonces: signerNonces.get(signer)!, signerNonces, nonceSpan };
     },
     close: () => ledger?.close(),
   };
@@ -171,25 +177,34 @@ export function ledgerComponent(): Component<
 /** The exchange client (the pushes, the cancels) and one info client for every read-only query. */
 
 export function clientsComponent(): Component<
-  Base & { nonces: NonceSource },
-  { client: ScheduleCancelClient & { close?(): void }; info: InfoClient }
+  Base & { signerNonces: ReadonlyMap<string, NonceSource> },
+  {
+    client: ScheduleCancelClient & { close?(): void };
+    /** each signer's exchange client, by lower-case address (`client` is the first signer's) */
+    signerClients: ReadonlyMap<string, ScheduleCancelClient & { close?(): void }>;
+    info: InfoClient;
+  }
 > {
-  let client: (ScheduleCancelClient & { close?(): void }) | undefined;
+  const clients = new Map<string, ScheduleCancelClient & { close?(): void }>();
   let info: InfoClient | undefined;
   return {
     name: "clients",
-    start({ params, config, time, nonces, apiUrl, runtime }) {
-      client =
-        params.client ??
-        new ExchangeClient({
-          apiUrl,
-          signer: params.wallet,
-          isMainnet: config.network === "mainnet",
-          clock: time,
-          nonces,
-          expiresAfterMs: config.requestTimeout,
-          timeoutMs: config.requestTimeout,
-        });
+    start({ params, config, time, signerNonces, apiUrl, runtime, signer, wallets }) {
+      for (const [address, wallet] of wallets)
+        clients.set(
+          address,
+          params.client ??
+            new ExchangeClient({
+              apiUrl,
+              signer: wallet,
+              isMainnet: config.network === "mainnet",
+              clock: time,
+              nonces: signerNonces.get(address)!,
+              expiresAfterMs: config.requestTimeout,
+              timeoutMs: config.requestTimeout,
+            }),
+        );
+      const client = clients.get(signer)!;
       info = new InfoClient({
         apiUrl,
         clock: runtime.clock,
@@ -197,11 +212,11 @@ export function clientsComponent(): Component<
         chunkSize: config.exposureChunkSize,
         concurrency: config.exposureConcurrency,
       });
-      return { client, info };
+      return { client, signerClients: clients, info };
     },
     close() {
       info?.close();
-      client?.close?.();
+      for (const c of new Set(clients.values())) c.close?.();
     },
   };
 }
@@ -222,7 +237,14 @@ export function hasCancel(client: object): client is Pick<ExchangeClient, "cance
  * official explorer never describes another host's exchange. Also the order canceller (engine-down `cancel`).
  */
 export function recordComponent(): Component<
-  Base & { logger: Logger; log: Logger; ledger: Ledger; info: InfoClient; client: ScheduleCancelClient },
+  Base & {
+    logger: Logger;
+    log: Logger;
+    ledger: Ledger;
+    info: InfoClient;
+    client: ScheduleCancelClient;
+    signerClients: ReadonlyMap<string, ScheduleCancelClient>;
+  },
   {
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
     startRecords: Map<string, RecordResult>;
@@ -250,8 +272,11 @@ export function recordComponent(): Component<
       ledger,
       info,
       client,
+      signerClients,
       metrics,
     }) {
+      // Each account's requests are signed by its own signer (plan); its record is read for that signer too.
+      const signerOf = (account: string) => plan.find((p) => p.account === account)?.signer ?? signer;
       const explorerUrl =
         params.explorerUrl ?? (params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config));
       explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
@@ -266,7 +291,7 @@ export function recordComponent(): Component<
             explorer,
             info,
             account,
-            signer,
+            signer: signerOf(account),
             now: () => time.now(),
             signal: controller.signal,
           });
@@ -368,16 +393,33 @@ export function recordComponent(): Component<
         feed.start();
       }
       const knownFeed = feed;
-      const cancelOpenOrders =
-        params.cancelOpenOrders ??
-        (config.onEngineDown === "cancel" && hasCancel(client)
-          ? createCancelExecutor({
-              info,
-              exchange: client,
-              onReport: cancelReportLogger(logger, metrics),
-              ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user), metaCache } : {}),
-            })
-          : undefined);
+      // Built per signer, reached per account: an account's cancels, closes and drill orders go out under its
+      // own signer's key and nonces.
+      const perSigner = <T>(build: (c: ScheduleCancelClient) => T | undefined) => {
+        const built = new Map<string, T>();
+        for (const [address, c] of signerClients) {
+          const made = build(c);
+          if (made === undefined) return undefined;
+          built.set(address, made);
+        }
+        return (account: string) => built.get(signerOf(account))!;
+      };
+      const onReport = cancelReportLogger(logger, metrics);
+      const cancellers =
+        config.onEngineDown === "cancel"
+          ? perSigner((c) =>
+              hasCancel(c)
+                ? createCancelExecutor({
+                    info,
+                    exchange: c,
+                    onReport,
+                    ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user), metaCache } : {}),
+                  })
+                : undefined,
+            )
+          : undefined;
+      const cancelOpenOrders: CancelOpenOrders | undefined =
+        params.cancelOpenOrders ?? (cancellers ? (p) => cancellers(p.account)(p) : undefined);
       // A switch's read never throws; the reads in flight are awaited on close.
       const read = explorer
         ? (user: string) => {
@@ -394,22 +436,35 @@ export function recordComponent(): Component<
           }
         : undefined;
       // Escalation step 2 (opted-in accounts only): cancel, then close reduce-only in slices.
-      const closePositions =
-        params.closePositions ??
-        (config.escalateAccounts.length > 0 && hasOrder(client)
-          ? createCloseExecutor({
-              info,
-              exchange: client,
-              cancelOpenOrders,
-              slippagePct: config.closeSlippagePct,
-              maxSliceUsd: config.closeSliceUsd,
-            })
-          : undefined);
-      // The drill's requests: the exchange client places and cancels, the info client reads (drill-io.ts).
-      const drillIo =
-        hasOrder(client) && hasCancel(client)
-          ? createDrillIo({ info, exchange: client, coin: config.drillCoin })
+      const closers =
+        config.escalateAccounts.length > 0
+          ? perSigner((c) =>
+              hasOrder(c)
+                ? createCloseExecutor({
+                    info,
+                    exchange: c,
+                    cancelOpenOrders,
+                    slippagePct: config.closeSlippagePct,
+                    maxSliceUsd: config.closeSliceUsd,
+                  })
+                : undefined,
+            )
           : undefined;
+      const closePositions: ClosePositions | undefined =
+        params.closePositions ?? (closers ? (p) => closers(p.account)(p) : undefined);
+      // The drill's requests: the exchange client places and cancels, the info client reads (drill-io.ts).
+      const drills = perSigner((c) =>
+        hasOrder(c) && hasCancel(c)
+          ? createDrillIo({ info, exchange: c, coin: config.drillCoin })
+          : undefined,
+      );
+      const drillIo: DrillIo | undefined = drills
+        ? {
+            place: (p) => drills(p.account).place(p),
+            status: (p) => drills(p.account).status(p),
+            cancel: (p) => drills(p.account).cancel(p),
+          }
+        : undefined;
       return { readRecord: read, startRecords, cancelOpenOrders, closePositions, drillIo };
     },
     async close() {

@@ -20,14 +20,32 @@ import {
 } from "../../switch/index.js";
 import type { Ledger } from "../../switch/ledger.js";
 import type { RecordResult } from "../../switch/record.js";
-import type { AgentState } from "../../watchers/agent-watch.js";
 import { createBudgetMonitor } from "../../watchers/budget.js";
 import { createExposurePoller } from "../../watchers/exposure.js";
 import type { Component } from "../components.js";
-import type { Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js";
+import type { AgentFeeds, Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
 import { type ControlServer, startControlServer } from "../control.js";
 import { createDrillCommand, networkOf } from "../drill.js";
+
+/**
+ * The exchange's per-IP weight at its steady rate: 1,200 a minute is one request every 50 ms
+ * (docs/exchange-behaviour.md §10). Pushes are spread at least this far apart when the interval leaves room.
+ */
+export const PUSH_PACE_MS = 50;
+
+/** Up to this many accounts push together: they sign and send in a few milliseconds (BENCHMARKS.md, signing). */
+export const PUSH_BURST = 10;
+
+/**
+ * The spacing between consecutive accounts' push slots: none for up to PUSH_BURST accounts (armed at once), else
+ * the interval shared evenly among them but never wider than PUSH_PACE_MS, so that a large fleet is spread instead
+ * of pushed in one burst (300 accounts at 15 s: one every 50 ms) and still armed quickly (100 accounts: in 5 s).
+ */
+export function pushSpacing(intervalMs: number, accounts: number): number {
+  if (accounts <= PUSH_BURST) return 0;
+  return Math.min(PUSH_PACE_MS, Math.floor(intervalMs / accounts));
+}
 
 /**
  * The switches, one per account: they follow the guard, the agent watch and the clock watch from here on, apply
@@ -39,9 +57,9 @@ export function switchesComponent(): Component<
     logger: Logger;
     bus: EventBus;
     ledger: Ledger;
-    nonces: NonceSource;
+    signerNonces: ReadonlyMap<string, NonceSource>;
     nonceSpan: NonceSpan;
-    client: ScheduleCancelClient;
+    signerClients: ReadonlyMap<string, ScheduleCancelClient>;
     info: InfoClient;
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
     startRecords: Map<string, RecordResult>;
@@ -50,13 +68,14 @@ export function switchesComponent(): Component<
     drillIo: DrillIo | undefined;
     board: Board;
     engine: Feed<Engine> & { now(account: string): Engine };
-    agent: (Feed<AgentState> & { now(): AgentState | null }) | null;
+    agents: AgentFeeds;
     slotOrigin: number;
     clockSteps: Feed<number>;
   },
   { switches: Switch[]; outcomes: ShutdownOutcome[]; triggers: Feed<string> }
 > {
   let switches: Switch[] = [];
+  const pending: TimerHandle[] = [];
   const outcomes: ShutdownOutcome[] = [];
   let mode: () => "remove" | "keep" = () => "remove";
   return {
@@ -68,9 +87,9 @@ export function switchesComponent(): Component<
         time,
         plan,
         ledger,
-        nonces,
+        signerNonces,
         nonceSpan,
-        client,
+        signerClients,
         info,
         metrics,
         logger,
@@ -92,16 +111,16 @@ export function switchesComponent(): Component<
         notionalCapUsd: config.escalateNotionalUsd ?? null,
         retryMs: config.closeRetryInterval,
       };
-      switches = plan.map(({ account, vaultAddress }) =>
+      switches = plan.map(({ account, vaultAddress, signer }) =>
         createSwitch({
           account,
           vaultAddress,
-          client,
+          client: signerClients.get(signer)!,
           ledger,
           runtime,
           time,
           timeFloor: ledger.loadedUpdatedAt,
-          nonces,
+          nonces: signerNonces.get(signer)!,
           nonceSpan,
           logger,
           metrics,
@@ -130,11 +149,15 @@ export function switchesComponent(): Component<
       ctx.engine.subscribe(({ up, detail, accounts }) => {
         for (const s of switches) if (!accounts || accounts.includes(s.account)) s.setEngineUp(up, detail);
       });
-      const agent = ctx.agent?.now();
-      if (agent) for (const s of switches) s.setAgent(agent.state, agent.detail);
-      ctx.agent?.subscribe((a) => {
-        for (const s of switches) s.setAgent(a.state, a.detail);
-      });
+      // An agent key's state reaches the switches it signs for, and only those.
+      for (const { accounts, feed: agent } of ctx.agents) {
+        const mine = switches.filter((s) => accounts.includes(s.account));
+        const now = agent.now();
+        if (now) for (const s of mine) s.setAgent(now.state, now.detail);
+        agent.subscribe((a) => {
+          for (const s of mine) s.setAgent(a.state, a.detail);
+        });
+      }
       // The exposure poll's figures reach the escalating accounts' switches (their rules read them): the first
       // perp dex's account value and total notional, and the nearest liquidation across every dex polled.
       if (escalating.size > 0) {
@@ -172,14 +195,22 @@ export function switchesComponent(): Component<
       });
       const started = switches;
       ctx.board.accounts = () => started.map((s) => s.status());
-      for (const s of switches) {
-        s.start(ctx.slotOrigin);
+      // Spread: account i pushes first, and then on its slots, `i × step` after the grid's origin, so that N
+      // accounts never push in one burst (docs/operations.md, "Many accounts, several signers").
+      const step = pushSpacing(config.interval, switches.length);
+      const begin = (s: Switch, offset: number) => {
+        s.start(ctx.slotOrigin + offset);
         const record = ctx.startRecords.get(s.account);
         if (record) s.recordRead(record);
+      };
+      for (const [i, s] of switches.entries()) {
+        if (i === 0 || step === 0) begin(s, 0);
+        else pending.push(runtime.timers.after(i * step, () => begin(s, i * step)));
       }
       return { switches, outcomes, triggers: { subscribe: triggers.subscribe } };
     },
     async close() {
+      for (const t of pending.splice(0)) t.cancel();
       const results = await Promise.all(switches.map((s) => s.shutdown({ mode: mode() })));
       outcomes.push(...results);
     },

@@ -14,7 +14,7 @@ import { createConnectionGuard } from "../../watchers/connection-guard.js";
 import { createGuard } from "../../watchers/guard.js";
 import { CrossingLatch } from "../../watchers/skew.js";
 import type { Component } from "../components.js";
-import type { Base, Board, Engine, Feed } from "../context.js";
+import type { AgentFeeds, Base, Board, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
 
 /** What the daemon holds of its engine guard, file/URL or connection. */
@@ -86,47 +86,58 @@ export function guardComponent(): Component<
 }
 
 /**
- * The agent watch, when the signer is an API wallet of the account it acts for directly (planAccounts): its state
- * comes before the first push (bounded by one request time-out), then every agentCheckInterval; a missing or
- * expired agent is NOT PROTECTED at once.
+ * The agent watches, one per signer that is an API wallet of the account it acts for directly (planAccounts,
+ * planSigners): its state comes before the first push (bounded by one request time-out), then every
+ * agentCheckInterval; a missing or expired agent is NOT PROTECTED at once, for the accounts that key signs for.
  */
 export function agentWatchComponent(): Component<
   Base & { logger: Logger; bus: EventBus; info: InfoClient },
-  { agent: (Feed<AgentState> & { now(): AgentState | null }) | null }
+  { agents: AgentFeeds }
 > {
-  let watch: ReturnType<typeof createAgentWatch> | null = null;
+  const watches: ReturnType<typeof createAgentWatch>[] = [];
   return {
     name: "agent watch",
-    async start({ config, runtime, time, signer, plan, logger, metrics, bus, info }) {
-      const master = plan.find((p) => p.vaultAddress === undefined)?.account;
-      if (master === undefined || master === signer) return { agent: null };
-      const states = feed<AgentState>();
-      const created = createAgentWatch({
-        info,
-        account: master,
-        signer,
-        // validity is judged on the exchange's time
-        runtime: runtime.withClock(time),
-        logger,
-        metrics,
-        bus,
-        intervalMs: config.agentCheckInterval,
-        warnDays: config.agentWarnDays,
-        onAgentState: (a) => states.publish(a),
-      });
-      watch = created;
+    async start({ config, runtime, time, plan, logger, metrics, bus, info }) {
+      const agents: AgentFeeds = [];
+      for (const signer of new Set(plan.map((p) => p.signer))) {
+        const mine = plan.filter((p) => p.signer === signer);
+        const master = mine.find((p) => p.vaultAddress === undefined)?.account;
+        if (master === undefined || master === signer) continue;
+        const states = feed<AgentState>();
+        const created = createAgentWatch({
+          info,
+          account: master,
+          signer,
+          // validity is judged on the exchange's time
+          runtime: runtime.withClock(time),
+          logger,
+          metrics,
+          bus,
+          intervalMs: config.agentCheckInterval,
+          warnDays: config.agentWarnDays,
+          onAgentState: (a) => states.publish(a),
+        });
+        watches.push(created);
+        agents.push({
+          // the agent acts for its master, and through vaultAddress for the master's subaccounts and vaults
+          accounts: mine.map((p) => p.account),
+          feed: { subscribe: states.subscribe, now: () => created.state() },
+        });
+      }
       let bound: TimerHandle | undefined;
       await Promise.race([
-        created.checkNow(),
+        Promise.all(watches.map((w) => w.checkNow())),
         new Promise<void>((resolve) => {
           bound = runtime.timers.after(config.requestTimeout, resolve);
         }),
       ]);
       bound?.cancel();
-      created.start();
-      return { agent: { subscribe: states.subscribe, now: () => created.state() } };
+      for (const w of watches) w.start();
+      return { agents };
     },
-    close: () => watch?.stop(),
+    close: () => {
+      for (const w of watches) w.stop();
+    },
   };
 }
 

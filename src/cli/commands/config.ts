@@ -1,7 +1,7 @@
 import { type Command, Option } from "commander";
-import { planAccounts } from "../../app/daemon.js";
+import { planAccounts, planSigners } from "../../app/daemon.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../../app/master.js";
-import { loadSigningKey } from "../../config/keys.js";
+import { loadSignerKeys, loadSigningKey } from "../../config/keys.js";
 import {
   CONFIG_KEYS,
   configJsonSchema,
@@ -47,20 +47,25 @@ async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promis
   const urls = effectiveUrls(config);
   // The key is loaded to prove it is usable; only where it came from and the address are shown. --no-key
   // (commander sets key=false) checks everything else, so CI needs no secret.
+  const signers =
+    opts.key === false || config.signers.length === 0
+      ? []
+      : loadSignerKeys(config.signers, { env: deps.env, cwd: deps.cwd });
   const key =
     opts.key === false
       ? undefined
-      : loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+      : (signers[0] ?? loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd }));
   // What `run` will arm: an agent key without --account arms its master, found with userRole, exactly as `run`
   // asks it (docs/cli.md, "Agent keys"); an --account naming the agent itself is refused here as there.
-  const found: SignerAccount | undefined = key
-    ? await resolveSignerAccount({
-        config,
-        signer: key.address,
-        apiUrl: urls.apiUrl,
-        clock: deps.clock,
-      })
-    : undefined;
+  const found: SignerAccount | undefined =
+    key && signers.length === 0
+      ? await resolveSignerAccount({
+          config,
+          signer: key.address,
+          apiUrl: urls.apiUrl,
+          clock: deps.clock,
+        })
+      : undefined;
   if (found?.kind === "agent") config = { ...config, accounts: [found.master] };
   const said = key && found ? describeSignerAccount(key.address, found, "check") : undefined;
   const effective: Record<string, unknown> = {
@@ -70,11 +75,16 @@ async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promis
     notifyUrls: config.notifyUrls.map(redactUrl),
     stateDir: effectiveStateDir(config, deps.cwd),
   };
-  const accounts = key
-    ? planAccounts(config, key.address)
-    : config.vault || config.accounts.length > 0
-      ? planAccounts(config, "")
-      : [];
+  const accounts =
+    config.signers.length > 0
+      ? planSigners(
+          config.signers.map((c, i) => ({ ...c, address: signers[i]?.address ?? `(signer ${c.name})` })),
+        )
+      : key
+        ? planAccounts(config, key.address)
+        : config.vault || config.accounts.length > 0
+          ? planAccounts(config, "")
+          : [];
   if (opts.json) {
     deps.stdout.write(
       `${JSON.stringify(
@@ -91,7 +101,7 @@ async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promis
             : null,
           accounts,
           actionsPerDay: loaded.actionsPerDay,
-          weight: weightPlan(config, Math.max(1, accounts.length)),
+          weight: weightPlan(config),
           warnings,
           file: loaded.file ?? null,
         },
@@ -103,20 +113,24 @@ async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promis
   }
   const out = (s: string) => deps.stdout.write(`${s}\n`);
   out(`configuration OK${loaded.file ? ` (file ${loaded.file})` : ""}`);
-  out(
-    key
-      ? `key        ${key.where} -> signer ${key.address} (the key itself is never shown)`
-      : "key        not checked (--no-key); without --account the daemon acts for the signer's own account",
-  );
+  if (signers.length > 0)
+    for (const k of signers)
+      out(`key        ${k.where} -> signer ${k.address} (the key itself is never shown)`);
+  else
+    out(
+      key
+        ? `key        ${key.where} -> signer ${key.address} (the key itself is never shown)`
+        : "key        not checked (--no-key); without --account the daemon acts for the signer's own account",
+    );
   if (said) out(`${found?.kind === "agent" ? "signer" : "WARNING:"}   ${said}`);
   for (const a of accounts)
     out(
-      `account    ${a.account}${a.vaultAddress ? " (sent as vaultAddress)" : ""}${key ? " (what run arms)" : ""}`,
+      `account    ${a.account}${a.vaultAddress ? " (sent as vaultAddress)" : ""}${config.signers.length > 0 ? ` signed by ${a.signer}` : ""}${key ? " (what run arms)" : ""}`,
     );
   out(
     `budget     ${loaded.actionsPerDay.toLocaleString("en-US")} scheduleCancel actions per day per account`,
   );
-  const plan = weightPlan(config, Math.max(1, accounts.length));
+  const plan = weightPlan(config);
   out(
     `weight     the IP's weight a minute, steady (docs/operations.md, "The IP's weight"):\n${describeWeightPlan(plan)}`,
   );

@@ -1,0 +1,140 @@
+/**
+ * Several signers in one daemon (config `signers`): each account's pushes are signed by its own signer, with that
+ * signer's own nonces; a fleet's pushes are spread over the interval. Real HTTP to the simulator on 127.0.0.1; the
+ * simulator recovers every signature and checks the signer may act for the account.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Wallet } from "ethers";
+import { afterEach, describe, expect, test } from "vitest";
+import { type Daemon, startDaemon } from "../../src/app/daemon.js";
+import { pushSpacing } from "../../src/app/parts/switches.js";
+import { ConfigSchema } from "../../src/config/schema.js";
+import { ManualClock } from "../../src/core/clock.js";
+import { ManualTimers } from "../../src/core/runtime.js";
+import { ManualScheduler } from "../../src/core/scheduler.js";
+import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { createMetrics } from "../../src/surface/metrics.js";
+import { captureLogger, tick } from "./helpers.js";
+
+const addr = (w: { address: string }) => w.address.toLowerCase();
+const randomAddress = () => addr(Wallet.createRandom());
+
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+async function fleet({ vaultsOfA = 1, extraUsers = 0 }: { vaultsOfA?: number; extraUsers?: number } = {}) {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
+  // Signer A: a master key, arming itself and its vaults. Signer B: an agent key of master C.
+  const a = Wallet.createRandom();
+  const b = Wallet.createRandom();
+  const c = randomAddress();
+  const vaults = Array.from({ length: vaultsOfA }, randomAddress);
+  const others = Array.from({ length: extraUsers }, () => Wallet.createRandom());
+  const sim: SimulatorHandle = await startSimulator({
+    clock,
+    ipWeightPerMinute: null,
+    users: [
+      { address: addr(a), vaults },
+      { address: c, agents: [addr(b)] },
+      ...others.map((w) => ({ address: addr(w) })),
+    ],
+  });
+  const timers = new ManualTimers(clock);
+  const log = captureLogger();
+  const signers = [
+    { name: "a", wallet: a, account: addr(a), vaults },
+    { name: "b", wallet: b, account: c, vaults: [] as string[] },
+    ...others.map((w, i) => ({ name: `x${i}`, wallet: w, account: addr(w), vaults: [] as string[] })),
+  ];
+  const daemon: Daemon = await startDaemon({
+    config: ConfigSchema.parse({ health: "off", exposureInterval: 0 }),
+    wallet: a as never,
+    signers: signers.map((s) => ({ ...s, wallet: s.wallet as never })),
+    stateDir: mkdtempSync(join(tmpdir(), "hl-deadman-signers-")),
+    logger: log.logger,
+    clock,
+    timers,
+    scheduler: new ManualScheduler(),
+    apiUrl: sim.apiUrl,
+    metrics: createMetrics({ defaultMetrics: false }),
+  });
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      await tick();
+      await daemon.settle();
+    }
+  };
+  const advance = async (ms: number, stepMs = 10) => {
+    for (let left = ms; left > 0; left -= stepMs) {
+      clock.advance(Math.min(stepMs, left));
+      await settle();
+    }
+  };
+  await settle();
+  cleanup = async () => {
+    await daemon.close({ mode: "keep" });
+    await sim.close();
+  };
+  return { clock, sim, daemon, a, b, c, vaults, others, advance, log };
+}
+
+describe("daemon: several signers", () => {
+  test("behavior: each account is pushed by its own signer; an agent's for its master, a vault's with vaultAddress", async () => {
+    const f = await fleet();
+    const pushes = f.sim.state.actions.filter(
+      (x) => (x.action as { type?: string }).type === "scheduleCancel",
+    );
+    const byAccount = (account: string) =>
+      pushes.filter((x) => x.accepted && (x.vaultAddress ?? x.user) === account);
+    expect(byAccount(addr(f.a))[0]).toMatchObject({ signer: addr(f.a), vaultAddress: null });
+    expect(byAccount(f.vaults[0]!)[0]).toMatchObject({ signer: addr(f.a), vaultAddress: f.vaults[0] });
+    expect(byAccount(f.c)[0]).toMatchObject({ signer: addr(f.b), user: f.c, vaultAddress: null });
+    for (const account of [addr(f.a), f.vaults[0]!, f.c])
+      expect(f.sim.state.getSchedule(account)).not.toBeNull();
+    expect(pushes.every((x) => x.accepted)).toBe(true);
+    expect(f.daemon.status().map((s) => s.state)).toEqual(["armed", "armed", "armed"]);
+  });
+
+  test("behavior: each signer's nonces are its own sequence (two signers may use the same millisecond)", async () => {
+    const f = await fleet();
+    await f.advance(30_000, 1_000);
+    const pushes = f.sim.state.actions.filter((x) => x.accepted);
+    const nonces = (signer: string) => pushes.filter((x) => x.signer === signer).map((x) => x.nonce!);
+    for (const signer of [addr(f.a), addr(f.b)]) {
+      const seq = nonces(signer);
+      expect(seq.length).toBeGreaterThanOrEqual(3);
+      // strictly increasing per signer (the exchange refuses a repeated nonce per signer)
+      expect(seq.every((n, i) => i === 0 || n > seq[i - 1]!)).toBe(true);
+    }
+    // A's two accounts push in one millisecond, so its second push takes the next nonce; B's first push is free
+    // to take the same millisecond as A's first.
+    expect(nonces(addr(f.b))[0]).toBe(nonces(addr(f.a))[0]);
+  });
+
+  test("behavior: a fleet's pushes are spread over the interval, not sent in one burst", async () => {
+    // 2 named accounts + 10 vaults + 13 more signers = 25 accounts: one every min(15 s / 25, 50 ms) = 50 ms
+    const f = await fleet({ vaultsOfA: 10, extraUsers: 13 });
+    const accounts = f.daemon.status().length;
+    expect(accounts).toBe(25);
+    expect(pushSpacing(15_000, accounts)).toBe(50);
+    await f.advance(2_000);
+    await f.advance(30_000, 50);
+    const pushes = f.sim.state.actions.filter(
+      (x) => x.accepted && (x.action as { type?: string }).type === "scheduleCancel",
+    );
+    // per push slot: how many went out in the same 10 ms tick
+    const perInstant = new Map<number, number>();
+    for (const p of pushes) perInstant.set(p.receivedAt, (perInstant.get(p.receivedAt) ?? 0) + 1);
+    expect(Math.max(...perInstant.values())).toBe(1);
+    // every account keeps its own slot: pushes of one account are one interval apart
+    const first = f.sim.state.actions.find((x) => x.vaultAddress === f.vaults[9])!;
+    const again = f.sim.state.actions.filter((x) => x.vaultAddress === f.vaults[9]).map((x) => x.receivedAt);
+    expect(again.slice(1).map((t, i) => t - again[i]!)).toEqual(again.slice(1).map(() => 15_000));
+    expect(first.receivedAt - pushes[0]!.receivedAt).toBe(10 * 50);
+  });
+});
