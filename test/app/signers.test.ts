@@ -27,7 +27,11 @@ afterEach(async () => {
   cleanup = undefined;
 });
 
-async function fleet({ vaultsOfA = 1, extraUsers = 0 }: { vaultsOfA?: number; extraUsers?: number } = {}) {
+async function fleet({
+  vaultsOfA = 1,
+  extraUsers = 0,
+  ipWeightPerMinute = null,
+}: { vaultsOfA?: number; extraUsers?: number; ipWeightPerMinute?: number | null } = {}) {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
   // Signer A: a master key, arming itself and its vaults. Signer B: an agent key of master C.
   const a = Wallet.createRandom();
@@ -35,9 +39,13 @@ async function fleet({ vaultsOfA = 1, extraUsers = 0 }: { vaultsOfA?: number; ex
   const c = randomAddress();
   const vaults = Array.from({ length: vaultsOfA }, randomAddress);
   const others = Array.from({ length: extraUsers }, () => Wallet.createRandom());
+  const exchangeRequests: number[] = [];
   const sim: SimulatorHandle = await startSimulator({
     clock,
-    ipWeightPerMinute: null,
+    ipWeightPerMinute,
+    onRequest: (e) => {
+      if (e.endpoint === "exchange" && e.phase === "received") exchangeRequests.push(clock.now());
+    },
     users: [
       { address: addr(a), vaults },
       { address: c, agents: [addr(b)] },
@@ -80,7 +88,7 @@ async function fleet({ vaultsOfA = 1, extraUsers = 0 }: { vaultsOfA?: number; ex
     await daemon.close({ mode: "keep" });
     await sim.close();
   };
-  return { clock, sim, daemon, a, b, c, vaults, others, advance, log };
+  return { clock, sim, daemon, a, b, c, vaults, others, advance, log, exchangeRequests };
 }
 
 describe("daemon: several signers", () => {
@@ -136,5 +144,18 @@ describe("daemon: several signers", () => {
     const again = f.sim.state.actions.filter((x) => x.vaultAddress === f.vaults[9]).map((x) => x.receivedAt);
     expect(again.slice(1).map((t, i) => t - again[i]!)).toEqual(again.slice(1).map(() => 15_000));
     expect(first.receivedAt - pushes[0]!.receivedAt).toBe(10 * 50);
+  });
+
+  test("behavior: a fleet over the IP's weight backs off on 429 instead of retrying in a storm", async () => {
+    // 25 accounts at 15 s want 100 pushes a minute; the simulator's IP allows 40 weight a minute
+    const f = await fleet({ vaultsOfA: 10, extraUsers: 13, ipWeightPerMinute: 40 });
+    await f.advance(120_000, 250);
+    const limited = f.log.events("heartbeat.failed").filter((l) => l.reason === "rate_limited");
+    expect(limited.length).toBeGreaterThan(0);
+    // Each refused account waits 2 s, then 4 s, 8 s... up to the interval before asking again: over two minutes
+    // the whole fleet sends well under twice what its schedule wants (2 × 100; 304 measured), never a retry per
+    // account per tick (2 minutes / 250 ms × 25 accounts = 12,000).
+    expect(f.exchangeRequests.length).toBeLessThanOrEqual(2 * 100 * 1.6);
+    expect(f.daemon.status().some((s) => s.state === "armed")).toBe(true);
   });
 });
