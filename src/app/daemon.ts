@@ -18,7 +18,7 @@ import { type GuardStatus, NO_GUARD, type Readiness, type SwitchStatus } from ".
 import { VERSION } from "../core/version.js";
 import type { LocalSigner } from "../protocol/hyperliquid/signing.js";
 import { parseListenAddress } from "../surface/health.js";
-import { createMetrics, type Metrics } from "../surface/metrics.js";
+import { createMetrics, type Metrics, metricsPerAccount } from "../surface/metrics.js";
 import type { ShutdownOutcome, Switch } from "../switch/index.js";
 import type { Ledger } from "../switch/ledger.js";
 import { ComponentStartFailure, Components } from "./components.js";
@@ -156,7 +156,15 @@ export async function startDaemon(
   // Validated first (pure): a bad listen address fails here, before anything is opened, bound or armed.
   const listen = parseListenAddress(config.health);
   const clock = params.clock ?? systemClock;
-  const metrics = params.metrics ?? createMetrics();
+  const signer = wallet.address.toLowerCase();
+  const wallets = new Map<string, LocalSigner>([[signer, wallet]]);
+  for (const s of params.signers ?? []) wallets.set(s.wallet.address.toLowerCase(), s.wallet);
+  const plan =
+    params.signers && params.signers.length > 0
+      ? planSigners(params.signers.map((s) => ({ ...s, address: s.wallet.address.toLowerCase() })))
+      : planAccounts(config, signer);
+  const metrics =
+    params.metrics ?? createMetrics({ perAccount: metricsPerAccount(config.metricsPerAccount, plan.length) });
   // Real timers report how late they fire: the event-loop delay gauges (src/surface/metrics.ts).
   const runtime = createRuntime({
     clock,
@@ -168,13 +176,6 @@ export async function startDaemon(
   // clock and the exchange estimate): the alert on it never sees more protection than /readyz does
   metrics.setProtectionClock(() => time.readinessNow());
   metrics.build.set({ version: VERSION, node: process.version }, 1);
-  const signer = wallet.address.toLowerCase();
-  const wallets = new Map<string, LocalSigner>([[signer, wallet]]);
-  for (const s of params.signers ?? []) wallets.set(s.wallet.address.toLowerCase(), s.wallet);
-  const plan =
-    params.signers && params.signers.length > 0
-      ? planSigners(params.signers.map((s) => ({ ...s, address: s.wallet.address.toLowerCase() })))
-      : planAccounts(config, signer);
   const stop: Base["stop"] = { mode: "remove" };
   let log: Logger | undefined;
   const components = new Components({

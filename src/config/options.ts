@@ -270,6 +270,15 @@ export const ConfigSchema = z
       default: "127.0.0.1:9464",
       description: "`HOST:PORT` for /healthz, /readyz, /metrics, or `off`.",
     }),
+    metricsPerAccount: option(z.enum(["auto", "all", "alerts"]), {
+      flag: "metrics-per-account",
+      env: "HL_METRICS_PER_ACCOUNT",
+      kind: "enum",
+      metavar: "MODE",
+      default: "auto",
+      description:
+        'Per-account series on /metrics: `all`, `alerts` (only what the alert rules and the status need), or `auto` (`all` up to 100 accounts). docs/observability.md, "Series per account".',
+    }),
     onShutdown: option(z.enum(["remove", "keep"]), {
       flag: "on-shutdown",
       env: "HL_ON_SHUTDOWN",

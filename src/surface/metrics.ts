@@ -85,14 +85,25 @@ function loopDelayGauges(registry: Registry, prefix: string) {
   };
 }
 
+/**
+ * Which per-account series are exported (docs/observability.md, "Series per account"): `all`, or `alerts`, only
+ * those an alert rule or the status of an account needs. With `alerts` the exposure figures per account and coin
+ * (account value, notional, margin, withdrawable, leverage, position size and value), the trigger count by proof and
+ * the address budget's used and cap are kept out of the scrape (the liquidation distance, which two alerts read,
+ * stays), and the push-latency histogram is one for the whole daemon (`account=""`).
+ */
+export type MetricsPerAccount = "all" | "alerts";
+
 export function createMetrics({
   registry = new Registry(),
   defaultMetrics = true,
   clock = systemClock,
+  perAccount = "all",
 }: {
   registry?: Registry;
   defaultMetrics?: boolean;
   clock?: Clock;
+  perAccount?: MetricsPerAccount;
 } = {}) {
   if (defaultMetrics)
     collectDefaultMetrics({
@@ -104,6 +115,8 @@ export function createMetrics({
     ? loopDelayGauges(registry, METRIC_PREFIX)
     : { record(_lateMs: number) {} };
   const r = [registry];
+  // a detail series with `alerts` is still kept up to date (its setters are called), but in no registry: unscraped
+  const detail = perAccount === "all" ? r : [];
   const p = METRIC_PREFIX;
   // The armed deadline per account (null: nothing armed) and the clock protection_left_seconds is read against
   // (the daemon's exchange time): that gauge is computed at each scrape, so it is never stale, and the switch sets
@@ -152,13 +165,16 @@ export function createMetrics({
       labelNames: ["account", "outcome"],
       registers: r,
     }),
-    pushLatency: new Histogram({
-      name: `${p}push_duration_seconds`,
-      help: "Latency of scheduleCancel pushes.",
-      labelNames: ["account"],
-      buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
-      registers: r,
-    }),
+    pushLatency: pushLatencyOf(
+      new Histogram({
+        name: `${p}push_duration_seconds`,
+        help: "Latency of scheduleCancel pushes.",
+        labelNames: ["account"],
+        buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10],
+        registers: r,
+      }),
+      perAccount,
+    ),
     triggersToday: new Gauge({
       name: `${p}triggers_today`,
       help: "Triggers counted in the current UTC day.",
@@ -181,7 +197,7 @@ export function createMetrics({
       name: `${p}triggers_today_by_proof`,
       help: "Triggers counted in the current UTC day by what proves them (limit_error, orders, record, guess, unrecorded, assumed).",
       labelNames: ["account", "proof"],
-      registers: r,
+      registers: detail,
     }),
     cancelPasses: new Counter({
       name: `${p}cancel_passes_total`,
@@ -229,13 +245,13 @@ export function createMetrics({
       name: `${p}address_requests_used`,
       help: "Actions the address has used of its lifetime budget (userRateLimit.nRequestsUsed).",
       labelNames: ["account"],
-      registers: r,
+      registers: detail,
     }),
     addressRequestsCap: new Gauge({
       name: `${p}address_requests_cap`,
       help: "The address's lifetime action budget (nRequestsCap + nRequestsSurplus).",
       labelNames: ["account"],
-      registers: r,
+      registers: detail,
     }),
     addressRequestsLeft: new Gauge({
       name: `${p}address_requests_left`,
@@ -273,43 +289,43 @@ export function createMetrics({
       name: `${p}account_value_usd`,
       help: "marginSummary.accountValue.",
       labelNames: ["account", "dex"],
-      registers: r,
+      registers: detail,
     }),
     totalNotional: new Gauge({
       name: `${p}total_notional_usd`,
       help: "marginSummary.totalNtlPos.",
       labelNames: ["account", "dex"],
-      registers: r,
+      registers: detail,
     }),
     marginUsed: new Gauge({
       name: `${p}margin_used_usd`,
       help: "marginSummary.totalMarginUsed.",
       labelNames: ["account", "dex"],
-      registers: r,
+      registers: detail,
     }),
     withdrawable: new Gauge({
       name: `${p}withdrawable_usd`,
       help: "withdrawable.",
       labelNames: ["account", "dex"],
-      registers: r,
+      registers: detail,
     }),
     leverage: new Gauge({
       name: `${p}leverage_ratio`,
       help: "Total notional / account value.",
       labelNames: ["account", "dex"],
-      registers: r,
+      registers: detail,
     }),
     positionSize: new Gauge({
       name: `${p}position_size`,
       help: "Signed position size (szi).",
       labelNames: ["account", "dex", "coin"],
-      registers: r,
+      registers: detail,
     }),
     positionValue: new Gauge({
       name: `${p}position_value_usd`,
       help: "Position value.",
       labelNames: ["account", "dex", "coin"],
-      registers: r,
+      registers: detail,
     }),
     liquidationDistance: new Gauge({
       name: `${p}liquidation_distance_ratio`,
@@ -387,3 +403,21 @@ export function createMetrics({
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** The push-latency histogram: per account with `all`, one for the daemon (`account=""`) with `alerts`. */
+function pushLatencyOf(histogram: Histogram<"account">, perAccount: MetricsPerAccount) {
+  return {
+    observe(labels: { account: string }, seconds: number): void {
+      histogram.observe({ account: perAccount === "all" ? labels.account : "" }, seconds);
+    },
+  };
+}
+
+/** Above this many accounts, `metricsPerAccount: auto` exports only the series alerts need. */
+export const METRICS_ALL_UP_TO = 100;
+
+/** `auto`: every per-account series up to METRICS_ALL_UP_TO accounts, only those alerts need above. */
+export function metricsPerAccount(mode: "auto" | MetricsPerAccount, accounts: number): MetricsPerAccount {
+  if (mode !== "auto") return mode;
+  return accounts > METRICS_ALL_UP_TO ? "alerts" : "all";
+}

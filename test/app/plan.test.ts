@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { planAccounts } from "../../src/app/daemon.js";
 import { ConfigSchema } from "../../src/config/schema.js";
+import { metricsPerAccount } from "../../src/surface/metrics.js";
 
 const signer = "0x1111111111111111111111111111111111111111";
 const master = "0x2222222222222222222222222222222222222222";
@@ -43,5 +44,15 @@ describe("planAccounts", () => {
     expect(
       planAccounts(config({ accounts: [master, master.toUpperCase().replace("0X", "0x")] }), signer),
     ).toHaveLength(1);
+  });
+});
+
+describe("metricsPerAccount", () => {
+  test("default: auto exports every series up to 100 accounts, only what alerts need above; a choice is kept", () => {
+    expect(metricsPerAccount("auto", 1)).toBe("all");
+    expect(metricsPerAccount("auto", 100)).toBe("all");
+    expect(metricsPerAccount("auto", 101)).toBe("alerts");
+    expect(metricsPerAccount("all", 1_000)).toBe("all");
+    expect(metricsPerAccount("alerts", 1)).toBe("alerts");
   });
 });

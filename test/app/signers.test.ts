@@ -31,7 +31,11 @@ async function fleet({
   vaultsOfA = 1,
   extraUsers = 0,
   ipWeightPerMinute = null,
-}: { vaultsOfA?: number; extraUsers?: number; ipWeightPerMinute?: number | null } = {}) {
+}: {
+  vaultsOfA?: number;
+  extraUsers?: number;
+  ipWeightPerMinute?: number | null;
+} = {}) {
   const clock = new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0));
   // Signer A: a master key, arming itself and its vaults. Signer B: an agent key of master C.
   const a = Wallet.createRandom();

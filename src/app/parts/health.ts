@@ -4,6 +4,7 @@ import { EXPOSURE_OFF, NO_GUARD, type Readiness } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
 import type { AuditTrail } from "../../surface/audit/trail.js";
 import { computeReadiness, createHealthServer, type HealthServer } from "../../surface/health.js";
+import { metricsPerAccount } from "../../surface/metrics.js";
 import { type createStatusModel, statusPageRoutes } from "../../surface/status-page/index.js";
 import type { Ledger } from "../../switch/ledger.js";
 import type { Component } from "../components.js";
@@ -97,6 +98,7 @@ export function healthComponent(): Component<
           accounts: plan.slice(0, PLAN_LOGGED),
           ...(plan.length > PLAN_LOGGED ? { accountsNotListed: plan.length - PLAN_LOGGED } : {}),
           signers: new Set(plan.map((p) => p.signer)).size,
+          metricsPerAccount: metricsPerAccount(config.metricsPerAccount, plan.length),
           network: config.network,
           intervalMs: config.interval,
           deadlineMs: config.deadline,
