@@ -16,7 +16,7 @@
 //   BENCH_CANCEL_ROWS   only these rows of the cancel section (keys of bench/cancel.mjs, comma-separated)
 //
 // `node --expose-gc bench/run.mjs --only cold,memory` runs only the named sections (signing, npm-start, cold,
-// memory (= the memory and CPU window), simulator, exposure, modules, cancel (bench/cancel.mjs)) and prints their results without writing
+// memory (= the memory and CPU window), simulator, exposure, modules, cancel (bench/cancel.mjs), growth (bench/growth.mjs)) and prints their results without writing
 // BENCHMARKS.md: the committed file always comes from a full run.
 import { spawn, spawnSync } from "node:child_process";
 import {
@@ -51,7 +51,17 @@ const STARTUP_MS = 30_000;
 const CEILING_RSS_MIB = 80;
 const CEILING_CPU_S_PER_H = 5;
 const OUT = process.env.BENCH_OUT ?? path.join(ROOT, "BENCHMARKS.md");
-const SECTIONS = ["signing", "npm-start", "cold", "memory", "simulator", "exposure", "modules", "cancel"];
+const SECTIONS = [
+  "signing",
+  "npm-start",
+  "cold",
+  "memory",
+  "simulator",
+  "exposure",
+  "modules",
+  "cancel",
+  "growth",
+];
 const onlyArg = process.argv.find((a, i) => a.startsWith("--only=") || process.argv[i - 1] === "--only");
 // BENCH_ONLY=cancel is the same as --only cancel (handy through `npm run bench`)
 const onlyList = onlyArg
@@ -67,6 +77,7 @@ const wanted = (name) => ONLY === null || ONLY.has(name);
 
 const { Wallet, id } = await import("ethers");
 const { benchCancel, renderCancel } = await import("./cancel.mjs");
+const { benchGrowth, renderGrowth } = await import("./growth.mjs");
 // the library's public signing API (the bench signs its load through it, as a user of the package would)
 const ours = await import(path.join(ROOT, "dist/index.js"));
 
@@ -685,7 +696,7 @@ function machine() {
 }
 
 function render(results) {
-  const { m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel } = results;
+  const { m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel, growth } = results;
   const flags = `\`node ${DEPLOYED_FLAGS.join(" ")}\``;
   const L = [];
   L.push("# Benchmarks");
@@ -796,6 +807,7 @@ function render(results) {
   }
 
   L.push(renderCancel(cancel));
+  L.push(renderGrowth(growth));
 
   L.push("## Method");
   L.push("");
@@ -872,15 +884,23 @@ const cancel = wanted("cancel")
       }),
     )
   : notRun;
+const growth = wanted("growth")
+  ? await section("the growth curve", () => benchGrowth({ root: ROOT, cli: CLI, flags: DEPLOYED_FLAGS, log }))
+  : notRun;
 m.loadEnd = loadAverage();
 if (ONLY !== null) {
   // a partial run: the figures only, never a BENCHMARKS.md
   console.log(
-    JSON.stringify({ m, signing, npmStart, cold, steady, simulator, exposure, modules, cancel }, null, 2),
+    JSON.stringify(
+      { m, signing, npmStart, cold, steady, simulator, exposure, modules, cancel, growth },
+      null,
+      2,
+    ),
   );
   if (wanted("cancel")) console.log(renderCancel(cancel));
+  if (wanted("growth")) console.log(renderGrowth(growth));
 } else {
-  const md = render({ m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel });
+  const md = render({ m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel, growth });
   writeFileSync(OUT, md);
   log(`wrote ${path.relative(ROOT, OUT)} in ${fmt((performance.now() - started) / 1000)} s`);
   console.log(md);
