@@ -1,0 +1,173 @@
+/**
+ * `hl-deadman doctor` (docs/cli.md, "doctor"): everything a go-live needs, checked for each signer and each account
+ * it would arm, changing nothing — unless `probe` asks for one signed `noop` per signer, the only proof of the
+ * network. Returns the rows in order (the host's checks, then per signer its own and its accounts'); the command
+ * line prints them and exits with `exitCodeOf` (src/app/doctor/report.ts).
+ */
+import { loadSigningKey, type SigningKey } from "../../config/keys.js";
+import { effectiveExplorerUrl, effectiveUrls, type LoadedConfig } from "../../config/load.js";
+import type { Clock } from "../../core/clock.js";
+import { ExitCode } from "../../core/exit-codes.js";
+import { createLogger, type Logger } from "../../core/logger.js";
+import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
+import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
+import { InfoClient } from "../../protocol/hyperliquid/info.js";
+import type { UserRateLimit } from "../../protocol/hyperliquid/schemas.js";
+import {
+  checkAgent,
+  checkBudget,
+  checkClock,
+  checkExplorer,
+  checkGuard,
+  checkHealth,
+  checkLock,
+  checkPlan,
+  checkRole,
+  checkStateDir,
+  checkVolume,
+  checkWeight,
+  lockView,
+  probeNetwork,
+  reasonOf,
+} from "./checks.js";
+import { type CheckResult, fail, ok } from "./report.js";
+
+export { type CheckResult, exitCodeOf, formatTable, SEVERITY, summaryLine } from "./report.js";
+
+export type DoctorParameters = {
+  loaded: LoadedConfig;
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  clock: Clock;
+  /** send one signed noop per signer (the network's proof) */
+  probe: boolean;
+  /** the explorer the daemon would read (null: none); default the configuration's */
+  explorerUrl?: string | null | undefined;
+};
+
+/**
+ * The signers `run` would sign with, loaded in this one place (today one key: the configuration's key file, the
+ * environment or the credentials directory; a list of signers per daemon replaces this function's body).
+ */
+export function loadSigners(p: Pick<DoctorParameters, "loaded" | "env" | "cwd">): SigningKey[] {
+  return [loadSigningKey({ keyFile: p.loaded.config.keyFile, env: p.env, cwd: p.cwd })];
+}
+
+export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
+  const { config } = p.loaded;
+  const { apiUrl } = effectiveUrls(config);
+  const explorerUrl = p.explorerUrl === undefined ? effectiveExplorerUrl(config) : p.explorerUrl;
+  // The checks' own log lines (the agent watch's, the guard's) are not the report: kept silent.
+  const logger: Logger = createLogger({ level: "silent" });
+  const rows: CheckResult[] = [];
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+
+  // The host: the state directory, its lock, the health port, the guard.
+  rows.push(checkStateDir(p.stateDir, uid));
+  const lock = lockView(p.stateDir, p.clock.now());
+  rows.push(checkLock(lock));
+  rows.push(await checkHealth(config.health, lock));
+  rows.push(await checkGuard(config, p.clock, logger));
+
+  let signers: SigningKey[];
+  try {
+    signers = loadSigners(p);
+  } catch (error) {
+    rows.push(fail("key", null, reasonOf(error), "see docs/security.md, Keys", ExitCode.config));
+    rows.push(checkWeight(config, Math.max(1, config.accounts.length)));
+    return rows;
+  }
+
+  const info = new InfoClient({ apiUrl, clock: p.clock, timeoutMs: config.requestTimeout, retryLimit: 1 });
+  const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
+  let accounts = 0;
+  let clocked = false;
+  try {
+    for (const key of signers) {
+      const signer = key.address;
+      rows.push(ok("key", null, `${key.where} -> signer ${signer} (the key itself is never shown)`));
+      const { row: roleRow } = await checkRole(info, signer);
+      rows.push(roleRow);
+      const planned = await checkPlan({ config, signer, apiUrl, clock: p.clock });
+      rows.push(...planned.rows);
+
+      const exchange = p.probe
+        ? new ExchangeClient({
+            apiUrl,
+            signer: key.wallet,
+            isMainnet: config.network === "mainnet",
+            clock: p.clock,
+            expiresAfterMs: config.requestTimeout,
+            timeoutMs: config.requestTimeout,
+          })
+        : null;
+      let probe: Awaited<ReturnType<typeof probeNetwork>>;
+      try {
+        probe = await probeNetwork(exchange, signer, config.network, apiUrl);
+      } finally {
+        exchange?.close();
+      }
+      rows.push(probe.row);
+      if (!planned.plan) continue;
+      accounts += planned.plan.length;
+
+      // The user whose volume gates the pushes: the account pushed without vaultAddress (the signer's user).
+      const direct =
+        planned.plan.find((a) => a.vaultAddress === undefined)?.account ?? planned.plan[0]!.account;
+      const limits = new Map<string, { limit: UserRateLimit | null; error?: unknown }>();
+      const readLimit = async (user: string) => {
+        if (!limits.has(user))
+          limits.set(
+            user,
+            await info.userRateLimit({ user }).then(
+              (limit) => ({ limit }),
+              (error: unknown) => ({ limit: null, error }),
+            ),
+          );
+        return limits.get(user)!;
+      };
+
+      if (!clocked) {
+        clocked = true;
+        const sentAt = p.clock.now();
+        rows.push(
+          await info.batchClearinghouseStatesWithMeta({ users: [direct] }).then(
+            (r) => checkClock({ date: r.serverDate, sentAt, receivedAt: r.receivedAt }, config.clockSkewWarn),
+            (error: unknown) => checkClock(null, config.clockSkewWarn, error),
+          ),
+        );
+      }
+      rows.push(
+        await checkAgent({
+          info,
+          signer,
+          master: planned.master ?? direct,
+          warnDays: config.agentWarnDays,
+          clock: p.clock,
+          logger,
+        }),
+      );
+      for (const { account } of planned.plan) {
+        const gate = await readLimit(direct);
+        rows.push(checkVolume(account, direct, gate.limit, gate.error));
+        const own = await readLimit(account);
+        rows.push(checkBudget(account, own.limit, p.loaded.actionsPerDay, config.budgetWarnDays, own.error));
+        rows.push(
+          await checkExplorer({
+            explorer,
+            account,
+            signer,
+            probeSentAt: account === direct ? probe.sentAt : null,
+            clock: p.clock,
+          }),
+        );
+      }
+    }
+  } finally {
+    info.close();
+    explorer?.close();
+  }
+  rows.push(checkWeight(config, Math.max(1, accounts)));
+  return rows;
+}
