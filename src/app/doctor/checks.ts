@@ -123,12 +123,7 @@ export async function checkRole(
 }
 
 /** The account plan `run` would arm for this signer: resolveSignerAccount, then planAccounts, exactly as `run`. */
-export async function checkPlan(p: {
-  config: Config;
-  signer: string;
-  apiUrl: string;
-  clock: Clock;
-}): Promise<
+export async function checkPlan(p: { config: Config; signer: string; apiUrl: string; clock: Clock }): Promise<
   | {
       rows: CheckResult[];
       plan: Array<{ account: string; vaultAddress: string | undefined }>;
