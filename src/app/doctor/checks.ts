@@ -32,7 +32,7 @@ import { createGuard } from "../../watchers/guard.js";
 import { sampleSkew } from "../../watchers/skew.js";
 import { planAccounts } from "../daemon.js";
 import { inspectStateLock, type LockView } from "../lock.js";
-import { resolveSignerAccount } from "../master.js";
+import { resolveSignerAccount, type SignerAccount } from "../master.js";
 import { type CheckResult, fail, ok, warn } from "./report.js";
 
 /** Below this much free space in the state directory the ledger may not be written: fail; below WARN, warn. */
@@ -57,68 +57,52 @@ const usd = (n: number) => `$${Math.round(n).toLocaleString("en-US")}`;
 // ---------------------------------------------------------------------------------------------- the signer
 
 /** The signer's role at the exchange (`userRole`): master (user), agent of whom, vault, subaccount, or unknown. */
-export async function checkRole(
-  info: Pick<InfoClient, "userRole">,
-  signer: string,
-): Promise<{ row: CheckResult; role: UserRole | null }> {
-  try {
-    const role = await info.userRole({ user: signer });
-    switch (role.role) {
-      case "agent": {
-        const master = "data" in role && role.data && "user" in role.data ? role.data.user : undefined;
-        return {
-          role,
-          row: ok(
-            "role",
-            null,
-            `the signer ${signer} is an API (agent) wallet of ${master ?? "an unnamed master"}`,
-          ),
-        };
-      }
-      case "user":
-        return {
-          role,
-          row: ok(
-            "role",
-            null,
-            `the signer ${signer} is a user's own key (a master)`,
-            "a dedicated API (agent) wallet is the recommended key for the daemon (docs/operations.md, Keys)",
-          ),
-        };
-      case "subAccount":
-        return {
-          role,
-          row: ok(
-            "role",
-            null,
-            `the signer ${signer} is a subaccount of ${"data" in role && role.data && "master" in role.data ? role.data.master : "?"}`,
-          ),
-        };
-      case "vault":
-        return { role, row: ok("role", null, `the signer ${signer} is a vault`) };
-      default:
-        return {
-          role,
-          row: fail(
-            "role",
-            null,
-            `the exchange knows no user or API wallet ${signer} (role "missing")`,
-            "an expired or deregistered agent, an account never funded, or the other network (--network): approve a new agent or check the key",
-            ExitCode.config,
-          ),
-        };
-    }
-  } catch (error) {
-    return {
-      role: null,
-      row: fail(
+export function roleRow(signer: string, role: UserRole | { role: string }): CheckResult {
+  switch (role.role) {
+    case "agent": {
+      const master = "data" in role && role.data && "user" in role.data ? role.data.user : undefined;
+      return ok(
         "role",
         null,
-        `userRole of ${signer} could not be read: ${reasonOf(error)}`,
-        "check --api-url and the network",
-        exchangeCode(error),
-      ),
-    };
+        `the signer ${signer} is an API (agent) wallet of ${master ?? "an unnamed master"}`,
+      );
+    }
+    case "user":
+      return ok(
+        "role",
+        null,
+        `the signer ${signer} is a user's own key (a master)`,
+        "a dedicated API (agent) wallet is the recommended key for the daemon (docs/operations.md, Keys)",
+      );
+    case "subAccount": {
+      const master = "data" in role && role.data && "master" in role.data ? ` of ${role.data.master}` : "";
+      return ok("role", null, `the signer ${signer} is a subaccount${master}`);
+    }
+    case "vault":
+      return ok("role", null, `the signer ${signer} is a vault`);
+    default:
+      return fail(
+        "role",
+        null,
+        `the exchange knows no user or API wallet ${signer} (role "${role.role}")`,
+        "an expired or deregistered agent, an account never funded, or the other network (--network): approve a new agent or check the key",
+        ExitCode.config,
+      );
+  }
+}
+
+/** Asks `userRole` (60 IP weight) and judges it; a failed read fails the row with the transport's code. */
+export async function checkRole(info: Pick<InfoClient, "userRole">, signer: string): Promise<CheckResult> {
+  try {
+    return roleRow(signer, await info.userRole({ user: signer }));
+  } catch (error) {
+    return fail(
+      "role",
+      null,
+      `userRole of ${signer} could not be read: ${reasonOf(error)}`,
+      "check --api-url and the network",
+      exchangeCode(error),
+    );
   }
 }
 
@@ -127,6 +111,8 @@ export async function checkPlan(p: { config: Config; signer: string; apiUrl: str
   | {
       rows: CheckResult[];
       plan: Array<{ account: string; vaultAddress: string | undefined }>;
+      /** what resolveSignerAccount found: the role when it asked (no --account, or one naming the signer) */
+      found: SignerAccount;
       master?: string;
     }
   | { rows: CheckResult[]; plan: null }
@@ -150,7 +136,7 @@ export async function checkPlan(p: { config: Config; signer: string; apiUrl: str
             `run arms ${account}${vaultAddress ? " (sent as vaultAddress)" : ""}${found.kind === "agent" ? `, the master of the agent ${p.signer}` : ""}`,
           ),
     );
-    return { rows, plan, ...(found.kind === "agent" ? { master: found.master } : {}) };
+    return { rows, plan, found, ...(found.kind === "agent" ? { master: found.master } : {}) };
   } catch (error) {
     // The agent given as its own --account, or an agent the exchange names no master for: `run` exits 78.
     if (error instanceof ConfigError)

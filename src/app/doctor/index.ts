@@ -29,6 +29,7 @@ import {
   lockView,
   probeNetwork,
   reasonOf,
+  roleRow,
 } from "./checks.js";
 import { type CheckResult, fail, ok } from "./report.js";
 
@@ -87,9 +88,17 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
     for (const key of signers) {
       const signer = key.address;
       rows.push(ok("key", null, `${key.where} -> signer ${signer} (the key itself is never shown)`));
-      const { row: roleRow } = await checkRole(info, signer);
-      rows.push(roleRow);
+      // The plan asks userRole when it must (no --account, or one naming the signer): its answer is the role
+      // row too, so the 60 weight of userRole is spent once.
       const planned = await checkPlan({ config, signer, apiUrl, clock: p.clock });
+      const found = planned.plan ? planned.found : null;
+      rows.push(
+        found?.kind === "agent"
+          ? roleRow(signer, { role: "agent", data: { user: found.master } })
+          : found?.kind === "self"
+            ? roleRow(signer, { role: found.role })
+            : await checkRole(info, signer),
+      );
       rows.push(...planned.rows);
 
       const exchange = p.probe
