@@ -52,7 +52,8 @@ function exchangeCode(error: unknown): ExitCode {
   return ExitCode.unavailable;
 }
 
-const usd = (n: number) => `$${Math.round(n).toLocaleString("en-US")}`;
+/** Whole dollars, rounded down (a volume just below the gate never reads as the gate), or up for what is missing. */
+const usd = (n: number, round: (x: number) => number = Math.floor) => `$${round(n).toLocaleString("en-US")}`;
 
 // ---------------------------------------------------------------------------------------------- the signer
 
@@ -304,7 +305,7 @@ export function checkVolume(
       "volume",
       account,
       `cumulative volume ${usd(volume)} is below the exchange's ${usd(VOLUME_GATE_USD)} requirement${whose}: every scheduleCancel is refused`,
-      `trade ${usd(VOLUME_GATE_USD - volume)} more on ${gateUser} before going live`,
+      `trade ${usd(VOLUME_GATE_USD - volume, Math.ceil)} more on ${gateUser} before going live`,
       ExitCode.runtime,
     );
   return ok("volume", account, `cumulative volume ${usd(volume)} ≥ ${usd(VOLUME_GATE_USD)}${whose}`);
