@@ -7,9 +7,11 @@
  */
 import { chmodSync, chownSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
+import { hostname } from "node:os";
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { processStartTime } from "../../src/app/lock.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { assertBuilt, runCliProcess } from "../helpers/process.js";
 import { freePort, tempDir, unprivilegedUser } from "../reliability/harness.js";
@@ -251,6 +253,22 @@ describe("doctor, each failure class provoked", () => {
     expect(r.code, r.stderr).toBe(78);
     expect(failing(r.report!)).toEqual(["state-dir"]);
     expect(row(r.report!, "state-dir").finding).toContain(`no file can be created in ${dir}`);
+  });
+
+  test("error: a state directory held by a running daemon fails lock, exit 75, naming its pid", async () => {
+    const dir = stateDir();
+    // This test process is the holder: alive, its start time on record, as `run` writes it (src/app/lock.ts).
+    const holder = {
+      pid: process.pid,
+      start: processStartTime(process.pid),
+      host: hostname(),
+      at: new Date().toISOString(),
+    };
+    writeFileSync(path.join(dir, "daemon.lock"), `${JSON.stringify(holder)}\n`);
+    const r = await doctor(agent, [], { state: dir });
+    expect(r.code).toBe(75);
+    expect(failing(r.report!)).toEqual(["lock"]);
+    expect(row(r.report!, "lock").finding).toContain(`held by a running hl-deadman, pid ${process.pid}`);
   });
 
   test("error: several failures: the most severe wins (78 over 1 over 69)", async () => {
