@@ -93,17 +93,25 @@ export function roleRow(signer: string, role: UserRole | { role: string }): Chec
 }
 
 /** Asks `userRole` (60 IP weight) and judges it; a failed read fails the row with the transport's code. */
-export async function checkRole(info: Pick<InfoClient, "userRole">, signer: string): Promise<CheckResult> {
+export async function checkRole(
+  info: Pick<InfoClient, "userRole">,
+  signer: string,
+): Promise<{ row: CheckResult; master: string | undefined }> {
   try {
-    return roleRow(signer, await info.userRole({ user: signer }));
+    const role = await info.userRole({ user: signer });
+    const master = role.role === "agent" && "data" in role && role.data ? role.data.user : undefined;
+    return { row: roleRow(signer, role), master };
   } catch (error) {
-    return fail(
-      "role",
-      null,
-      `userRole of ${signer} could not be read: ${reasonOf(error)}`,
-      "check --api-url and the network",
-      exchangeCode(error),
-    );
+    return {
+      master: undefined,
+      row: fail(
+        "role",
+        null,
+        `userRole of ${signer} could not be read: ${reasonOf(error)}`,
+        "check --api-url and the network",
+        exchangeCode(error),
+      ),
+    };
   }
 }
 
@@ -114,7 +122,6 @@ export async function checkPlan(p: { config: Config; signer: string; apiUrl: str
       plan: Array<{ account: string; vaultAddress: string | undefined }>;
       /** what resolveSignerAccount found: the role when it asked (no --account, or one naming the signer) */
       found: SignerAccount;
-      master?: string;
     }
   | { rows: CheckResult[]; plan: null }
 > {
@@ -137,7 +144,7 @@ export async function checkPlan(p: { config: Config; signer: string; apiUrl: str
             `run arms ${account}${vaultAddress ? " (sent as vaultAddress)" : ""}${found.kind === "agent" ? `, the master of the agent ${p.signer}` : ""}`,
           ),
     );
-    return { rows, plan, found, ...(found.kind === "agent" ? { master: found.master } : {}) };
+    return { rows, plan, found };
   } catch (error) {
     // The agent given as its own --account, or an agent the exchange names no master for: `run` exits 78.
     if (error instanceof ConfigError)

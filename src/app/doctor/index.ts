@@ -92,13 +92,13 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
       // row too, so the 60 weight of userRole is spent once.
       const planned = await checkPlan({ config, signer, apiUrl, clock: p.clock });
       const found = planned.plan ? planned.found : null;
-      rows.push(
+      const role =
         found?.kind === "agent"
-          ? roleRow(signer, { role: "agent", data: { user: found.master } })
+          ? { row: roleRow(signer, { role: "agent", data: { user: found.master } }), master: found.master }
           : found?.kind === "self"
-            ? roleRow(signer, { role: found.role })
-            : await checkRole(info, signer),
-      );
+            ? { row: roleRow(signer, { role: found.role }), master: undefined }
+            : await checkRole(info, signer);
+      rows.push(role.row);
       rows.push(...planned.rows);
 
       const exchange = p.probe
@@ -121,9 +121,10 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
       if (!planned.plan) continue;
       accounts += planned.plan.length;
 
-      // The user whose volume gates the pushes: the account pushed without vaultAddress (the signer's user).
-      const direct =
-        planned.plan.find((a) => a.vaultAddress === undefined)?.account ?? planned.plan[0]!.account;
+      // The signer's user (an agent's master, else the signer) and the account pushed without vaultAddress, which
+      // is that user: its volume gates every push, vaults' and subaccounts' included (their volume is the master's).
+      const user = role.master ?? signer;
+      const direct = planned.plan.find((a) => a.vaultAddress === undefined)?.account ?? user;
       const limits = new Map<string, { limit: UserRateLimit | null; error?: unknown }>();
       const readLimit = async (user: string) => {
         if (!limits.has(user))
@@ -151,7 +152,7 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
         await checkAgent({
           info,
           signer,
-          master: planned.master ?? direct,
+          master: role.master ?? direct,
           warnDays: config.agentWarnDays,
           clock: p.clock,
           logger,
