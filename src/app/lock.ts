@@ -369,3 +369,33 @@ function held(
     release,
   };
 }
+
+/** What `doctor` sees of a state directory's lock, without taking it (docs/cli.md, "doctor"). */
+export type LockView =
+  | { state: "free"; path: string }
+  /** a live holder: a `run` on this directory would exit 75 naming it */
+  | { state: "held"; path: string; holder: LockHolder }
+  /** a holder that is gone: the next `run` moves the file aside and takes the lock */
+  | { state: "stale"; path: string; holder: LockHolder | undefined }
+  /** not a file hl-deadman writes (a symbolic link, a FIFO): `run` exits 78 */
+  | { state: "foreign"; path: string; message: string };
+
+/** Reads `<stateDir>/daemon.lock` as `acquireStateLock` would judge it, changing nothing. */
+export function inspectStateLock(stateDir: string, now: number = systemClock.now()): LockView {
+  const path = join(stateDir, LOCK_FILE);
+  let found: ReturnType<typeof readHolder>;
+  try {
+    found = readHolder(path);
+  } catch (error) {
+    if (error instanceof LockFileError) return { state: "foreign", path, message: error.shortMessage };
+    throw error;
+  }
+  if (!found) return { state: "free", path };
+  let mtimeMs: number | undefined;
+  try {
+    mtimeMs = lstatSync(path).mtimeMs;
+  } catch {}
+  if (found.holder && holderIsAlive(found.holder, mtimeMs, now))
+    return { state: "held", path, holder: found.holder };
+  return { state: "stale", path, holder: found.holder };
+}

@@ -5,6 +5,7 @@ import { versionText } from "../core/version.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerConfig } from "./commands/config.js";
 import { registerDrill, registerReset } from "./commands/control.js";
+import { registerDoctor } from "./commands/doctor.js";
 import { registerEvm } from "./commands/evm.js";
 import { registerExposure } from "./commands/exposure.js";
 import { registerLogs } from "./commands/logs.js";
@@ -40,6 +41,7 @@ export function createProgram(deps: CliDeps): Command {
   registerEvm(program, deps);
   registerSim(program, deps);
   registerConfig(program, deps);
+  registerDoctor(program, deps);
   registerLogs(program, deps, () => deps.stdin ?? process.stdin);
   registerAudit(program, deps);
   registerReset(program, deps);

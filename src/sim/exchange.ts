@@ -78,8 +78,14 @@ export function neverPlacedError(asset: number): string {
   return `Order was never placed, already canceled, or filled. asset=${asset}`;
 }
 
+/**
+ * `{"type":"noop"}`: marks the nonce used and changes nothing else (Hyperliquid docs, exchange endpoint, "Invalidate
+ * pending nonce (noop)"; answered `{"status":"ok","response":{"type":"default"}}`); `doctor --probe` sends one.
+ */
+const NoopActionIn = z.strictObject({ type: z.literal("noop") });
+
 const ExchangeRequest = z.object({
-  action: z.discriminatedUnion("type", [ScheduleCancelActionIn, CancelActionIn, OrderActionIn]),
+  action: z.discriminatedUnion("type", [ScheduleCancelActionIn, CancelActionIn, OrderActionIn, NoopActionIn]),
   nonce: U64,
   signature: z.object({ r: Hex32, s: Hex32, v: z.number().int() }),
   vaultAddress: z
@@ -212,6 +218,8 @@ export function handleExchange(
       `Too many cumulative requests sent (${target.requestsUsed} > ${limit}) for cumulative volume traded $${volumeText(target.volumeUsd)}. Place taker orders to free up 1 request per USDC traded.`,
     );
   }
+  // A noop passes no volume gate and spends no trigger: the nonce and one unit of the budget are all it uses.
+  if (req.action.type === "noop") return finish(true, { type: "default" });
   if (req.action.type === "order") {
     // Orders spend no trigger and pass no volume gate; one status per order, in order (sim/orders.ts).
     const statuses = placeOrders(store, target, req.action, {

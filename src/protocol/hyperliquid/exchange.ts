@@ -258,6 +258,37 @@ export class ExchangeClient {
   }
 
   /**
+   * One signed `noop` (`{"type":"noop"}`): it changes nothing but the signer's nonce set and one unit of the address
+   * budget (Hyperliquid docs, exchange endpoint, "Invalidate pending nonce (noop)"), and proves that the exchange
+   * recovers our signer from the signature: a key, its network (the chain id signed over) and its registration. A
+   * refusal throws like any other (a stranger recovered carries `hint`, signerMismatchHint).
+   */
+  async noop({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<{
+    nonce: number;
+    latencyMs: number;
+    serverDate: number | undefined;
+  }> {
+    const { nonce, answer, response, base } = await this.#send(
+      { type: "noop" },
+      undefined,
+      this.#expiresAfterMs,
+      signal,
+    );
+    if (answer.type !== "default") {
+      throw this.#dated(
+        new HyperliquidApiError({
+          ...base,
+          kind: "malformed_response",
+          serverMessage: response.bodyText,
+          reason: `unexpected response type ${JSON.stringify(answer.type)}`,
+        }),
+        response.date,
+      );
+    }
+    return { nonce, latencyMs: response.elapsedMs, serverDate: response.date };
+  }
+
+  /**
    * Cancels resting orders by asset index and oid (`{"type":"cancel","cancels":[{"a","o"}]}`, key order as
    * the official SDKs sign it). A top-level refusal throws; otherwise one status per order, in order:
    * `"success"` or `{ error }` (e.g. "Order was never placed, already canceled, or filled. asset=1").

@@ -1,0 +1,42 @@
+import { type Command, Option } from "commander";
+import { exitCodeOf, formatTable, runDoctor, summaryLine } from "../../app/doctor/index.js";
+import { effectiveStateDir, loadConfig } from "../../config/load.js";
+import type { CliDeps } from "../deps.js";
+import { addRunOptions } from "./run.js";
+
+/**
+ * `hl-deadman doctor [--probe] [--json]`: the pre-flight check (docs/cli.md, "doctor"). Takes `run`'s flags and
+ * configuration, checks what a go-live needs and changes nothing; `--probe` sends one signed noop per signer.
+ * Exits 0 when every check passes (warnings included), else the most severe failure's code.
+ */
+export function registerDoctor(program: Command, deps: CliDeps): void {
+  addRunOptions(
+    program
+      .command("doctor")
+      .description("pre-flight check of everything a go-live needs, per account; changes nothing"),
+  )
+    .addOption(
+      new Option(
+        "--probe",
+        "also send one signed noop per signer: proves the network (it changes nothing but one unit of the address budget)",
+      ),
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
+      const results = await runDoctor({
+        loaded,
+        stateDir: effectiveStateDir(loaded.config, deps.cwd),
+        env: deps.env,
+        cwd: deps.cwd,
+        clock: deps.clock,
+        probe: opts.probe === true,
+      });
+      const code = exitCodeOf(results);
+      if (opts.json)
+        deps.stdout.write(
+          `${JSON.stringify({ ok: code === 0, exitCode: code, probe: opts.probe === true, checks: results }, null, 2)}\n`,
+        );
+      else deps.stdout.write(`${formatTable(results)}\n\n${summaryLine(results)}\n`);
+      process.exitCode = code;
+    });
+}
