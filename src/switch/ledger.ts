@@ -146,6 +146,12 @@ export class Ledger {
   #assumeLimitOn: string | null = null;
   #writing: Promise<void> | null = null;
   #dirty = false;
+  /** counts the changes; a write carries every change up to the count it read when it took its snapshot */
+  #changes = 0;
+  /** the count the last finished write (on disk or failed) carried */
+  #settledChanges = 0;
+  /** `durable` callers, each waiting for a write that carries its count */
+  #waiters: { upTo: number; done: () => void }[] = [];
   #lastWriteError: string | null = null;
   #writes = 0;
   #pendingCorruptDetail: string | null = null;
@@ -347,7 +353,18 @@ export class Ledger {
     const timeout = new Promise<"timeout">((resolve) => {
       budget = timers.after(budgetMs, () => resolve("timeout"));
     });
-    const written = this.flush().then(() => {
+    // Only the write that carries what was stored before this call is awaited, never the writes of changes made
+    // after it: with many accounts some account changes the ledger every few milliseconds, and waiting for the file
+    // to go quiet would wait for ever (the push would not be sent: `ledger_slow`).
+    const upTo = this.#changes;
+    const carried =
+      this.#settledChanges >= upTo
+        ? Promise.resolve()
+        : new Promise<void>((done) => {
+            this.#waiters.push({ upTo, done });
+            if (!this.#writing && this.#dirty) this.#writing = this.#writeLoop();
+          });
+    const written = carried.then(() => {
       // the budget's timer is not left to wake the process once the write is done
       budget?.cancel();
       return this.#lastWriteError === null ? ("written" as const) : ("failed" as const);
@@ -420,6 +437,7 @@ export class Ledger {
 
   #markDirty(): void {
     this.#dirty = true;
+    this.#changes++;
     if (!this.#writing) this.#writing = this.#writeLoop();
   }
 
@@ -427,10 +445,15 @@ export class Ledger {
     try {
       while (this.#dirty) {
         this.#dirty = false;
+        const carries = this.#changes;
         const accounts = new Map(this.#accounts);
         const snapshot = this.#snapshot(accounts);
         const written = await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`);
         if (written) this.#onDiskUpdatedAt = snapshot.updatedAt;
+        this.#settledChanges = carries;
+        const ready = this.#waiters.filter((w) => w.upTo <= carries);
+        this.#waiters = this.#waiters.filter((w) => w.upTo > carries);
+        for (const w of ready) w.done();
       }
     } finally {
       this.#writing = null;

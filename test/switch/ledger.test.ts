@@ -61,6 +61,39 @@ describe("Ledger", () => {
     timers.dispose();
   });
 
+  test("durable: waits for the write that carries this account's change, never for the ledger to go quiet", async () => {
+    // A fleet: while one account waits for its write-ahead record, other accounts change the ledger all the time.
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
+    const timers = new ManualTimers(clock);
+    const B = "0x2222222222222222222222222222222222222222";
+    let others = 0;
+    let fleet = true;
+    const l: Ledger = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+      // each fsync, another account's change arrives (a write in flight never carries it)
+      beforeSync: async () => {
+        if (!fleet) return;
+        others++;
+        l.put(withConfirmedPush(l.get(B), clock.now() + 60_000 + others, clock.now()));
+      },
+    });
+    change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
+    const result = l.durable(5_000, timers);
+    const budget = setTimeout(() => clock.advance(5_000), 2_000);
+    expect(await result).toBe("written");
+    clearTimeout(budget);
+    // at most two writes: the one in flight when the change came (if any) and the one that carries it
+    expect(others).toBeLessThanOrEqual(2);
+    fleet = false;
+    await l.close();
+    expect((await readLedgerFile(join(dir, "ledger.json"))).ok).toBe(true);
+    timers.dispose();
+  });
+
   test("a durable write takes four thread-pool trips: create, fsync, rename, fsync the directory (kept open)", async () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
