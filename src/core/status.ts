@@ -22,6 +22,9 @@ export type SwitchState =
   /** graceful stop: the schedule was removed or kept per --on-shutdown */
   | "stopped";
 
+/** The part of a switch's status the protection watch reads (src/surface/notify/protection.ts). */
+export type ProtectionView = Pick<SwitchStatus, "account" | "state" | "armedUntil" | "consecutiveFailures">;
+
 export type SwitchStatus = {
   /** lower-case 0x address of the account whose orders the schedule cancels */
   account: string;

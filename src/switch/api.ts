@@ -4,7 +4,7 @@
 import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Runtime } from "../core/runtime.js";
-import type { SwitchStatus } from "../core/status.js";
+import type { ProtectionView, SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { Metrics } from "../surface/metrics.js";
@@ -153,6 +153,8 @@ export type Switch = {
   onDayRollover(): void;
   /** A pure projection of the machine: reading never changes or writes anything. */
   status(): SwitchStatus;
+  /** The part of `status` the protection watch reads, cheaply (a fleet's watch reads it often). */
+  protection(): ProtectionView;
   /** The machine's model (tests). */
   readonly model: SwitchModel;
   /** Resolves when nothing is in flight (tests). */

@@ -13,6 +13,7 @@ import {
   type Event,
   initialModel,
   status as project,
+  protectionOf,
   type Ready,
   type Send,
   type ShutdownOutcome,
@@ -186,6 +187,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     clockStepped: (deltaMs) => dispatch({ type: "clockStep", deltaMs }),
     onDayRollover: () => dispatch({ type: "dayRollover" }),
     status: () => project(model, now()),
+    protection: () => protectionOf(model),
     settle,
     kick: () => dispatch({ type: "tick" }),
   };

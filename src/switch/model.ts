@@ -1,4 +1,4 @@
-import type { SwitchState, SwitchStatus } from "../core/status.js";
+import type { ProtectionView, SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { DrillModel } from "./drill-model.js";
 import { type EscalationConfig, type EscalationModel, initialEscalation } from "./escalation-model.js";
@@ -358,6 +358,16 @@ export function reportedDeadline(m: SwitchModel): number | null {
 /** The earliest deadline that may fire: where a trigger is counted. */
 export function lapseDeadline(m: SwitchModel): number | null {
   return earliestDeadline(m.entry);
+}
+
+/** What the protection watch needs, without the rest of `status` (no time, no day): cheap for a fleet. */
+export function protectionOf(m: SwitchModel): ProtectionView {
+  return {
+    account: m.cfg.account,
+    state: m.state,
+    armedUntil: reportedDeadline(m),
+    consecutiveFailures: m.consecutiveFailures,
+  };
 }
 
 /** Where the switch stands: a pure projection (reading never changes anything). */

@@ -452,6 +452,52 @@ describe("protection watcher: when it looks", () => {
     timers.dispose();
   });
 
+  test("a fleet: each push looks at its own account, the whole fleet at most once a second; a low one still said", () => {
+    // 1,000 accounts pushing every 60 s, spread 60 ms apart; each push's event names its account
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const timers = new ManualTimers(clock);
+    const fleet = Array.from({ length: 1_000 }, (_, i) => ({
+      ...healthy(clock),
+      account: `0x${i.toString(16).padStart(40, "0")}`,
+      armedUntil: clock.now() + 180_000 + i * 60,
+    }));
+    const byAccount = new Map(fleet.map((s) => [s.account, s]));
+    const seen: DomainEvent[] = [];
+    const counted = { whole: 0, one: 0 };
+    const w = watchProtection({
+      status: () => {
+        counted.whole++;
+        return fleet;
+      },
+      statusOf: (account) => {
+        counted.one++;
+        return byAccount.get(account);
+      },
+      clock,
+      timers,
+      intervalMs: 60_000,
+      deadlineMs: 180_000,
+      onEvent: (e) => seen.push(e),
+    });
+    const stuck = fleet[500]!;
+    for (let t = 0; t < 120_000; t += 60) {
+      clock.advance(60);
+      const s = fleet[(t / 60) % 1_000]!;
+      if (s === stuck) continue; // its push hangs: no event, no new deadline
+      s.armedUntil = clock.now() + 180_000;
+      w.nudge(s.account);
+    }
+    // two minutes: 2,000 pushes looked at one account each; the whole fleet at most once a second (120 times),
+    // never once per push (2,000 × 1,000 statuses)
+    expect(counted.one).toBe(1_998);
+    expect(counted.whole).toBeLessThanOrEqual(121);
+    // the stuck account (its two pushes skipped) is said low, with no event of its own
+    clock.advance(200_000);
+    expect(seen.filter((e) => e.account === stuck.account).map((e) => e.event)).toContain("protection.low");
+    w.stop();
+    timers.dispose();
+  });
+
   test("a nudge (a logged event) reports protection.restored at once, and a stopped watcher stays quiet", () => {
     const { clock, timers, status, seen, w } = watch();
     clock.advance(45_000);

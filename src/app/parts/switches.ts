@@ -72,7 +72,13 @@ export function switchesComponent(): Component<
     slotOrigin: number;
     clockSteps: Feed<number>;
   },
-  { switches: Switch[]; outcomes: ShutdownOutcome[]; triggers: Feed<string> }
+  {
+    switches: Switch[];
+    outcomes: ShutdownOutcome[];
+    triggers: Feed<string>;
+    /** how long after the first switch the last one starts (the spread's first pass; 0 up to PUSH_BURST accounts) */
+    firstPassMs: number;
+  }
 > {
   let switches: Switch[] = [];
   const pending: TimerHandle[] = [];
@@ -207,7 +213,12 @@ export function switchesComponent(): Component<
         if (i === 0 || step === 0) begin(s, 0);
         else pending.push(runtime.timers.after(i * step, () => begin(s, i * step)));
       }
-      return { switches, outcomes, triggers: { subscribe: triggers.subscribe } };
+      return {
+        switches,
+        outcomes,
+        triggers: { subscribe: triggers.subscribe },
+        firstPassMs: step * Math.max(0, switches.length - 1),
+      };
     },
     async close() {
       for (const t of pending.splice(0)) t.cancel();
@@ -221,7 +232,8 @@ export function switchesComponent(): Component<
  * The pollers: exposure (a trigger polls at once), the action budget, the chain watch, the 00:00 UTC roll-over job
  * and the protection watch of the notifications. Their handles are taken here, but their first requests go out
  * once the first pushes have settled (confirmed, refused or failed), at most one request time-out after the
- * switches started: the first push shares neither the event loop, the exchange nor the ledger's write with them.
+ * switches started (after a fleet's spread first pass): the first push shares neither the event loop, the exchange
+ * nor the ledger's write with them.
  * node-cron is loaded and its first date computed only then too (that builds an Intl.DateTimeFormat, and loading
  * ICU's data costs ~5-10 ms of CPU the first push need not wait for); the job only prompts the switches.
  */
@@ -238,6 +250,7 @@ export function pollersComponent(): Component<
     slotOrigin: number;
     switches: Switch[];
     triggers: Feed<string>;
+    firstPassMs: number;
   },
   { rollover: () => void }
 > {
@@ -317,10 +330,21 @@ export function pollersComponent(): Component<
         after: afterFirstPushes,
       });
       parts.push({ name: "ledger roll-over", close: () => job.stop() });
-      bound = runtime.timers.after(config.requestTimeout, begin);
-      void Promise.all(switches.map((s) => s.settle())).then(begin, begin);
+      // A fleet's first pass of pushes is spread over `firstPassMs`: the polls begin after it, so that their first
+      // reads do not spend the IP's weight in the same minute as every account's first push.
+      const afterFirstPass = () => {
+        if (runtime.signal.aborted) return;
+        bound = runtime.timers.after(config.requestTimeout, begin);
+        void Promise.all(switches.map((s) => s.settle())).then(begin, begin);
+      };
+      if (ctx.firstPassMs > 0) {
+        const pass = runtime.timers.after(ctx.firstPassMs, afterFirstPass);
+        parts.push({ name: "first pass", close: () => pass.cancel() });
+      } else afterFirstPass();
+      const byAccount = new Map(switches.map((s) => [s.account, s]));
       ctx.notifications.watch({
-        status: () => switches.map((s) => s.status()),
+        status: () => switches.map((s) => s.protection()),
+        statusOf: (account) => byAccount.get(account)?.protection(),
         intervalMs: config.interval,
         deadlineMs: config.deadline,
       });

@@ -9,7 +9,7 @@ import type { Registry } from "prom-client";
 import type { DaemonEvent, DomainEvent, EventBus, SwitchPublished } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { Runtime } from "../../core/runtime.js";
-import type { SwitchStatus } from "../../core/status.js";
+import type { ProtectionView } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
 import { toNotification } from "./events.js";
 import { createNotifier, type Notifier, type NotifierOptions } from "./notifier.js";
@@ -20,7 +20,12 @@ export { createNotifier } from "./notifier.js";
 
 export type DaemonNotifications = {
   /** starts the protection watcher once the switches run */
-  watch(params: { status: () => SwitchStatus[]; intervalMs: number; deadlineMs: number }): void;
+  watch(params: {
+    status: () => ProtectionView[];
+    statusOf?: (account: string) => ProtectionView | undefined;
+    intervalMs: number;
+    deadlineMs: number;
+  }): void;
   close(waitMs?: number): Promise<void>;
   notifier: Notifier | null;
 };
@@ -54,11 +59,11 @@ export function createDaemonNotifications({
   const notifier =
     urls.length > 0 ? createNotifier({ ...notifierOptions, urls, logger, registry, timers }) : null;
   const host = hostname();
-  let watcher: { nudge(): void; stop(): void } | null = null;
+  let watcher: { nudge(account?: string): void; stop(): void } | null = null;
   const unsubscribe = bus.subscribe((e: DaemonEvent) => {
     // every change of a switch's status is an event of the switch: the protection watcher looks again
     // (./protection.ts); other events (exposure, the watchers') change no switch's protection
-    if (e.module === "switch") watcher?.nudge();
+    if (e.module === "switch") watcher?.nudge(typeof e.account === "string" ? e.account : undefined);
     if (!notifier) return;
     // what notifies: a switch's events as described, and the named events (protection); the watchers' own events
     // reach people through the switches (engine down is each switch's `engineDown`)
@@ -69,9 +74,10 @@ export function createDaemonNotifications({
     if (n) notifier.send(n);
   });
   return {
-    watch({ status, intervalMs, deadlineMs }) {
+    watch({ status, statusOf, intervalMs, deadlineMs }) {
       watcher ??= watchProtection({
         status,
+        statusOf,
         clock,
         timers,
         intervalMs,

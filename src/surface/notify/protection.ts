@@ -11,16 +11,23 @@
  * is restored. A healthy daemon is not woken once a second for this (docs/daemon.md "How time is kept"), nor
  * once per push: `maxWaitMs` is two push intervals, so the push's own `pushConfirmed` (a nudge, one interval
  * after the last) always comes first; at one interval the timer fired just before each push's answer.
+ *
+ * A fleet: a switch's event looks at that account alone (`nudge(account)`), and above 10 accounts the timer's look
+ * at every account comes at most once per `everyMs` (a crossing without any event is then said up to 1 s late). Otherwise each of N accounts' pushes looked at all N (and the earliest crossing
+ * of a fleet whose pushes are spread is always a step away): at 1,000 accounts that was the whole CPU, and the
+ * pushes' own write-ahead records timed out behind it (BENCHMARKS.md, "The growth curve").
  */
 
 import type { Clock } from "../../core/clock.js";
 import type { DomainEvent } from "../../core/events.js";
 import type { Timers } from "../../core/runtime.js";
-import type { SwitchStatus } from "../../core/status.js";
+import type { ProtectionView } from "../../core/status.js";
 import { defaultMinMarginMs } from "../health.js";
 
 export type ProtectionWatchOptions = {
-  status: () => SwitchStatus[];
+  status: () => ProtectionView[];
+  /** one account's view (its own events look at it alone); absent: an event looks at every account */
+  statusOf?: ((account: string) => ProtectionView | undefined) | undefined;
   clock: Clock;
   timers: Timers;
   intervalMs: number;
@@ -41,18 +48,18 @@ export function watchProtection({
   onEvent,
   everyMs = 1_000,
   maxWaitMs = Math.max(everyMs, 2 * intervalMs),
-}: ProtectionWatchOptions): { check(): void; nudge(): void; stop(): void } {
+  statusOf,
+}: ProtectionWatchOptions): { check(): void; nudge(account?: string): void; stop(): void } {
   const marginMs = defaultMinMarginMs({ intervalMs, deadlineMs });
   const low = new Set<string>();
   let handle: { cancel(): void } | undefined;
   let stopped = false;
   let checking = false;
 
-  /** Checks every account; returns how long until the next check is needed (ms). */
-  const check = (): number => {
-    const now = clock.now();
+  /** Looks at one account; returns how long until it needs to be looked at again (ms). */
+  const look = (s: ProtectionView, now: number): number => {
     let waitMs = maxWaitMs;
-    for (const s of status()) {
+    {
       const watched = (s.state === "armed" || s.state === "retrying") && s.armedUntil !== null;
       const left = s.armedUntil === null ? 0 : s.armedUntil - now;
       const fields = {
@@ -79,6 +86,22 @@ export function watchProtection({
     }
     return waitMs;
   };
+  /** Checks every account; returns how long until the next check is needed (ms). */
+  const check = (): number => {
+    const now = clock.now();
+    let waitMs = maxWaitMs;
+    const all = status();
+    for (const s of all) waitMs = Math.min(waitMs, look(s, now));
+    // a fleet (more than 10 accounts) looked at as a whole at most once per `everyMs`
+    return all.length > 10 && statusOf ? Math.max(everyMs, waitMs) : waitMs;
+  };
+  /** When the timer fires next (clock time), to move it earlier only. */
+  let due = Number.POSITIVE_INFINITY;
+  const plan = (waitMs: number) => {
+    handle?.cancel();
+    due = clock.now() + waitMs;
+    handle = timers.after(waitMs, run);
+  };
   const run = () => {
     if (stopped || checking) return;
     checking = true;
@@ -87,17 +110,26 @@ export function watchProtection({
       waitMs = check();
     } finally {
       checking = false;
-      handle?.cancel();
-      if (!stopped) handle = timers.after(waitMs, run);
+      if (!stopped) plan(waitMs);
     }
   };
-  handle = timers.after(everyMs, run);
+  /** One account's event: that account alone, the timer moved earlier if it needs looking at sooner. */
+  const nudgeOne = (account: string) => {
+    const s = statusOf?.(account);
+    if (stopped || !s) return;
+    const waitMs = look(s, clock.now());
+    if (clock.now() + waitMs < due) plan(waitMs);
+  };
+  plan(everyMs);
   return {
     check: () => {
       check();
     },
-    /** A switch's status may have changed (an event of the switch): check now and plan the next check again. */
-    nudge: run,
+    /**
+     * A switch's status may have changed (an event of the switch): look at its account now (every account when
+     * it is not named or no `statusOf` was given) and plan the next check again.
+     */
+    nudge: (account?: string) => (account !== undefined && statusOf ? nudgeOne(account) : run()),
     stop() {
       stopped = true;
       handle?.cancel();
