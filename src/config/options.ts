@@ -260,7 +260,7 @@ export const ConfigSchema = z
       kind: "duration",
       default: 10_000,
       description:
-        "The coordination lease's time to live (whole seconds, 3s to 60s, below deadline - interval): how soon the other replica takes over.",
+        "The coordination lease's time to live (whole seconds, 5s to 60s, below deadline - interval): how soon the other replica takes over.",
     }),
     actAlone: option(z.boolean(), {
       flag: "act-alone",

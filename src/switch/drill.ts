@@ -40,6 +40,9 @@ export function drillRefusal(ctx: Ctx): string | null {
   // A drill spends one of the day's triggers: two replicas must not both run it (coordination.ts).
   const gate = gateRefusal(m);
   if (gate !== null) return gate;
+  // The other replica's next push would replace the drill's 8 s schedule (last write wins) and fail the drill.
+  if (m.coord.role !== "none" && m.coord.othersAlive === true)
+    return "another replica is alive and pushing: its next push would replace the drill's schedule; stop it with --on-shutdown keep for the drill, then start it again";
   if (m.drill) return `drill ${m.drill.id} is running`;
   if (!m.engineUp) return "the engine is down: the switch is protecting the account for real";
   if (m.entry.halted !== undefined) return "the account is HALTED";

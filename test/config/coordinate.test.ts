@@ -34,9 +34,9 @@ describe("coordinate", () => {
     expect(r.stderr).toContain("coordinate");
   });
 
-  test("error: the lease's TTL is whole seconds from 3 s to 60 s and at most deadline - interval", async () => {
+  test("error: the lease's TTL is whole seconds from 5 s to 60 s and at most deadline - interval", async () => {
     const base = ["--coordinate", "etcd://127.0.0.1:2379"];
-    expect((await check(...base, "--coordinate-ttl", "2s")).stderr).toMatch(/whole seconds from 3s to 60s/);
+    expect((await check(...base, "--coordinate-ttl", "4s")).stderr).toMatch(/whole seconds from 5s to 60s/);
     expect((await check(...base, "--coordinate-ttl", "2500ms")).code).toBe(78);
     const late = await check(...base, "--interval", "15s", "--deadline", "40s", "--coordinate-ttl", "30s");
     expect(late.code).toBe(78);

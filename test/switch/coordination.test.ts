@@ -36,7 +36,13 @@ const FOLLOWER = {
   othersAlive: true,
   detail: "replica b",
 } as const;
-const LOST = { type: "coordination", role: "lost", token: null, othersAlive: null, detail: "deadline" } as const;
+const LOST = {
+  type: "coordination",
+  role: "lost",
+  token: null,
+  othersAlive: null,
+  detail: "deadline",
+} as const;
 
 class Run {
   model: SwitchModel;
@@ -57,7 +63,8 @@ class Run {
         { type: "pushConfirmed", id: ready.send.id, latencyMs: 5 },
         at(ms),
       ));
-    if (ready.send?.kind === "removal") ({ model: this.model } = step(this.model, { type: "removalConfirmed" }, at(ms)));
+    if (ready.send?.kind === "removal")
+      ({ model: this.model } = step(this.model, { type: "removalConfirmed" }, at(ms)));
     return ready;
   }
   logs(r: Ready) {
@@ -158,7 +165,7 @@ describe("coordination: drill and reset", () => {
     for (const [role, started] of [
       [FOLLOWER, false],
       [LOST, false],
-      [LEADER, true],
+      [{ ...LEADER, othersAlive: false }, true],
     ] as const) {
       const r = new Run();
       r.on({ type: "start" }, 0);
@@ -170,6 +177,15 @@ describe("coordination: drill and reset", () => {
       if (started) expect(line.fields.token).toBe("42");
       else expect(String(line.fields.reason)).toMatch(/lease|etcd is unreachable/);
     }
+  });
+
+  test("the leader refuses a drill while another replica is alive: its pushes would replace the drill's schedule", () => {
+    const r = new Run();
+    r.on({ type: "start" }, 0);
+    r.on(LEADER, 10);
+    const d = r.on({ type: "drillStart", id: "d1", by: "ops" }, 1_000);
+    expect(d.drillPlace).toBeUndefined();
+    expect(String(r.logs(d)[0]?.fields.reason)).toMatch(/another replica is alive and pushing/);
   });
 
   test("a reset is refused by a follower; the leader releases, under its token", () => {

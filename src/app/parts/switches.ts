@@ -28,6 +28,7 @@ import type { Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js"
 import { feed } from "../context.js";
 import { type ControlServer, startControlServer } from "../control.js";
 import { createDrillCommand, networkOf } from "../drill.js";
+import type { Coordination } from "./coordination.js";
 
 /**
  * The switches, one per account: they follow the guard, the agent watch and the clock watch from here on, apply
@@ -53,10 +54,12 @@ export function switchesComponent(): Component<
     agent: (Feed<AgentState> & { now(): AgentState | null }) | null;
     slotOrigin: number;
     clockSteps: Feed<number>;
+    coordination: Coordination | null;
   },
   { switches: Switch[]; outcomes: ShutdownOutcome[]; triggers: Feed<string> }
 > {
   let switches: Switch[] = [];
+  let coordination: Coordination | null = null;
   const outcomes: ShutdownOutcome[] = [];
   let mode: () => "remove" | "keep" = () => "remove";
   return {
@@ -120,8 +123,19 @@ export function switchesComponent(): Component<
           cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
           onTrigger: (a) => triggers.publish(a),
           readRecord: ctx.readRecord,
+          coordination: ctx.coordination ? { actAlone: config.actAlone } : null,
         }),
       );
+      // The replicas' election (coordination.ts) reaches every switch: the machine gates on it.
+      coordination = ctx.coordination;
+      if (coordination) {
+        const c = coordination;
+        for (const s of switches) s.coordinate(c.now());
+        c.subscribe((state) => {
+          for (const s of switches) s.coordinate(state);
+        });
+        ctx.board.coordination = () => c.status();
+      }
       for (const s of switches) {
         const engine = ctx.engine.now(s.account);
         if (!engine.up) s.setEngineUp(false, engine.detail);
@@ -180,6 +194,8 @@ export function switchesComponent(): Component<
       return { switches, outcomes, triggers: { subscribe: triggers.subscribe } };
     },
     async close() {
+      // Coordinated: resign and read the candidates first; the switches remove only when none is left.
+      if (mode() === "remove") await coordination?.beforeStop();
       const results = await Promise.all(switches.map((s) => s.shutdown({ mode: mode() })));
       outcomes.push(...results);
     },
