@@ -109,7 +109,9 @@ export function coordinationComponent(): Component<
       // Loaded here only: a replica without --coordinate never imports etcd3 (test/app/coordination.test.ts).
       const loaded = await import("etcd3");
       // etcd3 is CommonJS: its exports are named, or under `default` when node's loader cannot list them
-      const etcd3 = (loaded.Etcd3 ? loaded : (loaded as unknown as { default: typeof loaded }).default) as typeof loaded;
+      const etcd3 = (
+        loaded.Etcd3 ? loaded : (loaded as unknown as { default: typeof loaded }).default
+      ) as typeof loaded;
       const client: Etcd3 = new etcd3.Etcd3({
         hosts: target.endpoints,
         dialTimeout: callTimeoutMs,
