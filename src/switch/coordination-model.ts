@@ -5,7 +5,10 @@ export type CoordinationRole = "none" | "leader" | "follower" | "lost";
 
 export type CoordinationModel = {
   role: CoordinationRole;
-  /** the lease holder's fencing token (the election key's create revision), when this replica holds it */
+  /**
+   * the fencing token: the election key's create revision while this replica holds the lease; at a stop, the
+   * revision of the read that found no other candidate
+   */
   token: string | null;
   /** another live candidate is present (null: unknown, etcd not read) */
   othersAlive: boolean | null;

@@ -42,13 +42,16 @@ export function gateRefusal(m: SwitchModel): string | null {
 }
 
 /**
- * The token a gated action is taken under: the lease's fencing token, `alone` when acting without etcd under
- * actAlone, undefined without coordination (the field is then left out of the log and the audit record).
+ * The token a gated action is taken under: the lease's fencing token; for a stopping replica's removal, the
+ * revision of the read that found no other candidate; `alone` when acting without etcd under actAlone; undefined
+ * without coordination (the field is then left out of the log and the audit record).
  */
 export function gateToken(m: SwitchModel): string | undefined {
   const c = m.coord;
   if (c.role === "none") return undefined;
   if (c.role === "leader") return c.token ?? "unknown";
+  // a stopping replica's removal: the revision of the read that found no other candidate
+  if (c.role === "follower") return c.token ?? undefined;
   return "alone";
 }
 
@@ -75,7 +78,7 @@ export function coordination(ctx: Ctx, ev: Extract<Event, { type: "coordination"
   m.coord = {
     ...m.coord,
     role: ev.role,
-    token: ev.role === "leader" ? ev.token : null,
+    token: ev.token,
     othersAlive: ev.othersAlive,
     detail: ev.detail ?? null,
   };

@@ -46,6 +46,8 @@ const LOST = {
 
 class Run {
   model: SwitchModel;
+  /** the answer to a removal this run sent (confirmed at once) */
+  removal: Ready | undefined;
   constructor(cfg: Partial<SwitchConfig> = {}) {
     const entry = newEntry(SWITCH_CFG.account, T0, { limit: 10 });
     this.model = initialModel(
@@ -64,7 +66,7 @@ class Run {
         at(ms),
       ));
     if (ready.send?.kind === "removal")
-      ({ model: this.model } = step(this.model, { type: "removalConfirmed" }, at(ms)));
+      ({ model: this.model, ready: this.removal } = step(this.model, { type: "removalConfirmed" }, at(ms)));
     return ready;
   }
   logs(r: Ready) {
@@ -219,9 +221,10 @@ describe("coordination: the graceful stop", () => {
     expect(String(ready.events.find((e) => e.type === "kept")?.reason)).toMatch(/another replica is alive/);
   });
 
-  test("no other candidate: removed (a leader's token in the line)", () => {
-    const { ready } = stop({ ...FOLLOWER, othersAlive: false });
+  test("no other candidate: removed, under the revision of the read that found none", () => {
+    const { r, ready } = stop({ ...FOLLOWER, token: "99", othersAlive: false });
     expect(ready.send?.kind).toBe("removal");
+    expect(r.removal?.events.find((e) => e.type === "removed")).toMatchObject({ token: "99" });
     const leader = stop({ ...LEADER, othersAlive: false });
     expect(leader.ready.send?.kind).toBe("removal");
   });
