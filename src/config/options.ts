@@ -252,7 +252,7 @@ export const ConfigSchema = z
       kind: "string",
       metavar: "ETCD_URL",
       description:
-        "Replicas of the same accounts elect a lease holder in etcd: `etcd://HOST:PORT[,HOST:PORT][/PREFIX]`. Only the holder takes what is unsafe twice (closing, drills, resets, removing on stop).",
+        "Replicas of the same accounts elect a lease holder in etcd: `etcd://HOST:PORT[,...][/PREFIX]`. Only the holder takes what is unsafe twice (closing, drills, resets, removing on stop).",
     }),
     coordinateTtl: option(durationMs(), {
       flag: "coordinate-ttl",

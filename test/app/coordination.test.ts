@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { electionName } from "../../src/app/parts/coordination.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { type EtcdHandle, startEtcd } from "../helpers/etcd.js";
 import { eventually } from "../helpers/eventually.js";
@@ -95,6 +96,16 @@ const lastRole = (d: SpawnedProcess) =>
   d.lines
     .filter((l) => typeof l.event === "string" && /^coordination\.(leader|follower|lost)$/.test(l.event))
     .at(-1)?.event;
+
+describe("the election's name", () => {
+  test("behavior: the same account set meets in one election whatever the order or case; another set does not", () => {
+    const a = "0x1111111111111111111111111111111111111111";
+    const b = "0x2222222222222222222222222222222222222222";
+    expect(electionName([a, b])).toBe(electionName([b.toUpperCase().replace("0X", "0x"), a, a]));
+    expect(electionName([a])).not.toBe(electionName([a, b]));
+    expect(electionName([a])).toMatch(/^[0-9a-f]{16}$/);
+  });
+});
 
 describe("two replicas through etcd (process)", () => {
   test("behavior: kill -9 the leader → the follower holds the lease within the TTL; the pushes never stopped", async () => {

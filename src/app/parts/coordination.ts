@@ -288,7 +288,8 @@ export function coordinationComponent(): Component<
             others.every((o) => BigInt(o.createRevision) > BigInt(ours.kv.create_revision));
           validUntil = remaining > 0 ? sent + remaining * 1_000 - LEASE_MARGIN_MS : 0;
           differ();
-          if (c && ourKey !== null && (ours === undefined || remaining <= 0)) {
+          // (a key not there yet while its lease lives is a campaign whose put has not landed: wait for it)
+          if (c && life !== null && remaining <= 0) {
             // our lease expired on etcd (a long partition): a new candidacy, with a new lease
             log.warn(
               { event: "coordination.lease_expired" },
@@ -335,15 +336,10 @@ export function coordinationComponent(): Component<
       );
       campaignNow();
       // The first answer before the switches start (bounded: etcd unreachable never holds the pushes back).
+      // Until this replica's own key is seen (its campaign's put landed), within one call's time-out.
       await poll();
-      if (state.role !== "leader" && lastOk !== null) {
-        await new Promise<void>((resolve) => {
-          const t = timers.after(callTimeoutMs, resolve);
-          campaign?.on("elected", () => {
-            t.cancel();
-            resolve();
-          });
-        });
+      for (let waited = 0; lastOk !== null && token === null && waited < callTimeoutMs; waited += 100) {
+        await new Promise<void>((resolve) => timers.after(100, resolve));
         await poll();
       }
 
