@@ -225,6 +225,30 @@ describe("two replicas through etcd (process)", () => {
   }, 60_000);
 });
 
+describe("etcd unreachable from the start (process)", () => {
+  test("behavior: the replica pushes at once, says it is lost (readyz 503, metric), and its graceful stop keeps the schedule", async () => {
+    const dead = await startTcpProxy(etcd.port);
+    dead.partition();
+    proxies.push(dead);
+    const a = replica(agentA, `127.0.0.1:${dead.port}`, { prefix: "dead" });
+    const health = String((await a.d.waitForEvent("health.listening", 15_000)).url);
+    await a.d.waitForEvent("heartbeat.ok", 15_000);
+    await a.d.waitForEvent("coordination.lost", 5_000);
+    const ready = await fetch(`${health}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toContain(
+      "no closing, drill, reset or removal on stop is taken (actAlone is off)",
+    );
+    expect(await (await fetch(`${health}/metrics`)).text()).toMatch(/hl_deadman_coordination_lost 1/);
+    a.d.kill("SIGTERM");
+    expect((await a.d.exitWithin(15_000)).code).toBe(0);
+    const kept = a.d.lines.find((l) => l.event === "shutdown.kept");
+    expect(String(kept?.reason)).toContain("etcd is unreachable");
+    expect(sim.state.getSchedule(master)).not.toBeNull();
+    sim.state.setSchedule(master, null);
+  }, 60_000);
+});
+
 describe("etcd3 is loaded only with --coordinate (process)", () => {
   const trap = (log: string) => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), "hl-trap-")), "trap.cjs");

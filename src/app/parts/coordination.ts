@@ -140,6 +140,7 @@ export function coordinationComponent(): Component<
         });
 
       let campaign: ReturnType<typeof election.campaign> | null = null;
+      let lastCampaignError = "";
       let ourKey: string | null = null;
       let stopping = false;
       let lastOk: number | null = null;
@@ -160,7 +161,11 @@ export function coordinationComponent(): Component<
         // the lease lost (etcd3 says so after missing keep-alives) or the campaign failed: resign, campaign again
         c.on("error", (error) => {
           if (campaign !== c) return;
-          log.warn(
+          // said once per distinct error (etcd down, it fails every second), at debug after that
+          const text = errorText(error);
+          const level = text === lastCampaignError ? "debug" : "warn";
+          lastCampaignError = text;
+          log[level](
             { event: "coordination.campaign_failed", error: errorText(error) },
             `the coordination campaign failed (${errorText(error)}); campaigning again`,
           );
@@ -203,9 +208,15 @@ export function coordinationComponent(): Component<
         publish(next);
       };
 
-      const publish = (next: CoordinationState) => {
+      let announced = false;
+      const publish = (next: CoordinationState, force = false) => {
         const changed =
-          next.role !== state.role || next.token !== state.token || next.othersAlive !== state.othersAlive;
+          force ||
+          !announced ||
+          next.role !== state.role ||
+          next.token !== state.token ||
+          next.othersAlive !== state.othersAlive;
+        announced = true;
         state = next;
         metrics.coordinationLeader.set(next.role === "leader" ? 1 : 0);
         metrics.coordinationLost.set(next.role === "lost" ? 1 : 0);
@@ -388,18 +399,24 @@ export function coordinationComponent(): Component<
               }),
             }));
             lowest = false;
-            publish({
-              role: "follower",
-              token: range.header.revision,
-              othersAlive: rest.length > 0,
-              detail:
-                rest.length > 0
-                  ? `${others.map((o) => o.replica).join(", ")} still a candidate`
-                  : "resigned; no other candidate",
-            });
+            publish(
+              {
+                role: "follower",
+                token: range.header.revision,
+                othersAlive: rest.length > 0,
+                detail:
+                  rest.length > 0
+                    ? `${others.map((o) => o.replica).join(", ")} still a candidate`
+                    : "resigned; no other candidate",
+              },
+              true,
+            );
           } catch (error) {
             lastError = errorText(error);
-            publish({ role: "lost", token: null, othersAlive: null, detail: `at the stop: ${lastError}` });
+            publish(
+              { role: "lost", token: null, othersAlive: null, detail: `at the stop: ${lastError}` },
+              true,
+            );
           }
         },
       };
