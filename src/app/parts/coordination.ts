@@ -99,6 +99,8 @@ export function coordinationComponent(): Component<
       const ttl = Math.round(ttlMs / 1_000);
       const pollMs = Math.max(250, Math.floor(ttlMs / 4));
       const callTimeoutMs = Math.max(1_000, pollMs);
+      // a stop's calls: within a quarter of the stop's bound each (the removal that may follow needs the rest)
+      const stopMs = Math.max(250, Math.min(callTimeoutMs, Math.floor(config.shutdownTimeout / 4)));
       const mono = () => monotonicOf(runtime.clock);
       const { timers } = runtime;
       const name = electionName(accounts);
@@ -122,11 +124,9 @@ export function coordinationComponent(): Component<
       closeClient = () => client.close();
       const election = client.namespace(`${target.prefix}/`).election(name, ttl);
 
-      const bounded = <T>(what: string, p: Promise<T>): Promise<T> =>
+      const bounded = <T>(what: string, p: Promise<T>, ms = callTimeoutMs): Promise<T> =>
         new Promise<T>((resolve, reject) => {
-          const t = timers.after(callTimeoutMs, () =>
-            reject(new Error(`${what}: no answer from etcd within ${callTimeoutMs} ms`)),
-          );
+          const t = timers.after(ms, () => reject(new Error(`${what}: no answer from etcd within ${ms} ms`)));
           p.then(
             (v) => {
               t.cancel();
@@ -357,7 +357,7 @@ export function coordinationComponent(): Component<
       resign = async () => {
         const c = campaign;
         campaign = null;
-        await bounded("resigning", c?.resign() ?? Promise.resolve()).catch(() => undefined);
+        await bounded("resigning", c?.resign() ?? Promise.resolve(), stopMs).catch(() => undefined);
       };
       const coordination: Coordination = {
         subscribe: states.subscribe,
@@ -385,9 +385,14 @@ export function coordinationComponent(): Component<
           stopTimers?.();
           const c = campaign;
           campaign = null;
+          // A resign that does not answer ends it: etcd cannot say who is alive, the schedule is kept.
           try {
-            await bounded("resigning", c?.resign() ?? Promise.resolve());
-            const range = await readCandidates();
+            await bounded("resigning", c?.resign() ?? Promise.resolve(), stopMs);
+            const range = await bounded(
+              "reading the candidates",
+              client.getAll().prefix(electionPrefix).exec(),
+              stopMs,
+            );
             const rest = range.kvs.filter((kv) => kv.key.toString("utf8") !== ourKey);
             others = rest.map((kv) => ({
               key: kv.key.toString("utf8"),
