@@ -56,6 +56,7 @@ type Candidacy = { replica: string; intervalMs: number; deadlineMs: number };
 export const LEASE_MARGIN_MS = 1_000;
 const MAX_VALUE_BYTES = 1_024;
 const MAX_CANDIDATES_SHOWN = 16;
+const MAX_CANDIDATES_READ = 64;
 
 /** The election's name: the prefix and a hash of the sorted accounts (replicas of the same set meet there). */
 export function electionName(accounts: readonly string[]): string {
@@ -241,8 +242,11 @@ export function coordinationComponent(): Component<
         states.publish(next);
       };
 
-      const readCandidates = () =>
-        bounded("reading the candidates", client.getAll().prefix(electionPrefix).exec());
+      // Bounded: the oldest candidates first (the holder is the oldest); a flood of keys under the prefix costs one
+      // page, and this replica, if not among them, is simply not the holder.
+      const candidatesQuery = () =>
+        client.getAll().prefix(electionPrefix).sort("Create", "Ascend").limit(MAX_CANDIDATES_READ);
+      const readCandidates = () => bounded("reading the candidates", candidatesQuery().exec());
 
       const differ = () => {
         const diff = others.filter(
@@ -388,11 +392,7 @@ export function coordinationComponent(): Component<
           // A resign that does not answer ends it: etcd cannot say who is alive, the schedule is kept.
           try {
             await bounded("resigning", c?.resign() ?? Promise.resolve(), stopMs);
-            const range = await bounded(
-              "reading the candidates",
-              client.getAll().prefix(electionPrefix).exec(),
-              stopMs,
-            );
+            const range = await bounded("reading the candidates", candidatesQuery().exec(), stopMs);
             const rest = range.kvs.filter((kv) => kv.key.toString("utf8") !== ourKey);
             others = rest.map((kv) => ({
               key: kv.key.toString("utf8"),
