@@ -7,7 +7,7 @@
 #   amtool (prometheus-alertmanager)        checks the Alertmanager example
 #   chromium (+ fonts-dejavu-core)          loads the status page headless and takes a screenshot
 #   libfaketime (faketime)                  steps the daemon's wall clock while the monotonic clock stays real
-#   etcd (etcd-server)                      for the replica-coordination tests to come (none yet)
+#   etcd (etcd-server)                      the replica-coordination tests (test/app/coordination.test.ts)
 #   socat (socat)                           runs the shell engine snippet of docs/operations.md ("Cancel on disconnect")
 #   rustc (rustc)                           compiles and runs that section's Rust engine snippet
 # It needs root or a password-less sudo (sudo -n); without either it names the command to run and fails.

@@ -8,7 +8,13 @@ import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Runtime, Timers } from "../core/runtime.js";
 import type { Scheduler } from "../core/scheduler.js";
-import type { ChainWatchStatus, ExposureStatus, GuardStatus, SwitchStatus } from "../core/status.js";
+import type {
+  ChainWatchStatus,
+  CoordinationStatus,
+  ExposureStatus,
+  GuardStatus,
+  SwitchStatus,
+} from "../core/status.js";
 import type { LocalSigner } from "../protocol/hyperliquid/signing.js";
 import type { parseListenAddress } from "../surface/health.js";
 import type { Metrics } from "../surface/metrics.js";
@@ -106,6 +112,8 @@ export type Board = {
   accounts: (() => SwitchStatus[]) | null;
   exposure: () => ExposureStatus;
   guard: () => GuardStatus;
+  /** with --coordinate: this replica's place in the election (src/app/parts/coordination.ts) */
+  coordination?: (() => CoordinationStatus) | undefined;
 };
 
 /**

@@ -23,6 +23,7 @@ import type { ShutdownOutcome, Switch } from "../switch/index.js";
 import type { Ledger } from "../switch/ledger.js";
 import { ComponentStartFailure, Components } from "./components.js";
 import type { Base, StartDaemonParameters } from "./context.js";
+import { coordinationComponent } from "./parts/coordination.js";
 import { healthComponent } from "./parts/health.js";
 import {
   auditComponent,
@@ -139,6 +140,7 @@ export function daemonComponents() {
     guardComponent(),
     agentWatchComponent(),
     clockWatchComponent(),
+    coordinationComponent(),
     switchesComponent(),
     pollersComponent(),
     controlComponent(),

@@ -12,6 +12,7 @@
 import { z } from "zod";
 import { formatDuration } from "../core/duration.js";
 import { CLIENT_DEFAULTS } from "../protocol/hyperliquid/transport.js";
+import { coordinateProblem } from "./coordinate.js";
 import { guardSocketProblem, LISTEN_ADDRESS_PATTERN, listenAddressProblem } from "./listen.js";
 
 /** How a text value (a flag, an environment variable) is read for the key. */
@@ -102,6 +103,10 @@ const listenAddress = z
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   })
   .meta({ pattern: LISTEN_ADDRESS_PATTERN });
+const coordinate = z.string().superRefine((value, ctx) => {
+  const problem = coordinateProblem(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
 const guardSocket = z.string().superRefine((value, ctx) => {
   const problem = guardSocketProblem(value);
   if (problem) ctx.addIssue({ code: "custom", message: problem });
@@ -293,6 +298,30 @@ export const ConfigSchema = z
       kind: "duration",
       default: 5_000,
       description: "Upper bound for a graceful stop (ms); the process exits by then whatever happens.",
+    }),
+    coordinate: option(coordinate, {
+      flag: "coordinate",
+      env: "HL_COORDINATE",
+      kind: "string",
+      metavar: "ETCD_URL",
+      description:
+        "Replicas of the same accounts elect a lease holder in etcd: `etcd://HOST:PORT[,...][/PREFIX]`. Only the holder takes what is unsafe twice (closing, drills, resets, removing on stop).",
+    }),
+    coordinateTtl: option(durationMs(), {
+      flag: "coordinate-ttl",
+      env: "HL_COORDINATE_TTL",
+      kind: "duration",
+      default: 10_000,
+      description:
+        "The coordination lease's time to live (whole seconds, 5s to 60s, below deadline - interval): how soon the other replica takes over.",
+    }),
+    actAlone: option(z.boolean(), {
+      flag: "act-alone",
+      env: "HL_ACT_ALONE",
+      kind: "boolean",
+      default: false,
+      description:
+        "With --coordinate and etcd unreachable, take the gated actions alone (risking both replicas taking them). Default: take none.",
     }),
     guardFile: option(z.string().min(1), {
       flag: "guard-file",

@@ -73,6 +73,25 @@ export function checkConfigRules(
     errors.push(
       `exposureInterval = ${fmt(config.exposureInterval)}${at(sources, "exposureInterval")}: must be 0 (off) or at least 1s`,
     );
+  // The coordination lease (docs/operations.md "High availability", the timing rule): etcd grants whole seconds;
+  // at least 5 s: the lease's remaining life is read in whole seconds, rounded down, and etcd3 renews it every TTL / 3, so below 5 s a renewed lease could read as under the 1 s margin and the holder flap; at most deadline - interval, so
+  // that a replica that died stops counting as a live candidate before the last schedule it pushed can fire
+  // (that schedule stands at least deadline - interval after its death): a candidate counted alive always still
+  // has a schedule of its own standing.
+  if (config.coordinate !== undefined) {
+    const ttl = config.coordinateTtl;
+    if (ttl % 1_000 !== 0 || ttl < 5_000 || ttl > 60_000)
+      errors.push(
+        `coordinateTtl = ${fmt(ttl)}${at(sources, "coordinateTtl")}: must be whole seconds from 5s to 60s (etcd grants leases in seconds)`,
+      );
+    else if (ttl > deadline - interval)
+      errors.push(
+        `coordinateTtl = ${fmt(ttl)}${at(sources, "coordinateTtl")}: must be at most deadline - interval = ${fmt(deadline - interval)}, so that a replica that died stops counting as alive before the last schedule it pushed can fire`,
+      );
+  } else if (config.actAlone)
+    warnings.push(
+      "actAlone is set without coordinate: it has no effect (a replica alone takes every action)",
+    );
   if (config.shutdownTimeout < 500)
     errors.push(
       `shutdownTimeout = ${fmt(config.shutdownTimeout)}${at(sources, "shutdownTimeout")}: must be at least 500ms`,

@@ -115,6 +115,23 @@ export type ChainWatchStatus = {
 };
 
 /** What /readyz answers: 200 with this body when ready, 503 with it when not. */
+/** Where this replica stands among the replicas coordinated through etcd (src/app/parts/coordination.ts). */
+export type CoordinationStatus = {
+  role: "leader" | "follower" | "lost";
+  /** the fencing token while this replica holds the lease */
+  token: string | null;
+  reachable: boolean;
+  actAlone: boolean;
+  detail: string | null;
+  /** the election's key prefix in etcd */
+  election: string;
+  ttlSeconds: number;
+  /** the other live candidates, as each says of itself */
+  candidates: { replica: string; intervalMs: number; deadlineMs: number }[];
+  /** another candidate's interval or deadline differs from this replica's */
+  settingsDiffer: boolean;
+};
+
 export type Readiness = {
   ready: boolean;
   /** one human-readable line per reason the daemon is not ready (empty when ready) */
@@ -122,4 +139,6 @@ export type Readiness = {
   accounts: SwitchStatus[];
   exposure: ExposureStatus;
   guard: GuardStatus;
+  /** with --coordinate: this replica's place in the election */
+  coordination?: CoordinationStatus | undefined;
 };

@@ -229,6 +229,21 @@ export function createMetrics({
       labelNames: ["account", "reason"],
       registers: r,
     }),
+    coordinationLeader: new Gauge({
+      name: `${p}coordination_leader`,
+      help: "1 while this replica holds the coordination lease (--coordinate), else 0",
+      registers: r,
+    }),
+    coordinationLost: new Gauge({
+      name: `${p}coordination_lost`,
+      help: "1 while etcd has not answered for a whole lease TTL (--coordinate): no gated action unless actAlone",
+      registers: r,
+    }),
+    coordinationCandidates: new Gauge({
+      name: `${p}coordination_candidates`,
+      help: "Other live candidates in this replica's election (--coordinate)",
+      registers: r,
+    }),
     engineUp: new Gauge({
       name: `${p}engine_up`,
       help: "Engine guard state: 1 up, 0 down; absent when no guard is configured.",

@@ -103,6 +103,11 @@ export type CreateSwitchParameters = {
   drillIo?: DrillIo | undefined;
   /** the escalation ladder's configuration for this account (escalation.ts); absent: off */
   escalation?: EscalationConfig | null | undefined;
+  /**
+   * replicas coordinated through etcd (coordination.ts): the gated actions wait for `coordinate`'s lease;
+   * `actAlone`: with etcd unreachable, take them alone
+   */
+  coordination?: { actAlone: boolean } | null | undefined;
   /** the account's cumulative traded volume (userRateLimit.cumVlm), asked when a removal meets the volume gate */
   cumulativeVolume?: ((account: string) => Promise<number>) | undefined;
   /** the ledger's last verified time (its updatedAt at open): the exchange's time is never before it */
@@ -143,6 +148,13 @@ export type Switch = {
   reset(by: string): { released: boolean; reason: string };
   /** The operator's drill: started (its end is the switch's `drillDone` event) or refused now with the reason. */
   drill(id: string, by: string): { started: true } | { started: false; reason: string };
+  /** The replicas' election (coordination.ts): this replica's role, fencing token and other live candidates. */
+  coordinate(state: {
+    role: "leader" | "follower" | "lost";
+    token: string | null;
+    othersAlive: boolean | null;
+    detail?: string | null;
+  }): void;
   /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */
   setAgent(state: "ok" | "missing" | "expired", detail?: string): void;
   /** The exchange's record was read (docs/exchange-record.md): applied where it is fresh, never stops pushes. */
@@ -177,5 +189,7 @@ export function switchConfig(p: CreateSwitchParameters): SwitchConfig {
     historySize: p.ledger.historySize,
     nonceSpan: p.nonceSpan,
     escalation: p.escalation ?? null,
+    coordinated: p.coordination != null,
+    actAlone: p.coordination?.actAlone === true,
   };
 }

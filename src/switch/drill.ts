@@ -13,6 +13,7 @@
  * ordinary switch goes on as if nothing had happened.
  */
 import type { Ctx } from "./context.js";
+import { gateRefusal, gateToken } from "./coordination.js";
 import type { Event } from "./model.js";
 
 export type { DrillModel } from "./drill-model.js";
@@ -36,6 +37,12 @@ export type DrillOutcome = {
 export function drillRefusal(ctx: Ctx): string | null {
   const { m } = ctx;
   if (m.phase !== "running") return "the switch is not running";
+  // A drill spends one of the day's triggers: two replicas must not both run it (coordination.ts).
+  const gate = gateRefusal(m);
+  if (gate !== null) return gate;
+  // The other replica's next push would replace the drill's 8 s schedule (last write wins) and fail the drill.
+  if (m.coord.role !== "none" && m.coord.othersAlive === true)
+    return "another replica is alive and pushing: its next push would replace the drill's schedule; stop it with --on-shutdown keep for the drill, then start it again";
   if (m.drill) return `drill ${m.drill.id} is running`;
   if (!m.engineUp) return "the engine is down: the switch is protecting the account for real";
   if (m.entry.halted !== undefined) return "the account is HALTED";
@@ -63,7 +70,14 @@ export function drillStart(ctx: Ctx, ev: Extract<Event, { type: "drillStart" }>)
     startedAt: Math.floor(ctx.now.wall),
   };
   ctx.ready.drillPlace = { id: ev.id };
-  ctx.emit({ type: "drillStarted", id: ev.id, by: ev.by, triggersLeft: left });
+  const token = gateToken(ctx.m);
+  ctx.emit({
+    type: "drillStarted",
+    id: ev.id,
+    by: ev.by,
+    triggersLeft: left,
+    ...(token !== undefined ? { token } : {}),
+  });
 }
 
 /** The drill's order was placed (or not). Returns whether to push now (the drill's push). */

@@ -182,6 +182,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
         };
       return { released: false, reason: e?.type === "resetRefused" ? e.reason : "the switch did not answer" };
     },
+    coordinate: (state) => dispatch({ type: "coordination", ...state }),
     setAgent: (state, detail) => dispatch({ type: "agent", state, detail }),
     recordRead: io.recordRead,
     clockStepped: (deltaMs) => dispatch({ type: "clockStep", deltaMs }),

@@ -16,6 +16,7 @@
  * - Passes go on while HALTED until one reports the account flat (or only dust below the $10 minimum).
  */
 import type { Ctx } from "./context.js";
+import { gateRefusal, gateToken, heldOnce } from "./coordination.js";
 import { CLOSE_REPORTS_KEPT, type EscalationConfig, type EscalationModel } from "./escalation-model.js";
 import type { Event } from "./model.js";
 
@@ -107,13 +108,20 @@ export function escalationCheck(ctx: Ctx) {
   if (m.entry.halted !== undefined) return;
   const hit = escalationRule(cfg, m.esc, ctx.now.mono);
   if (!hit) return;
+  // Closing is not safe twice: with two replicas only the lease holder closes (coordination.ts). The other one
+  // says so once and latches nothing; it closes if it wins the lease while the rule still holds.
+  const gate = gateRefusal(m);
+  if (gate !== null) {
+    if (heldOnce(ctx, gate)) ctx.emit({ type: "escalationHeld", rule: hit.rule, reason: hit.reason, gate });
+    return;
+  }
   // The latch goes to disk before the first close order leaves: a restart finds the account HALTED.
   m.entry = { ...m.entry, halted: { since: Math.floor(ctx.now.wall), reason: hit.reason } };
   ctx.persist = true;
   ctx.ready.mustSync = true;
   ctx.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
   m.esc = { ...m.esc, passes: 0 };
-  ctx.emit({ type: "escalated", rule: hit.rule, reason: hit.reason });
+  ctx.emit({ type: "escalated", rule: hit.rule, reason: hit.reason, ...tokenOf(ctx) });
   closePass(ctx);
 }
 
@@ -124,8 +132,23 @@ export function escalationDue(ctx: Ctx) {
   if (m.esc.closing === "retry" && m.phase === "running" && m.cfg.escalation) closePass(ctx);
 }
 
+const tokenOf = (ctx: Ctx): { token?: string } => {
+  const token = gateToken(ctx.m);
+  return token === undefined ? {} : { token };
+};
+
 function closePass(ctx: Ctx) {
   const { m } = ctx;
+  // A latched account whose lease went to another replica: its pass waits (the holder closes on its own rules).
+  const gate = gateRefusal(m);
+  if (gate !== null) {
+    if (heldOnce(ctx, gate))
+      ctx.emit({ type: "escalationHeld", rule: "halted", reason: m.entry.halted?.reason ?? "", gate });
+    m.esc = { ...m.esc, closing: "retry" };
+    m.wake.escalate = ctx.now.mono + (m.cfg.escalation?.retryMs ?? 30_000);
+    return;
+  }
+  m.coord = { ...m.coord, held: null, passToken: gateToken(m) ?? null };
   m.esc = { ...m.esc, closing: "waiting", passes: m.esc.passes + 1 };
   m.wake.escalate = null;
   ctx.ready.closePositions = { reason: m.entry.halted?.reason ?? "", pass: m.esc.passes };
@@ -138,7 +161,14 @@ export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResu
   const cfg = m.cfg.escalation;
   const fields = { pass: m.esc.passes, orders: ev.orders, filledUsd: ev.filledUsd, flat: ev.flat };
   const reports = (ev.reports ?? []).slice(0, CLOSE_REPORTS_KEPT);
-  if (reports.length > 0) ctx.emit({ type: "closeOrders", pass: m.esc.passes, orders: reports });
+  const token = m.coord.passToken;
+  if (reports.length > 0)
+    ctx.emit({
+      type: "closeOrders",
+      pass: m.esc.passes,
+      orders: reports,
+      ...(token !== null ? { token } : {}),
+    });
   if (ev.flat) {
     m.esc = { ...m.esc, closing: "idle" };
     ctx.emit({ type: "closeDone", ...fields, dust: ev.dust });
@@ -160,6 +190,12 @@ export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResu
 export function escalationReset(ctx: Ctx, ev: Extract<Event, { type: "reset" }>) {
   const { m } = ctx;
   const halted = m.entry.halted;
+  // A reset carried out by two replicas at once is not the operator's one decision: only the lease holder.
+  const gate = gateRefusal(m);
+  if (gate !== null) {
+    ctx.emit({ type: "resetRefused", by: ev.by, reason: gate });
+    return;
+  }
   if (halted === undefined) {
     ctx.emit({ type: "resetRefused", by: ev.by, reason: "the account is not HALTED" });
     return;
@@ -183,5 +219,5 @@ export function escalationReset(ctx: Ctx, ev: Extract<Event, { type: "reset" }>)
     const after = m.cfg.escalation?.afterDownMs;
     if (after != null) m.wake.escalate = ctx.now.mono + after;
   }
-  ctx.emit({ type: "haltReleased", by: ev.by, since: halted.since, reason: halted.reason });
+  ctx.emit({ type: "haltReleased", by: ev.by, since: halted.since, reason: halted.reason, ...tokenOf(ctx) });
 }

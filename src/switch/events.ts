@@ -106,10 +106,19 @@ export type SwitchEvent =
     }
   | { type: "cancelFailed"; pass: number; cancelled: number; kept: number; detail?: string | undefined }
   // ---- escalation (escalation.ts)
-  | { type: "escalated"; rule: "engine_down" | "liquidation" | "drawdown" | "notional"; reason: string }
+  | {
+      type: "escalated";
+      rule: "engine_down" | "liquidation" | "drawdown" | "notional";
+      reason: string;
+      /** the lease's fencing token it was taken under (coordination.ts); absent without coordination */
+      token?: string | undefined;
+    }
+  /** a step-2 rule holds but this replica may not close (coordination.ts): said once per reason */
+  | { type: "escalationHeld"; rule: string; reason: string; gate: string }
   | {
       type: "closeOrders";
       pass: number;
+      token?: string | undefined;
       orders: readonly Readonly<Record<string, string | number | null>>[];
     }
   | { type: "closeDone"; pass: number; orders: number; filledUsd: number; flat: boolean; dust: number }
@@ -123,10 +132,10 @@ export type SwitchEvent =
       detail: string | null;
       retryInMs: number;
     }
-  | { type: "haltReleased"; by: string; since: number; reason: string }
+  | { type: "haltReleased"; by: string; since: number; reason: string; token?: string | undefined }
   // ---- drill (drill.ts)
   | { type: "drillRefused"; id: string; by: string; reason: string }
-  | { type: "drillStarted"; id: string; by: string; triggersLeft: number }
+  | { type: "drillStarted"; id: string; by: string; triggersLeft: number; token?: string | undefined }
   | {
       type: "drillDone";
       id: string;
@@ -139,8 +148,9 @@ export type SwitchEvent =
     }
   | { type: "resetRefused"; by: string; reason: string }
   // ---- shutdown
-  | { type: "kept"; armedUntil: number | null }
-  | { type: "removed"; previousDeadline: number | null }
+  /** `reason`: why a stop asked to remove kept the schedule (another replica alive, etcd unreachable) */
+  | { type: "kept"; armedUntil: number | null; reason?: string | undefined }
+  | { type: "removed"; previousDeadline: number | null; token?: string | undefined }
   | { type: "nothingArmed"; reason: string; message: string; belowVolumeGate: boolean }
   | { type: "removalSkipped"; reason: string; message: string }
   | { type: "removalFailed"; reason: string; message: string; armedUntil: number | null };

@@ -29,6 +29,8 @@ type Row<T extends SwitchEventType> = {
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** The fencing token of a gated action (coordination.ts), when there is one. */
+const tok = (e: { token?: string | undefined }) => (e.token !== undefined ? { token: e.token } : {});
 const line = (level: Level, event: string, fields: Record<string, unknown>, msg: string): LogLine => ({
   level,
   event,
@@ -357,8 +359,17 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
       line(
         "error",
         "escalation.halted",
-        { rule: e.rule, reason: e.reason },
+        { rule: e.rule, reason: e.reason, ...tok(e) },
         `HALTED: ${e.reason}; cancelling the open orders and closing the positions reduce-only. The switch keeps pushing; only \`hl-deadman reset\` releases the account`,
+      ),
+  },
+  escalationHeld: {
+    log: (e) =>
+      line(
+        "warn",
+        "escalation.held",
+        { rule: e.rule, reason: e.reason, gate: e.gate },
+        `escalation held, not closing here: ${e.reason}; ${e.gate}`,
       ),
   },
   closeOrders: {
@@ -366,7 +377,7 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
       line(
         "warn",
         "escalation.close_orders",
-        { pass: e.pass, orders: e.orders },
+        { pass: e.pass, orders: e.orders, ...tok(e) },
         `HALTED: ${e.orders.length} reduce-only close order(s) in pass ${e.pass}: ${e.orders.map((o) => `${o.side} ${o.size} ${o.coin} @ ${o.price} ${o.status}`).join("; ")}`,
       ),
   },
@@ -402,7 +413,7 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
       line(
         "warn",
         "escalation.reset",
-        { by: e.by, since: e.since, reason: e.reason },
+        { by: e.by, since: e.since, reason: e.reason, ...tok(e) },
         `HALTED released by ${e.by} (halted since ${iso(e.since)}: ${e.reason})`,
       ),
   },
@@ -424,7 +435,7 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
       line(
         "warn",
         "drill.started",
-        { id: e.id, by: e.by, triggersLeft: e.triggersLeft },
+        { id: e.id, by: e.by, triggersLeft: e.triggersLeft, ...tok(e) },
         `drill ${e.id} by ${e.by}: a resting order far from the market, then a cancel a few seconds ahead; it spends 1 of the ${e.triggersLeft} trigger(s) left today`,
       ),
   },
@@ -450,10 +461,11 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
       line(
         "info",
         "shutdown.kept",
-        { armedUntil: e.armedUntil },
-        e.armedUntil === null
+        { armedUntil: e.armedUntil, ...(e.reason ? { reason: e.reason } : {}) },
+        (e.armedUntil === null
           ? "graceful stop: nothing is armed"
-          : `graceful stop: the schedule stays armed until ${iso(e.armedUntil)}`,
+          : `graceful stop: the schedule stays armed until ${iso(e.armedUntil)}`) +
+          (e.reason ? ` (not removed: ${e.reason})` : ""),
       ),
   },
   removed: {
@@ -461,7 +473,7 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
       line(
         "info",
         "shutdown.removed",
-        { previousDeadline: e.previousDeadline },
+        { previousDeadline: e.previousDeadline, ...tok(e) },
         "graceful stop: the scheduled cancel is removed",
       ),
   },

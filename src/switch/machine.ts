@@ -26,6 +26,7 @@
 import { nextUtcMidnight } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
+import { coordination, gateToken, removalRefusal } from "./coordination.js";
 import {
   DRILL_LEAD_MS,
   drillArmed,
@@ -153,6 +154,12 @@ function malformed(event: Event, now: Now): string | null {
     case "pushFailed":
     case "closeResult":
       return null;
+    case "coordination":
+      return (event.role === "leader" || event.role === "follower" || event.role === "lost") &&
+        (event.token === null || (typeof event.token === "string" && event.token.length <= 40)) &&
+        (event.othersAlive === null || typeof event.othersAlive === "boolean")
+        ? null
+        : "the coordination's role, token or candidates are malformed";
     case "exposure":
       return finite(event.accountValue, event.notionalUsd) &&
         (event.minLiquidationPct === null || finite(event.minLiquidationPct))
@@ -313,6 +320,10 @@ class Step extends Ctx {
         return escalationClosed(this, ev);
       case "reset":
         return escalationReset(this, ev);
+      case "coordination":
+        coordination(this, ev);
+        // the lease won: a step-2 rule that held while another replica had it is acted on now
+        return escalationCheck(this);
       case "drillStart":
         return drillStart(this, ev);
       case "drillPlaced":
@@ -677,11 +688,18 @@ class Step extends Ctx {
     const m = this.m;
     if (m.phase !== "stopping" || m.pipe.kind === "sending" || m.pipe.kind === "removing") return;
     checkLapse(this);
-    if (m.shutdownMode === "keep") {
+    // Asked to remove, a coordinated replica keeps the schedule while another replica is alive (it pushes on), or
+    // while etcd cannot say (coordination.ts): a kept schedule fails safe, a removal under a live replica would not.
+    const refusal = m.shutdownMode === "keep" ? null : removalRefusal(m);
+    if (m.shutdownMode === "keep" || refusal !== null) {
       const armedUntil = reportedDeadline(m);
       this.becomeStopped();
-      this.emit({ type: "kept", armedUntil });
-      this.ready.done = { account: m.cfg.account, outcome: "kept" };
+      this.emit({ type: "kept", armedUntil, ...(refusal !== null ? { reason: refusal } : {}) });
+      this.ready.done = {
+        account: m.cfg.account,
+        outcome: "kept",
+        ...(refusal !== null ? { reason: "coordination", message: refusal } : {}),
+      };
       return;
     }
     // An attempt with unknown outcome could still land: remove only after it can no longer.
@@ -702,7 +720,7 @@ class Step extends Ctx {
     m.pipe = { kind: "idle" };
     this.becomeStopped();
     this.persist = true;
-    this.emit({ type: "removed", previousDeadline: previous });
+    this.emit({ type: "removed", previousDeadline: previous, ...tokenField(m) });
     this.ready.done = { account: m.cfg.account, outcome: "removed" };
   }
 
@@ -747,6 +765,12 @@ class Step extends Ctx {
     });
     this.ready.done = { account, outcome: "failed", reason: ev.kind, message: ev.message };
   }
+}
+
+/** The fencing token field of a gated action's event (none without coordination). */
+export function tokenField(m: SwitchModel): { token?: string } {
+  const token = gateToken(m);
+  return token === undefined ? {} : { token };
 }
 
 export const isArmedState = (s: SwitchState) => s === "armed" || s === "retrying";

@@ -1,5 +1,6 @@
 import type { ProtectionView, SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
+import { type CoordinationModel, initialCoordination } from "./coordination-model.js";
 import type { DrillModel } from "./drill-model.js";
 import { type EscalationConfig, type EscalationModel, initialEscalation } from "./escalation-model.js";
 import type { SwitchEvent } from "./events.js";
@@ -55,6 +56,10 @@ export type SwitchConfig = {
   nonceSpan?: NonceSpan | undefined;
   /** the escalation ladder's step 2 (escalation.ts), opted in for this account; absent: off */
   escalation?: EscalationConfig | null | undefined;
+  /** replicas coordinated through etcd (coordination.ts): the gated actions follow the lease; absent: alone */
+  coordinated?: boolean | undefined;
+  /** coordinated, with etcd unreachable: take the gated actions alone (the operator's choice) */
+  actAlone?: boolean | undefined;
 };
 
 /**
@@ -142,6 +147,14 @@ export type Event =
   | { type: "reset"; by: string }
   /** the operator's `drill` (drill.ts) */
   | { type: "drillStart"; id: string; by: string }
+  /** the replicas' election (coordination.ts): this replica's role, its fencing token, other live candidates */
+  | {
+      type: "coordination";
+      role: "leader" | "follower" | "lost";
+      token: string | null;
+      othersAlive: boolean | null;
+      detail?: string | null | undefined;
+    }
   /** the drill's resting order: placed (`oid`, `coin`) or not (null, `detail`) */
   | { type: "drillPlaced"; id: string; oid: number | null; coin: string | null; detail?: string | undefined }
   /** the drill's order as read after its deadline (`status` scheduledCancel proves the fire) */
@@ -344,6 +357,8 @@ export type SwitchModel = {
   esc: EscalationModel;
   /** the drill running, if any (drill.ts) */
   drill: DrillModel | null;
+  /** the replicas' election as last reported (coordination.ts) */
+  coord: CoordinationModel;
 };
 
 export type StepResult = { model: SwitchModel; ready: Ready };
@@ -461,6 +476,7 @@ export function initialModel(
     disk: initialDisk(),
     esc: initialEscalation(),
     drill: null,
+    coord: initialCoordination(cfg.coordinated === true),
   };
 }
 

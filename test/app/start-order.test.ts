@@ -147,6 +147,7 @@ describe("startDaemon: ordered start, rollback, close", () => {
       "guard",
       "agent watch",
       "clock watch",
+      "coordination",
       "switches",
       "pollers",
       "control",

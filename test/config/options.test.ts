@@ -119,9 +119,11 @@ function sample(option: ConfigOption): { text: string | undefined; value: unknow
           ? "/tmp/hl-deadman-options-test"
           : option.key === "health"
             ? "127.0.0.1:9465"
-            : option.metavar === "SOCKET"
-              ? "/tmp/hl-deadman-options-test.sock"
-              : "xyz";
+            : option.key === "coordinate"
+              ? "etcd://127.0.0.1:2379/x"
+              : option.metavar === "SOCKET"
+                ? "/tmp/hl-deadman-options-test.sock"
+                : "xyz";
   return { text: one, value: option.kind === "list" ? [one] : one };
 }
 
@@ -132,6 +134,10 @@ const ESCALATION_NEEDS = {
 };
 const NEEDS: Record<string, { flags: string[]; env: NodeJS.ProcessEnv }> = {
   escalateAccounts: ESCALATION_NEEDS,
+  actAlone: {
+    flags: ["--coordinate", "etcd://127.0.0.1:2379"],
+    env: { HL_COORDINATE: "etcd://127.0.0.1:2379" },
+  },
   watchAddresses: {
     flags: ["--rpc-url", "http://127.0.0.1:1/evm"],
     env: { HL_RPC_URL: "http://127.0.0.1:1/evm" },

@@ -14,6 +14,7 @@ export const DEBIAN_PACKAGE: Readonly<Record<string, string>> = Object.freeze({
   chromium: "chromium",
   perl: "perl-base",
   "systemd-analyze": "systemd",
+  etcd: "etcd-server",
 });
 
 export class MissingBinaryError extends Error {

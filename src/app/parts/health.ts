@@ -56,7 +56,7 @@ export function healthComponent(): Component<
             exposure: board.exposure(),
             guard: board.guard(),
           };
-        return computeReadiness({
+        const judged = computeReadiness({
           // judged on the later of the local clock and the exchange estimate (exchange-time.ts `Times.ready`)
           now: time.readinessNow(),
           accounts: statuses,
@@ -65,6 +65,21 @@ export function healthComponent(): Component<
           intervalMs: config.interval,
           deadlineMs: config.deadline,
         });
+        const coordination = board.coordination?.();
+        if (!coordination) return judged;
+        // etcd lost: the replica protects (pushes, cancels) but the pair's guarantee is gone: said, and not ready
+        const lost =
+          coordination.role === "lost"
+            ? [
+                `coordination: etcd is unreachable (${coordination.detail ?? "no answer"}); pushing and cancelling go on, ${coordination.actAlone ? "gated actions are taken alone (actAlone)" : "no closing, drill, reset or removal on stop is taken (actAlone is off)"}`,
+              ]
+            : [];
+        return {
+          ...judged,
+          ready: judged.ready && lost.length === 0,
+          reasons: [...judged.reasons, ...lost],
+          coordination,
+        };
       };
       if (listen) {
         health = await createHealthServer({

@@ -27,6 +27,7 @@ import type { AgentFeeds, Base, Board, DaemonChainWatch, Engine, Feed } from "..
 import { feed } from "../context.js";
 import { type ControlServer, startControlServer } from "../control.js";
 import { createDrillCommand, networkOf } from "../drill.js";
+import type { Coordination } from "./coordination.js";
 
 /**
  * The exchange's per-IP weight at its steady rate: 1,200 a minute is one request every 50 ms
@@ -71,6 +72,7 @@ export function switchesComponent(): Component<
     agents: AgentFeeds;
     slotOrigin: number;
     clockSteps: Feed<number>;
+    coordination: Coordination | null;
   },
   {
     switches: Switch[];
@@ -82,6 +84,7 @@ export function switchesComponent(): Component<
 > {
   let switches: Switch[] = [];
   const pending: TimerHandle[] = [];
+  let coordination: Coordination | null = null;
   const outcomes: ShutdownOutcome[] = [];
   let mode: () => "remove" | "keep" = () => "remove";
   return {
@@ -145,8 +148,19 @@ export function switchesComponent(): Component<
           cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
           onTrigger: (a) => triggers.publish(a),
           readRecord: ctx.readRecord,
+          coordination: ctx.coordination ? { actAlone: config.actAlone } : null,
         }),
       );
+      // The replicas' election (coordination.ts) reaches every switch: the machine gates on it.
+      coordination = ctx.coordination;
+      if (coordination) {
+        const c = coordination;
+        for (const s of switches) s.coordinate(c.now());
+        c.subscribe((state) => {
+          for (const s of switches) s.coordinate(state);
+        });
+        ctx.board.coordination = () => c.status();
+      }
       for (const s of switches) {
         const engine = ctx.engine.now(s.account);
         if (!engine.up) s.setEngineUp(false, engine.detail);
@@ -222,6 +236,8 @@ export function switchesComponent(): Component<
     },
     async close() {
       for (const t of pending.splice(0)) t.cancel();
+      // Coordinated: resign and read the candidates first; the switches remove only when none is left.
+      if (mode() === "remove") await coordination?.beforeStop();
       const results = await Promise.all(switches.map((s) => s.shutdown({ mode: mode() })));
       outcomes.push(...results);
     },

@@ -106,6 +106,7 @@ export function statusPageRoutes({
       clockSkewMs: r.exposure.clockSkewMs,
       clockSkewWarnMs,
       guard: r.guard,
+      coordination: r.coordination ?? null,
       exposure: r.exposure,
       audit: auditView(audit?.()),
       summary: {

@@ -75,6 +75,7 @@ function render(){if(!data)return;var r=document.getElementById("ready");r.textC
  var s=data.summary,pg=data.paging;document.getElementById("summary").textContent=s.accounts+" account(s): "+(s.attention?s.attention+" need attention ("+s.halted+" halted, "+s.notProtected+" not protected, "+s.notArmed+" not armed, "+s.lowMargin+" low margin), listed first":"all armed")+(pg.pages>1?" · page "+pg.page+" of "+pg.pages:"");
  document.getElementById("prev").disabled=pg.page<=1;document.getElementById("next").disabled=pg.page>=pg.pages;document.getElementById("pager").hidden=pg.pages<=1;
  var g=data.guard;document.getElementById("guard").textContent=!g.configured?"no guard configured":(g.up?"engine up":"ENGINE DOWN")+" ("+g.kind+(g.detail?": "+g.detail:"")+")";
+ var co=data.coordination,ce=document.getElementById("coordination");ce.parentNode.hidden=!co;if(co)ce.textContent=(co.role==="leader"?"holds the lease (token "+co.token+")":co.role==="follower"?"follower: "+(co.detail||"another replica holds the lease"):"ETCD UNREACHABLE: "+(co.detail||"")+(co.actAlone?" (acting alone)":" (no gated action)"))+" · "+co.candidates.length+" other candidate(s)"+(co.settingsDiffer?" · SETTINGS DIFFER":"");
  document.getElementById("skew").textContent=data.clockSkewMs==null?"unknown":(data.clockSkewMs/1000).toFixed(3)+" s"+(Math.abs(data.clockSkewMs)>data.clockSkewWarnMs?" (above the "+(data.clockSkewWarnMs/1000)+" s warning)":"");
  document.getElementById("version").textContent="hl-deadman "+data.version+" · "+data.network;
  var list=document.getElementById("accounts");list.textContent="";data.accounts.forEach(function(a){list.appendChild(card(a));});
@@ -98,6 +99,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <main>
 <section class="card"><div class="v" id="summary" data-field="summary">-</div><div id="pager" hidden><button id="prev">previous</button> <button id="next">next</button></div><ul id="reasons"></ul><div class="grid" style="margin-top:0">
 <div><div class="k">engine guard</div><div class="v" id="guard">-</div></div>
+<div hidden><div class="k">coordination (etcd)</div><div class="v" id="coordination">-</div></div>
 <div><div class="k">clock skew (local - exchange)</div><div class="v" id="skew">-</div></div>
 </div></section>
 <div id="accounts"></div>

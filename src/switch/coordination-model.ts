@@ -1,0 +1,30 @@
+/** The replicas' election as the switch's model holds it (coordination.ts has the rules). */
+
+/** Where this replica stands in the election: `none` without coordination. */
+export type CoordinationRole = "none" | "leader" | "follower" | "lost";
+
+export type CoordinationModel = {
+  role: CoordinationRole;
+  /**
+   * the fencing token: the election key's create revision while this replica holds the lease; at a stop, the
+   * revision of the read that found no other candidate
+   */
+  token: string | null;
+  /** another live candidate is present (null: unknown, etcd not read) */
+  othersAlive: boolean | null;
+  /** why, for people (etcd's error, the other replica) */
+  detail: string | null;
+  /** the gate's refusal last said for a held escalation (said once, not on every tick) */
+  held: string | null;
+  /** the token the running close pass was started under */
+  passToken: string | null;
+};
+
+export const initialCoordination = (coordinated: boolean): CoordinationModel => ({
+  role: coordinated ? "lost" : "none",
+  token: null,
+  othersAlive: null,
+  detail: coordinated ? "etcd not reached yet" : null,
+  held: null,
+  passToken: null,
+});

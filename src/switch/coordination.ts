@@ -1,0 +1,94 @@
+/**
+ * Two replicas of the same accounts, a sub-reducer of the switch machine (docs/operations.md, "High
+ * availability"). The replicas run a lease-backed election in etcd (src/app/parts/coordination.ts); the machine
+ * takes the outcome as an input (`coordination` events) and decides here what this replica may do with it.
+ *
+ * Rules, and why:
+ * - Pushes and the engine-down cancels are NEVER gated. Two replicas with the same interval and deadline pushing
+ *   both is harmless (each accepted push replaces the schedule), and a cancel is safe to repeat ("already
+ *   canceled" changes nothing). Protection never waits for a lease.
+ * - What is not safe twice is gated: the escalation's close (step 2), the drill, the reset of a HALTED latch,
+ *   and the removal of the schedule on a graceful stop. They are taken only by the lease holder (`leader`), or
+ *   without coordination (`none`), or with etcd unreachable when the operator configured `actAlone`.
+ * - The removal on a graceful stop has its own rule: only when no other live candidate remains (etcd said so
+ *   after this replica resigned). Another replica alive keeps the schedule armed by its own pushes; etcd
+ *   unreachable (without actAlone) keeps it too: the stop cannot tell, and a kept schedule fails safe (it
+ *   fires at its deadline unless a replica pushes).
+ * - A lease does not fence the exchange, which cannot check a token (Kleppmann on Redlock; client-go's
+ *   leader-election warning): the holder's fencing token (the election key's create revision) goes into the log
+ *   line and the audit record of every gated action, so two actions under two tokens can be told apart, and
+ *   what runs behind the gate is safe if it ever runs twice (reduce-only closes, one drill order, an idempotent
+ *   reset).
+ */
+import type { Ctx } from "./context.js";
+import type { Event, SwitchModel } from "./model.js";
+
+export type { CoordinationModel, CoordinationRole } from "./coordination-model.js";
+
+/** Why this replica may not take a gated action now, or null when it may. */
+export function gateRefusal(m: SwitchModel): string | null {
+  const c = m.coord;
+  switch (c.role) {
+    case "none":
+    case "leader":
+      return null;
+    case "follower":
+      return `another replica holds the coordination lease${c.detail ? ` (${c.detail})` : ""}: only the lease holder takes this action`;
+    case "lost":
+      return m.cfg.actAlone
+        ? null
+        : `etcd is unreachable${c.detail ? ` (${c.detail})` : ""}: no action that is unsafe twice is taken without the lease (actAlone is off)`;
+  }
+}
+
+/**
+ * The token a gated action is taken under: the lease's fencing token; for a stopping replica's removal, the
+ * revision of the read that found no other candidate; `alone` when acting without etcd under actAlone; undefined
+ * without coordination (the field is then left out of the log and the audit record).
+ */
+export function gateToken(m: SwitchModel): string | undefined {
+  const c = m.coord;
+  if (c.role === "none") return undefined;
+  if (c.role === "leader") return c.token ?? "unknown";
+  // a stopping replica's removal: the revision of the read that found no other candidate
+  if (c.role === "follower") return c.token ?? undefined;
+  return "alone";
+}
+
+/** Why a graceful stop must keep the schedule rather than remove it, or null when it may remove it. */
+export function removalRefusal(m: SwitchModel): string | null {
+  const c = m.coord;
+  if (c.role === "none") return null;
+  if (c.role === "lost")
+    return m.cfg.actAlone
+      ? null
+      : `etcd is unreachable${c.detail ? ` (${c.detail})` : ""}: whether another replica is alive is unknown, so the schedule is kept (it fires at its deadline unless a replica pushes; actAlone is off)`;
+  if (c.othersAlive !== false)
+    return c.othersAlive === true
+      ? `another replica is alive and keeps the schedule armed${c.detail ? ` (${c.detail})` : ""}`
+      : "whether another replica is alive is unknown: the schedule is kept";
+  return null;
+}
+
+/** The election's outcome changed (or was read again). */
+export function coordination(ctx: Ctx, ev: Extract<Event, { type: "coordination" }>) {
+  const { m } = ctx;
+  if (m.coord.role === "none") return; // not coordinated: nothing to follow
+  const before = gateRefusal(m);
+  m.coord = {
+    ...m.coord,
+    role: ev.role,
+    token: ev.token,
+    othersAlive: ev.othersAlive,
+    detail: ev.detail ?? null,
+  };
+  // The gate just opened (the lease was won): a held escalation goes now.
+  if (before !== null && gateRefusal(m) === null) m.coord = { ...m.coord, held: null };
+}
+
+/** A gated action refused: said once per reason (the escalation is checked on every tick). */
+export function heldOnce(ctx: Ctx, refusal: string): boolean {
+  if (ctx.m.coord.held === refusal) return false;
+  ctx.m.coord = { ...ctx.m.coord, held: refusal };
+  return true;
+}

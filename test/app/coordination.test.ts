@@ -1,0 +1,296 @@
+/**
+ * Two replicas through a real etcd (issue 30; docs/operations.md "High availability"): two daemons of the real CLI
+ * (different state directories and health ports, two agent keys of the same master), the simulator, and an etcd of
+ * their own on random ports. Killing the leader hands the lease to the follower within the TTL; a replica cut off
+ * from etcd (through a TCP proxy) takes no gated action while the other does; a graceful stop of one leaves the
+ * schedule armed by the other, and the stop of both removes it. Plus: a daemon without --coordinate never loads
+ * etcd3 (a preload records what is required).
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { id, Wallet } from "ethers";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { electionName } from "../../src/app/parts/coordination.js";
+import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { type EtcdHandle, startEtcd } from "../helpers/etcd.js";
+import { eventually } from "../helpers/eventually.js";
+import { assertBuilt, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
+import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
+
+const TTL_S = 5;
+const CADENCE = [
+  "--interval",
+  "1s",
+  "--deadline",
+  "10s",
+  "--request-timeout",
+  "1s",
+  "--exposure-interval",
+  "0",
+];
+const agentA = new Wallet(id("hl-deadman coordination test: replica a"));
+const agentB = new Wallet(id("hl-deadman coordination test: replica b"));
+
+let sim: SimulatorHandle;
+let etcd: EtcdHandle;
+let master: string;
+const running: SpawnedProcess[] = [];
+const proxies: TcpProxy[] = [];
+
+beforeAll(async () => {
+  assertBuilt();
+  etcd = await startEtcd();
+  sim = await startSimulator({ demo: true });
+  master = sim.demo!.address;
+  sim.state.addAgent(agentA.address, master);
+  sim.state.addAgent(agentB.address, master);
+}, 30_000);
+
+afterAll(async () => {
+  await sim?.close();
+  await etcd?.stop();
+});
+
+afterEach(async () => {
+  for (const p of running.splice(0)) {
+    p.kill("SIGKILL");
+    await p.exited;
+  }
+  for (const p of proxies.splice(0)) await p.close();
+});
+
+/** One replica: its own state directory and health port, the master's account, coordinated through `endpoint`. */
+function replica(
+  agent: Wallet,
+  endpoint: string,
+  { prefix, extra = [] }: { prefix: string; extra?: string[] },
+): { d: SpawnedProcess; stateDir: string } {
+  const stateDir = mkdtempSync(path.join(tmpdir(), "hl-coord-"));
+  const d = spawnCli(
+    [
+      "run",
+      "--api-url",
+      sim.apiUrl,
+      "--account",
+      master,
+      "--state-dir",
+      stateDir,
+      "--health",
+      "127.0.0.1:0",
+      ...CADENCE,
+      "--coordinate",
+      `etcd://${endpoint}/${prefix}`,
+      "--coordinate-ttl",
+      `${TTL_S}s`,
+      ...extra,
+    ],
+    { HL_PRIVATE_KEY: agent.privateKey },
+  );
+  running.push(d);
+  return { d, stateDir };
+}
+
+const has = (d: SpawnedProcess, event: string) => d.lines.some((l) => l.event === event);
+const lastRole = (d: SpawnedProcess) =>
+  d.lines
+    .filter((l) => typeof l.event === "string" && /^coordination\.(leader|follower|lost)$/.test(l.event))
+    .at(-1)?.event;
+
+describe("the election's name", () => {
+  test("behavior: the same account set meets in one election whatever the order or case; another set does not", () => {
+    const a = "0x1111111111111111111111111111111111111111";
+    const b = "0x2222222222222222222222222222222222222222";
+    expect(electionName([a, b])).toBe(electionName([b.toUpperCase().replace("0X", "0x"), a, a]));
+    expect(electionName([a])).not.toBe(electionName([a, b]));
+    expect(electionName([a])).toMatch(/^[0-9a-f]{16}$/);
+  });
+});
+
+describe("two replicas through etcd (process)", () => {
+  test("behavior: kill -9 the leader → the follower holds the lease within the TTL; the pushes never stopped", async () => {
+    const a = replica(agentA, etcd.endpoint, { prefix: "kill" });
+    const leader = await a.d.waitForEvent("coordination.leader", 15_000);
+    expect(String(leader.token)).toMatch(/^\d+$/);
+    await a.d.waitForEvent("heartbeat.ok", 10_000);
+    const b = replica(agentB, etcd.endpoint, { prefix: "kill" });
+    await b.d.waitForEvent("coordination.follower", 15_000);
+    await b.d.waitForEvent("heartbeat.ok", 10_000);
+    // the follower pushes too (never gated): its own heartbeats keep coming
+    const health = String((await b.d.waitForEvent("health.listening", 5_000)).url);
+    expect(await (await fetch(`${health}/metrics`)).text()).toMatch(/hl_deadman_coordination_leader 0/);
+    a.d.kill("SIGKILL");
+    await a.d.exited;
+    // within the TTL (+ one poll of TTL / 4 and the election's watch): the bound of the wait is the assertion
+    const won = await b.d.waitForEvent("coordination.leader", TTL_S * 1_000 + 2_500);
+    expect(BigInt(String(won.token))).toBeGreaterThan(BigInt(String(leader.token)));
+    expect(await (await fetch(`${health}/metrics`)).text()).toMatch(/hl_deadman_coordination_leader 1/);
+    const status = (await (await fetch(`${health}/status.json`)).json()) as {
+      coordination: { role: string; token: string };
+    };
+    expect(status.coordination).toMatchObject({ role: "leader", token: String(won.token) });
+  }, 60_000);
+
+  test("behavior: etcd partitioned from one replica → it says so (readyz, metric), the other takes the drill; no gated action twice", async () => {
+    const proxy = await startTcpProxy(etcd.port);
+    proxies.push(proxy);
+    const a = replica(agentA, `127.0.0.1:${proxy.port}`, { prefix: "partition" });
+    await a.d.waitForEvent("coordination.leader", 15_000);
+    const b = replica(agentB, etcd.endpoint, { prefix: "partition" });
+    await b.d.waitForEvent("coordination.follower", 15_000);
+    const healthA = String((await a.d.waitForEvent("health.listening", 5_000)).url);
+    await a.d.waitForEvent("heartbeat.ok", 10_000);
+    await b.d.waitForEvent("heartbeat.ok", 10_000);
+    proxy.partition();
+    await a.d.waitForEvent("coordination.lost", TTL_S * 1_000 + 5_000);
+    await b.d.waitForEvent("coordination.leader", 2 * TTL_S * 1_000 + 5_000);
+    // cut off, A still pushes (never gated) and says why it is not ready
+    const pushes = a.d.lines.filter((l) => l.event === "heartbeat.ok").length;
+    await eventually(() => a.d.lines.filter((l) => l.event === "heartbeat.ok").length > pushes, {
+      timeoutMs: 5_000,
+      what: "a push from the replica cut off from etcd",
+    });
+    const ready = await fetch(`${healthA}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toContain("coordination: etcd is unreachable");
+    expect(await (await fetch(`${healthA}/metrics`)).text()).toMatch(/hl_deadman_coordination_lost 1/);
+    // the same drill asked of both: only the lease holder carries it out
+    const [atA, atB] = (await Promise.all(
+      [a, b].map((r) =>
+        runCliProcess(
+          ["drill", "--account", master, "--state-dir", r.stateDir, "--yes", "--json"],
+          {},
+          {
+            timeoutMs: 40_000,
+          },
+        ),
+      ),
+    )) as [Awaited<ReturnType<typeof runCliProcess>>, Awaited<ReturnType<typeof runCliProcess>>];
+    expect(atA.code).toBe(1);
+    expect(atA.stderr).toContain("etcd is unreachable");
+    expect(has(a.d, "drill.started")).toBe(false);
+    expect(has(a.d, "drill.refused")).toBe(true);
+    const started = await b.d.waitForEvent("drill.started", 5_000);
+    expect(String(started.token)).toMatch(/^\d+$/);
+    expect(atB.stderr).not.toContain("etcd is unreachable");
+    // the token is in B's audit record of the drill
+    const audit = readFileSync(path.join(b.stateDir, "audit", "audit.jsonl"), "utf8");
+    expect(audit).toMatch(new RegExp(`drill\\.started.*"token":"${started.token}"`));
+  }, 90_000);
+
+  test("behavior: a graceful stop of one replica keeps the schedule armed by the other; the stop of both removes it", async () => {
+    const a = replica(agentA, etcd.endpoint, { prefix: "stop" });
+    await a.d.waitForEvent("coordination.leader", 15_000);
+    const b = replica(agentB, etcd.endpoint, { prefix: "stop" });
+    await b.d.waitForEvent("coordination.follower", 15_000);
+    await a.d.waitForEvent("heartbeat.ok", 10_000);
+    await b.d.waitForEvent("heartbeat.ok", 10_000);
+    a.d.kill("SIGTERM");
+    expect((await a.d.exitWithin(10_000)).code).toBe(0);
+    const kept = a.d.lines.find((l) => l.event === "shutdown.kept");
+    expect(String(kept?.reason)).toContain("another replica is alive");
+    expect(has(a.d, "shutdown.removed")).toBe(false);
+    // still armed, and moved forward by B's pushes
+    const armed = sim.state.getSchedule(master);
+    expect(armed).not.toBeNull();
+    await eventually(() => (sim.state.getSchedule(master) ?? 0) > armed!, {
+      timeoutMs: 5_000,
+      what: "the other replica's push moving the schedule",
+    });
+    b.d.kill("SIGTERM");
+    expect((await b.d.exitWithin(10_000)).code).toBe(0);
+    const removed = b.d.lines.find((l) => l.event === "shutdown.removed");
+    // under the revision of the read that found no other candidate
+    expect(String(removed?.token)).toMatch(/^\d+$/);
+    expect(sim.state.getSchedule(master)).toBeNull();
+  }, 60_000);
+
+  test("behavior: both stopped at once → the schedule is removed (at least once)", async () => {
+    const a = replica(agentA, etcd.endpoint, { prefix: "both" });
+    const b = replica(agentB, etcd.endpoint, { prefix: "both" });
+    await a.d.waitForEvent("heartbeat.ok", 15_000);
+    await b.d.waitForEvent("heartbeat.ok", 15_000);
+    await eventually(
+      () => [lastRole(a.d), lastRole(b.d)].sort().join() === "coordination.follower,coordination.leader",
+      {
+        timeoutMs: 15_000,
+        what: "one leader and one follower",
+      },
+    );
+    a.d.kill("SIGTERM");
+    b.d.kill("SIGTERM");
+    expect((await a.d.exitWithin(10_000)).code).toBe(0);
+    expect((await b.d.exitWithin(10_000)).code).toBe(0);
+    expect(has(a.d, "shutdown.removed") || has(b.d, "shutdown.removed")).toBe(true);
+  }, 60_000);
+});
+
+describe("etcd unreachable from the start (process)", () => {
+  test("behavior: the replica pushes at once, says it is lost (readyz 503, metric), and its graceful stop keeps the schedule", async () => {
+    const dead = await startTcpProxy(etcd.port);
+    dead.partition();
+    proxies.push(dead);
+    const a = replica(agentA, `127.0.0.1:${dead.port}`, { prefix: "dead" });
+    const health = String((await a.d.waitForEvent("health.listening", 15_000)).url);
+    await a.d.waitForEvent("heartbeat.ok", 15_000);
+    await a.d.waitForEvent("coordination.lost", 5_000);
+    const ready = await fetch(`${health}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toContain(
+      "no closing, drill, reset or removal on stop is taken (actAlone is off)",
+    );
+    expect(await (await fetch(`${health}/metrics`)).text()).toMatch(/hl_deadman_coordination_lost 1/);
+    a.d.kill("SIGTERM");
+    expect((await a.d.exitWithin(15_000)).code).toBe(0);
+    const kept = a.d.lines.find((l) => l.event === "shutdown.kept");
+    expect(String(kept?.reason)).toContain("etcd is unreachable");
+    expect(sim.state.getSchedule(master)).not.toBeNull();
+    sim.state.setSchedule(master, null);
+  }, 60_000);
+});
+
+describe("etcd3 is loaded only with --coordinate (process)", () => {
+  const trap = (log: string) => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "hl-trap-")), "trap.cjs");
+    // a preload that records every require of etcd3 or gRPC (etcd3's first require) into `log`
+    writeFileSync(
+      file,
+      `const M=require("node:module"),fs=require("node:fs");const load=M._load;M._load=function(r,...a){if(/^(etcd3|@grpc\\/grpc-js)$/.test(r))fs.appendFileSync(${JSON.stringify(log)},r+"\\n");return load.call(this,r,...a)};`,
+    );
+    return file;
+  };
+
+  test("behavior: without --coordinate the daemon never requires etcd3; with it, it does", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hl-lazy-"));
+    const alone = path.join(dir, "alone.log");
+    const d = spawnCli(["run", "--sim", "--state-dir", path.join(dir, "a"), "--health", "off", ...CADENCE], {
+      NODE_OPTIONS: `--require ${trap(alone)}`,
+    });
+    running.push(d);
+    await d.waitForEvent("heartbeat.ok", 15_000);
+    d.kill("SIGTERM");
+    await d.exitWithin(10_000);
+    expect(() => readFileSync(alone, "utf8")).toThrow(/ENOENT/);
+    // the trap works: a coordinated daemon's requires are recorded
+    const coordinated = path.join(dir, "coordinated.log");
+    const c = spawnCli(
+      [
+        "run",
+        "--sim",
+        "--state-dir",
+        path.join(dir, "c"),
+        "--health",
+        "off",
+        ...CADENCE,
+        "--coordinate",
+        `etcd://${etcd.endpoint}/lazy`,
+        "--coordinate-ttl",
+        `${TTL_S}s`,
+      ],
+      { NODE_OPTIONS: `--require ${trap(coordinated)}` },
+    );
+    running.push(c);
+    await c.waitForEvent("coordination.leader", 15_000);
+    expect(readFileSync(coordinated, "utf8")).toContain("@grpc/grpc-js");
+  }, 60_000);
+});
