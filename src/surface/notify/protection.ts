@@ -12,7 +12,7 @@
  * once per push: `maxWaitMs` is two push intervals, so the push's own `pushConfirmed` (a nudge, one interval
  * after the last) always comes first; at one interval the timer fired just before each push's answer.
  *
- * A fleet: a switch's event looks at that account alone (`nudge(account)`), and above 10 accounts the timer's look
+ * A fleet (above 10 accounts): a switch's event looks at that account alone (`nudge(account)`) and the timer's look
  * at every account comes at most once per `everyMs` (a crossing without any event is then said up to 1 s late). Otherwise each of N accounts' pushes looked at all N (and the earliest crossing
  * of a fleet whose pushes are spread is always a step away): at 1,000 accounts that was the whole CPU, and the
  * pushes' own write-ahead records timed out behind it (BENCHMARKS.md, "The growth curve").
@@ -93,8 +93,11 @@ export function watchProtection({
     const all = status();
     for (const s of all) waitMs = Math.min(waitMs, look(s, now));
     // a fleet (more than 10 accounts) looked at as a whole at most once per `everyMs`
-    return all.length > 10 && statusOf ? Math.max(everyMs, waitMs) : waitMs;
+    fleet = all.length > 10 && statusOf !== undefined;
+    return fleet ? Math.max(everyMs, waitMs) : waitMs;
   };
+  /** more than 10 accounts (the last look at them all): a switch's event looks at its account alone */
+  let fleet = false;
   /** When the timer fires next (clock time), to move it earlier only. */
   let due = Number.POSITIVE_INFINITY;
   const plan = (waitMs: number) => {
@@ -126,10 +129,10 @@ export function watchProtection({
       check();
     },
     /**
-     * A switch's status may have changed (an event of the switch): look at its account now (every account when
-     * it is not named or no `statusOf` was given) and plan the next check again.
+     * A switch's status may have changed (an event of the switch): look at its account now (a fleet's), or at
+     * every account (up to 10, or when it is not named), and plan the next check again.
      */
-    nudge: (account?: string) => (account !== undefined && statusOf ? nudgeOne(account) : run()),
+    nudge: (account?: string) => (account !== undefined && fleet ? nudgeOne(account) : run()),
     stop() {
       stopped = true;
       handle?.cancel();
