@@ -243,7 +243,11 @@ describe("connection guard", () => {
     cleanups.push(() => second.stop());
     await eventually(() => second.status().accounts?.[A] === "up", { what: "the engine reconnected" });
     expect(first.changes).toEqual([]);
-    expect(states.slice(0, 3)).toEqual(["connected", "disconnected", "connected"]);
+    // (a reconnect that reaches the stopping guard is refused before the new one listens: what counts is that the
+    // engine was connected, lost it, and is connected again)
+    const held = states.filter((st) => st !== "refused");
+    const transitions = held.filter((st, i) => st !== held[i - 1]);
+    expect(transitions.slice(0, 3)).toEqual(["connected", "disconnected", "connected"]);
     await hold.close();
     await eventually(() => changes.length > 0, { what: "down after close" });
     expect(changes).toEqual([[A, false]]);
