@@ -10,12 +10,13 @@
 // earliest arrival in the window counts as on time, so a figure is how much later than the best a push arrived:
 // signing, sending, the event loop's delay, a retry after a 429, and loopback's ~0.1 ms.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
+import { cpuNsMsOf, statusKb } from "./proc.mjs";
 
 /** The rows: the default 15 s cadence up to 300 accounts (the most one IP carries at 15 s), 1,000 at 60 s. */
 export const GROWTH_ROWS = [
@@ -28,19 +29,7 @@ export const GROWTH_ROWS = [
 const PER_SIGNER = 100;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function cpuMsOf(pid) {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-    } catch {}
-  }
-  return ns / 1e6;
-}
-function statusMiB(pid, field) {
-  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"));
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
+const statusMiB = (pid, field) => statusKb(pid, field) / 1024;
 const quantile = (sorted, q) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 
@@ -178,11 +167,11 @@ async function runRow({ root, cli, flags, row, pushSpacing, windowScale }) {
     const warmMs = Math.max(15_000, intervalMs / 2) * windowScale;
     const windowMs = Math.max(60_000, 2 * intervalMs) * windowScale;
     await sleep(warmMs);
-    const cpu0 = cpuMsOf(daemon.pid);
+    const cpu0 = cpuNsMsOf(daemon.pid);
     const wall0 = Date.now();
     const t0 = performance.now();
     await sleep(windowMs);
-    const cpuMs = cpuMsOf(daemon.pid) - cpu0;
+    const cpuMs = cpuNsMsOf(daemon.pid) - cpu0;
     const measuredMs = performance.now() - t0;
     const wall1 = Date.now();
     const rssMiB = statusMiB(daemon.pid, "VmRSS");

@@ -22,7 +22,6 @@ import { spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -78,6 +77,7 @@ const wanted = (name) => ONLY === null || ONLY.has(name);
 const { Wallet, id } = await import("ethers");
 const { benchCancel, renderCancel } = await import("./cancel.mjs");
 const { benchGrowth, renderGrowth } = await import("./growth.mjs");
+const { cpuNsMsOf, statusKb } = await import("./proc.mjs");
 // the library's public signing API (the bench signs its load through it, as a user of the package would)
 const ours = await import(path.join(ROOT, "dist/index.js"));
 
@@ -96,31 +96,11 @@ const mib = (kb) => kb / 1024;
 const fmt = (n, digits = 1) => (n == null || Number.isNaN(n) ? "n/a" : n.toFixed(digits));
 const fmtInt = (n) => (n == null || Number.isNaN(n) ? "n/a" : Math.round(n).toLocaleString("en-US"));
 
-/**
- * CPU time of a live process in ms at nanosecond resolution: the sum of /proc/<pid>/task/<tid>/schedstat (time on
- * the CPU) over its threads. The tick counters of /proc/<pid>/stat move in 10 ms steps: too coarse for an idle
- * daemon over one minute. (Threads that already exited are not counted; node's worker threads live as long as it.)
- */
-function cpuNsMsOf(pid) {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-    } catch {}
-  }
-  return ns / 1e6;
-}
 const loadAverage = () =>
   os
     .loadavg()
     .map((x) => x.toFixed(2))
     .join(" / ");
-
-/** A /proc/<pid>/status field in kB (VmRSS, VmHWM). */
-function statusKb(pid, field) {
-  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"));
-  return m ? Number(m[1]) : Number.NaN;
-}
 
 function waitExit(child, timeoutMs) {
   return new Promise((resolve) => {

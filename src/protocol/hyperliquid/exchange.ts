@@ -221,17 +221,7 @@ export class ExchangeClient {
     const action: ScheduleCancelAction =
       time === undefined ? { type: "scheduleCancel" } : { type: "scheduleCancel", time };
     const { nonce, expiresAfter, answer, response, base } = await this.#send(action, vault, window, signal);
-    if (!OK_TYPES.has(answer.type)) {
-      throw this.#dated(
-        new HyperliquidApiError({
-          ...base,
-          kind: "malformed_response",
-          serverMessage: response.bodyText,
-          reason: `unexpected response type ${JSON.stringify(answer.type)}`,
-        }),
-        response.date,
-      );
-    }
+    if (!OK_TYPES.has(answer.type)) throw this.#unexpectedType(base, response, answer.type);
     // An error anywhere in the body is not a confirmation, whatever the envelope says.
     const inner = findErrorInAnswer(response.json);
     if (inner !== null) {
@@ -274,18 +264,25 @@ export class ExchangeClient {
       this.#expiresAfterMs,
       signal,
     );
-    if (answer.type !== "default") {
-      throw this.#dated(
-        new HyperliquidApiError({
-          ...base,
-          kind: "malformed_response",
-          serverMessage: response.bodyText,
-          reason: `unexpected response type ${JSON.stringify(answer.type)}`,
-        }),
-        response.date,
-      );
-    }
+    if (answer.type !== "default") throw this.#unexpectedType(base, response, answer.type);
     return { nonce, latencyMs: response.elapsedMs, serverDate: response.date };
+  }
+
+  /** An `ok` answer of a type the action does not answer with: malformed, dated by the answer's Date. */
+  #unexpectedType(
+    base: { endpoint: "exchange"; status: number; url: string },
+    response: { bodyText: string; date: number | undefined },
+    type: unknown,
+  ): HyperliquidApiError {
+    return this.#dated(
+      new HyperliquidApiError({
+        ...base,
+        kind: "malformed_response",
+        serverMessage: response.bodyText,
+        reason: `unexpected response type ${JSON.stringify(type)}`,
+      }),
+      response.date,
+    );
   }
 
   /**
