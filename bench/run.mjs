@@ -19,14 +19,7 @@
 // memory (= the memory and CPU window), simulator, exposure, modules, cancel (bench/cancel.mjs), growth (bench/growth.mjs)) and prints their results without writing
 // BENCHMARKS.md: the committed file always comes from a full run.
 import { spawn, spawnSync } from "node:child_process";
-import {
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
 import os from "node:os";

@@ -52,7 +52,8 @@ describe("daemon: the connection guard drives each account on its own", () => {
         ],
       },
     });
-    // waiting: both pushed, neither ready
+    // waiting: both pushed (the second 50 ms after the first: the spread), neither ready
+    await h.advance(50, 50);
     expect(h.sim.state.getSchedule(account)).not.toBeNull();
     expect(h.sim.state.getSchedule(sub)).not.toBeNull();
     const reasons = h.daemon.readiness().reasons.join("\n");
