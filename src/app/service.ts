@@ -109,17 +109,8 @@ export async function runService(p: RunServiceParameters): Promise<never> {
     // Several signers: each names its key and its accounts; no master is looked up (each says its account).
     signers = loadSignerKeys(config.signers, { env, cwd });
     key = signers[0]!;
-    // As with one key: a signer whose account is its own address is asked whether it is an agent (an agent holds
-    // no orders; the cancel it signs is its master's). `hl-deadman doctor` checks every signer's account.
-    for (const s of signers.filter((x) => x.account === x.address))
-      await resolveSignerAccount({
-        config: { ...config, accounts: [s.address], vault: undefined, signers: [] },
-        signer: s.address,
-        apiUrl: effectiveUrls(config).apiUrl,
-        clock: p.clock,
-      });
-    const names = signers.flatMap((s) => (s.envName ? [s.envName] : []));
-    if (names.length > 0) scrubbed = scrubEnvironment(names, env);
+    // No role is asked at start (60 weight a signer: ten signers' look-ups and a thousand accounts' first pass would
+    // not fit one minute of the IP's weight); `hl-deadman doctor` checks each signer's account against its role.
   } else if (!sim) {
     const hadEnvKey = env.HL_PRIVATE_KEY !== undefined;
     key = loadSigningKey({ keyFile: config.keyFile, env, cwd });

@@ -92,35 +92,4 @@ describe("run with several signers", () => {
       tmp.cleanup();
     }
   }, 40_000);
-
-  test("error: a signer naming its own address that is an agent is refused (exit 78), nothing armed", async () => {
-    const tmp = tempDir();
-    const config = join(tmp.dir, "config.json");
-    writeFileSync(
-      config,
-      JSON.stringify({ signers: [{ name: "engine-b", keyEnv: "HL_KEY_ENGINE_B", account: agent.address }] }),
-    );
-    const before = sim.state.actions.length;
-    const d = spawnCli(
-      [
-        "run",
-        "--config",
-        config,
-        "--api-url",
-        sim.apiUrl,
-        ...fastCadence(),
-        "--state-dir",
-        join(tmp.dir, "s"),
-      ],
-      { HL_KEY_ENGINE_B: agent.privateKey },
-    );
-    try {
-      const exit = await d.exited;
-      expect(exit.code).toBe(78);
-      expect(d.stderr()).toContain(`is the signer itself, an API (agent) wallet of ${master}`);
-      expect(sim.state.actions.length).toBe(before);
-    } finally {
-      tmp.cleanup();
-    }
-  }, 20_000);
 });

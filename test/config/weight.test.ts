@@ -58,15 +58,25 @@ describe("the IP's weight", () => {
     expect(sim.warnings.join("\n")).toContain("300 account(s) × 60 s / 15 s × 1 = 1200/min");
   });
 
-  test("1,000 accounts fit one IP at 60 s with the reads slowed; the reads alone can leave no interval", () => {
-    const fits = weightPlan({
+  test("1,000 accounts fit one IP at 60 s without the exposure poll; a whole poll's minute counts; the reads alone can leave no interval", () => {
+    // a poll every 10 min averages 40/min, but its 20 requests of 20 land in one minute: 1,000 + 400
+    const slowed = weightPlan({
       ...load({}),
       accounts: accounts(1000),
       interval: 60_000,
       exposureInterval: 600_000,
       budgetInterval: 0,
     });
-    expect(fits).toMatchObject({ fits: true, perMinute: 1040.3 });
+    expect(slowed).toMatchObject({ fits: false, perMinute: 1040.3, peakPerMinute: 1400.3 });
+    expect(describeWeightPlan(slowed)).toContain("the minute with a whole exposure poll in it: 1400.3/min");
+    const fits = weightPlan({
+      ...load({}),
+      accounts: accounts(1000),
+      interval: 60_000,
+      exposureInterval: 0,
+      budgetInterval: 0,
+    });
+    expect(fits).toMatchObject({ fits: true, perMinute: 1000.3, peakPerMinute: 1000.3 });
     const none = weightPlan({ ...load({}), accounts: accounts(1000), interval: 60_000 });
     expect(none.fits).toBe(false);
     expect(none.fittingIntervalMs).toBeNull();
