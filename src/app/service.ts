@@ -111,6 +111,9 @@ export async function runService(p: RunServiceParameters): Promise<never> {
     key = signers[0]!;
     // No role is asked at start (60 weight a signer: ten signers' look-ups and a thousand accounts' first pass would
     // not fit one minute of the IP's weight); `hl-deadman doctor` checks each signer's account against its role.
+    // The keys leave the environment for real, as HL_PRIVATE_KEY does (docs/security.md).
+    const names = signers.flatMap((s) => (s.envName ? [s.envName] : []));
+    if (names.length > 0) scrubbed = scrubEnvironment(names, env);
   } else if (!sim) {
     const hadEnvKey = env.HL_PRIVATE_KEY !== undefined;
     key = loadSigningKey({ keyFile: config.keyFile, env, cwd });
