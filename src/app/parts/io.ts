@@ -276,7 +276,8 @@ export function recordComponent(): Component<
       metrics,
     }) {
       // Each account's requests are signed by its own signer (plan); its record is read for that signer too.
-      const signerOf = (account: string) => plan.find((p) => p.account === account)?.signer ?? signer;
+      const signers = new Map(plan.map((p) => [p.account, p.signer]));
+      const signerOf = (account: string) => signers.get(account) ?? signer;
       const explorerUrl =
         params.explorerUrl ?? (params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config));
       explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;

@@ -160,6 +160,7 @@ export function switchesComponent(): Component<
         });
         ctx.board.coordination = () => c.status();
       }
+      const byAccount = new Map(switches.map((s) => [s.account, s]));
       for (const s of switches) {
         const engine = ctx.engine.now(s.account);
         if (!engine.up) s.setEngineUp(false, engine.detail);
@@ -183,7 +184,7 @@ export function switchesComponent(): Component<
         const nearest = new Map<string, Map<string, number | null>>();
         bus.subscribe((e) => {
           if (e.module !== "exposure" || e.event !== "exposure" || typeof e.account !== "string") return;
-          const s = switches.find((x) => x.account === e.account);
+          const s = byAccount.get(e.account);
           if (!s || !escalating.has(s.account)) return;
           const positions = Array.isArray(e.positions)
             ? (e.positions as { liquidationDistancePct?: unknown }[])

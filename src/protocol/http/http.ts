@@ -17,6 +17,9 @@
  * - Retries only when asked twice: `retryLimit > 0` on the transport AND `idempotent: true` on the call. A
  *   non-idempotent POST (a signed /exchange action) is sent once, whatever the transport's retryLimit.
  *   An idempotent call is retried on a TransportError that `shouldRetry` accepts (never an abort) and on 429 or 5xx.
+ *   The loop is this module's, not got's `retry`: got retries a stream only through a handler that rebuilds the
+ *   request around the same loop, and its back-off waits on real timers, not the runtime's (docs/development.md,
+ *   "Dependencies").
  * - The URL may hold a key (an RPC endpoint key as a path segment): errors carry only `redactUrl(url)`, messages
  *   are scrubbed of its secret parts, and got's own errors (whose options hold the URL) are never kept as a cause.
  * - A URL's user:pass is sent as HTTP Basic authentication: got hands the URL to node:http, which percent-decodes
