@@ -51,6 +51,6 @@ STOPSIGNAL SIGTERM
 # Exec form: node is PID 1 and receives SIGTERM itself (not through npm or a shell). hl-deadman installs its own
 # SIGTERM/SIGINT handlers and starts no child processes, so no init (tini) is needed; `docker run --init` is harmless.
 # The flags of the systemd units (docs/operations.md, "Node flags"): V8's interpreter only, no executable memory
-# allocated at run time (less resident memory), no WebAssembly (so no global fetch), a small heap. Every command of the image gets them.
-ENTRYPOINT ["node", "--jitless", "--no-expose-wasm", "--optimize-for-size", "dist/bin/hl-deadman.js"]
+# allocated at run time (less resident memory), no WebAssembly (so no global fetch), a small heap collected on the main thread. Every command of the image gets them.
+ENTRYPOINT ["node", "--jitless", "--no-expose-wasm", "--optimize-for-size", "--single-threaded-gc", "dist/bin/hl-deadman.js"]
 CMD ["run"]

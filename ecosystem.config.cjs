@@ -19,8 +19,8 @@ module.exports = {
       cwd: __dirname,
       interpreter: "node",
       // The flags of the systemd units (docs/operations.md, "Node flags"): V8's interpreter only, no executable memory
-      // allocated at run time (less resident memory), no WebAssembly (so no global fetch), a small heap.
-      node_args: ["--jitless", "--no-expose-wasm", "--optimize-for-size"],
+      // allocated at run time (less resident memory), no WebAssembly (so no global fetch), a small heap collected on the main thread.
+      node_args: ["--jitless", "--no-expose-wasm", "--optimize-for-size", "--single-threaded-gc"],
       // One process, never cluster mode: two copies would sign with one key (clashing nonces) and double-push.
       exec_mode: "fork",
       instances: 1,

@@ -52,6 +52,9 @@ describe("node flags of the daemon", () => {
     expect(FLAGS).toContain("--jitless");
     // Under --jitless node turns WebAssembly off and warns at every start unless the flag says so.
     expect(FLAGS).toContain("--no-expose-wasm");
+    // The CPU ceiling's decision (docs/operations.md, "Node flags"): a heap of ~15 MB is collected on the main
+    // thread; parallel collection woke three helper threads about once a push.
+    expect(FLAGS).toContain("--single-threaded-gc");
     expect(unitNodeFlags("systemd/hl-deadman@.service")).toEqual(FLAGS);
     for (const unit of ["systemd/hl-deadman.service", "systemd/hl-deadman@.service"])
       expect(unitValue(parseUnit(read(unit)), "Service", "MemoryDenyWriteExecute"), unit).toBe("yes");
