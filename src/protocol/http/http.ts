@@ -229,7 +229,8 @@ export function createHttpTransport({
         url,
         {
           method: call.method,
-          ...(call.body === undefined ? {} : { body: call.body }),
+          // as bytes: got measures a string body by encoding it once more to set content-length
+          ...(call.body === undefined ? {} : { body: Buffer.from(call.body, "utf8") }),
           headers: call.headers,
           signal,
           timeout: { connect: perAttemptTimeout, request: perAttemptTimeout },
