@@ -13,9 +13,10 @@
  * after the last) always comes first; at one interval the timer fired just before each push's answer.
  *
  * A fleet (above 10 accounts): a switch's event looks at that account alone (`nudge(account)`) and the timer's look
- * at every account comes at most once per `everyMs` (a crossing without any event is then said up to 1 s late). Otherwise each of N accounts' pushes looked at all N (and the earliest crossing
- * of a fleet whose pushes are spread is always a step away): at 1,000 accounts that was the whole CPU, and the
- * pushes' own write-ahead records timed out behind it (BENCHMARKS.md, "The growth curve").
+ * at every account comes at most once per `everyMs` (a crossing without any event is then said up to 1 s late).
+ * Otherwise each of N accounts' pushes would look at all N (and the earliest crossing of a fleet whose pushes are
+ * spread is always a step away): at 1,000 accounts that was the whole CPU, and the pushes' own write-ahead records
+ * timed out behind it (BENCHMARKS.md, "The growth curve").
  */
 
 import type { Clock } from "../../core/clock.js";
@@ -59,31 +60,29 @@ export function watchProtection({
   /** Looks at one account; returns how long until it needs to be looked at again (ms). */
   const look = (s: ProtectionView, now: number): number => {
     let waitMs = maxWaitMs;
-    {
-      const watched = (s.state === "armed" || s.state === "retrying") && s.armedUntil !== null;
-      const left = s.armedUntil === null ? 0 : s.armedUntil - now;
-      const fields = {
-        account: s.account,
-        protectionLeftMs: left,
-        marginMs,
-        armedUntil: s.armedUntil,
-        consecutiveFailures: s.consecutiveFailures,
-      };
-      if (watched && left < marginMs && !low.has(s.account)) {
-        low.add(s.account);
-        onEvent({ event: "protection.low", level: "warn", ...fields });
-      } else if (low.has(s.account) && watched && left >= marginMs) {
-        low.delete(s.account);
-        onEvent({ event: "protection.restored", level: "info", ...fields });
-      } else if (low.has(s.account) && !watched) {
-        // lapsed, exhausted, refused, engine down or stopped: those have their own events
-        low.delete(s.account);
-      }
-      if (low.has(s.account)) waitMs = Math.min(waitMs, everyMs);
-      // not low: it crosses the margin `left - marginMs` from now unless a push moves armedUntil later (whatever
-      // its state now: a switch that starts retrying is looked at by then even if that change logged nothing)
-      else if (s.armedUntil !== null && left >= marginMs) waitMs = Math.min(waitMs, left - marginMs + 1);
+    const watched = (s.state === "armed" || s.state === "retrying") && s.armedUntil !== null;
+    const left = s.armedUntil === null ? 0 : s.armedUntil - now;
+    const fields = {
+      account: s.account,
+      protectionLeftMs: left,
+      marginMs,
+      armedUntil: s.armedUntil,
+      consecutiveFailures: s.consecutiveFailures,
+    };
+    if (watched && left < marginMs && !low.has(s.account)) {
+      low.add(s.account);
+      onEvent({ event: "protection.low", level: "warn", ...fields });
+    } else if (low.has(s.account) && watched && left >= marginMs) {
+      low.delete(s.account);
+      onEvent({ event: "protection.restored", level: "info", ...fields });
+    } else if (low.has(s.account) && !watched) {
+      // lapsed, exhausted, refused, engine down or stopped: those have their own events
+      low.delete(s.account);
     }
+    if (low.has(s.account)) waitMs = Math.min(waitMs, everyMs);
+    // not low: it crosses the margin `left - marginMs` from now unless a push moves armedUntil later (whatever
+    // its state now: a switch that starts retrying is looked at by then even if that change logged nothing)
+    else if (s.armedUntil !== null && left >= marginMs) waitMs = Math.min(waitMs, left - marginMs + 1);
     return waitMs;
   };
   /** Checks every account; returns how long until the next check is needed (ms). */
