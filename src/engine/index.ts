@@ -13,10 +13,20 @@
  * which is the point: the daemon sees it at once.
  */
 import { connect, type Socket } from "node:net";
-import { guardHelloLine } from "../core/guard-protocol.js";
+import {
+  type GuardNotice,
+  type GuardVersion,
+  guardHelloLine,
+  parseGuardNotice,
+} from "../core/guard-protocol.js";
 import { systemTimers, type TimerHandle, type Timers } from "../core/runtime.js";
 
-export { GUARD_PROTOCOL, guardHelloLine } from "../core/guard-protocol.js";
+export {
+  GUARD_PROTOCOL,
+  type GuardNotice,
+  guardHelloLine,
+  parseGuardNotice,
+} from "../core/guard-protocol.js";
 
 export type HoldSwitchOptions = {
   /** the daemon's `--guard-socket`: a Unix socket path, or `127.0.0.1:PORT` / `[::1]:PORT` */
@@ -29,6 +39,14 @@ export type HoldSwitchOptions = {
   reconnectMs?: number;
   /** hears each change: `connected` (the daemon answered ok), `refused` (with its reason), `disconnected` */
   onState?: (state: "connected" | "refused" | "disconnected", detail?: string) => void;
+  /**
+   * Hears what the daemon tells the engine (protocol version 2): `halted` (the account is latched HALTED, its
+   * positions may be being closed: stop trading it until `resumed`), `resumed` (the operator's reset), `drill` (a
+   * drill's fire will cancel whatever rests on the account until `until`, epoch ms).
+   */
+  onNotice?: (notice: GuardNotice) => void;
+  /** the protocol version to speak first (default 2; a daemon that speaks only 1 makes it fall back to 1) */
+  version?: GuardVersion;
   /** the timers the heartbeats and reconnects wait on (default: node's) */
   timers?: Timers;
 };
@@ -52,6 +70,7 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
   const reconnectMs = options.reconnectMs ?? 200;
   let socket: Socket | undefined;
   let connected = false;
+  let version: GuardVersion = options.version ?? 2;
   let closed = false;
   const timers = options.timers ?? systemTimers();
   let beat: TimerHandle | undefined;
@@ -71,19 +90,28 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
     s.setEncoding("utf8");
     let answer = "";
     s.on("connect", () => {
-      s.write(guardHelloLine(options.accounts));
+      s.write(guardHelloLine(options.accounts, version));
       heartbeat(s);
     });
     s.on("data", (chunk: string) => {
-      if (connected) return;
       answer += chunk;
-      const nl = answer.indexOf("\n");
-      if (nl < 0) return;
-      const line = answer.slice(0, nl);
-      if (line === "ok") {
-        connected = true;
-        options.onState?.("connected");
-      } else options.onState?.("refused", line.replace(/^refused /, ""));
+      for (let nl = answer.indexOf("\n"); nl >= 0; nl = answer.indexOf("\n")) {
+        const line = answer.slice(0, nl).replace(/\r$/, "");
+        answer = answer.slice(nl + 1);
+        if (connected) {
+          const notice = parseGuardNotice(line);
+          if (notice) options.onNotice?.(notice);
+        } else if (line === "ok") {
+          connected = true;
+          options.onState?.("connected");
+        } else {
+          // A daemon older than version 2 refuses the version: speak 1 from the next connection on.
+          if (version === 2 && /not supported/.test(line)) version = 1;
+          options.onState?.("refused", line.replace(/^refused /, ""));
+        }
+      }
+      // a daemon's line is at most a few hundred bytes; anything longer without a newline is not ours to keep
+      if (answer.length > 4096) answer = "";
     });
     s.on("error", () => undefined); // the close follows
     s.on("close", () => {
