@@ -7,9 +7,9 @@
  *   const hold = holdSwitch({ socket: "/run/hl-deadman/guard.sock", accounts: ["0xabc..."] });
  *   // ... trade; on a planned restart: await hold.detach(30_000); on a clean stop that should cancel: hold.close()
  *
- * It connects, names the accounts, writes a heartbeat line every `heartbeatMs`, and reconnects (every
- * `reconnectMs`) whenever the connection is lost, e.g. while the daemon restarts: the daemon starts with every
- * account `waiting`, so a reconnect within its start cancels nothing. The process's death closes the connection,
+ * It connects, names the accounts, writes a heartbeat line every `heartbeatMs`, and reconnects whenever the
+ * connection is lost, e.g. while the daemon restarts (after `reconnectMs`, doubling to `maxReconnectMs` while the
+ * daemon is away): the daemon starts with every account `waiting`, so a reconnect within its start cancels nothing. The process's death closes the connection,
  * which is the point: the daemon sees it at once.
  */
 import { connect, type Socket } from "node:net";
@@ -35,8 +35,10 @@ export type HoldSwitchOptions = {
   accounts: readonly string[];
   /** a heartbeat line this often (ms); keep it well under the daemon's `--guard-heartbeat-gap`. Default 1000. */
   heartbeatMs?: number;
-  /** wait this long before reconnecting a lost connection (ms). Default 200. */
+  /** wait this long before reconnecting a lost connection (ms), doubling after each failed try. Default 200. */
   reconnectMs?: number;
+  /** the longest wait between reconnects (ms). Default 5000. */
+  maxReconnectMs?: number;
   /** hears each change: `connected` (the daemon answered ok), `refused` (with its reason), `disconnected` */
   onState?: (state: "connected" | "refused" | "disconnected", detail?: string) => void;
   /**
@@ -68,6 +70,9 @@ function target(socket: string): { path: string } | { host: string; port: number
 export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
   const heartbeatMs = options.heartbeatMs ?? 1_000;
   const reconnectMs = options.reconnectMs ?? 200;
+  const maxReconnectMs = Math.max(reconnectMs, options.maxReconnectMs ?? 5_000);
+  /** the next reconnect's wait: back to reconnectMs once the daemon accepted a connection */
+  let backoff = reconnectMs;
   let socket: Socket | undefined;
   let connected = false;
   let version: GuardVersion = options.version ?? 2;
@@ -103,6 +108,7 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
           if (notice) options.onNotice?.(notice);
         } else if (line === "ok") {
           connected = true;
+          backoff = reconnectMs;
           options.onState?.("connected");
         } else {
           // A daemon older than version 2 refuses the version: speak 1 from the next connection on.
@@ -119,7 +125,9 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
       const was = connected;
       connected = false;
       if (was) options.onState?.("disconnected");
-      if (!closed) retry = timers.after(reconnectMs, open);
+      if (closed) return;
+      retry = timers.after(backoff, open);
+      backoff = Math.min(backoff * 2, maxReconnectMs);
     });
   };
   open();
