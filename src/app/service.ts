@@ -20,7 +20,7 @@ import { type Daemon, DaemonStartError, startDaemon } from "./daemon.js";
 import { type ScrubResult, scrubEnvironment } from "./environ.js";
 import { acquireStateLock } from "./lock.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "./master.js";
-import { installShutdownHandlers, setProcessTitle } from "./shutdown.js";
+import { installShutdownHandlers, instanceTitle, setProcessTitle } from "./shutdown.js";
 
 /** Where `run --sim` serves its status page: the README's address (docs/observability.md, "Status page"). */
 export const DEMO_HEALTH_HOST = "127.0.0.1";
@@ -129,6 +129,14 @@ export async function runService(p: RunServiceParameters): Promise<never> {
     if (signerAccount.kind === "agent") config = { ...config, accounts: [signerAccount.master] };
   }
 
+  // the instance's name in `ps`, now that its accounts are known (an agent key's master included)
+  setProcessTitle(
+    instanceTitle({
+      file: loaded.file,
+      accounts: [...config.accounts, ...config.signers.flatMap((s) => s.account ?? [])],
+      sim: sim !== null,
+    }),
+  );
   const logger = createLogger({
     level: config.logLevel,
     pretty: !p.json && process.stdout.isTTY === true,
