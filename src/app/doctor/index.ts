@@ -33,7 +33,7 @@ import {
   reasonOf,
   roleRow,
 } from "./checks.js";
-import { type CheckResult, fail, ok } from "./report.js";
+import { type CheckResult, fail, ok, warn } from "./report.js";
 
 export { type CheckResult, exitCodeOf, formatTable, SEVERITY, summaryLine } from "./report.js";
 
@@ -98,9 +98,15 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
   const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
 
   // The host: the state directory, its lock, the health port, the guard.
-  rows.push(checkStateDir(p.stateDir, uid));
+  const stateDir = checkStateDir(p.stateDir, uid);
+  rows.push(stateDir);
   const lock = lockView(p.stateDir, p.clock.now());
-  rows.push(checkLock(lock));
+  // a lock in a directory that failed says nothing: "free" beside an unusable directory would read as good news
+  rows.push(
+    stateDir.status === "fail"
+      ? warn("lock", null, "not checked: the state directory failed", "fix the state directory first")
+      : checkLock(lock),
+  );
   rows.push(await checkHealth(config.health, lock));
   rows.push(await checkGuard(config, p.clock, logger));
 

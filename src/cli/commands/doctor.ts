@@ -1,7 +1,8 @@
 import { type Command, Option } from "commander";
 import { exitCodeOf, formatTable, runDoctor, summaryLine } from "../../app/doctor/index.js";
-import { effectiveStateDir, loadConfig } from "../../config/load.js";
+import { loadConfig } from "../../config/load.js";
 import type { CliDeps } from "../deps.js";
+import { stateDirOf } from "../state-dir.js";
 import { addRunOptions } from "./run.js";
 
 /**
@@ -25,7 +26,7 @@ export function registerDoctor(program: Command, deps: CliDeps): void {
       const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
       const results = await runDoctor({
         loaded,
-        stateDir: effectiveStateDir(loaded.config, deps.cwd),
+        stateDir: stateDirOf(loaded.config, deps),
         env: deps.env,
         cwd: deps.cwd,
         clock: deps.clock,
