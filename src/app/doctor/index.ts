@@ -14,6 +14,7 @@ import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { UserRateLimit } from "../../protocol/hyperliquid/schemas.js";
+import { demoSeedOf } from "../../protocol/hyperliquid/simulator-id.js";
 import { planSigners } from "../daemon.js";
 import {
   checkAgent,
@@ -120,6 +121,23 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
   }
 
   const info = new InfoClient({ apiUrl, clock: p.clock, timeoutMs: config.requestTimeout, retryLimit: 1 });
+  // The simulator's demo keys are public: one signing for anything but the simulator signs for anyone.
+  for (const key of signers) {
+    const seed = demoSeedOf(key.address);
+    if (seed === null) continue;
+    const sim = await info.simulatorId();
+    rows.push(
+      sim
+        ? ok("key", null, `the simulator's demo key (seed ${seed}) against the simulator at ${apiUrl}`)
+        : fail(
+            "key",
+            null,
+            `${key.address} is the simulator's public demo key (seed ${seed}), and ${apiUrl} is not the simulator: anyone can sign with this key`,
+            "use a key of your own (docs/operations.md, Keys)",
+            ExitCode.config,
+          ),
+    );
+  }
   const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
   let accounts = 0;
   let clocked = false;
