@@ -1,4 +1,5 @@
 import { type Command, Option } from "commander";
+import { doctorHelpText } from "../../app/doctor/catalogue.js";
 import { exitCodeOf, formatTable, runDoctor, summaryLine } from "../../app/doctor/index.js";
 import { loadConfig } from "../../config/load.js";
 import type { CliDeps } from "../deps.js";
@@ -11,17 +12,20 @@ import { addRunOptions } from "./run.js";
  * Exits 0 when every check passes (warnings included), else the most severe failure's code.
  */
 export function registerDoctor(program: Command, deps: CliDeps): void {
-  addRunOptions(
-    program
-      .command("doctor")
-      .description("pre-flight check of everything a go-live needs, per account; changes nothing"),
-  )
+  // Its own option first, then run's (the configuration it checks), then the checks and the exit codes.
+  const command = program
+    .command("doctor")
+    .description("pre-flight check of everything a go-live needs, per account; changes nothing")
+    .optionsGroup("Options of doctor:")
     .addOption(
       new Option(
         "--probe",
         "also send one signed noop per signer: proves the network (it changes nothing but one unit of the address budget)",
       ),
     )
+    .optionsGroup("The configuration it checks (run's options):");
+  addRunOptions(command)
+    .addHelpText("after", doctorHelpText())
     .action(async (opts: Record<string, unknown>) => {
       const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
       const results = await runDoctor({
