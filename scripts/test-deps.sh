@@ -2,36 +2,44 @@
 # `npm test`'s pre-step (package.json "pretest"): installs the Debian/Ubuntu programs the tests drive when one is
 # missing, so that the README's one test command passes on a fresh machine; .ci/run runs the same `npm test`.
 # Each such test FAILS (never skips) without its program. Does nothing when all are there.
-#   systemd-analyze (systemd)               verifies the systemd unit files
-#   promtool, prometheus (prometheus)       check and unit-test the alert rules; a live Prometheus scrapes a daemon
-#   amtool (prometheus-alertmanager)        checks the Alertmanager example
-#   chromium (+ fonts-dejavu-core)          loads the status page headless and takes a screenshot
-#   libfaketime (faketime)                  steps the daemon's wall clock while the monotonic clock stays real
-#   etcd (etcd-server)                      the replica-coordination tests (test/app/coordination.test.ts)
-#   socat (socat)                           runs the shell engine snippet of docs/operations.md ("Cancel on disconnect")
-#   rustc (rustc)                           compiles and runs that section's Rust engine snippet
+# Before installing it says what it will install, as root, and which tests need each package. To decline, set
+# HL_DEADMAN_TEST_DEPS=print: it prints the install command and stops (exit 1) without installing anything.
 # It needs root or a password-less sudo (sudo -n); without either it names the command to run and fails.
 set -eu
 
 need=""
+why=""
 has() { command -v "$1" >/dev/null 2>&1; }
-has systemd-analyze || need="$need systemd"
-{ has promtool && has prometheus; } || need="$need prometheus"
-has amtool || need="$need prometheus-alertmanager"
-{ has chromium || has chromium-browser; } || need="$need chromium"
-[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need="$need fonts-dejavu-core"
+want() { need="$need $1"; why="$why
+  $1: $2"; }
+has systemd-analyze || want systemd "systemd-analyze verifies the unit files (test/deploy/systemd.test.ts)"
+{ has promtool && has prometheus; } ||
+  want prometheus "promtool checks the alert rules; a live Prometheus scrapes a daemon (test/observability, test/docs/alerts.test.ts)"
+has amtool || want prometheus-alertmanager "amtool checks the Alertmanager example (test/observability)"
+{ has chromium || has chromium-browser; } ||
+  want chromium "loads the status page headless and takes a screenshot (test/surface)"
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] ||
+  want fonts-dejavu-core "the status page's screenshot needs a font (test/surface)"
 faketime_lib=""
 for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
   [ -e "$f" ] && faketime_lib="$f"
 done
-[ -n "$faketime_lib" ] || need="$need faketime"
-has etcd || need="$need etcd-server"
-has socat || need="$need socat"
-has rustc || need="$need rustc"
+[ -n "$faketime_lib" ] ||
+  want faketime "libfaketime sets the daemon's wall clock while the monotonic clock stays real (clock tests)"
+has etcd || want etcd-server "a real etcd for the replica-coordination tests (test/app/coordination.test.ts)"
+has socat || want socat "runs the shell engine of docs/operations.md (test/deploy/engine-snippets.test.ts)"
+has python3 ||
+  want python3 "runs the Python engine module engines/python/ (test/deploy/engine-snippets.test.ts, python-engine.test.ts)"
 
 [ -z "$need" ] && exit 0
 
 command="apt-get install -y --no-install-recommends$need"
+if [ "${HL_DEADMAN_TEST_DEPS:-}" = "print" ]; then
+  echo "hl-deadman tests: these Debian packages are missing; the tests that drive them fail without them:$why" >&2
+  echo "HL_DEADMAN_TEST_DEPS=print: nothing installed. To install them yourself:" >&2
+  echo "  sudo apt-get update && sudo $command" >&2
+  exit 1
+fi
 if ! has apt-get; then
   echo "hl-deadman tests: missing Debian packages:$need, and no apt-get here to install them." >&2
   echo "Install the programs they provide (see scripts/test-deps.sh), then run npm test again." >&2
@@ -48,7 +56,8 @@ else
   echo "then npm test again." >&2
   exit 1
 fi
-echo "hl-deadman tests: installing$need (apt-get; the tests drive these programs)" >&2
+echo "hl-deadman tests: installing as root, with apt-get, the Debian packages the tests drive:$why" >&2
+echo "(to decline: HL_DEADMAN_TEST_DEPS=print npm test prints the command and installs nothing)" >&2
 $as apt-get update -qq
 # shellcheck disable=SC2086
 DEBIAN_FRONTEND=noninteractive $as apt-get install -y -qq --no-install-recommends $need >/dev/null

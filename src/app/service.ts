@@ -20,7 +20,8 @@ import { type Daemon, DaemonStartError, startDaemon } from "./daemon.js";
 import { type ScrubResult, scrubEnvironment } from "./environ.js";
 import { acquireStateLock } from "./lock.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "./master.js";
-import { installShutdownHandlers, setProcessTitle } from "./shutdown.js";
+import { installShutdownHandlers, instanceTitle, setProcessTitle } from "./shutdown.js";
+import { ensureStateDir, type StateDirChoice } from "./state-dir.js";
 
 /** Where `run --sim` serves its status page: the README's address (docs/observability.md, "Status page"). */
 export const DEMO_HEALTH_HOST = "127.0.0.1";
@@ -66,6 +67,8 @@ export async function prepareRun(
 export type RunServiceParameters = {
   loaded: LoadedConfig;
   stateDir: string;
+  /** the old default state directory moved or used in place (src/app/state-dir.ts), said at start */
+  stateLegacy?: StateDirChoice["legacy"] | undefined;
   /** `prepareRun`'s plan for `--sim`, or null */
   sim: SimPlan | null;
   /** JSON log lines even on a terminal */
@@ -100,6 +103,7 @@ export async function runService(p: RunServiceParameters): Promise<never> {
     throw new ConfigError(["--sim runs the demo account only; drop accounts / vault / signers"]);
   // One daemon per state directory, taken before anything else (docs/security.md, "State directory"): a second
   // daemon exits 75 naming the holder's pid. Released at process exit.
+  ensureStateDir(stateDir);
   const lock = acquireStateLock(stateDir);
   let key: SigningKey | undefined;
   let scrubbed: ScrubResult | undefined;
@@ -129,6 +133,14 @@ export async function runService(p: RunServiceParameters): Promise<never> {
     if (signerAccount.kind === "agent") config = { ...config, accounts: [signerAccount.master] };
   }
 
+  // the instance's name in `ps`, now that its accounts are known (an agent key's master included)
+  setProcessTitle(
+    instanceTitle({
+      file: loaded.file,
+      accounts: [...config.accounts, ...config.signers.flatMap((s) => s.account ?? [])],
+      sim: sim !== null,
+    }),
+  );
   const logger = createLogger({
     level: config.logLevel,
     pretty: !p.json && process.stdout.isTTY === true,
@@ -137,6 +149,15 @@ export async function runService(p: RunServiceParameters): Promise<never> {
   const log = logger.child({ module: "cli" });
   if (lock.warning) log.warn({ event: "state.lock", path: lock.path, held: lock.held }, lock.warning);
   for (const warning of loaded.warnings) log.warn({ event: "config.warning" }, warning);
+  log.info(
+    { event: "state.dir", path: stateDir },
+    `state directory ${stateDir} (the ledger, the lock, the audit trail)`,
+  );
+  if (p.stateLegacy)
+    log.warn(
+      { event: "state.legacy", path: stateDir, from: p.stateLegacy.from, action: p.stateLegacy.action },
+      `the old default state directory ${p.stateLegacy.from} (its ledger and count kept): ${p.stateLegacy.why}`,
+    );
   log.info(
     { event: "config.budget", actionsPerDay: loaded.actionsPerDay },
     `${groupThousands(loaded.actionsPerDay)} scheduleCancel actions per day per account at this interval`,

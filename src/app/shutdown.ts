@@ -6,6 +6,7 @@
  * - An uncaught exception or unhandled rejection is logged at fatal and exits 1 WITHOUT disarming: a crashed
  *   daemon must let the switch fire (the supervisor restarts it; the next start re-arms).
  */
+import { basename } from "node:path";
 import type { Logger } from "../core/logger.js";
 import { flushLogger, systemTimers, type Timers } from "../core/runtime.js";
 
@@ -33,6 +34,27 @@ export function setProcessTitle(title: string, proc: NodeJS.Process = process): 
   } catch {
     // Some platforms refuse; nothing secret is in argv anyway.
   }
+}
+
+/**
+ * The title of a running daemon, naming its instance so that several daemons on one host tell apart in `ps` and
+ * `top`: the config file's name when there is one, else its accounts (the first, and how many more), else `--sim`.
+ * Nothing secret: file names and public addresses only.
+ */
+export function instanceTitle({
+  file,
+  accounts,
+  sim,
+}: {
+  file?: string | undefined;
+  accounts: readonly string[];
+  sim?: boolean | undefined;
+}): string {
+  if (sim) return "hl-deadman run --sim";
+  if (file !== undefined) return `hl-deadman run ${basename(file)}`;
+  const [first, ...rest] = accounts;
+  if (first === undefined) return "hl-deadman run";
+  return `hl-deadman run ${first}${rest.length > 0 ? ` +${rest.length}` : ""}`;
 }
 
 /** Installs the signal and crash handlers; returns a function that removes them. */

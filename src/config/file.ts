@@ -15,6 +15,20 @@ function stripComments(value: unknown): unknown {
   return out;
 }
 
+/**
+ * " at line L, column C" for JSON.parse's error, whose message gives a character offset ("at position 18") or, at
+ * the end of the text, none: people and editors count lines and columns (1-based), not offsets.
+ */
+export function whereInJson(text: string, message: string): string {
+  const m = /at position (\d+)/.exec(message);
+  const offset = m ? Number(m[1]) : /end of JSON input/i.test(message) ? text.length : null;
+  if (offset === null || offset > text.length) return "";
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  const column = offset - (before.lastIndexOf("\n") + 1) + 1;
+  return ` at line ${line}, column ${column}`;
+}
+
 /** Reads and parses the JSON config file; problems become issues (never a crash). */
 export function readConfigFile(path: string, issues: string[]): Record<string, unknown> {
   let text: string;
@@ -29,7 +43,9 @@ export function readConfigFile(path: string, issues: string[]): Record<string, u
   try {
     json = JSON.parse(text);
   } catch (error) {
-    issues.push(`config file ${path}: is not valid JSON (${maskSecrets((error as Error).message)})`);
+    issues.push(
+      `config file ${path}: is not valid JSON${whereInJson(text, (error as Error).message)} (${maskSecrets((error as Error).message)})`,
+    );
     return {};
   }
   if (!isPlainObject(json)) {

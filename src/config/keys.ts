@@ -40,13 +40,30 @@ export type SigningKey = {
 
 const KEY_RE = /^(0x)?[0-9a-fA-F]{64}$/;
 
+/**
+ * What a text that is not a key holds, in counts only (never a character of it): the hexadecimal digits after an
+ * optional 0x, anything else, and whether it is the shape of an address (the mistake of pasting the wallet's address,
+ * 40 digits, where its private key belongs).
+ */
+export function describeKeyText(text: string): string {
+  const body = text.replace(/^0x/i, "");
+  let hex = 0;
+  let other = 0;
+  for (const c of body) /[0-9a-fA-F]/.test(c) ? hex++ : other++;
+  if (other === 0 && hex === 40)
+    return "found 40 hexadecimal digits: that is an address (20 bytes), not a private key; give the key that signs for it";
+  const digits = `found ${hex} hexadecimal digit${hex === 1 ? "" : "s"}`;
+  const rest = other > 0 ? ` and ${other} other character${other === 1 ? "" : "s"}` : "";
+  return `${digits}${rest}${/\s/.test(text) ? ", with whitespace inside" : ""}`;
+}
+
 /** Checks the text is a 32-byte hex key and builds the wallet; the message names `where`, never the text. */
 export function walletFromKeyText(text: string, where: string): LocalSigner {
   const trimmed = text.trim();
   if (!KEY_RE.test(trimmed)) {
     throw new KeyError(`The key in ${where} is not a private key.`, {
       metaMessages: [
-        `A private key is 32 bytes written as 64 hexadecimal digits, with or without 0x (found ${trimmed.length} characters${/\s/.test(trimmed) ? ", with whitespace inside" : ""}).`,
+        `A private key is 32 bytes written as 64 hexadecimal digits, with or without 0x (${describeKeyText(trimmed)}).`,
       ],
     });
   }

@@ -82,6 +82,8 @@ export function loadConfig({
         ? env.HL_CONFIG
         : undefined;
   const file = fileArg === undefined ? undefined : isAbsolute(fileArg) ? fileArg : resolve(cwd, fileArg);
+  /** durations the file gives as a small bare number (milliseconds there): a rule they break suggests seconds */
+  const bareMs = new Map<string, number>();
   if (file) {
     const data = readConfigFile(file, issues);
     issues.push(...unknownFileKeys(data, file));
@@ -89,6 +91,7 @@ export function loadConfig({
       const raw = getPath(data, s.key);
       if (raw === undefined) continue;
       const origin = `file ${file}`;
+      if (s.kind === "duration" && typeof raw === "number" && raw > 0 && raw < 1_000) bareMs.set(s.key, raw);
       const value = coerce(s, raw, origin, issues, { fromText: false });
       if (value === undefined) {
         failed.add(s.key);
@@ -184,7 +187,7 @@ export function loadConfig({
     const rest = ConfigSchema.safeParse(withoutKeys(merged, failed));
     for (const s of OPTIONS) sources[s.key] ??= "default";
     if (rest.success) issues.push(...ruleErrorsAbout(rest.data, sources, failed));
-    throw new ConfigError(issues, { file });
+    throw new ConfigError(withUnitHints(issues, bareMs), { file });
   }
   const config = result.data;
   for (const s of OPTIONS) sources[s.key] ??= "default";
@@ -192,8 +195,21 @@ export function loadConfig({
   // 5. Cross-field rules and warnings.
   const { warnings } = checkConfigRules(config, sources, { simulator });
   issues.push(...ruleErrorsAbout(config, sources, failed, simulator));
-  if (issues.length > 0) throw new ConfigError(issues, { file });
+  if (issues.length > 0) throw new ConfigError(withUnitHints(issues, bareMs), { file });
   return { config, warnings, sources, file, actionsPerDay: actionsPerDay(config.interval) };
+}
+
+/**
+ * A duration written in the config file as a bare number is milliseconds (`"interval": 5` is 5 ms); when a rule
+ * refuses it, say so and suggest the seconds it probably meant, as the flag's `needs a unit: did you mean 5s?` does.
+ */
+function withUnitHints(issues: string[], bareMs: ReadonlyMap<string, number>): string[] {
+  return issues.map((issue) => {
+    const key = [...bareMs.keys()].find((k) => issue.startsWith(`${k} = `));
+    if (key === undefined) return issue;
+    const n = bareMs.get(key)!;
+    return `${issue}; a number in the config file is milliseconds: did you mean "${n}s"?`;
+  });
 }
 
 /** The cross-field rule errors that do not name a key in `failed`. */

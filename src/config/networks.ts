@@ -1,5 +1,5 @@
 /** The official endpoints of each network, and the effective URLs of a configuration. */
-import { resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 import type { Config } from "./options.js";
 
 export const NETWORK_URLS = Object.freeze({
@@ -35,7 +35,23 @@ export function effectiveUrls(config: Config): { apiUrl: string; rpcUrl: string 
   };
 }
 
-/** The state directory: the configured one, else ./.hl-deadman under `cwd`. */
-export function effectiveStateDir(config: Config, cwd: string): string {
-  return config.stateDir ?? resolve(cwd, ".hl-deadman");
+/** The state directory of releases before 0.2: `./.hl-deadman` under the working directory (docs/operations.md). */
+export const LEGACY_STATE_DIR = ".hl-deadman";
+
+/**
+ * The default state directory, the same from any working directory so that `status`, `drill`, `reset` and `audit`
+ * find the running daemon's: `$XDG_STATE_HOME/hl-deadman`, else `~/.local/state/hl-deadman` (the XDG base
+ * directory rule for state that should persist across restarts), else `./.hl-deadman` when no home is known.
+ * ($HL_STATE_DIR and systemd's $STATE_DIRECTORY come first: they are the option's own sources.)
+ */
+export function defaultStateDir(env: NodeJS.ProcessEnv, cwd: string): string {
+  const xdg = env.XDG_STATE_HOME;
+  if (xdg && isAbsolute(xdg)) return join(xdg, "hl-deadman");
+  if (env.HOME && isAbsolute(env.HOME)) return join(env.HOME, ".local", "state", "hl-deadman");
+  return resolve(cwd, LEGACY_STATE_DIR);
+}
+
+/** The state directory: the configured one (flag, $HL_STATE_DIR, $STATE_DIRECTORY, file), else the default. */
+export function effectiveStateDir(config: Config, cwd: string, env: NodeJS.ProcessEnv = {}): string {
+  return config.stateDir ?? defaultStateDir(env, cwd);
 }

@@ -265,7 +265,7 @@ export const ConfigSchema = z
       kind: "string",
       metavar: "DIR",
       description:
-        "Where the trigger ledger lives. Default: $HL_STATE_DIR, then $STATE_DIRECTORY, then ./.hl-deadman.",
+        "Where the trigger ledger, the lock and the audit trail live. Default: $HL_STATE_DIR, then $STATE_DIRECTORY, then $XDG_STATE_HOME/hl-deadman (~/.local/state/hl-deadman), whatever the working directory.",
     }),
     health: option(listenAddress, {
       flag: "health",

@@ -8,6 +8,11 @@ export const ExitCode = Object.freeze({
   /** EX_NOINPUT: an input named on the command line does not exist (`status` on a missing state directory). */
   noInput: 66,
   unavailable: 69,
+  /**
+   * EX_CANTCREAT: the state directory cannot be created or written, or is not the daemon's own (another owner,
+   * writable by others); `run` stops at start rather than run without its ledger or its lock.
+   */
+  cantCreat: 73,
   /** EX_TEMPFAIL: another daemon holds the state directory's lock; try again when it has stopped. */
   tempFail: 75,
   config: 78,

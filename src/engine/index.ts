@@ -7,16 +7,26 @@
  *   const hold = holdSwitch({ socket: "/run/hl-deadman/guard.sock", accounts: ["0xabc..."] });
  *   // ... trade; on a planned restart: await hold.detach(30_000); on a clean stop that should cancel: hold.close()
  *
- * It connects, names the accounts, writes a heartbeat line every `heartbeatMs`, and reconnects (every
- * `reconnectMs`) whenever the connection is lost, e.g. while the daemon restarts: the daemon starts with every
- * account `waiting`, so a reconnect within its start cancels nothing. The process's death closes the connection,
+ * It connects, names the accounts, writes a heartbeat line every `heartbeatMs`, and reconnects whenever the
+ * connection is lost, e.g. while the daemon restarts (after `reconnectMs`, doubling to `maxReconnectMs` while the
+ * daemon is away): the daemon starts with every account `waiting`, so a reconnect within its start cancels nothing. The process's death closes the connection,
  * which is the point: the daemon sees it at once.
  */
 import { connect, type Socket } from "node:net";
-import { guardHelloLine } from "../core/guard-protocol.js";
+import {
+  type GuardNotice,
+  type GuardVersion,
+  guardHelloLine,
+  parseGuardNotice,
+} from "../core/guard-protocol.js";
 import { systemTimers, type TimerHandle, type Timers } from "../core/runtime.js";
 
-export { GUARD_PROTOCOL, guardHelloLine } from "../core/guard-protocol.js";
+export {
+  GUARD_PROTOCOL,
+  type GuardNotice,
+  guardHelloLine,
+  parseGuardNotice,
+} from "../core/guard-protocol.js";
 
 export type HoldSwitchOptions = {
   /** the daemon's `--guard-socket`: a Unix socket path, or `127.0.0.1:PORT` / `[::1]:PORT` */
@@ -25,10 +35,20 @@ export type HoldSwitchOptions = {
   accounts: readonly string[];
   /** a heartbeat line this often (ms); keep it well under the daemon's `--guard-heartbeat-gap`. Default 1000. */
   heartbeatMs?: number;
-  /** wait this long before reconnecting a lost connection (ms). Default 200. */
+  /** wait this long before reconnecting a lost connection (ms), doubling after each failed try. Default 200. */
   reconnectMs?: number;
+  /** the longest wait between reconnects (ms). Default 5000. */
+  maxReconnectMs?: number;
   /** hears each change: `connected` (the daemon answered ok), `refused` (with its reason), `disconnected` */
   onState?: (state: "connected" | "refused" | "disconnected", detail?: string) => void;
+  /**
+   * Hears what the daemon tells the engine (protocol version 2): `halted` (the account is latched HALTED, its
+   * positions may be being closed: stop trading it until `resumed`), `resumed` (the operator's reset), `drill` (a
+   * drill's fire will cancel whatever rests on the account until `until`, epoch ms).
+   */
+  onNotice?: (notice: GuardNotice) => void;
+  /** the protocol version to speak first (default 2; a daemon that speaks only 1 makes it fall back to 1) */
+  version?: GuardVersion;
   /** the timers the heartbeats and reconnects wait on (default: node's) */
   timers?: Timers;
 };
@@ -50,8 +70,12 @@ function target(socket: string): { path: string } | { host: string; port: number
 export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
   const heartbeatMs = options.heartbeatMs ?? 1_000;
   const reconnectMs = options.reconnectMs ?? 200;
+  const maxReconnectMs = Math.max(reconnectMs, options.maxReconnectMs ?? 5_000);
+  /** the next reconnect's wait: back to reconnectMs once the daemon accepted a connection */
+  let backoff = reconnectMs;
   let socket: Socket | undefined;
   let connected = false;
+  let version: GuardVersion = options.version ?? 2;
   let closed = false;
   const timers = options.timers ?? systemTimers();
   let beat: TimerHandle | undefined;
@@ -71,19 +95,29 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
     s.setEncoding("utf8");
     let answer = "";
     s.on("connect", () => {
-      s.write(guardHelloLine(options.accounts));
+      s.write(guardHelloLine(options.accounts, version));
       heartbeat(s);
     });
     s.on("data", (chunk: string) => {
-      if (connected) return;
       answer += chunk;
-      const nl = answer.indexOf("\n");
-      if (nl < 0) return;
-      const line = answer.slice(0, nl);
-      if (line === "ok") {
-        connected = true;
-        options.onState?.("connected");
-      } else options.onState?.("refused", line.replace(/^refused /, ""));
+      for (let nl = answer.indexOf("\n"); nl >= 0; nl = answer.indexOf("\n")) {
+        const line = answer.slice(0, nl).replace(/\r$/, "");
+        answer = answer.slice(nl + 1);
+        if (connected) {
+          const notice = parseGuardNotice(line);
+          if (notice) options.onNotice?.(notice);
+        } else if (line === "ok") {
+          connected = true;
+          backoff = reconnectMs;
+          options.onState?.("connected");
+        } else {
+          // A daemon older than version 2 refuses the version: speak 1 from the next connection on.
+          if (version === 2 && /not supported/.test(line)) version = 1;
+          options.onState?.("refused", line.replace(/^refused /, ""));
+        }
+      }
+      // a daemon's line is at most a few hundred bytes; anything longer without a newline is not ours to keep
+      if (answer.length > 4096) answer = "";
     });
     s.on("error", () => undefined); // the close follows
     s.on("close", () => {
@@ -91,7 +125,9 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
       const was = connected;
       connected = false;
       if (was) options.onState?.("disconnected");
-      if (!closed) retry = timers.after(reconnectMs, open);
+      if (closed) return;
+      retry = timers.after(backoff, open);
+      backoff = Math.min(backoff * 2, maxReconnectMs);
     });
   };
   open();

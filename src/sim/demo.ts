@@ -3,9 +3,7 @@
  * volume gate, with open orders and positions on BTC, ETH and SOL whose marks random-walk once per second
  * of the simulator clock (seeded, so a ManualClock run is reproducible).
  */
-import { keccak256 } from "ethers/crypto";
-import { computeAddress } from "ethers/transaction";
-import { toUtf8Bytes } from "ethers/utils";
+import { simulatorDemoKey } from "../protocol/hyperliquid/simulator-id.js";
 import { createRng, deriveSeed, type Rng } from "./prng.js";
 import type { SimStore, SimUserInput } from "./state.js";
 
@@ -17,10 +15,9 @@ export const DEMO_START_MARKS: Readonly<Record<string, number>> = Object.freeze(
   SOL: 180,
 });
 
-/** The demo key for a seed: keccak256 of a fixed label and the seed (reproducible, not guessable from lists). */
+/** The demo key for a seed (reproducible, not guessable from lists): src/protocol/hyperliquid/simulator-id.ts. */
 export function demoAccount(seed: number): DemoAccount {
-  const privateKey = keccak256(toUtf8Bytes(`hl-deadman simulator demo account; seed=${seed}`));
-  return { privateKey, address: computeAddress(privateKey).toLowerCase() };
+  return simulatorDemoKey(seed);
 }
 
 export function demoUser(address: string): SimUserInput {

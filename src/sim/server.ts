@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo, Socket } from "node:net";
 import { type Clock, ManualClock, systemClock } from "../core/clock.js";
 import { BaseError } from "../core/errors/base.js";
+import { SIMULATOR_INFO_TYPE, SIMULATOR_NAME } from "../protocol/hyperliquid/simulator-id.js";
 import { handleAdmin, isLoopback } from "./admin.js";
 import { SimChain, type SimChainOptions } from "./chain.js";
 import { type DemoAccount, DemoMarket, demoAccount, demoUser } from "./demo.js";
@@ -327,12 +328,22 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       return answer(handleExplorer(store, body, faults.get("explorer")));
     }
     let weight = 2;
+    let infoType: unknown;
     try {
-      weight = infoWeight(JSON.parse(body));
+      const parsed = JSON.parse(body) as unknown;
+      infoType = (parsed as { type?: unknown } | null)?.type;
+      weight = infoWeight(parsed);
     } catch {
       weight = 2;
     }
     if (!spend(ip, weight)) return reply(res, tooManyRequests());
+    // The one answer only the simulator gives: how `doctor` tells it from the exchange (simulator-id.ts).
+    if (infoType === SIMULATOR_INFO_TYPE)
+      return answer({
+        status: 200,
+        contentType: "application/json",
+        body: JSON.stringify({ simulator: SIMULATOR_NAME, seed: o.seed }),
+      });
     return answer(handleInfo(store, body));
   };
 

@@ -19,7 +19,14 @@ import { createServer, type Server, type Socket } from "node:net";
 import type { GuardSocketAddress } from "../config/listen.js";
 import { monotonicOf } from "../core/clock.js";
 import { createEventBus, type EngineAccountState, type EventBus } from "../core/events.js";
-import { GUARD_MAX_LINE_BYTES, parseGuardHello, parseGuardLine } from "../core/guard-protocol.js";
+import {
+  GUARD_MAX_LINE_BYTES,
+  type GuardNotice,
+  type GuardVersion,
+  guardNoticeLine,
+  parseGuardHello,
+  parseGuardLine,
+} from "../core/guard-protocol.js";
 import type { Logger } from "../core/logger.js";
 import type { Runtime, TimerHandle } from "../core/runtime.js";
 import type { GuardStatus } from "../core/status.js";
@@ -58,12 +65,20 @@ export type ConnectionGuard = {
   /** The engine of `account` as the switch should see it: up unless `down`. */
   engine(account: string): { up: boolean; detail: string | null };
   status(): GuardStatus;
+  /**
+   * Tells the engines holding `notice.account` (version 2 connections only; version 1 engines are never sent a
+   * line). A `halted` notice is kept until `resumed`, and a `drill` until its time, and replayed to an engine that
+   * connects later, so an engine that restarts learns the account is HALTED. Returns how many engines were told.
+   */
+  tell(notice: GuardNotice): number;
 };
 
 type Connection = {
   id: number;
   socket: Socket;
   accounts: string[] | null;
+  /** the protocol version of its first line (1 until it is read) */
+  version: GuardVersion;
   buffer: string;
   discarding: boolean;
   detachUntil: number | null;
@@ -86,6 +101,13 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
   >();
   for (const a of known) state.set(a, { state: "waiting", detail: "waiting for the engine to connect" });
   const holders = new Map<string, Set<Connection>>();
+  /** per account, what a version 2 engine that connects is told first (HALTED; a drill not yet past) */
+  const notices = new Map<string, { halted?: GuardNotice | undefined; drill?: GuardNotice | undefined }>();
+  const send = (c: Connection, notice: GuardNotice) => {
+    if (c.gone || c.version < 2 || c.socket.destroyed) return false;
+    c.socket.write(guardNoticeLine(notice));
+    return true;
+  };
   const connections = new Set<Connection>();
   /** every open socket, refused ones too, so that stop closes them all */
   const sockets = new Set<Socket>();
@@ -202,6 +224,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     const unknown = parsed.accounts.filter((a) => !known.has(a));
     if (unknown.length > 0) return refuse(c, `not an account of this daemon: ${unknown.join(", ")}`);
     c.accounts = parsed.accounts;
+    c.version = parsed.version;
     c.lastLineAt = mono();
     for (const a of parsed.accounts) {
       const set = holders.get(a) ?? new Set<Connection>();
@@ -209,6 +232,11 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       set.add(c);
     }
     c.socket.write("ok\n");
+    for (const a of parsed.accounts) {
+      const n = notices.get(a);
+      if (n?.halted) send(c, n.halted);
+      if (n?.drill?.type === "drill" && n.drill.until > clock.now()) send(c, n.drill);
+    }
     bus.publish({
       module: "guard",
       type: "engineConnected",
@@ -273,6 +301,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       id: nextId++,
       socket,
       accounts: null,
+      version: 1,
       buffer: "",
       discarding: false,
       detachUntil: null,
@@ -343,6 +372,18 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       if (address.kind === "unix") await unlink(address.path).catch(() => undefined);
     },
     address: () => bound,
+    tell(notice) {
+      const account = notice.account.toLowerCase();
+      const told = { ...notice, account } as GuardNotice;
+      const n = notices.get(account) ?? {};
+      if (told.type === "halted") n.halted = told;
+      else if (told.type === "resumed") n.halted = undefined;
+      else n.drill = told;
+      notices.set(account, n);
+      let count = 0;
+      for (const c of holders.get(account) ?? []) if (send(c, told)) count++;
+      return count;
+    },
     engine(account) {
       const s = state.get(account.toLowerCase());
       if (!s) return { up: true, detail: null };

@@ -39,8 +39,9 @@ describe("the exit code of a report", () => {
     for (const code of SEVERITY) expect(exitCodeOf([ok("a", null, "fine"), failing(code)])).toBe(code);
   });
 
-  test("behavior: the most severe wins: 78 over 1 over 69 over 75, whatever the order of the rows", () => {
-    expect(SEVERITY).toEqual([78, 1, 69, 75]);
+  test("behavior: the most severe wins: 78 over 73 over 1 over 69 over 75, whatever the order of the rows", () => {
+    expect(SEVERITY).toEqual([78, 73, 1, 69, 75]);
+    expect(exitCodeOf([failing(1), failing(73)])).toBe(73);
     expect(exitCodeOf([failing(75), failing(69)])).toBe(69);
     expect(exitCodeOf([failing(69), failing(1)])).toBe(1);
     expect(exitCodeOf([failing(1), failing(78), failing(75)])).toBe(78);

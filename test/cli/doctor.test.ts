@@ -239,7 +239,7 @@ describe("doctor, each failure class provoked", () => {
     }
   });
 
-  test("error: a state directory this user cannot write fails state-dir, exit 78", async () => {
+  test("error: a state directory this user cannot write fails state-dir, exit 73, and its lock is not called free", async () => {
     const dir = stateDir();
     // Root ignores file modes: then doctor runs as nobody, owning the directory it may not write.
     const as = unprivilegedUser();
@@ -250,9 +250,10 @@ describe("doctor, each failure class provoked", () => {
     chmodSync(dir, 0o500);
     cleanups.push(() => chmodSync(dir, 0o700));
     const r = await doctor(agent, [], { state: dir, ...(as ? { user: as } : {}) });
-    expect(r.code, r.stderr).toBe(78);
+    expect(r.code, r.stderr).toBe(73);
     expect(failing(r.report!)).toEqual(["state-dir"]);
     expect(row(r.report!, "state-dir").finding).toContain(`no file can be created in ${dir}`);
+    expect(row(r.report!, "lock").finding).toBe("not checked: the state directory failed");
   });
 
   test("error: a state directory held by a running daemon fails lock, exit 75, naming its pid", async () => {

@@ -38,6 +38,27 @@ describe("loadSigningKey", () => {
     }
   });
 
+  test("error: what a bad key holds is said in counts, never in characters; an address is named as one", () => {
+    const said = (text: string) => {
+      try {
+        loadSigningKey({ env: { HL_PRIVATE_KEY: text } });
+      } catch (e) {
+        return String((e as KeyError).message);
+      }
+      throw new Error("accepted");
+    };
+    // 62 digits after 0x: the count is of digits, not of characters (0x included)
+    expect(said(`0x${HEX.slice(2)}`)).toContain("(found 62 hexadecimal digits).");
+    expect(said(HEX.slice(2))).toContain("(found 62 hexadecimal digits).");
+    expect(said(`${HEX.slice(0, 30)} ${HEX.slice(30, 60)}`)).toContain(
+      "found 60 hexadecimal digits and 1 other character, with whitespace inside",
+    );
+    expect(said(`0x${"g".repeat(64)}`)).toContain("found 0 hexadecimal digits and 64 other characters");
+    const address = said(ADDRESS);
+    expect(address).toContain("that is an address (20 bytes), not a private key");
+    expect(address).not.toContain(ADDRESS.slice(2, 14));
+  });
+
   test("error: a key file other users can read is refused with its mode", () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-keys-"));
     const file = join(dir, "key");

@@ -129,4 +129,25 @@ describe("loadConfig", () => {
     writeFileSync(file, "{ not json");
     expect(issuesOf(() => loadConfig({ options: { config: file } }))[0]).toContain("is not valid JSON");
   });
+
+  test("error: bad JSON is placed by line and column; a bare small duration in the file suggests seconds", () => {
+    const dir = mkdtempSync("/tmp/hl-cfg-");
+    const file = `${dir}/c.json`;
+    writeFileSync(file, '{\n  "interval": "15s",\n  "deadline" "60s"\n}\n');
+    expect(issuesOf(() => loadConfig({ options: { config: file } }))[0]).toContain(
+      "is not valid JSON at line 3, column 14",
+    );
+    writeFileSync(file, '{\n  "interval": "15s",\n');
+    expect(issuesOf(() => loadConfig({ options: { config: file } }))[0]).toContain(
+      "is not valid JSON at line 3, column 1",
+    );
+    writeFileSync(file, '{ "interval": 5 }');
+    const issues = issuesOf(() => loadConfig({ options: { config: file } }));
+    expect(issues.find((i) => i.startsWith("interval = "))).toContain(
+      'a number in the config file is milliseconds: did you mean "5s"?',
+    );
+    // a number that passes is left alone: 15000 ms is the default's 15 s
+    writeFileSync(file, '{ "interval": 15000 }');
+    expect(loadConfig({ options: { config: file } }).config.interval).toBe(15_000);
+  });
 });

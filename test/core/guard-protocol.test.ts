@@ -1,5 +1,5 @@
 /**
- * The connection guard's protocol v1 (src/core/guard-protocol.ts), pure: the first line names the version and the
+ * The connection guard's protocol, versions 1 and 2 (src/core/guard-protocol.ts), pure: the first line names the version and the
  * accounts; later lines are heartbeats, `detach <ms>` a planned restart; anything malformed has a one-line reason.
  */
 import { describe, expect, test } from "vitest";
@@ -19,14 +19,17 @@ describe("guard protocol: first line", () => {
   test("default: version and accounts, lower-cased and deduplicated; the client's line parses back", () => {
     expect(parseGuardHello(`hl-deadman-guard/1 ${A},${B}`)).toEqual({
       ok: true,
+      version: 1,
       accounts: [A, B.toLowerCase()],
     });
     expect(parseGuardHello(`hl-deadman-guard/1 ${A}, ${A.toUpperCase().replace("0X", "0x")}\r`)).toEqual({
       ok: true,
+      version: 1,
       accounts: [A],
     });
     expect(parseGuardHello(guardHelloLine([A, B]).trimEnd())).toEqual({
       ok: true,
+      version: 2,
       accounts: [A, B.toLowerCase()],
     });
   });
@@ -36,9 +39,9 @@ describe("guard protocol: first line", () => {
       const r = parseGuardHello(line);
       return r.ok ? null : r.reason;
     };
-    expect(reason("hello")).toMatch(/^expected "hl-deadman-guard\/1 <account>/);
-    expect(reason(`hl-deadman-guard/2 ${A}`)).toBe(
-      'protocol "hl-deadman-guard/2" not supported (this daemon speaks hl-deadman-guard/1)',
+    expect(reason("hello")).toMatch(/^expected "hl-deadman-guard\/2 <account>/);
+    expect(reason(`hl-deadman-guard/3 ${A}`)).toBe(
+      'protocol "hl-deadman-guard/3" not supported (this daemon speaks hl-deadman-guard/1 and hl-deadman-guard/2)',
     );
     expect(reason("hl-deadman-guard/1")).toBe("no account named");
     expect(reason("hl-deadman-guard/1 0x12")).toBe('"0x12" is not a 0x address');

@@ -19,7 +19,7 @@ const PACKAGES = [
   "chromium",
   "etcd-server",
   "socat",
-  "rustc",
+  "python3",
 ];
 
 /** A PATH holding only `id` (and what `extra` adds): every program the tests drive is missing. */
@@ -38,9 +38,9 @@ function barePath(extra: Record<string, string> = {}): { dir: string; log: strin
   return { dir, log };
 }
 
-const run = (PATH: string, uid?: number) =>
+const run = (PATH: string, uid?: number, env: Record<string, string> = {}) =>
   spawnSync("/bin/sh", [SCRIPT], {
-    env: { PATH },
+    env: { PATH, ...env },
     encoding: "utf8",
     ...(uid === undefined ? {} : { uid, gid: uid }),
   });
@@ -59,7 +59,21 @@ describe("scripts/test-deps.sh (npm test's pre-step)", () => {
     const calls = readFileSync(log, "utf8").trim().split("\n");
     expect(calls[0]).toBe("update -qq");
     for (const p of PACKAGES) expect(calls[1]?.split(" ")).toContain(p);
-    expect(r.stderr).toContain("installing");
+    expect(r.stderr).toContain("installing as root");
+    // it says which tests need each package, and how to decline, before it installs
+    expect(r.stderr).toMatch(/\n {2}socat: runs the shell engine/);
+    expect(r.stderr).toMatch(/\n {2}etcd-server: a real etcd for the replica-coordination tests/);
+    expect(r.stderr).toContain("HL_DEADMAN_TEST_DEPS=print");
+  });
+
+  test("behavior: HL_DEADMAN_TEST_DEPS=print declines: the command is printed with the reasons, nothing installed", () => {
+    const { dir, log } = barePath({ "apt-get": `echo "$*" >> LOG` });
+    const r = run(dir, undefined, { HL_DEADMAN_TEST_DEPS: "print" });
+    expect(r.status).toBe(1);
+    expect(readFileSync(log, "utf8")).toBe("");
+    expect(r.stderr).toContain("nothing installed");
+    expect(r.stderr).toMatch(/sudo apt-get install -y --no-install-recommends .*socat python3/);
+    expect(r.stderr).toMatch(/\n {2}python3: runs the Python engine module/);
   });
 
   test("error: without root or a password-less sudo, the command to run is named and the step fails", () => {

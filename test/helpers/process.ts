@@ -159,9 +159,13 @@ export function spawnCli(
 export async function runCliProcess(
   args: string[],
   env: Record<string, string | undefined> = {},
-  { timeoutMs = 10_000, cwd }: { timeoutMs?: number; cwd?: string } = {},
+  {
+    timeoutMs = 10_000,
+    cwd,
+    user,
+  }: { timeoutMs?: number; cwd?: string; user?: { uid: number; gid: number } | undefined } = {},
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const p = spawnCli(args, env, cwd ? { cwd } : {});
+  const p = spawnCli(args, env, { ...(cwd ? { cwd } : {}), user });
   const timer = setTimeout(() => p.kill("SIGKILL"), timeoutMs);
   const { code, signal } = await p.exited;
   clearTimeout(timer);

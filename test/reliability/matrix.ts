@@ -258,7 +258,7 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
   {
     id: "state-read-only",
     group: "state",
-    fault: "state directory read-only (chmod 500)",
+    fault: "state directory turned read-only (chmod 500) while running (read-only at start: exit 73)",
     proves:
       "the write failure is logged with the path, the daemon keeps protecting, the old ledger is intact",
     test: "behavior: read-only state dir → logged, still protecting, old ledger intact",

@@ -110,7 +110,9 @@ async function stop(p: DaemonProcess) {
 /** Mounts a tiny tmpfs (a real ENOSPC) when allowed (root, mount permitted); null otherwise. */
 function tinyTmpfs(dir: string): (() => void) | null {
   if (process.getuid?.() !== 0) return null;
-  const r = spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir], { encoding: "utf8" });
+  const r = spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", dir], {
+    encoding: "utf8",
+  });
   if (r.status !== 0) return null;
   return () => spawnSync("umount", ["-l", dir]);
 }
@@ -132,26 +134,28 @@ function fill(dir: string): string {
 
 describe.concurrent("reliability: state directory", () => {
   test("behavior: read-only state dir → logged, still protecting, old ledger intact", async () => {
+    // Read-only at start is refused (exit 73, test/cli/state-dir.test.ts); one that turns read-only while the daemon
+    // runs keeps this rule: the write failure logged, protection goes on, what was written stays intact.
     const { user, sim, tmp, start, readyz } = await setup("state-read-only");
     const stateDir = path.join(tmp.dir, "state");
-    mkdirSync(stateDir);
-    const before = ledgerFixture(user);
+    mkdirSync(stateDir, { mode: 0o700 });
     const ledgerPath = path.join(stateDir, "ledger.json");
-    writeFileSync(ledgerPath, before);
-    // Root ignores file modes: then the daemon runs as nobody, owning the directory it may not write.
+    writeFileSync(ledgerPath, ledgerFixture(user));
+    // Root ignores file modes: then the daemon runs as nobody, owning the directory it may then not write.
     const as = unprivilegedUser();
     if (as) {
       chownSync(tmp.dir, as.uid, as.gid);
       chownSync(stateDir, as.uid, as.gid);
       chownSync(ledgerPath, as.uid, as.gid);
     }
-    chmodSync(ledgerPath, 0o400);
-    chmodSync(stateDir, 0o500);
-    cleanups.push(() => chmodSync(stateDir, 0o700));
-
     const p = start(stateDir, as);
     await p.waitForEvent("ledger.loaded", 10_000);
     await protecting(p, sim, user);
+    chmodSync(ledgerPath, 0o400);
+    chmodSync(stateDir, 0o500);
+    cleanups.push(() => chmodSync(stateDir, 0o700));
+    const before = readFileSync(ledgerPath, "utf8");
+    const listing = readdirSync(stateDir).sort();
     const failed = await p.waitForEvent("ledger.write_failed", 10_000);
     expect(failed.level).toBe(50); // error
     expect(String(failed.path)).toContain(stateDir);
@@ -170,7 +174,7 @@ describe.concurrent("reliability: state directory", () => {
     expect(exit.code).toBe(0);
     expect(sim.state.getSchedule(user)).toBeNull(); // removed on the way out
     expect(readFileSync(ledgerPath, "utf8")).toBe(before);
-    expect(readdirSync(stateDir)).toEqual(["ledger.json"]);
+    expect(readdirSync(stateDir).sort()).toEqual(listing); // no temporary file left behind
     proven("state-read-only");
   });
 

@@ -124,7 +124,7 @@ describe("connection guard", () => {
   test("behavior: a malformed or unknown first line is refused with its reason, logged, and changes nothing", async () => {
     const { guard, changes, file, log } = await guardFor();
     const bad = await engine(file, "hello there\n");
-    expect(bad.answers[0]).toMatch(/^refused expected "hl-deadman-guard\/1 <account>/);
+    expect(bad.answers[0]).toMatch(/^refused expected "hl-deadman-guard\/2 <account>/);
     await eventually(() => bad.closed(), { what: "the refused connection closed" });
     const stranger = await engine(file, hello(`0x${"cc".repeat(20)}`));
     expect(stranger.answers[0]).toBe(`refused not an account of this daemon: 0x${"cc".repeat(20)}`);

@@ -490,7 +490,7 @@ export function checkStateDir(dir: string, uid: number | undefined): CheckResult
         null,
         `${dir}: ${(error as Error).message}`,
         "fix the path or its parent's permissions",
-        ExitCode.config,
+        ExitCode.cantCreat,
       );
     // `run` creates it (mode 0700): its nearest existing parent must let us.
     let parent = dirname(dir);
@@ -509,7 +509,7 @@ export function checkStateDir(dir: string, uid: number | undefined): CheckResult
           null,
           `${dir} does not exist and ${parent} is not writable`,
           `create it: install -d -m 700 ${dir}`,
-          ExitCode.config,
+          ExitCode.cantCreat,
         );
   }
   if (!st.isDirectory())
@@ -518,7 +518,7 @@ export function checkStateDir(dir: string, uid: number | undefined): CheckResult
       null,
       `${dir} is not a directory`,
       "give --state-dir a directory",
-      ExitCode.config,
+      ExitCode.cantCreat,
     );
   if (uid !== undefined && st.uid !== uid)
     return fail(
@@ -526,7 +526,7 @@ export function checkStateDir(dir: string, uid: number | undefined): CheckResult
       null,
       `${dir} is owned by uid ${st.uid}, not by this user (uid ${uid})`,
       `chown it to the daemon's user, or run as uid ${st.uid}`,
-      ExitCode.config,
+      ExitCode.cantCreat,
     );
   if (!writable(dir))
     return fail(
@@ -534,7 +534,7 @@ export function checkStateDir(dir: string, uid: number | undefined): CheckResult
       null,
       `no file can be created in ${dir}: the ledger and the lock cannot be written`,
       `chmod 700 ${dir} (and check a read-only mount)`,
-      ExitCode.config,
+      ExitCode.cantCreat,
     );
   let free: number | null = null;
   try {
@@ -548,11 +548,19 @@ export function checkStateDir(dir: string, uid: number | undefined): CheckResult
       null,
       `${dir} has ${free} bytes free: the ledger cannot be written`,
       "free space on its file system",
-      ExitCode.config,
+      ExitCode.cantCreat,
     );
   const said = `${dir}: ours, mode ${mode}, writable${free === null ? "" : `, ${Math.floor(free / 1024 / 1024)} MiB free`}`;
   if (free !== null && free < STATE_FREE_WARN_BYTES)
     return warn("state-dir", null, said, "free space on its file system");
+  if ((Number(st.mode) & 0o022) !== 0)
+    return fail(
+      "state-dir",
+      null,
+      `${dir} is writable by its group or others (mode ${mode}): run refuses it (exit 73)`,
+      `chmod 700 ${dir}`,
+      ExitCode.cantCreat,
+    );
   if ((Number(st.mode) & 0o077) !== 0)
     return warn(
       "state-dir",

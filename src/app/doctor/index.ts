@@ -14,6 +14,7 @@ import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { UserRateLimit } from "../../protocol/hyperliquid/schemas.js";
+import { demoSeedOf } from "../../protocol/hyperliquid/simulator-id.js";
 import { planSigners } from "../daemon.js";
 import {
   checkAgent,
@@ -33,7 +34,7 @@ import {
   reasonOf,
   roleRow,
 } from "./checks.js";
-import { type CheckResult, fail, ok } from "./report.js";
+import { type CheckResult, fail, ok, warn } from "./report.js";
 
 export { type CheckResult, exitCodeOf, formatTable, SEVERITY, summaryLine } from "./report.js";
 
@@ -98,9 +99,15 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
   const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
 
   // The host: the state directory, its lock, the health port, the guard.
-  rows.push(checkStateDir(p.stateDir, uid));
+  const stateDir = checkStateDir(p.stateDir, uid);
+  rows.push(stateDir);
   const lock = lockView(p.stateDir, p.clock.now());
-  rows.push(checkLock(lock));
+  // a lock in a directory that failed says nothing: "free" beside an unusable directory would read as good news
+  rows.push(
+    stateDir.status === "fail"
+      ? warn("lock", null, "not checked: the state directory failed", "fix the state directory first")
+      : checkLock(lock),
+  );
   rows.push(await checkHealth(config.health, lock));
   rows.push(await checkGuard(config, p.clock, logger));
 
@@ -114,6 +121,23 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
   }
 
   const info = new InfoClient({ apiUrl, clock: p.clock, timeoutMs: config.requestTimeout, retryLimit: 1 });
+  // The simulator's demo keys are public: one signing for anything but the simulator signs for anyone.
+  for (const key of signers) {
+    const seed = demoSeedOf(key.address);
+    if (seed === null) continue;
+    const sim = await info.simulatorId();
+    rows.push(
+      sim
+        ? ok("key", null, `the simulator's demo key (seed ${seed}) against the simulator at ${apiUrl}`)
+        : fail(
+            "key",
+            null,
+            `${key.address} is the simulator's public demo key (seed ${seed}), and ${apiUrl} is not the simulator: anyone can sign with this key`,
+            "use a key of your own (docs/operations.md, Keys)",
+            ExitCode.config,
+          ),
+    );
+  }
   const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
   let accounts = 0;
   let clocked = false;

@@ -32,6 +32,7 @@ export type CheckResult = {
 /** The failures' exit codes, most severe first. */
 export const SEVERITY: readonly ExitCode[] = Object.freeze([
   ExitCode.config,
+  ExitCode.cantCreat,
   ExitCode.runtime,
   ExitCode.unavailable,
   ExitCode.tempFail,

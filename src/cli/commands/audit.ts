@@ -1,13 +1,14 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
-import { effectiveStateDir, loadConfig } from "../../config/load.js";
+import { loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
 import { ExitCode } from "../../core/exit-codes.js";
 import { AUDIT_DIR, AuditFileError, verifyAuditDir } from "../../surface/audit/trail.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
 import { configFlag } from "../options.js";
+import { stateDirOf } from "../state-dir.js";
 
 /**
  * `hl-deadman audit verify`: checks the audit trail's hash chain in the state directory (docs/operations.md, "The
@@ -28,7 +29,7 @@ export function registerAudit(program: Command, deps: CliDeps): void {
         env: deps.env,
         cwd: deps.cwd,
       });
-      const dir = join(effectiveStateDir(config, deps.cwd), AUDIT_DIR);
+      const dir = join(stateDirOf(config, deps), AUDIT_DIR);
       if (!existsSync(dir))
         throw new CliError(
           `There is no audit trail at ${dir} (check --state-dir, HL_STATE_DIR or STATE_DIRECTORY; the daemon creates it at its first start).`,

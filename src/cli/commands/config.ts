@@ -2,17 +2,12 @@ import { type Command, Option } from "commander";
 import { planAccounts, planSigners } from "../../app/daemon.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../../app/master.js";
 import { loadSignerKeys, loadSigningKey } from "../../config/keys.js";
-import {
-  CONFIG_KEYS,
-  configJsonSchema,
-  effectiveStateDir,
-  effectiveUrls,
-  loadConfig,
-} from "../../config/load.js";
+import { CONFIG_KEYS, configJsonSchema, effectiveUrls, loadConfig } from "../../config/load.js";
 import { describeWeightPlan, weightPlan } from "../../config/weight.js";
 import { formatDuration } from "../../core/duration.js";
 import { redactUrl } from "../../core/redact.js";
 import type { CliDeps } from "../deps.js";
+import { stateDirOf } from "../state-dir.js";
 import { addRunOptions } from "./run.js";
 
 const DURATION_KEYS = new Set(CONFIG_KEYS.filter((s) => s.kind === "duration").map((s) => s.key));
@@ -73,7 +68,7 @@ async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promis
     apiUrl: urls.apiUrl,
     rpcUrl: redactUrl(urls.rpcUrl),
     notifyUrls: config.notifyUrls.map(redactUrl),
-    stateDir: effectiveStateDir(config, deps.cwd),
+    stateDir: stateDirOf(config, deps),
   };
   const accounts =
     config.signers.length > 0

@@ -4,13 +4,14 @@ import { userInfo } from "node:os";
 import { createInterface } from "node:readline";
 import { type Command, Option } from "commander";
 import { controlRequest, controlSocketPath } from "../../app/control.js";
-import { effectiveStateDir, loadConfig } from "../../config/load.js";
+import { loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
 import { ExitCode } from "../../core/exit-codes.js";
 import { systemTimers } from "../../core/runtime.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { configFlag } from "../options.js";
+import { stateDirOf } from "../state-dir.js";
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
@@ -118,7 +119,7 @@ function targetOf(opts: Record<string, unknown>, deps: CliDeps): { account: stri
     env: deps.env,
     cwd: deps.cwd,
   });
-  return { account: account.toLowerCase(), stateDir: effectiveStateDir(config, deps.cwd) };
+  return { account: account.toLowerCase(), stateDir: stateDirOf(config, deps) };
 }
 
 export function registerReset(program: Command, deps: CliDeps): void {

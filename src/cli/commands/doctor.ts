@@ -1,7 +1,9 @@
 import { type Command, Option } from "commander";
+import { doctorHelpText } from "../../app/doctor/catalogue.js";
 import { exitCodeOf, formatTable, runDoctor, summaryLine } from "../../app/doctor/index.js";
-import { effectiveStateDir, loadConfig } from "../../config/load.js";
+import { loadConfig } from "../../config/load.js";
 import type { CliDeps } from "../deps.js";
+import { stateDirOf } from "../state-dir.js";
 import { addRunOptions } from "./run.js";
 
 /**
@@ -10,22 +12,25 @@ import { addRunOptions } from "./run.js";
  * Exits 0 when every check passes (warnings included), else the most severe failure's code.
  */
 export function registerDoctor(program: Command, deps: CliDeps): void {
-  addRunOptions(
-    program
-      .command("doctor")
-      .description("pre-flight check of everything a go-live needs, per account; changes nothing"),
-  )
+  // Its own option first, then run's (the configuration it checks), then the checks and the exit codes.
+  const command = program
+    .command("doctor")
+    .description("pre-flight check of everything a go-live needs, per account; changes nothing")
+    .optionsGroup("Options of doctor:")
     .addOption(
       new Option(
         "--probe",
         "also send one signed noop per signer: proves the network (it changes nothing but one unit of the address budget)",
       ),
     )
+    .optionsGroup("The configuration it checks (run's options):");
+  addRunOptions(command)
+    .addHelpText("after", doctorHelpText())
     .action(async (opts: Record<string, unknown>) => {
       const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
       const results = await runDoctor({
         loaded,
-        stateDir: effectiveStateDir(loaded.config, deps.cwd),
+        stateDir: stateDirOf(loaded.config, deps),
         env: deps.env,
         cwd: deps.cwd,
         clock: deps.clock,

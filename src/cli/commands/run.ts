@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { prepareRun, runService } from "../../app/service.js";
-import { effectiveStateDir, type LoadedConfig, loadConfig } from "../../config/load.js";
+import { chooseStateDir } from "../../app/state-dir.js";
+import { type LoadedConfig, loadConfig } from "../../config/load.js";
 import { OPTIONS } from "../../config/options.js";
 import type { CliDeps } from "../deps.js";
 import { addConfigFlags, addServiceOptions, SERVICE_KEYS } from "../options.js";
@@ -63,9 +64,16 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
   const { options, sim } = await prepareRun(opts, deps.env);
   // Nothing reaches stdout before the configuration, the lock and the key are known good (docs/cli.md).
   const loaded: LoadedConfig = loadConfig({ options, env: deps.env, cwd: deps.cwd, simulator: sim !== null });
+  const state = chooseStateDir({
+    configured: loaded.config.stateDir,
+    cwd: deps.cwd,
+    env: deps.env,
+    move: true,
+  });
   await runService({
     loaded,
-    stateDir: effectiveStateDir(loaded.config, deps.cwd),
+    stateDir: state.dir,
+    stateLegacy: state.legacy,
     sim,
     json: opts.json === true,
     env: deps.env,

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type Command, Option } from "commander";
-import { effectiveExplorerUrl, effectiveStateDir, effectiveUrls, loadConfig } from "../../config/load.js";
+import { effectiveExplorerUrl, effectiveUrls, loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
 import type { Config } from "../../config/schema.js";
 import { utcDay } from "../../core/clock.js";
@@ -23,6 +23,7 @@ import { readRecord } from "../../watchers/record-read.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
 import { collect, configFlag } from "../options.js";
+import { stateDirOf } from "../state-dir.js";
 
 export type StatusAccount = {
   account: string;
@@ -180,7 +181,7 @@ export function registerStatus(program: Command, deps: CliDeps): void {
         env: deps.env,
         cwd: deps.cwd,
       });
-      const stateDir = effectiveStateDir(config, deps.cwd);
+      const stateDir = stateDirOf(config, deps);
       // A typo in --state-dir must not read as "no ledger yet": a missing directory is exit 66 (EX_NOINPUT).
       if (!existsSync(stateDir))
         throw new CliError(

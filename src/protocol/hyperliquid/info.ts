@@ -31,6 +31,7 @@ import {
   UserRateLimit,
   UserRole,
 } from "./schemas.js";
+import { parseSimulatorId, SIMULATOR_INFO_TYPE } from "./simulator-id.js";
 import { CLIENT_DEFAULTS, createHttpTransport, type HttpResponse, type HttpTransport } from "./transport.js";
 
 export type InfoClientOptions = {
@@ -388,6 +389,19 @@ export class InfoClient {
   async cumulativeVolume(user: string, signal?: AbortSignal): Promise<number> {
     const limit = await this.userRateLimit({ user, signal });
     return Number(limit.cumVlm);
+  }
+
+  /**
+   * Whether the host is hl-deadman's simulator: it alone answers `{"type":"hlDeadmanSimulator"}` (with its seed);
+   * the exchange refuses the type (422). Null for any other answer, or none.
+   */
+  async simulatorId({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<{ seed: number } | null> {
+    try {
+      const response = await this.#transport.postJson("/info", { type: SIMULATOR_INFO_TYPE }, { signal });
+      return response.status === 200 ? parseSimulatorId(response.json) : null;
+    } catch {
+      return null;
+    }
   }
 
   async #query<T extends z.ZodType>(

@@ -1,0 +1,128 @@
+/**
+ * The Python engine module the package ships (engines/python/hl_deadman_guard.py), run under the real `python3`
+ * against a real connection guard (src/watchers/connection-guard.ts) on a Unix socket, as an engine would use it:
+ * connected and the account up; the daemon's notices (protocol version 2) reach the engine's callback; a graceful
+ * restart of the daemon in the middle neither kills the engine nor leaves the account waiting (it reconnects); and
+ * the engine's OWN process killed (kill -9 of its pid, not its process group, as a crash or the OOM killer does) is
+ * the engine down: nothing outlives the engine to hold the connection.
+ */
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, test } from "vitest";
+import { ManualClock } from "../../src/core/clock.js";
+import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
+import { createMetrics } from "../../src/surface/metrics.js";
+import { createConnectionGuard } from "../../src/watchers/connection-guard.js";
+import { captureLogger } from "../app/helpers.js";
+import { requireBinary } from "../helpers/binaries.js";
+import { eventually } from "../helpers/eventually.js";
+import { ROOT } from "../helpers/process.js";
+import { tempDir } from "../reliability/harness.js";
+
+const ACCOUNT = "0x1111111111111111111111111111111111111111";
+const MODULE_DIR = path.join(ROOT, "engines/python");
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function startGuard(socket: string) {
+  const clock = new ManualClock(0);
+  const timers = new ManualTimers(clock);
+  const changes: Array<[string, boolean]> = [];
+  const g = createConnectionGuard({
+    address: { kind: "unix", path: socket },
+    accounts: [ACCOUNT],
+    heartbeatGapMs: 0,
+    runtime: createRuntime({ clock, timers }),
+    logger: captureLogger().logger,
+    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
+    onChange: (a, up) => changes.push([a, up]),
+  });
+  return { g, changes, timers };
+}
+
+const ENGINE = `
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from hl_deadman_guard import Guard
+def say(kind, **fields):
+    print(json.dumps(dict(kind=kind, **fields)), flush=True)
+guard = Guard(sys.argv[2], [sys.argv[3]], heartbeat=0.2, backoff=(0.05, 0.2),
+              on_notice=lambda n: say("notice", notice=n),
+              on_state=lambda s, d=None: say("state", state=s, detail=d))
+guard.start()
+while True:  # the engine's own work
+    time.sleep(0.05)
+`;
+
+describe("engines/python/hl_deadman_guard.py", () => {
+  test("behavior: holds the switch, hears the daemon, survives a daemon restart, dies with the engine's own process", async () => {
+    const python = requireBinary("python3");
+    const dir = tempDir("hl-py-");
+    cleanups.push(() => dir.cleanup());
+    const socket = path.join(dir.dir, "guard.sock");
+    let guard = startGuard(socket);
+    await guard.g.start();
+    cleanups.push(
+      () => guard.g.stop(),
+      () => guard.timers.dispose(),
+    );
+
+    const child = spawn(python, ["-c", ENGINE, MODULE_DIR, socket, ACCOUNT], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    cleanups.push(() => child.kill("SIGKILL"));
+    const said: Array<Record<string, unknown>> = [];
+    let stderr = "";
+    let out = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      out += c;
+      const lines = out.split("\n");
+      out = lines.pop()!;
+      for (const l of lines) said.push(JSON.parse(l));
+    });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      stderr += c;
+    });
+    let exited: number | null | undefined;
+    child.on("exit", (code) => {
+      exited = code;
+    });
+
+    await eventually(() => guard.g.status().accounts?.[ACCOUNT] === "up", {
+      what: () => `the Python engine connected (stderr: ${stderr})`,
+      timeoutMs: 10_000,
+    });
+    guard.g.tell({ type: "halted", account: ACCOUNT, reason: "rule liquidation" });
+    await eventually(() => said.some((s) => s.kind === "notice"), { what: "the notice heard" });
+    expect(said.find((s) => s.kind === "notice")).toEqual({
+      kind: "notice",
+      notice: { type: "halted", account: ACCOUNT, reason: "rule liquidation" },
+    });
+
+    // a graceful restart of the daemon: the engine lives on and reconnects to the new one
+    await guard.g.stop();
+    guard.timers.dispose();
+    guard = startGuard(socket);
+    await guard.g.start();
+    await eventually(() => guard.g.status().accounts?.[ACCOUNT] === "up", {
+      what: () => `the Python engine reconnected after the daemon's restart (stderr: ${stderr})`,
+      timeoutMs: 10_000,
+    });
+    expect(exited).toBeUndefined();
+    expect(stderr).not.toMatch(/BrokenPipe|Traceback/);
+    expect(said.filter((s) => s.kind === "state").map((s) => s.state)).toEqual([
+      "connected",
+      "disconnected",
+      "connected",
+    ]);
+
+    // the engine's own process killed, not its group: the daemon sees it down
+    process.kill(child.pid!, "SIGKILL");
+    await eventually(() => guard.changes.length > 0, { what: "the engine's death seen" });
+    expect(guard.changes).toEqual([[ACCOUNT, false]]);
+  }, 30_000);
+});
