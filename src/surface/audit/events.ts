@@ -25,7 +25,7 @@ const SWITCH: Readonly<Record<string, readonly [type: string, fields: readonly s
   protected: ["switch.protected-again", ["previousReason", "by"]],
   recovered: ["switch.recovered", ["outageMs"]],
   engineDown: ["engine.down", ["action", "detail", "armedUntil"]],
-  engineUp: ["engine.up", ["detail"]],
+  engineUp: ["engine.up", ["action", "detail"]],
   ordersCancelled: ["cancel.done", ["pass", "cancelled", "kept", "repeat", "detail"]],
   cancelFailed: ["cancel.failed", ["pass", "cancelled", "kept", "detail"]],
   removed: ["switch.removed", ["previousDeadline", "token"]],
