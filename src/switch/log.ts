@@ -15,6 +15,7 @@ import {
 } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Metrics } from "../surface/metrics.js";
+import { engineDownWords, engineUpWords } from "./engine-words.js";
 import type { SwitchEvent, SwitchEventType } from "./events.js";
 
 export type Level = "debug" | "info" | "warn" | "error";
@@ -318,31 +319,16 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
     },
   },
   engineDown: {
-    // Each policy's words say what the machine does next (engine-down.ts), nothing more.
     log: (e) =>
       line(
         "warn",
         "engine.down",
         { action: e.action, detail: e.detail, armedUntil: e.armedUntil },
-        e.action === "expedite"
-          ? "trading engine down: scheduling the cancel at the 5 s minimum (the exchange cancels the open orders, one trigger), then no more pushes until the engine is back"
-          : e.action === "cancel"
-            ? "trading engine down: cancelling the open orders now and again each interval while it stays down; once a pass is confirmed the schedule keeps being renewed a full deadline ahead as the backstop (no trigger spent); a pass not confirmed moves it to the 5 s minimum instead"
-            : e.armedUntil === null
-              ? "trading engine down: no more pushes until the engine is back; nothing is armed"
-              : `trading engine down: no more pushes until the engine is back; the armed deadline lapses at ${iso(e.armedUntil)} (the exchange cancels the open orders, one trigger)`,
+        engineDownWords(e),
       ),
   },
   engineUp: {
-    log: (e) =>
-      line(
-        "info",
-        "engine.up",
-        { action: e.action, detail: e.detail },
-        e.renewing
-          ? "trading engine back: no more cancel passes; the schedule goes on being renewed as before"
-          : "trading engine back: pushing again, a full deadline ahead",
-      ),
+    log: (e) => line("info", "engine.up", { action: e.action, detail: e.detail }, engineUpWords(e)),
   },
   ordersCancelled: {
     log: (e) =>
