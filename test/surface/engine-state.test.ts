@@ -122,11 +122,11 @@ describe("hl_deadman_engine_state{account,state}", () => {
     const first = await read();
     on({ module: "guard", type: "engineAccount", account: A, state: "up", detail: "connected" });
     on({ module: "guard", type: "engineAccount", account: B, state: "down", detail: "closed" });
-    return { first, then: await read(), text: await metrics.registry.metrics() };
+    return { first, after: await read(), text: await metrics.registry.metrics() };
   };
 
   test("all: four series an account, 1 for its state; waiting from the start", async () => {
-    const { first, then, text } = await series("all");
+    const { first, after, text } = await series("all");
     expect(first).toEqual([
       "A detached 0",
       "A down 0",
@@ -137,14 +137,14 @@ describe("hl_deadman_engine_state{account,state}", () => {
       "B up 1",
       "B waiting 0",
     ]);
-    expect(then.filter((s) => s.endsWith(" 1"))).toEqual(["A up 1", "B down 1"]);
-    expect(then).toHaveLength(8);
+    expect(after.filter((s) => s.endsWith(" 1"))).toEqual(["A up 1", "B down 1"]);
+    expect(after).toHaveLength(8);
     expect(text).toContain(`hl_deadman_engine_state{account="${A}",state="up"} 1`);
   });
 
   test("alerts: only the state an account is in (one series an account)", async () => {
-    const { first, then } = await series("alerts");
+    const { first, after } = await series("alerts");
     expect(first).toEqual(["A waiting 1", "B up 1"]);
-    expect(then).toEqual(["A up 1", "B down 1"]);
+    expect(after).toEqual(["A up 1", "B down 1"]);
   });
 });
