@@ -4,8 +4,9 @@
  * are checked, so a wording that promises what the machine does not do fails here.
  */
 import { describe, expect, test } from "vitest";
+import { toNotification } from "../../src/surface/notify/events.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
+import { describeSwitchEvent, logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
   EXPEDITE_LEAD_MS,
@@ -115,5 +116,31 @@ describe("engine.down / engine.up say what the policy does", () => {
     const up = m.go({ type: "engine", up: true }, 2_000 + INTERVAL);
     expect(said(up, "engine.up")).toBe("trading engine back: pushing again, a full deadline ahead");
     expect(up.send).toMatchObject({ kind: "push" });
+  });
+});
+
+describe("the notification says the same as the line", () => {
+  test("engine.down under cancel: the schedule renewed, not the 5 s minimum; engine.up: no more passes", () => {
+    const who = SWITCH_CFG.account;
+    const notify = (e: Record<string, unknown>) =>
+      toNotification(describeSwitchEvent({ module: "switch", account: who, ...e } as never)!, {
+        now: T0,
+        host: "h",
+        version: "v",
+      })!.text;
+    const down = notify({
+      type: "engineDown",
+      action: "cancel",
+      detail: "closed",
+      armedUntil: T0 + DEADLINE,
+    });
+    expect(down).toMatch(/DOWN \(closed\); cancelling the open orders now .*keeps being renewed/);
+    expect(down).not.toMatch(/cancel moved to the 5 s minimum/);
+    expect(notify({ type: "engineDown", action: "expedite", detail: "x", armedUntil: null })).toMatch(
+      /scheduling the cancel at the 5 s minimum/,
+    );
+    expect(notify({ type: "engineUp", action: "cancel", detail: null, renewing: true })).toMatch(
+      /is back; no more cancel passes; the schedule goes on being renewed as before\.$/,
+    );
   });
 });
