@@ -74,7 +74,11 @@ export type ExposureStatus = {
 
 export type GuardStatus = {
   configured: boolean;
-  /** true while the engine is considered alive (always true when no guard is configured) */
+  /**
+   * true while the engine is considered alive (always true when no guard is configured); the connection guard: no
+   * account `down` and none `waiting` (a waiting account's engine has not been seen since the daemon started).
+   * Readiness fails on `down` ("reports the trading engine down") and on `waiting` (its own reason) alike.
+   */
   up: boolean;
   /** "file" | "url" | "socket" | null */
   kind: "file" | "url" | "socket" | null;

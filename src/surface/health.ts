@@ -111,7 +111,11 @@ export function computeReadiness({
       );
     }
   }
-  if (guard.configured && !guard.up) {
+  // The connection guard's `up` is false while an account waits too: only a down engine is reported down here.
+  const engineDown = guard.accounts
+    ? Object.values(guard.accounts).some((state) => state === "down")
+    : !guard.up;
+  if (guard.configured && engineDown) {
     reasons.push(
       `engine guard (${guard.kind ?? "?"}) reports the trading engine down${guard.detail ? `: ${guard.detail}` : ""}`,
     );

@@ -123,6 +123,15 @@ export function createMetrics({
   // the deadline only when it changes (setting both at each step of the switch would be work for nothing).
   const armed = new Map<string, number | null>();
   let protectionNow: () => number = () => clock.now();
+  // One account's engine as the connection guard sees it, one series per state (0/1). With `alerts` only the state
+  // the account is in is exported (value 1): one series an account instead of four, and `== 1` alerts read the same.
+  const engineStates = ["waiting", "up", "detached", "down"] as const;
+  const engineState = new Gauge({
+    name: `${p}engine_state`,
+    help: "The connection guard's state of each account's engine (waiting, up, detached, down): 1 for the state it is in.",
+    labelNames: ["account", "state"],
+    registers: r,
+  });
   const armedDeadline = new Gauge({
     name: `${p}armed_deadline_timestamp_seconds`,
     help: "Cancel time of the last confirmed push (Unix seconds); 0 when not armed.",
@@ -246,10 +255,18 @@ export function createMetrics({
     }),
     engineUp: new Gauge({
       name: `${p}engine_up`,
-      help: "Engine guard state: 1 up, 0 down; absent when no guard is configured.",
+      help: "Engine guard: 0 while the engine is down (the connection guard: any account down), else 1; absent when no guard is configured. A waiting account is not down: see engine_state.",
       labelNames: ["guard"],
       registers: r,
     }),
+    /** An account's engine state (the connection guard): its series of engine_state, bounded per `perAccount`. */
+    setEngineState(account: string, state: (typeof engineStates)[number]): void {
+      for (const other of engineStates) {
+        if (other === state) engineState.set({ account, state: other }, 1);
+        else if (perAccount === "all") engineState.set({ account, state: other }, 0);
+        else engineState.remove({ account, state: other });
+      }
+    },
     eventLoopStalls: new Counter({
       name: `${p}event_loop_stalls_total`,
       help: "Times the push loop woke up much later than planned (host suspended, loop blocked).",

@@ -12,6 +12,8 @@ import { type Event, reportedDeadline, type SwitchModel } from "./model.js";
 export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
   const m = ctx.m;
   if (up === m.engineUp) return false;
+  // under `cancel`, a confirmed pass kept the schedule renewed through the death (engine.up says so)
+  const renewing = m.ordersCancel === "confirmed";
   m.engineUp = up;
   m.expedited = false;
   m.ordersCancel = null;
@@ -38,7 +40,7 @@ export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
     return policy === "expedite";
   }
   ctx.becomeHolding({ unlessRefused: true });
-  ctx.emit({ type: "engineUp", detail });
+  ctx.emit({ type: "engineUp", detail, action: policy, renewing });
   return true;
 }
 

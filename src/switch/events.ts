@@ -94,7 +94,14 @@ export type SwitchEvent =
       detail: string | null;
       armedUntil: number | null;
     }
-  | { type: "engineUp"; detail: string | null }
+  | {
+      type: "engineUp";
+      detail: string | null;
+      /** the engine-down policy of the episode that ended */
+      action: "expedite" | "lapse" | "cancel";
+      /** `cancel` had confirmed a pass: the schedule was being renewed all along, only the passes end */
+      renewing: boolean;
+    }
   | {
       type: "ordersCancelled";
       pass: number;

@@ -15,6 +15,7 @@ import {
 } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Metrics } from "../surface/metrics.js";
+import { engineDownWords, engineUpWords } from "./engine-words.js";
 import type { SwitchEvent, SwitchEventType } from "./events.js";
 
 export type Level = "debug" | "info" | "warn" | "error";
@@ -323,15 +324,11 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
         "warn",
         "engine.down",
         { action: e.action, detail: e.detail, armedUntil: e.armedUntil },
-        e.action === "expedite"
-          ? "trading engine down: scheduling the cancel at the 5 s minimum, then no more pushes"
-          : e.action === "cancel"
-            ? "trading engine down: cancelling open orders, then no more pushes"
-            : "trading engine down: no more pushes; the armed deadline will lapse",
+        engineDownWords(e),
       ),
   },
   engineUp: {
-    log: (e) => line("info", "engine.up", { detail: e.detail }, "trading engine back: pushing again"),
+    log: (e) => line("info", "engine.up", { action: e.action, detail: e.detail }, engineUpWords(e)),
   },
   ordersCancelled: {
     log: (e) =>
@@ -350,7 +347,7 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
         "error",
         "engine.cancel_failed",
         { pass: e.pass, cancelled: e.cancelled, kept: e.kept, ...(e.detail ? { detail: e.detail } : {}) },
-        "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum",
+        "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum (the exchange cancels the open orders, one trigger), then no more pushes or cancel passes until the engine is back",
       ),
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "failed" }),
   },

@@ -393,13 +393,19 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       const accounts: Record<string, EngineAccountState> = {};
       for (const [a, s] of state) accounts[a] = s.state;
       const down = [...state.entries()].filter(([, s]) => s.state === "down");
+      const waiting = [...state.entries()].filter(([, s]) => s.state === "waiting");
       return {
         configured: true,
-        up: down.length === 0,
+        // up only when no account is down and none waits: a waiting account's engine was never seen alive
+        up: down.length === 0 && waiting.length === 0,
         kind: "socket",
         lastCheckAt: lastChangeAt,
         detail:
-          down.length > 0 ? down.map(([a, s]) => `${a}: ${s.detail}`).join("; ") : `listening on ${bound}`,
+          down.length > 0
+            ? down.map(([a, s]) => `${a}: ${s.detail}`).join("; ")
+            : waiting.length > 0
+              ? `waiting for the engine to connect for ${waiting.length} account(s); listening on ${bound}`
+              : `listening on ${bound}`,
         accounts,
       };
     },

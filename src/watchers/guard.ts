@@ -246,11 +246,23 @@ export function guardLog(logger: Logger): EventSubscriber {
   };
 }
 
-/** The guard's metric `engineUp`, a subscriber of the bus: up when configured, then every change. */
+/**
+ * The guard's metrics, a subscriber of the bus: `engineUp` up when configured, then every change; the connection
+ * guard's `engine_state` per account.
+ */
 export function guardMetrics(metrics: Metrics): EventSubscriber {
+  const changed = new Set<string>();
   return (e) => {
     if (e.module !== "guard") return;
     if (e.type === "guardConfigured") metrics.engineUp.set({ guard: e.kind }, 1);
     else if (e.type === "engineChanged") metrics.engineUp.set({ guard: e.kind }, e.up ? 1 : 0);
+    // the connection guard's accounts: each waits from the start until an engine names it, then follows its changes
+    // (an engine may connect while the socket's mode is set, before `guardListening`: its state is not undone)
+    else if (e.type === "guardListening") {
+      for (const a of e.accounts) if (!changed.has(a)) metrics.setEngineState(a, "waiting");
+    } else if (e.type === "engineAccount") {
+      changed.add(e.account);
+      metrics.setEngineState(e.account, e.state);
+    }
   };
 }

@@ -245,6 +245,34 @@ describe("what the trail keeps", () => {
   });
 });
 
+describe("a death's cancel passes: edges, not one record an interval", () => {
+  test("the first pass is kept whatever it cancelled; a repeat pass only when it cancelled something", () => {
+    const kept: { type: string; data: Record<string, unknown> }[] = [];
+    const on = auditSubscriber((e) => kept.push({ type: e.type, data: e.data }));
+    const sw = (type: string, more: Record<string, unknown> = {}) =>
+      on({ module: "switch", account: A, type, ...more } as never);
+    sw("engineDown", { action: "cancel", detail: "closed", armedUntil: T0 + 60_000 });
+    sw("ordersCancelled", { pass: 1, cancelled: 0, kept: 1, repeat: false });
+    // one pass each interval while the engine stays down: 100 that found nothing, one that cancelled an order
+    for (let pass = 2; pass <= 101; pass++)
+      sw("ordersCancelled", { pass, cancelled: 0, kept: 1, repeat: true });
+    sw("ordersCancelled", { pass: 102, cancelled: 2, kept: 1, repeat: true });
+    sw("ordersCancelled", { pass: 103, cancelled: 0, kept: 1, repeat: true });
+    sw("engineUp", { detail: "back" });
+    // the next death: its first pass is an edge again, even when it cancelled nothing
+    sw("engineDown", { action: "cancel", detail: "closed", armedUntil: T0 + 90_000 });
+    sw("ordersCancelled", { pass: 1, cancelled: 0, kept: 0, repeat: false });
+    expect(kept.map((k) => [k.type, k.data.pass ?? null, k.data.cancelled ?? null])).toEqual([
+      ["engine.down", null, null],
+      ["cancel.done", 1, 0],
+      ["cancel.done", 102, 2],
+      ["engine.up", null, null],
+      ["engine.down", null, null],
+      ["cancel.done", 1, 0],
+    ]);
+  });
+});
+
 describe("a trail that cannot be opened", () => {
   test("the daemon's component runs on without one and says so (audit.unavailable)", async () => {
     const { auditComponent } = await import("../../src/app/parts/io.js");

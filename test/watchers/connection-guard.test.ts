@@ -95,7 +95,7 @@ describe("connection guard", () => {
     const { guard, changes, file, log } = await guardFor();
     expect(guard.status()).toMatchObject({
       configured: true,
-      up: true,
+      up: false, // a waiting account's engine was never seen: not "up" (the switch still pushes: engine(A).up)
       kind: "socket",
       accounts: { [A]: "waiting", [B]: "waiting" },
     });

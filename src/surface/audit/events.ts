@@ -1,7 +1,8 @@
 /**
  * Which of the daemon's events the audit trail keeps, and as what (docs/operations.md, "The audit trail"). The
  * trail keeps every change of protection and every action on the account's orders, not every push: a push that
- * only moves the deadline forward is routine and is in the log and the metrics.
+ * only moves the deadline forward is routine and is in the log and the metrics; likewise a repeat cancel pass that
+ * cancelled nothing.
  */
 import type { DaemonEvent } from "../../core/events.js";
 import type { AuditEntry } from "./record.js";
@@ -24,7 +25,7 @@ const SWITCH: Readonly<Record<string, readonly [type: string, fields: readonly s
   protected: ["switch.protected-again", ["previousReason", "by"]],
   recovered: ["switch.recovered", ["outageMs"]],
   engineDown: ["engine.down", ["action", "detail", "armedUntil"]],
-  engineUp: ["engine.up", ["detail"]],
+  engineUp: ["engine.up", ["action", "detail"]],
   ordersCancelled: ["cancel.done", ["pass", "cancelled", "kept", "repeat", "detail"]],
   cancelFailed: ["cancel.failed", ["pass", "cancelled", "kept", "detail"]],
   removed: ["switch.removed", ["previousDeadline", "token"]],
@@ -78,6 +79,10 @@ export function auditSubscriber(append: (entry: AuditEntry) => void): (event: Da
         });
       return;
     }
+    // A death's cancel passes: the first pass (what it cancelled, even nothing) is the edge; a repeat pass, one each
+    // interval while the engine stays down, is kept only when it cancelled something (an order placed since). Kept
+    // all, an engine down for a day would add 5,760 records an account at 15 s, and hide the ones that matter.
+    if (e.type === "ordersCancelled" && e.repeat === true && !(Number(e.cancelled) > 0)) return;
     const rule = SWITCH[e.type];
     if (rule) append({ type: rule[0], account: e.account, data: pick(e, rule[1]) });
   };

@@ -98,10 +98,11 @@ function textOf(e: DomainEvent, who: string): string {
       return `${who}: only ${seconds(e.protectionLeftMs)} of protection left (margin ${seconds(e.marginMs)}), ${e.consecutiveFailures ?? 0} push failure(s) in a row; the cancel fires at ${at(e.armedUntil)} unless a push lands.`;
     case "protection.restored":
       return `${who}: protection back above the margin (${seconds(e.protectionLeftMs)} left).`;
+    // what the policy does next is the switch's own line (src/switch/engine-words.ts), never guessed here
     case "engine.down":
-      return `${who}: the trading engine is DOWN (${e.detail ?? "guard failed"}); ${e.action === "lapse" ? "no more pushes, the armed cancel will lapse" : "cancel moved to the 5 s minimum"}.`;
+      return `${who}: the trading engine is DOWN (${e.detail ?? "guard failed"}); ${String(e.msg ?? "").replace(/^trading engine down: /, "") || "the engine-down policy applies"}.`;
     case "engine.up":
-      return `${who}: the trading engine is back; pushing again.`;
+      return `${who}: the trading engine is back; ${String(e.msg ?? "").replace(/^trading engine back: /, "") || "pushing again"}.`;
     case "shutdown.removed":
       return `${who}: hl-deadman stopped and removed the scheduled cancel (orders stay open, unprotected).`;
     case "shutdown.kept":

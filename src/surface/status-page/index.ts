@@ -5,7 +5,7 @@
  */
 
 import { nextUtcMidnight } from "../../core/clock.js";
-import type { Readiness } from "../../core/status.js";
+import type { GuardStatus, Readiness } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
 import type { AuditRecord, ChainHead } from "../audit/record.js";
 import { defaultMinMarginMs } from "../health.js";
@@ -57,6 +57,50 @@ export function attentionOf(a: AccountView, now: number, marginMs: number): numb
   return 0;
 }
 
+/** One account's engine as the guard sees it: the connection guard's own state, the file or URL guard's for all. */
+export type EngineView = "waiting" | "up" | "detached" | "down";
+
+/** The engine of `account`: null without a guard; `waiting` until an engine named it (never "up" before). */
+export function engineOf(guard: GuardStatus, account: string): EngineView | null {
+  if (!guard.configured) return null;
+  if (guard.accounts) return guard.accounts[account] ?? null;
+  return guard.up ? "up" : "down";
+}
+
+/**
+ * The guard in a line, and its colour: the page's "engine guard". The connection guard's accounts are counted by
+ * state, worst first; "engine up" only when every account's engine is connected (a waiting one never is: no engine
+ * has named it since the daemon started, so nothing would see it die).
+ */
+export function guardView(guard: GuardStatus): {
+  text: string;
+  level: "ok" | "warn" | "bad" | "idle";
+  counts: Record<EngineView, number> | null;
+} {
+  if (!guard.configured) return { text: "no guard configured", level: "idle", counts: null };
+  const detail = `(${guard.kind ?? "?"}${guard.detail ? `: ${guard.detail}` : ""})`;
+  if (!guard.accounts)
+    return guard.up
+      ? { text: `engine up ${detail}`, level: "ok", counts: null }
+      : { text: `ENGINE DOWN ${detail}`, level: "bad", counts: null };
+  const counts: Record<EngineView, number> = { down: 0, waiting: 0, detached: 0, up: 0 };
+  for (const state of Object.values(guard.accounts)) counts[state]++;
+  const total = counts.down + counts.waiting + counts.detached + counts.up;
+  const n = (k: number) => `${k} account${k === 1 ? "" : "s"}`;
+  if (counts.up === total) return { text: `engine up for ${n(total)} ${detail}`, level: "ok", counts };
+  const parts = [
+    counts.down > 0 ? `ENGINE DOWN for ${n(counts.down)}` : null,
+    counts.waiting > 0 ? `WAITING for the engine to connect for ${n(counts.waiting)}` : null,
+    counts.detached > 0 ? `detached (a planned restart) for ${n(counts.detached)}` : null,
+    counts.up > 0 ? `connected for ${n(counts.up)}` : null,
+  ].filter((p) => p !== null);
+  return {
+    text: `${parts.join(" · ")} ${detail}`,
+    level: counts.down > 0 ? "bad" : "warn",
+    counts,
+  };
+}
+
 export function statusPageRoutes({
   readiness,
   model,
@@ -106,6 +150,8 @@ export function statusPageRoutes({
       clockSkewMs: r.exposure.clockSkewMs,
       clockSkewWarnMs,
       guard: r.guard,
+      /** the guard in words for the page (never "engine up" while an account waits for its engine) */
+      guardView: guardView(r.guard),
       coordination: r.coordination ?? null,
       exposure: r.exposure,
       audit: auditView(audit?.()),
@@ -125,6 +171,7 @@ export function statusPageRoutes({
       accounts: shown.map(({ a, attention }) => ({
         attention,
         ...a,
+        engine: engineOf(r.guard, a.account),
         triggersLeft: Math.max(0, a.triggerLimit - a.triggersToday),
         lastLatencyMs: model.lastLatencyMs(a.account),
         exposure: model.exposure(a.account),

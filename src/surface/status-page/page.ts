@@ -26,7 +26,7 @@ table{border-collapse:collapse;width:100%;margin-top:12px;font-size:13px}th,td{p
 th:first-child,td:first-child{text-align:left}th{font-size:11px;text-transform:uppercase;color:var(--idle);font-weight:600}
 td.near{color:var(--bad);font-weight:700}td.mid{color:var(--warn);font-weight:600}
 #reasons{margin:0 0 12px;padding-left:18px;color:var(--bad)}#reasons:empty{display:none}
-.err{color:var(--bad)}footer{padding:0 24px 16px;font-size:12px;color:var(--idle)}
+.err{color:var(--bad)}.v.near{color:var(--bad)}.v.mid{color:var(--warn)}.guard-bad{color:var(--bad)}.guard-warn{color:var(--warn)}footer{padding:0 24px 16px;font-size:12px;color:var(--idle)}
 `;
 
 const SCRIPT = `
@@ -55,6 +55,9 @@ function exposureTable(x){if(!x)return h("p",{"class":"k",text:"no exposure poll
  if(!x.positions.length)t.appendChild(h("tr",null,h("td",{colspan:"6",text:"no open position"})));
  return h("div",null,h("div",{"class":"grid"},kv("account value",usd(x.accountValue)),kv("total notional",usd(x.totalNtlPos)),
   kv("leverage",x.leverage==null?"-":x.leverage.toFixed(2)+"x"),kv("polled",clock(x.at))),t);}
+var ENGINES={up:["up (connected)",""],waiting:["WAITING: no engine has connected for this account since the daemon started","mid"],
+ detached:["detached: a planned restart, up until its grace ends","mid"],down:["DOWN","near"]};
+function engineKv(a){if(a.engine==null)return null;var e=ENGINES[a.engine]||[a.engine,""];var d=kv("engine",e[0],"engine");if(e[1])d.lastChild.className="v "+e[1];return d;}
 function card(a){var st=stateOf(a);var left=a.armedUntil==null?null:a.armedUntil-now();
  var c=h("section",{"class":"card","data-account":a.account,"data-state":a.state},
   h("div",{"class":"head"},h("span",{"class":"addr",text:a.account}),h("span",{"class":"state "+st[1],"data-field":"state",text:st[0]}),
@@ -66,7 +69,7 @@ function card(a){var st=stateOf(a);var left=a.armedUntil==null?null:a.armedUntil
    kv("last push",a.lastPushAt?clock(a.lastPushAt)+" ("+dur(now()-a.lastPushAt)+" ago)":"none yet"),
    kv("push latency",a.lastLatencyMs==null?"-":Math.round(a.lastLatencyMs)+" ms"),
    kv("consecutive failures",String(a.consecutiveFailures),"failures"),
-   kv("last error",a.lastError?a.lastError.kind+": "+a.lastError.message:"none")),
+   kv("last error",a.lastError?a.lastError.kind+": "+a.lastError.message:"none"),engineKv(a)),
   exposureTable(a.exposure));
  return c;}
 function render(){if(!data)return;var r=document.getElementById("ready");r.textContent=data.ready?"READY":"NOT READY";r.className=data.ready?"ok":"bad";
@@ -74,7 +77,7 @@ function render(){if(!data)return;var r=document.getElementById("ready");r.textC
  if(data.reasonsOmitted)rs.appendChild(h("li",{text:"and "+data.reasonsOmitted+" more"}));
  var s=data.summary,pg=data.paging;document.getElementById("summary").textContent=s.accounts+" account(s): "+(s.attention?s.attention+" need attention ("+s.halted+" halted, "+s.notProtected+" not protected, "+s.notArmed+" not armed, "+s.lowMargin+" low margin), listed first":"all armed")+(pg.pages>1?" · page "+pg.page+" of "+pg.pages:"");
  document.getElementById("prev").disabled=pg.page<=1;document.getElementById("next").disabled=pg.page>=pg.pages;document.getElementById("pager").hidden=pg.pages<=1;
- var g=data.guard;document.getElementById("guard").textContent=!g.configured?"no guard configured":(g.up?"engine up":"ENGINE DOWN")+" ("+g.kind+(g.detail?": "+g.detail:"")+")";
+ var gv=data.guardView,ge=document.getElementById("guard");ge.textContent=gv.text;ge.className="v guard-"+gv.level;
  var co=data.coordination,ce=document.getElementById("coordination");ce.parentNode.hidden=!co;if(co)ce.textContent=(co.role==="leader"?"holds the lease (token "+co.token+")":co.role==="follower"?"follower: "+(co.detail||"another replica holds the lease"):"ETCD UNREACHABLE: "+(co.detail||"")+(co.actAlone?" (acting alone)":" (no gated action)"))+" · "+co.candidates.length+" other candidate(s)"+(co.settingsDiffer?" · SETTINGS DIFFER":"");
  document.getElementById("skew").textContent=data.clockSkewMs==null?"unknown":(data.clockSkewMs/1000).toFixed(3)+" s"+(Math.abs(data.clockSkewMs)>data.clockSkewWarnMs?" (above the "+(data.clockSkewWarnMs/1000)+" s warning)":"");
  document.getElementById("version").textContent="hl-deadman "+data.version+" · "+data.network;

@@ -1,0 +1,23 @@
+/**
+ * What `engine.down` and `engine.up` say (src/switch/log.ts), per `--on-engine-down` policy: each says what the
+ * machine does next (engine-down.ts), nothing more (test/switch/engine-words.test.ts holds them to it).
+ */
+import type { SwitchEvent } from "./events.js";
+
+type Of<T extends SwitchEvent["type"]> = Extract<SwitchEvent, { type: T }>;
+
+export function engineDownWords(e: Of<"engineDown">): string {
+  if (e.action === "expedite")
+    return "trading engine down: scheduling the cancel at the 5 s minimum (the exchange cancels the open orders, one trigger), then no more pushes until the engine is back";
+  if (e.action === "cancel")
+    return "trading engine down: cancelling the open orders now and again each interval while it stays down; once a pass is confirmed the schedule keeps being renewed a full deadline ahead as the backstop (no trigger spent); a pass not confirmed moves it to the 5 s minimum instead";
+  return e.armedUntil === null
+    ? "trading engine down: no more pushes until the engine is back; nothing is armed"
+    : `trading engine down: no more pushes until the engine is back; the armed deadline lapses at ${new Date(e.armedUntil).toISOString()} (the exchange cancels the open orders, one trigger)`;
+}
+
+export function engineUpWords(e: Of<"engineUp">): string {
+  return e.renewing
+    ? "trading engine back: no more cancel passes; the schedule goes on being renewed as before"
+    : "trading engine back: pushing again, a full deadline ahead";
+}
