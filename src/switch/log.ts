@@ -322,7 +322,7 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
       line(
         "warn",
         "engine.down",
-        { action: e.action, detail: e.detail, armedUntil: e.armedUntil },
+        { action: e.action, detail: e.detail, armedUntil: e.armedUntil, cause: e.cause ?? "seen" },
         e.action === "expedite"
           ? "trading engine down: scheduling the cancel at the 5 s minimum, then no more pushes"
           : e.action === "cancel"
