@@ -50,6 +50,25 @@ export const GUARD_SOCKET_MODE = 0o660;
 export const ABSENT_DETAIL = (graceMs: number) =>
   `no engine named it within the grace after a restart (${graceMs} ms; an engine held it before)`;
 
+/**
+ * The connect grace after a restart: at its end, each account an engine held before (`heldBefore`) that is still
+ * `waiting` (no engine named it meanwhile) is reported `absent`; one an engine named is left as it is, whatever it
+ * became since (up, detached, down on a close seen). Nothing to wait for (no account held): no timer. Shared with
+ * the switch's property world (test/switch/world.ts), which drives it on its own timers.
+ */
+export function armConnectGrace(p: {
+  heldBefore: readonly string[];
+  graceMs: number;
+  timers: Pick<Runtime["timers"], "after">;
+  waiting: (account: string) => boolean;
+  absent: (account: string) => void;
+}): TimerHandle | undefined {
+  if (p.heldBefore.length === 0) return undefined;
+  return p.timers.after(p.graceMs, () => {
+    for (const a of p.heldBefore) if (p.waiting(a)) p.absent(a);
+  });
+}
+
 export type CreateConnectionGuardParameters = {
   address: GuardSocketAddress;
   /** the daemon's accounts: an engine naming another is refused */
@@ -383,15 +402,14 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
         address: bound,
         accounts: [...known],
       });
-      // The grace counts from when an engine can connect: an account an engine held and none named by its end is
-      // down (absent); one an engine named meanwhile is not `waiting` any more and is left as it is.
-      if (heldBefore.length > 0)
-        connectGrace = timers.after(connectGraceMs, () => {
-          connectGrace = undefined;
-          for (const a of heldBefore)
-            if (state.get(a)!.state === "waiting")
-              setAccount(a, "down", ABSENT_DETAIL(connectGraceMs), "absent");
-        });
+      // The grace counts from when an engine can connect.
+      connectGrace = armConnectGrace({
+        heldBefore,
+        graceMs: connectGraceMs,
+        timers,
+        waiting: (a) => state.get(a)!.state === "waiting",
+        absent: (a) => setAccount(a, "down", ABSENT_DETAIL(connectGraceMs), "absent"),
+      });
     },
     async stop() {
       if (stopped) return;
