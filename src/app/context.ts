@@ -4,7 +4,7 @@
  */
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
-import type { EventBus } from "../core/events.js";
+import type { EngineDownCause, EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Runtime, Timers } from "../core/runtime.js";
 import type { Scheduler } from "../core/scheduler.js";
@@ -120,6 +120,12 @@ export type Board = {
  * The engine's state as a guard reports it: for `accounts` only (the connection guard drives the accounts its engine
  * named), or for every account when absent (the file and URL guards).
  */
-export type Engine = { up: boolean; detail: string | null; accounts?: readonly string[] | undefined };
+export type Engine = {
+  up: boolean;
+  detail: string | null;
+  /** down: its death seen, or an engine absent past the connect grace (the escalation never closes on that alone) */
+  cause?: EngineDownCause | undefined;
+  accounts?: readonly string[] | undefined;
+};
 
 /** The engine guard: its first answer comes before the first push, so a dead engine is never re-armed. */

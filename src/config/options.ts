@@ -360,6 +360,13 @@ export const ConfigSchema = z
       description:
         "With guardSocket: silence on the engine's connection longer than this is engine down (ms); 0: only the close counts.",
     }),
+    guardConnectGrace: option(durationMs(), {
+      flag: "guard-connect-grace",
+      env: "HL_GUARD_CONNECT_GRACE",
+      kind: "duration",
+      description:
+        "With guardSocket: after a restart, an account an engine held before is engine down unless an engine names it within this (ms; default deadline - interval).",
+    }),
     orderFeedAccounts: option(z.number().int().min(0).max(10), {
       flag: "order-feed-accounts",
       env: "HL_ORDER_FEED_ACCOUNTS",

@@ -21,6 +21,17 @@ export const MIN_DEADLINE_MS = 10_000;
 export const RETRY_MARGIN_MS = 5_000;
 export const MIN_INTERVAL_MS = 1_000;
 export const MIN_REQUEST_TIMEOUT_MS = 100;
+/** The shortest `guardConnectGrace`: a live engine reconnecting to a restarted daemon needs a moment. */
+export const MIN_CONNECT_GRACE_MS = 1_000;
+
+/**
+ * How long after a restart the connection guard waits for an engine to name an account an engine held before
+ * (`guardConnectGrace`, default deadline - interval: no longer than the exchange's own schedule would have stood
+ * after the last push of the daemon that died).
+ */
+export const guardConnectGraceOf = (
+  config: Pick<Config, "guardConnectGrace" | "deadline" | "interval">,
+): number => config.guardConnectGrace ?? Math.max(MIN_CONNECT_GRACE_MS, config.deadline - config.interval);
 
 /** scheduleCancel actions per day per account at `intervalMs` (docs/exchange-behaviour.md §10 table). */
 export const actionsPerDay = (intervalMs: number): number =>
@@ -118,6 +129,19 @@ export function checkConfigRules(
     errors.push(
       `guardHeartbeatGap${at(sources, "guardHeartbeatGap")}: only the connection guard (guardSocket) hears heartbeats`,
     );
+  // The connect grace: long enough for a live engine to reconnect to a restarted daemon (hl-deadman/engine retries
+  // every 200 ms), no longer than the deadline, so that the restarted daemon's pushes never keep a dead engine's
+  // orders resting longer than the schedule the daemon that died had armed.
+  if (config.guardConnectGrace !== undefined) {
+    if (!config.guardSocket)
+      errors.push(
+        `guardConnectGrace${at(sources, "guardConnectGrace")}: only the connection guard (guardSocket) knows which engine held an account`,
+      );
+    else if (config.guardConnectGrace < MIN_CONNECT_GRACE_MS || config.guardConnectGrace > deadline)
+      errors.push(
+        `guardConnectGrace = ${fmt(config.guardConnectGrace)}${at(sources, "guardConnectGrace")}: must be from ${fmt(MIN_CONNECT_GRACE_MS)} (time for a live engine to reconnect) to the deadline (${fmt(deadline)})`,
+      );
+  }
   if (config.guardFile && config.guardMaxAge < config.guardInterval)
     errors.push(
       `guardMaxAge = ${fmt(config.guardMaxAge)}${at(sources, "guardMaxAge")}: must be at least guardInterval (${fmt(config.guardInterval)})`,

@@ -40,6 +40,13 @@ export type GuardKind = "file" | "url" | "socket";
 /** One account's engine as the connection guard sees it (src/watchers/connection-guard.ts). */
 export type EngineAccountState = "waiting" | "up" | "detached" | "down";
 
+/**
+ * Why an engine is down: `seen` its death (a connection closed or silent, a stale file, a failing URL), or `absent`
+ * (an account an engine held before a restart that no engine named within `--guard-connect-grace`): absence is the
+ * weaker evidence (the engine may be slow to come back), and the escalation's closes never start on it alone.
+ */
+export type EngineDownCause = "seen" | "absent";
+
 /** The engine guard (src/watchers/guard.ts). */
 export type GuardEvent = { readonly module: "guard" } & (
   | { readonly type: "guardConfigured"; readonly kind: GuardKind }
@@ -63,7 +70,16 @@ export type GuardEvent = { readonly module: "guard" } & (
       readonly accounts: readonly string[];
       readonly connections: number;
     }
-  | { readonly type: "engineRefused"; readonly connection: number; readonly reason: string }
+  | {
+      readonly type: "engineRefused";
+      readonly connection: number;
+      readonly reason: string;
+      /**
+       * a first line that was read and refused: the version and the accounts it tried (an engine that meant to
+       * guard them is not guarding them; said at error)
+       */
+      readonly hello?: { readonly version: string; readonly accounts: readonly string[] } | undefined;
+    }
   | {
       readonly type: "engineDetach";
       readonly connection: number;

@@ -23,9 +23,13 @@ export const GUARD_MAX_ACCOUNTS = 32;
 /** The longest `detach` grace: a planned restart that takes longer is an engine down. */
 export const GUARD_MAX_DETACH_MS = 600_000;
 
+/**
+ * A refused first line says what it tried (`version`, `accounts`: bounded, as written, accounts lower-cased) so that
+ * the daemon can name them: an engine refused is an engine that guards nothing.
+ */
 export type GuardHello =
   | { ok: true; version: GuardVersion; accounts: string[] }
-  | { ok: false; reason: string; version?: string | undefined };
+  | { ok: false; reason: string; version: string; accounts: string[] };
 export type GuardLine =
   | { type: "heartbeat" }
   | { type: "detach"; ms: number }
@@ -35,27 +39,30 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 /** The engine's first line: the protocol version and the accounts it guards (lower-cased, deduplicated). */
 export function parseGuardHello(line: string): GuardHello {
-  const text = line.replace(/\r$/, "");
-  if (text.length > GUARD_MAX_LINE_BYTES) return { ok: false, reason: "first line too long" };
+  const text = line.replace(/\r$/, "").slice(0, GUARD_MAX_LINE_BYTES + 1);
   const space = text.indexOf(" ");
   const version = space < 0 ? text : text.slice(0, space);
+  const list = space < 0 ? "" : text.slice(space + 1).trim();
+  const accounts = [...new Set(list.split(",").map((a) => a.trim().toLowerCase()))].filter((a) => a !== "");
+  const refused = (reason: string): GuardHello => ({
+    ok: false,
+    reason,
+    version: version.slice(0, 40),
+    accounts: accounts.slice(0, GUARD_MAX_ACCOUNTS).map((a) => a.slice(0, 50)),
+  });
+  if (text.length > GUARD_MAX_LINE_BYTES) return refused("first line too long");
   if (!version.startsWith("hl-deadman-guard/"))
-    return { ok: false, reason: `expected "${GUARD_PROTOCOL} <account>[,<account>...]"` };
+    return refused(`expected "${GUARD_PROTOCOL} <account>[,<account>...]"`);
   const n = GUARD_VERSIONS.find((v) => version === `hl-deadman-guard/${v}`);
   if (n === undefined)
-    return {
-      ok: false,
-      version: version.slice(0, 40),
-      reason: `protocol ${JSON.stringify(version.slice(0, 40))} not supported (this daemon speaks ${GUARD_VERSIONS.map((v) => `hl-deadman-guard/${v}`).join(" and ")})`,
-    };
-  const list = space < 0 ? "" : text.slice(space + 1).trim();
-  if (list === "") return { ok: false, reason: "no account named" };
-  const accounts = [...new Set(list.split(",").map((a) => a.trim().toLowerCase()))];
+    return refused(
+      `protocol ${JSON.stringify(version.slice(0, 40))} not supported (this daemon speaks ${GUARD_VERSIONS.map((v) => `hl-deadman-guard/${v}`).join(" and ")})`,
+    );
+  if (accounts.length === 0) return refused("no account named");
   if (accounts.length > GUARD_MAX_ACCOUNTS)
-    return { ok: false, reason: `${accounts.length} accounts named (at most ${GUARD_MAX_ACCOUNTS})` };
+    return refused(`${accounts.length} accounts named (at most ${GUARD_MAX_ACCOUNTS})`);
   const bad = accounts.find((a) => !ADDRESS.test(a));
-  if (bad !== undefined)
-    return { ok: false, reason: `${JSON.stringify(bad.slice(0, 50))} is not a 0x address` };
+  if (bad !== undefined) return refused(`${JSON.stringify(bad.slice(0, 50))} is not a 0x address`);
   return { ok: true, version: n, accounts };
 }
 

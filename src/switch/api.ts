@@ -1,7 +1,7 @@
 /**
  * What the switch's driver (driver.ts) takes and gives: its parameters and the handle the daemon holds.
  */
-import type { EventBus } from "../core/events.js";
+import type { EngineDownCause, EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Runtime } from "../core/runtime.js";
 import type { ProtectionView, SwitchStatus } from "../core/status.js";
@@ -141,7 +141,8 @@ export type Switch = {
   stop(): Promise<void>;
   /** Graceful stop: stop pushing, then remove the schedule (`remove`) or leave it armed (`keep`). */
   shutdown(params: { mode: "remove" | "keep" }): Promise<ShutdownOutcome>;
-  setEngineUp(up: boolean, detail?: string | null): void;
+  /** `cause` of a down: `seen` (default) or `absent` (no engine named it within the connect grace after a restart) */
+  setEngineUp(up: boolean, detail?: string | null, cause?: EngineDownCause): void;
   /** The exposure poll's figures for this account (the escalation's rules). */
   exposure(figures: { accountValue: number; notionalUsd: number; minLiquidationPct: number | null }): void;
   /** The operator's `reset`: releases the HALTED latch; the answer is the switch's event (released or refused). */

@@ -166,7 +166,8 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       });
       return outcome;
     },
-    setEngineUp: (up, detail) => dispatch({ type: "engine", up, detail: detail ?? null }),
+    setEngineUp: (up, detail, cause) =>
+      dispatch({ type: "engine", up, detail: detail ?? null, ...(cause === "absent" ? { cause } : {}) }),
     exposure: (figures) => dispatch({ type: "exposure", ...figures }),
     drill(id, by) {
       const e = ask({ type: "drillStart", id, by }, ["drillStarted", "drillRefused"]);

@@ -3,13 +3,19 @@
  * at the 5 s minimum, then none), `lapse` (no more pushes), `cancel` (cancel the open orders, one pass each
  * interval while the engine stays down, and keep renewing the schedule as the backstop; not confirmed: expedite).
  */
+import type { EngineDownCause } from "../core/events.js";
 import type { Ctx } from "./context.js";
 import { drillEnd } from "./drill.js";
 import { escalationEngine } from "./escalation.js";
 import { type Event, reportedDeadline, type SwitchModel } from "./model.js";
 
 /** The guard's view of the engine changed. Returns whether to push now (an expedite, or the engine back). */
-export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
+export function engine(
+  ctx: Ctx,
+  up: boolean,
+  detail: string | null,
+  cause: EngineDownCause = "seen",
+): boolean {
   const m = ctx.m;
   if (up === m.engineUp) return false;
   // under `cancel`, a confirmed pass kept the schedule renewed through the death (engine.up says so)
@@ -20,7 +26,7 @@ export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
   m.cancelPass = false;
   m.cancelPasses = 0;
   const policy = m.cfg.onEngineDown;
-  escalationEngine(ctx, up);
+  escalationEngine(ctx, up, cause);
   if (!up) {
     drillEnd(ctx, {
       fired: false,
@@ -31,7 +37,7 @@ export function engine(ctx: Ctx, up: boolean, detail: string | null): boolean {
     m.wake.retry = null;
     m.retryAtMono = 0;
     ctx.becomeEngineDown({ unlessRefused: true });
-    ctx.emit({ type: "engineDown", action: policy, detail, armedUntil: reportedDeadline(m) });
+    ctx.emit({ type: "engineDown", action: policy, detail, armedUntil: reportedDeadline(m), cause });
     if (policy === "cancel") {
       m.ordersCancel = "waiting";
       m.cancelPasses = 1;

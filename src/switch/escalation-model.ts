@@ -1,3 +1,5 @@
+import type { EngineDownCause } from "../core/events.js";
+
 /** The escalation ladder's configuration and its part of the switch's model (escalation.ts has the rules). */
 
 export type EscalationConfig = {
@@ -24,6 +26,11 @@ export type ExposureFigures = {
 export type EscalationModel = {
   /** monotonic ms the engine went down (this episode), null while it is up */
   downSinceMono: number | null;
+  /**
+   * why it is down: `seen` (a death observed) or `absent` (no engine named the account within the connect grace
+   * after a restart; `downSinceMono` is then the grace's end). Absent, only the time rule (`afterDownMs`) holds.
+   */
+  downCause: EngineDownCause | null;
   /** the account value when the engine went down (the last poll before), for the drawdown rule */
   baseline: number | null;
   /** the last exposure poll */
@@ -36,6 +43,7 @@ export type EscalationModel = {
 
 export const initialEscalation = (): EscalationModel => ({
   downSinceMono: null,
+  downCause: null,
   baseline: null,
   exposure: null,
   closing: "idle",

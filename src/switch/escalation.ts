@@ -8,6 +8,11 @@
  *   notional above `notionalCapUsd`.
  * Rules, and why:
  * - Only while the engine is down. A live engine manages its own risk; closing under it would fight it.
+ * - An engine ABSENT (an account an engine held, and no engine named it within the connect grace after a restart:
+ *   cause `absent`) is weaker evidence than a death seen: it may be slow to come back. Its absence alone starts no
+ *   close: the exposure rules (liquidation, drawdown, notional) need a death seen, and the time rule counts the
+ *   engine absent for `afterDownMs` from the grace's end (the operator's own bound on how long nobody may manage
+ *   the positions; without it, absence never closes). docs/operations.md, "Cancel on disconnect".
  * - Once a close starts, the account is latched HALTED, on disk before the first close order leaves (a restart
  *   keeps it), and only an operator's `reset` releases it. HALTED never stops the pushes: the switch keeps the
  *   schedule armed, as the backstop should the daemon die too.
@@ -15,6 +20,7 @@
  *   answer) is said at once and tried again after `retryMs`; it is never turned into another kind of order.
  * - Passes go on while HALTED until one reports the account flat (or only dust below the $10 minimum).
  */
+import type { EngineDownCause } from "../core/events.js";
 import type { Ctx } from "./context.js";
 import { gateRefusal, gateToken, heldOnce } from "./coordination.js";
 import { CLOSE_REPORTS_KEPT, type EscalationConfig, type EscalationModel } from "./escalation-model.js";
@@ -35,11 +41,16 @@ export function escalationRule(
 ): { rule: "engine_down" | "liquidation" | "drawdown" | "notional"; reason: string } | null {
   if (esc.downSinceMono === null) return null;
   const downMs = nowMono - esc.downSinceMono;
+  const absent = esc.downCause === "absent";
   if (cfg.afterDownMs !== null && downMs >= cfg.afterDownMs)
     return {
       rule: "engine_down",
-      reason: `the engine has been down for ${Math.round(downMs / 1000)} s (limit ${Math.round(cfg.afterDownMs / 1000)} s)`,
+      reason: absent
+        ? `no engine has named the account for ${Math.round(downMs / 1000)} s after the connect grace (limit ${Math.round(cfg.afterDownMs / 1000)} s)`
+        : `the engine has been down for ${Math.round(downMs / 1000)} s (limit ${Math.round(cfg.afterDownMs / 1000)} s)`,
     };
+  // absence alone never closes on the exposure: only the time rule above
+  if (absent) return null;
   const x = esc.exposure;
   if (x === null) return null;
   if (cfg.liquidationPct !== null && x.minLiquidationPct !== null && x.minLiquidationPct < cfg.liquidationPct)
@@ -64,15 +75,20 @@ export function escalationRule(
 }
 
 /** The engine's state changed (called by engine-down.ts's `engine`). */
-export function escalationEngine(ctx: Ctx, up: boolean) {
+export function escalationEngine(ctx: Ctx, up: boolean, cause: EngineDownCause = "seen") {
   const { m } = ctx;
   const esc = m.esc;
   if (up) {
-    m.esc = { ...esc, downSinceMono: null, baseline: null };
+    m.esc = { ...esc, downSinceMono: null, downCause: null, baseline: null };
     m.wake.escalate = m.esc.closing === "retry" ? m.wake.escalate : null;
     return;
   }
-  m.esc = { ...esc, downSinceMono: ctx.now.mono, baseline: esc.exposure?.accountValue ?? null };
+  m.esc = {
+    ...esc,
+    downSinceMono: ctx.now.mono,
+    downCause: cause,
+    baseline: esc.exposure?.accountValue ?? null,
+  };
   const cfg = m.cfg.escalation;
   if (cfg?.afterDownMs != null && m.entry.halted === undefined)
     m.wake.escalate = ctx.now.mono + cfg.afterDownMs;

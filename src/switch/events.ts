@@ -93,6 +93,8 @@ export type SwitchEvent =
       action: "expedite" | "lapse" | "cancel";
       detail: string | null;
       armedUntil: number | null;
+      /** `seen` its death, or `absent` past the connect grace after a restart (no close starts on that alone) */
+      cause?: "seen" | "absent";
     }
   | {
       type: "engineUp";

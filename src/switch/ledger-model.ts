@@ -12,7 +12,7 @@
  * - the history keeps the last `historySize` notable events (also applied to an entry read from disk).
  */
 import { utcDay } from "../core/clock.js";
-import type { LedgerEntry, LedgerEvent, TriggerProof, TriggerRecord } from "./ledger-schema.js";
+import type { EngineHeld, LedgerEntry, LedgerEvent, TriggerProof, TriggerRecord } from "./ledger-schema.js";
 
 export const HISTORY_SIZE = 50;
 /** Today's counted triggers kept with their proof (the file's schema allows 200). */
@@ -58,6 +58,20 @@ export function newEntry(
   return assumed && corruptDetail
     ? withHistory(entry, { at: now, type: "corrupt", detail: corruptDetail })
     : entry;
+}
+
+/**
+ * The accounts an engine held (LedgerFile `engines`) with `account` among them: the same object when it already is
+ * (the first time is kept, so a heartbeat or a reconnection never writes), else a new one with `since: at`.
+ */
+export function withEngineHeld(
+  engines: Readonly<Record<string, EngineHeld>>,
+  account: string,
+  at: number,
+): Readonly<Record<string, EngineHeld>> {
+  const key = account.toLowerCase();
+  if (Object.hasOwn(engines, key)) return engines;
+  return { ...engines, [key]: { since: Math.floor(at) } };
 }
 
 export type RollResult = { entry: LedgerEntry; rolled: null | { from: string; to: string; was: number } };

@@ -100,6 +100,10 @@ export const LedgerEntry = z.object({
 });
 export type LedgerEntry = z.infer<typeof LedgerEntry>;
 
+/** That an engine held an account (LedgerFile `engines`). */
+export const EngineHeld = z.object({ since: ms });
+export type EngineHeld = z.infer<typeof EngineHeld>;
+
 export const LedgerFile = z.object({
   version: z.literal(LEDGER_VERSION),
   updatedAt: ms,
@@ -108,5 +112,12 @@ export const LedgerFile = z.object({
   accounts: z.record(z.string(), LedgerEntry),
   /** the highest nonce handed out when the file was written: the next run's nonces start above it */
   lastNonce: ms.nullable().default(null),
+  /**
+   * Per account, that an engine held it (the connection guard saw one name it; `since`: clock ms of the first time).
+   * After a restart such an account waits for an engine only `--guard-connect-grace`, then is engine down
+   * (src/watchers/connection-guard.ts). Written once per account, never per heartbeat; a file without it (an older
+   * version) reads as no engine known.
+   */
+  engines: z.record(z.string(), EngineHeld).default({}),
 });
 export type LedgerFile = z.infer<typeof LedgerFile>;

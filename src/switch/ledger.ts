@@ -40,12 +40,20 @@ import {
   newEntry,
   type ReconciledView,
   rollEntry,
+  withEngineHeld,
   withReconciled,
 } from "./ledger-model.js";
-import { LEDGER_FILE, LEDGER_VERSION, type LedgerEntry, LedgerFile } from "./ledger-schema.js";
+import {
+  type EngineHeld,
+  LEDGER_FILE,
+  LEDGER_VERSION,
+  type LedgerEntry,
+  LedgerFile,
+} from "./ledger-schema.js";
 
 export { HISTORY_SIZE } from "./ledger-model.js";
 export {
+  EngineHeld,
   LEDGER_FILE,
   LEDGER_VERSION,
   LedgerEntry,
@@ -143,6 +151,8 @@ export class Ledger {
   readonly #verifiedNow: (() => number) | undefined;
   #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
+  /** the accounts an engine held (the file's `engines`): only ever grows, once per account */
+  #engines: Readonly<Record<string, EngineHeld>> = {};
   #assumeLimitOn: string | null = null;
   #writing: Promise<void> | null = null;
   #dirty = false;
@@ -217,6 +227,7 @@ export class Ledger {
         ledger.#updatedAt = read.file.updatedAt;
         ledger.#lastNonce = read.file.lastNonce;
         ledger.#onDiskUpdatedAt = read.file.updatedAt;
+        ledger.#engines = read.file.engines;
         for (const [account, entry] of Object.entries(read.file.accounts)) {
           ledger.#accounts.set(account.toLowerCase(), {
             ...entry,
@@ -308,6 +319,23 @@ export class Ledger {
   /** Accounts present in the ledger. */
   accounts(): string[] {
     return [...this.#accounts.keys()];
+  }
+
+  /** The accounts an engine held, as read at open and recorded since (lower-case). */
+  enginesHeld(): string[] {
+    return Object.keys(this.#engines);
+  }
+
+  /**
+   * Records that an engine held `account` (the connection guard saw one name it). Only the first time changes and
+   * writes anything: a reconnection or a heartbeat costs nothing. Returns whether it was new.
+   */
+  markEngineHeld(account: string): boolean {
+    const next = withEngineHeld(this.#engines, account, this.#clock.now());
+    if (next === this.#engines) return false;
+    this.#engines = next;
+    this.#markDirty();
+    return true;
   }
 
   /** The entry for `account` as it stands now (a fresh one if unknown). Pure: stores and writes nothing. */
@@ -432,6 +460,7 @@ export class Ledger {
       lastNonce: this.#lastNonce,
       assumeLimitOn: this.#assumeLimitOn,
       accounts: Object.fromEntries(accounts),
+      engines: { ...this.#engines },
     };
   }
 

@@ -323,7 +323,7 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
       line(
         "warn",
         "engine.down",
-        { action: e.action, detail: e.detail, armedUntil: e.armedUntil },
+        { action: e.action, detail: e.detail, armedUntil: e.armedUntil, cause: e.cause ?? "seen" },
         engineDownWords(e),
       ),
   },

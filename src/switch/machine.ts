@@ -292,7 +292,8 @@ class Step extends Ctx {
         if (agent(this, ev.state, ev.detail)) this.kick("agent-ok");
         return;
       case "engine":
-        if (engine(this, ev.up, ev.detail ?? null)) this.kick(ev.up ? "engine-up" : "engine-down");
+        if (engine(this, ev.up, ev.detail ?? null, ev.cause === "absent" ? "absent" : "seen"))
+          this.kick(ev.up ? "engine-up" : "engine-down");
         return;
       case "ordersCancelled":
         if (ordersCancelled(this, ev)) this.kick("orders-cancelled");

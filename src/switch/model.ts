@@ -1,3 +1,4 @@
+import type { EngineDownCause } from "../core/events.js";
 import type { ProtectionView, SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import { type CoordinationModel, initialCoordination } from "./coordination-model.js";
@@ -102,7 +103,11 @@ export type Event =
   | { type: "pushConfirmed"; id: number; latencyMs: number }
   /** `sentMono`: when the request left (the machine bounds it by when it asked and the write-ahead's budget) */
   | ({ type: "pushFailed"; id: number; sentMono?: number | undefined } & Failure)
-  | { type: "engine"; up: boolean; detail?: string | null | undefined }
+  /**
+   * the guard's view of the engine; a down's `cause`: `seen` (default: a close, a silence, a stale file) or `absent`
+   * (no engine named an account an engine held within the connect grace after a restart: weaker evidence)
+   */
+  | { type: "engine"; up: boolean; detail?: string | null | undefined; cause?: EngineDownCause | undefined }
   | {
       type: "ordersCancelled";
       confirmed: boolean;

@@ -4,7 +4,11 @@
  * it guards (src/core/guard-protocol.ts). The kernel closes a dead process's connections at once, so a crash is
  * seen in milliseconds, not after a file's max age. Per account:
  * - `waiting` from the daemon's start until an engine first names it: pushes go on, nothing is cancelled (the engine
- *   may not be started yet, or is reconnecting after a daemon restart), readiness says so;
+ *   may not be started yet, or is reconnecting after a daemon restart), readiness says so. An account the ledger says
+ *   an engine held before (`heldBefore`) waits only `connectGraceMs` after the start: no engine named it by then, it
+ *   is `down` with the cause `absent` (a host crash took engine and daemon; only the daemon came back), so the dead
+ *   engine's orders are not left resting for ever. Absence is weaker evidence than a close seen: the switch's
+ *   escalation never starts its closes on it alone (src/switch/escalation.ts);
  * - `up` while at least one connection naming it is open (a second connection for the same account is a second
  *   holder: a new engine started before the old one stops is a hand-over, never a down);
  * - `detached` after its last connection closed within a `detach <ms>` grace: up for the switch until the grace ends;
@@ -18,7 +22,12 @@ import { chmod, lstat, unlink } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import type { GuardSocketAddress } from "../config/listen.js";
 import { monotonicOf } from "../core/clock.js";
-import { createEventBus, type EngineAccountState, type EventBus } from "../core/events.js";
+import {
+  createEventBus,
+  type EngineAccountState,
+  type EngineDownCause,
+  type EventBus,
+} from "../core/events.js";
 import {
   GUARD_MAX_LINE_BYTES,
   type GuardNotice,
@@ -39,6 +48,28 @@ export const GUARD_MAX_CONNECTIONS = 64;
 export const GUARD_HELLO_TIMEOUT_MS = 5_000;
 /** The Unix socket's mode: owner and group (the engine's user in the daemon's group) may connect. */
 export const GUARD_SOCKET_MODE = 0o660;
+/** What an account an engine held, and none named within the connect grace after a restart, is down for. */
+export const ABSENT_DETAIL = (graceMs: number) =>
+  `no engine named it within the grace after a restart (${graceMs} ms; an engine held it before)`;
+
+/**
+ * The connect grace after a restart: at its end, each account an engine held before (`heldBefore`) that is still
+ * `waiting` (no engine named it meanwhile) is reported `absent`; one an engine named is left as it is, whatever it
+ * became since (up, detached, down on a close seen). Nothing to wait for (no account held): no timer. Shared with
+ * the switch's property world (test/switch/world.ts), which drives it on its own timers.
+ */
+export function armConnectGrace(p: {
+  heldBefore: readonly string[];
+  graceMs: number;
+  timers: Pick<Runtime["timers"], "after">;
+  waiting: (account: string) => boolean;
+  absent: (account: string) => void;
+}): TimerHandle | undefined {
+  if (p.heldBefore.length === 0) return undefined;
+  return p.timers.after(p.graceMs, () => {
+    for (const a of p.heldBefore) if (p.waiting(a)) p.absent(a);
+  });
+}
 
 export type CreateConnectionGuardParameters = {
   address: GuardSocketAddress;
@@ -50,7 +81,15 @@ export type CreateConnectionGuardParameters = {
   logger: Logger;
   metrics: Metrics;
   bus?: EventBus | undefined;
-  onChange: (account: string, up: boolean, detail: string | null) => void;
+  onChange: (account: string, up: boolean, detail: string | null, cause: EngineDownCause) => void;
+  /**
+   * accounts the ledger says an engine held before this start (src/switch/ledger.ts `enginesHeld`): each waits at
+   * most `connectGraceMs` from `start` for an engine to name it, then is down (`absent`)
+   */
+  heldBefore?: readonly string[] | undefined;
+  connectGraceMs?: number | undefined;
+  /** an engine named `account` (first `up` of this run): the app records it in the ledger, once */
+  onHeld?: ((account: string) => void) | undefined;
   maxConnections?: number;
   helloTimeoutMs?: number;
 };
@@ -62,8 +101,8 @@ export type ConnectionGuard = {
   stop(): Promise<void>;
   /** Where it listens (a path, or host:port with the port bound). */
   address(): string;
-  /** The engine of `account` as the switch should see it: up unless `down`. */
-  engine(account: string): { up: boolean; detail: string | null };
+  /** The engine of `account` as the switch should see it: up unless `down` (then why: `cause`). */
+  engine(account: string): { up: boolean; detail: string | null; cause: EngineDownCause };
   status(): GuardStatus;
   /**
    * Tells the engines holding `notice.account` (version 2 connections only; version 1 engines are never sent a
@@ -97,9 +136,25 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
   const known = new Set(params.accounts.map((a) => a.toLowerCase()));
   const state = new Map<
     string,
-    { state: EngineAccountState; detail: string; grace?: TimerHandle | undefined }
+    {
+      state: EngineAccountState;
+      detail: string;
+      grace?: TimerHandle | undefined;
+      cause?: EngineDownCause | undefined;
+    }
   >();
   for (const a of known) state.set(a, { state: "waiting", detail: "waiting for the engine to connect" });
+  // After a restart: the accounts an engine held wait at most the connect grace (see the header).
+  const connectGraceMs = Math.max(0, params.connectGraceMs ?? 0);
+  const heldBefore = [...new Set((params.heldBefore ?? []).map((a) => a.toLowerCase()))].filter((a) =>
+    known.has(a),
+  );
+  for (const a of heldBefore)
+    state.get(a)!.detail =
+      `waiting for the engine that held it before this start: down if none names it within ${connectGraceMs} ms`;
+  let connectGrace: TimerHandle | undefined;
+  /** accounts recorded as held (the ledger's, and those named in this run): `onHeld` once each */
+  const held = new Set(heldBefore);
   const holders = new Map<string, Set<Connection>>();
   /** per account, what a version 2 engine that connects is told first (HALTED; a drill not yet past) */
   const notices = new Map<string, { halted?: GuardNotice | undefined; drill?: GuardNotice | undefined }>();
@@ -136,10 +191,20 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     });
   };
 
-  const setAccount = (account: string, next: EngineAccountState, detail: string) => {
+  const setAccount = (
+    account: string,
+    next: EngineAccountState,
+    detail: string,
+    cause: EngineDownCause = "seen",
+  ) => {
     const s = state.get(account)!;
     s.grace?.cancel();
     s.grace = undefined;
+    s.cause = cause;
+    if (next === "up" && !held.has(account)) {
+      held.add(account);
+      params.onHeld?.(account);
+    }
     const wasUp = s.state !== "down";
     const isUp = next !== "down";
     if (s.state === next) {
@@ -152,7 +217,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     bus.publish({ module: "guard", type: "engineAccount", account, state: next, detail });
     publishAggregate();
     // Only up <-> down reaches the switch: waiting and detached keep it pushing as before.
-    if (wasUp !== isUp) onChange(account, isUp, detail);
+    if (wasUp !== isUp) onChange(account, isUp, detail, cause);
   };
 
   const arm = (c: Connection) => {
@@ -173,12 +238,12 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     });
   };
 
-  const refuse = (c: Connection, reason: string) => {
+  const refuse = (c: Connection, reason: string, hello?: { version: string; accounts: string[] }) => {
     if (c.gone) return;
     c.gone = true;
     c.timer?.cancel();
     connections.delete(c);
-    bus.publish({ module: "guard", type: "engineRefused", connection: c.id, reason });
+    bus.publish({ module: "guard", type: "engineRefused", connection: c.id, reason, hello });
     // Answered, then closed whatever the peer does: a refused socket no longer counts against the bound.
     c.socket.end(`refused ${reason}\n`, () => c.socket.destroy());
   };
@@ -220,9 +285,13 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
 
   const hello = (c: Connection, line: string) => {
     const parsed = parseGuardHello(line);
-    if (!parsed.ok) return refuse(c, parsed.reason);
+    if (!parsed.ok) return refuse(c, parsed.reason, { version: parsed.version, accounts: parsed.accounts });
     const unknown = parsed.accounts.filter((a) => !known.has(a));
-    if (unknown.length > 0) return refuse(c, `not an account of this daemon: ${unknown.join(", ")}`);
+    if (unknown.length > 0)
+      return refuse(c, `not an account of this daemon: ${unknown.join(", ")}`, {
+        version: `hl-deadman-guard/${parsed.version}`,
+        accounts: parsed.accounts,
+      });
     c.accounts = parsed.accounts;
     c.version = parsed.version;
     c.lastLineAt = mono();
@@ -357,10 +426,19 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
         address: bound,
         accounts: [...known],
       });
+      // The grace counts from when an engine can connect.
+      connectGrace = armConnectGrace({
+        heldBefore,
+        graceMs: connectGraceMs,
+        timers,
+        waiting: (a) => state.get(a)!.state === "waiting",
+        absent: (a) => setAccount(a, "down", ABSENT_DETAIL(connectGraceMs), "absent"),
+      });
     },
     async stop() {
       if (stopped) return;
       stopped = true;
+      connectGrace?.cancel();
       for (const s of state.values()) s.grace?.cancel();
       for (const c of [...connections]) {
         drop(c, "stopped", "the daemon is stopping");
@@ -386,8 +464,8 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     },
     engine(account) {
       const s = state.get(account.toLowerCase());
-      if (!s) return { up: true, detail: null };
-      return { up: s.state !== "down", detail: s.detail };
+      if (!s) return { up: true, detail: null, cause: "seen" };
+      return { up: s.state !== "down", detail: s.detail, cause: s.cause ?? "seen" };
     },
     status() {
       const accounts: Record<string, EngineAccountState> = {};

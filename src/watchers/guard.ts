@@ -218,12 +218,26 @@ export function guardLog(logger: Logger): EventSubscriber {
         },
         `engine connected (connection ${e.connection}) for ${e.accounts.join(", ")}`,
       );
-    else if (e.type === "engineRefused")
-      log.warn(
-        { event: "guard.refused", connection: e.connection, reason: e.reason },
-        `engine connection ${e.connection} refused: ${e.reason}`,
-      );
-    else if (e.type === "engineDetach")
+    else if (e.type === "engineRefused") {
+      // A first line read and refused is an engine that believes it guards accounts it does not: said at error,
+      // with what it tried (the accounts stay `waiting`, or go down at their connect grace).
+      if (e.hello)
+        log.error(
+          {
+            event: "guard.refused",
+            connection: e.connection,
+            reason: e.reason,
+            version: e.hello.version,
+            accounts: e.hello.accounts,
+          },
+          `engine connection ${e.connection} refused (${e.hello.version || "no version"} for ${e.hello.accounts.join(", ") || "no account"}): ${e.reason}; it guards nothing`,
+        );
+      else
+        log.warn(
+          { event: "guard.refused", connection: e.connection, reason: e.reason },
+          `engine connection ${e.connection} refused: ${e.reason}`,
+        );
+    } else if (e.type === "engineDetach")
       log.info(
         { event: "guard.detach", connection: e.connection, accounts: e.accounts, graceMs: e.ms },
         `engine connection ${e.connection} detaches: closing within ${e.ms} ms is a planned restart`,

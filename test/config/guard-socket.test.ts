@@ -5,6 +5,8 @@
 import { describe, expect, test } from "vitest";
 import { parseGuardSocket } from "../../src/config/listen.js";
 import { loadConfig } from "../../src/config/load.js";
+import { guardConnectGraceOf } from "../../src/config/rules.js";
+import { cli } from "../helpers/cli.js";
 import { issuesOf } from "./helpers.js";
 
 describe("guardSocket", () => {
@@ -48,5 +50,36 @@ describe("guardSocket", () => {
     expect(
       issuesOf(() => loadConfig({ options: { guardSocket: "/tmp/g.sock", guardHeartbeatGap: "50ms" } }))[0],
     ).toContain("must be 0 (off) or at least 100ms");
+  });
+
+  test("behavior: the connect grace defaults to deadline - interval, needs the socket, and is bounded (exit 78)", async () => {
+    const { config } = loadConfig({
+      options: { guardSocket: "/tmp/g.sock", deadline: "60s", interval: "15s" },
+    });
+    expect(config.guardConnectGrace).toBeUndefined();
+    expect(guardConnectGraceOf(config)).toBe(45_000);
+    const set = loadConfig({ options: { guardSocket: "/tmp/g.sock", guardConnectGrace: "5s" } }).config;
+    expect(guardConnectGraceOf(set)).toBe(5_000);
+    expect(issuesOf(() => loadConfig({ options: { guardConnectGrace: "5s" } }))[0]).toContain(
+      "guardConnectGrace (flag --guard-connect-grace): only the connection guard (guardSocket) knows which engine held an account",
+    );
+    for (const value of ["500ms", "61s"])
+      expect(
+        issuesOf(() =>
+          loadConfig({ options: { guardSocket: "/tmp/g.sock", deadline: "60s", guardConnectGrace: value } }),
+        )[0],
+        value,
+      ).toContain("must be from 1s (time for a live engine to reconnect) to the deadline (1m)");
+    const refused = await cli([
+      "config",
+      "check",
+      "--no-key",
+      "--guard-socket",
+      "/tmp/g.sock",
+      "--guard-connect-grace",
+      "2h",
+    ]);
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toContain("guardConnectGrace = 2h (flag --guard-connect-grace): must be from 1s");
   });
 });

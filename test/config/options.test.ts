@@ -100,6 +100,8 @@ function sample(option: ConfigOption): { text: string | undefined; value: unknow
     const other = option.choices.find((c) => c !== option.default)!;
     return { text: other, value: other };
   }
+  // guardConnectGrace has no default of its own (deadline - interval): a value within its bounds
+  if (option.key === "guardConnectGrace") return { text: "20s", value: 20_000 };
   if (option.kind === "duration") {
     const ms = 2 * (option.default as number);
     return { text: `${ms}ms`, value: ms };
@@ -137,6 +139,10 @@ const NEEDS: Record<string, { flags: string[]; env: NodeJS.ProcessEnv }> = {
   actAlone: {
     flags: ["--coordinate", "etcd://127.0.0.1:2379"],
     env: { HL_COORDINATE: "etcd://127.0.0.1:2379" },
+  },
+  guardConnectGrace: {
+    flags: ["--guard-socket", "/run/hl-deadman/guard.sock"],
+    env: { HL_GUARD_SOCKET: "/run/hl-deadman/guard.sock" },
   },
   watchAddresses: {
     flags: ["--rpc-url", "http://127.0.0.1:1/evm"],

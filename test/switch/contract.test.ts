@@ -120,8 +120,9 @@ describe("the log contract (docs/cli-contract.md), through the driver", () => {
     // the engine goes down (policy lapse): no more pushes; the deadline lapses and a trigger is counted
     w.sw.setEngineUp(false, "guard says down");
     const down = only(w.log.lines, "engine.down")[0]!;
-    expect(fieldsOf(down)).toEqual(["action", "armedUntil", "detail"]);
-    expect(down).toMatchObject({ action: "lapse", detail: "guard says down", level: 40 });
+    expect(fieldsOf(down)).toEqual(["action", "armedUntil", "cause", "detail"]);
+    // a death seen (the default); `absent` after a restart's connect grace (issue 38)
+    expect(down).toMatchObject({ action: "lapse", detail: "guard says down", cause: "seen", level: 40 });
     await w.advance(61_000);
     const counted = only(w.log.lines, "trigger.counted")[0]!;
     expect(fieldsOf(counted)).toEqual(["deadline", "proof", "triggerLimit", "triggersLeft", "triggersToday"]);

@@ -213,3 +213,44 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
     expect(r.logs(ready)).toEqual(["switch.event_refused"]);
   });
 });
+
+// Issue 38: an engine ABSENT (an account an engine held that no engine named within the connect grace after a
+// restart) is weaker evidence than a death seen: it never starts a close by itself; only the time rule holds,
+// counted from the grace's end.
+describe("escalation: an engine absent past the connect grace", () => {
+  test("behavior: the exposure rules never close on absence; the time rule does, from the grace's end", () => {
+    const r = new Run();
+    r.on({ type: "start" }, 0);
+    r.on({ type: "exposure", ...FIG }, 20);
+    const down = r.on({ type: "engine", up: false, detail: "no engine named it", cause: "absent" }, 45_000);
+    // the engine-down cancel follows as for a death seen
+    expect(down.cancelOrders).toEqual({ cancelStops: false });
+    expect(down.events.find((e) => e.type === "engineDown")).toMatchObject({ cause: "absent" });
+    r.on({ type: "ordersCancelled", confirmed: true, cancelled: 3, kept: 0 }, 45_030);
+    // every exposure rule over its limit: no close on absence
+    const over = r.on(
+      { type: "exposure", accountValue: 5_000, notionalUsd: 900_000, minLiquidationPct: 1 },
+      46_000,
+    );
+    expect(over.closePositions).toBeUndefined();
+    expect(r.model.entry.halted).toBeUndefined();
+    expect(r.on({ type: "tick" }, 100_000).closePositions).toBeUndefined();
+    // the time rule: afterDownMs from the grace's end
+    expect(r.model.wake.escalate).toBe(45_000 + ESC.afterDownMs!);
+    const ready = r.on({ type: "wake" }, 45_000 + ESC.afterDownMs!);
+    expect(ready.closePositions).toEqual({
+      reason: expect.stringContaining("no engine has named the account for 120 s after the connect grace"),
+      pass: 1,
+    });
+  });
+
+  test("behavior: the same figures close at once after a death seen (the contrast)", () => {
+    const r = new Run();
+    r.armedThenDown(45_000, FIG);
+    const ready = r.on(
+      { type: "exposure", accountValue: 5_000, notionalUsd: 900_000, minLiquidationPct: 1 },
+      46_000,
+    );
+    expect(ready.closePositions).toEqual({ reason: expect.any(String), pass: 1 });
+  });
+});

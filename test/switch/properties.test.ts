@@ -15,7 +15,9 @@
  *   recognised daily limit or a permanent reason, or the operator's policy says so;
  * III with a fresh record covering the day the count equals the exchange's fires (without one it is never below
  *   them: 2);
- * IV no event sequence makes `step` throw.
+ * IV no event sequence makes `step` throw;
+ * and issue 38's V-grace: no account an engine held waits past its connect grace after a restart (the `engine`
+ *   command is an engine naming the account; a crash or stop restarts the daemon from its ledger).
  * fast-check shrinks a failing sequence and prints its seed and path (replay with { seed, path }).
  * Each invariant was shown to fail on a planted bug (`Plant` in world.ts; the "planted" test below).
  */
@@ -456,6 +458,8 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
       ["unrecognised-as-limit", "II"],
       ["record-ignored", "III", 5_000, recordScenario],
       ["date-unbounded", ["IV", "II"], 5_000, erratic],
+      // issue 38: an account an engine held waits at most the connect grace after a restart
+      ["no-connect-grace", "V-grace"],
     ];
   for (const [plant, invariant, runs = 5_000, scenarios = scenario, seed = 11] of planted) {
     // (each up to 2 min: on a loaded 2-core machine 40,000 runs take a minute; idle, a few seconds)

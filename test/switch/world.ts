@@ -14,6 +14,7 @@
  */
 
 import pino from "pino";
+import { guardConnectGraceOf } from "../../src/config/rules.js";
 import { ManualClock, utcDay } from "../../src/core/clock.js";
 import { createRuntime, ExchangeTime, ManualTimers, type RootRuntime } from "../../src/core/runtime.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../src/core/status.js";
@@ -45,6 +46,7 @@ import {
 import type { Now, StepResult } from "../../src/switch/model.js";
 import { type RecordResult, readFinding } from "../../src/switch/record.js";
 import { writeAheadCoverage } from "../../src/switch/write-ahead.js";
+import { ABSENT_DETAIL, armConnectGrace } from "../../src/watchers/connection-guard.js";
 
 /** One silent logger and one registry for every world (the driver publishes to both; nothing reads them). */
 const SILENT = pino({ level: "silent" });
@@ -144,7 +146,8 @@ export type Plant =
   | "unrecognised-as-limit" // II: a refusal the daemon does not recognise is taken as the daily limit
   | "record-ignored" // III: the record is never applied (guesses are never withdrawn)
   | "readiness-on-local" // I: readiness on the local wall clock alone, the clocks' disagreement ignored
-  | "date-unbounded"; // IV: every Date is applied as verified (no plausibility range, no window)
+  | "date-unbounded" // IV: every Date is applied as verified (no plausibility range, no window)
+  | "no-connect-grace"; // V-grace: a restart ignores the ledger's engines (an account an engine held waits for ever)
 
 export class World {
   // --- the exchange
@@ -198,6 +201,8 @@ export class World {
   /** the signer's NonceSource: the last nonce handed out */
   lastNonceSent = 0;
   // --- bookkeeping for the invariants
+  /** when this run started (monotonic) */
+  bootMono = 0;
   crashes = 0;
   unknownOutcomes = 0;
   lastConfirmed: number | null = null;
@@ -246,6 +251,7 @@ export class World {
     this.runStop?.abort();
     this.timers?.dispose();
     const gen = ++this.gen;
+    this.bootMono = this.mono;
     const live = () => gen === this.gen;
     this.timers = new ManualTimers(this.clock);
     this.runStop = createRuntime({ clock: this.clock, timers: this.timers });
@@ -807,9 +813,67 @@ export class World {
 
   async apply(cmd: Command) {
     this.trace.push(JSON.stringify(cmd));
+    if (cmd.c === "engine") this.engineNamed();
     await this.command(cmd);
     await flush();
+    this.checkConnectGrace();
   }
+
+  // ------------------------------------------ issue 38: the connection guard's connect grace after a restart
+  // (kept apart from the rest of the world). The `engine` command is an engine naming the account (up) or its death
+  // seen (down, after it named it): either way an engine held it, which the ledger records (`engines`). A restart
+  // arms the guard's own grace (src/watchers/connection-guard.ts `armConnectGrace`) on this run's timers with what
+  // the ledger says; at its end an account no engine named in this run is engine down, cause `absent`.
+
+  /** on disk: an engine held the account (the ledger's `engines`) */
+  engineHeld = false;
+  /** this run: an engine named the account (it is no longer `waiting`) */
+  namedThisRun = false;
+  /** this run's grace: from when (monotonic), or null when the ledger knew no engine */
+  graceFromMono: number | null = null;
+  get connectGraceMs() {
+    return guardConnectGraceOf({
+      deadline: this.cfg.deadlineMs,
+      interval: this.cfg.intervalMs,
+      guardConnectGrace: undefined,
+    });
+  }
+
+  engineNamed() {
+    this.namedThisRun = true;
+    this.engineHeld = true;
+  }
+
+  /** A new run (after boot): `waiting`, for at most the grace when an engine held the account before. */
+  startConnectGrace() {
+    this.namedThisRun = false;
+    const held = this.plant === "no-connect-grace" || !this.engineHeld ? [] : [this.cfg.account];
+    this.graceFromMono = held.length > 0 ? this.mono : null;
+    const sw = this.sw;
+    armConnectGrace({
+      heldBefore: held,
+      graceMs: this.connectGraceMs,
+      timers: this.timers,
+      waiting: () => !this.namedThisRun,
+      absent: () => sw.setEngineUp(false, ABSENT_DETAIL(this.connectGraceMs), "absent"),
+    });
+  }
+
+  /**
+   * Invariant V-grace: no account an engine held waits past its grace after a restart: once the grace is over and
+   * no engine named it in this run, the running switch has it engine down.
+   */
+  checkConnectGrace() {
+    if (!this.engineHeld || this.namedThisRun || this.model.phase !== "running") return;
+    const from = this.graceFromMono ?? this.bootMono;
+    if (this.mono < from + this.connectGraceMs) return;
+    if (this.model.engineUp)
+      this.fail(
+        "V-grace",
+        `an engine held the account and none named it ${this.mono - from} ms after the restart (grace ${this.connectGraceMs} ms): still waiting, not engine down`,
+      );
+  }
+  // ------------------------------------------------------------------------------------ end of issue 38's block
 
   async command(cmd: Command) {
     switch (cmd.c) {
@@ -898,6 +962,7 @@ export class World {
     this.lastVerifiedNonce = this.lastNonceSent;
     this.done = null;
     this.boot(timeFloor);
+    this.startConnectGrace();
   }
 
   /** The exchange's record, as the explorer and historicalOrders would show it (lagging, or lying). */

@@ -163,11 +163,12 @@ export function switchesComponent(): Component<
       const byAccount = new Map(switches.map((s) => [s.account, s]));
       for (const s of switches) {
         const engine = ctx.engine.now(s.account);
-        if (!engine.up) s.setEngineUp(false, engine.detail);
+        if (!engine.up) s.setEngineUp(false, engine.detail, engine.cause);
       }
       // A change for named accounts (the connection guard) reaches only their switches, in the same turn.
-      ctx.engine.subscribe(({ up, detail, accounts }) => {
-        for (const s of switches) if (!accounts || accounts.includes(s.account)) s.setEngineUp(up, detail);
+      ctx.engine.subscribe(({ up, detail, cause, accounts }) => {
+        for (const s of switches)
+          if (!accounts || accounts.includes(s.account)) s.setEngineUp(up, detail, cause);
       });
       // An agent key's state reaches the switches it signs for, and only those.
       for (const { accounts, feed: agent } of ctx.agents) {

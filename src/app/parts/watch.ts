@@ -4,11 +4,13 @@
  */
 
 import { parseGuardSocket } from "../../config/listen.js";
+import { guardConnectGraceOf } from "../../config/rules.js";
 import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import type { GuardStatus } from "../../core/status.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
+import type { Ledger } from "../../switch/ledger.js";
 import { type AgentState, createAgentWatch } from "../../watchers/agent-watch.js";
 import { createConnectionGuard } from "../../watchers/connection-guard.js";
 import { createGuard } from "../../watchers/guard.js";
@@ -23,16 +25,18 @@ export type DaemonGuard = { status(): GuardStatus; idle(): Promise<void> };
 /**
  * The engine guard. File or URL: its first answer comes before the first push, and it drives every account. The
  * connection guard (`guardSocket`): listening before the first push, every account `waiting` (up) until an engine
- * names it, and each engine drives only the accounts it named (`Engine.accounts`).
+ * names it, and each engine drives only the accounts it named (`Engine.accounts`). The ledger records, once per
+ * account, that an engine held it; after a restart such an account waits only the connect grace (engine down,
+ * `absent`, when no engine names it by then).
  */
 export function guardComponent(): Component<
-  Base & { logger: Logger; bus: EventBus; board: Board },
+  Base & { logger: Logger; bus: EventBus; board: Board; ledger: Ledger },
   { guard: DaemonGuard | null; engine: Feed<Engine> & { now(account: string): Engine } }
 > {
   let close: (() => unknown) | undefined;
   return {
     name: "guard",
-    async start({ config, runtime, logger, metrics, bus, board, plan }) {
+    async start({ config, runtime, logger, metrics, bus, board, plan, ledger }) {
       const engine = feed<Engine>();
       if (config.guardSocket) {
         const socket = createConnectionGuard({
@@ -43,7 +47,11 @@ export function guardComponent(): Component<
           logger,
           metrics,
           bus,
-          onChange: (account, up, detail) => engine.publish({ up, detail, accounts: [account] }),
+          onChange: (account, up, detail, cause) =>
+            engine.publish({ up, detail, cause, accounts: [account] }),
+          heldBefore: ledger.enginesHeld(),
+          connectGraceMs: guardConnectGraceOf(config),
+          onHeld: (account) => ledger.markEngineHeld(account),
         });
         await socket.start();
         close = () => socket.stop();
