@@ -123,18 +123,18 @@ describe("connection guard: the connect grace after a restart", () => {
 
   test("error: a refused first line is an error naming the version and accounts it tried; the grace still ends", async () => {
     const { clock, changes, log, file } = await guardFor([A]);
-    const wrong = await engine(file, `hl-deadman-guard/2 ${A},${B.toUpperCase().replace("0X", "0x")}\n`);
+    const wrong = await engine(file, `hl-deadman-guard/9 ${A},${B.toUpperCase().replace("0X", "0x")}\n`);
     expect(wrong.answer).toBe(
-      'refused protocol "hl-deadman-guard/2" not supported (this daemon speaks hl-deadman-guard/1)',
+      'refused protocol "hl-deadman-guard/9" not supported (this daemon speaks hl-deadman-guard/1 and hl-deadman-guard/2)',
     );
     const stranger = `0x${"cc".repeat(20)}`;
     await engine(file, `hl-deadman-guard/1 ${stranger}\n`);
     const refused = log.events("guard.refused");
     expect(refused.map((l) => [l.level, l.version, l.accounts])).toEqual([
-      [50, "hl-deadman-guard/2", [A, B]],
+      [50, "hl-deadman-guard/9", [A, B]],
       [50, "hl-deadman-guard/1", [stranger]],
     ]);
-    expect(String(refused[0]!.msg)).toContain(`hl-deadman-guard/2 for ${A}, ${B}`);
+    expect(String(refused[0]!.msg)).toContain(`hl-deadman-guard/9 for ${A}, ${B}`);
     clock.advance(GRACE);
     expect(changes).toEqual([[A, false, ABSENT_DETAIL(GRACE), "absent"]]);
   });
