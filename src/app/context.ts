@@ -45,6 +45,11 @@ export type StartDaemonParameters = {
   metrics?: Metrics;
   /** default: config.apiUrl, else the network's */
   apiUrl?: string;
+  /**
+   * what the logs and the status page call the network: `simulator` against hl-deadman's simulator (a label only:
+   * the signatures stay the configured network's); default: config.network
+   */
+  networkLabel?: string | undefined;
   /** the exchange's record (default: config.explorerUrl, else the network's when the API is the official one) */
   explorerUrl?: string | undefined;
   /** engine-down policy `cancel`: cancels an account's open orders (default: the order-cancel module) */
@@ -99,6 +104,8 @@ export type Base = {
   plan: { account: string; vaultAddress: string | undefined; signer: string }[];
   accounts: string[];
   apiUrl: string;
+  /** the network as logs and the page name it (StartDaemonParameters.networkLabel) */
+  networkLabel: string;
   listen: ReturnType<typeof parseListenAddress>;
   /** how the switches stop: `remove` unless close() says otherwise (a failed start always removes) */
   stop: { mode: "remove" | "keep" };

@@ -196,6 +196,7 @@ export async function startDaemon(
     plan,
     accounts: plan.map((p) => p.account),
     apiUrl: params.apiUrl ?? effectiveUrls(config).apiUrl,
+    networkLabel: params.networkLabel ?? config.network,
     listen,
     stop,
   };

@@ -11,10 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LoadedSigner, loadSignerKeys, loadSigningKey, type SigningKey } from "../config/keys.js";
 import { ConfigError, effectiveUrls, type LoadedConfig } from "../config/load.js";
+import { NETWORK_URLS } from "../config/networks.js";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
 import { createLogger } from "../core/logger.js";
 import { flushLogger } from "../core/runtime.js";
+import { InfoClient } from "../protocol/hyperliquid/info.js";
 import { type LocalSigner, localSigner } from "../protocol/hyperliquid/signing.js";
 import { type Daemon, DaemonStartError, startDaemon } from "./daemon.js";
 import { type ScrubResult, scrubEnvironment } from "./environ.js";
@@ -90,6 +92,18 @@ export type EmbeddedSimulator = {
   demo?: { address: string; privateKey: string } | undefined;
   close(): Promise<void>;
 };
+
+/** Whether `apiUrl` is hl-deadman's simulator (never asked of the official hosts; any failure reads as no). */
+async function isSimulator(apiUrl: string, clock: Clock): Promise<boolean> {
+  const url = apiUrl.replace(/\/+$/, "");
+  if (Object.values(NETWORK_URLS).some((n) => n.apiUrl === url)) return false;
+  const info = new InfoClient({ apiUrl: url, clock, retryLimit: 0, timeoutMs: 2_000 });
+  try {
+    return (await info.simulatorId()) !== null;
+  } finally {
+    info.close();
+  }
+}
 
 /**
  * Runs the daemon until a signal stops it; never returns. Every failure before the daemon runs is thrown with
@@ -210,6 +224,10 @@ export async function runService(p: RunServiceParameters): Promise<never> {
         log.warn({ event: "accounts.master", signer: key!.address, reason: "lookup failed" }, said);
     }
 
+    // Against hl-deadman's simulator (embedded, or `hl-deadman sim` at a custom --api-url) the logs and the page say
+    // `simulator`, not the network whose signatures it checks: one info request, only off the official hosts.
+    const simulatorLabel =
+      sim !== null || (await isSimulator(apiUrl ?? effectiveUrls(config).apiUrl, p.clock));
     const start = (cfg: typeof config) =>
       startDaemon({
         config: cfg,
@@ -230,6 +248,7 @@ export async function runService(p: RunServiceParameters): Promise<never> {
         onInterval: () => lock.touch(),
         ...(apiUrl ? { apiUrl } : {}),
         ...(explorerUrl ? { explorerUrl } : {}),
+        ...(simulatorLabel ? { networkLabel: "simulator" } : {}),
       });
     try {
       daemon = await start(config);

@@ -44,6 +44,7 @@ export function healthComponent(): Component<
       signer,
       plan,
       accounts,
+      networkLabel,
     }) {
       const board: Board = { accounts: null, exposure: () => EXPOSURE_OFF, guard: () => NO_GUARD };
       const readiness = (): Readiness => {
@@ -99,7 +100,7 @@ export function healthComponent(): Component<
             intervalMs: config.interval,
             deadlineMs: config.deadline,
             clockSkewWarnMs: config.clockSkewWarn,
-            network: config.network,
+            network: networkLabel,
             audit: () => ({ head: audit.head, recent: audit.recent(), unavailable: audit.unavailable }),
           }),
         });
@@ -114,7 +115,7 @@ export function healthComponent(): Component<
           ...(plan.length > PLAN_LOGGED ? { accountsNotListed: plan.length - PLAN_LOGGED } : {}),
           signers: new Set(plan.map((p) => p.signer)).size,
           metricsPerAccount: metricsPerAccount(config.metricsPerAccount, plan.length),
-          network: config.network,
+          network: networkLabel,
           intervalMs: config.interval,
           deadlineMs: config.deadline,
           requestTimeoutMs: config.requestTimeout,

@@ -42,6 +42,8 @@ function dur(ms){if(ms==null)return "-";var s=Math.abs(ms)/1000,sign=ms<0?"-":""
  var m=Math.floor(s/60);if(m<120)return sign+m+" min "+Math.floor(s%60)+" s";return sign+Math.floor(m/60)+" h "+(m%60)+" min";}
 function clock(ms){return ms?new Date(ms).toISOString().slice(11,19)+" UTC":"-";}
 function usd(v){if(v==null)return "-";var n=Number(v);return isFinite(n)?n.toLocaleString("en-US",{maximumFractionDigits:2})+" USD":String(v);}
+function num(v){if(v==null||v==="")return "-";var n=Number(v);if(!isFinite(n))return String(v);var a=Math.abs(n);
+ return n.toLocaleString("en-US",{maximumFractionDigits:a>=100?2:a>=1?4:6});}
 function kv(k,v,id){var d=h("div",null,h("div",{"class":"k",text:k}),h("div",{"class":"v",text:v}));if(id)d.lastChild.setAttribute("data-field",id);return d;}
 function stateOf(a){if(a.halted)return ["HALTED - "+a.halted.reason,"bad"];var s=STATES[a.state]||[a.state,"idle"],label=s[0],cls=s[1];
  if(a.state==="not_protected"&&a.notProtectedReason)label+=" ("+a.notProtectedReason+")";
@@ -50,8 +52,8 @@ function stateOf(a){if(a.halted)return ["HALTED - "+a.halted.reason,"bad"];var s
 function exposureTable(x){if(!x)return h("p",{"class":"k",text:"no exposure poll yet"});
  var t=h("table",{"data-exposure":"1"},h("tr",null,h("th",{text:"coin"}),h("th",{text:"size"}),h("th",{text:"value"}),h("th",{text:"mark"}),h("th",{text:"liq. price"}),h("th",{text:"to liquidation"})));
  x.positions.forEach(function(p){var d=p.liquidationDistancePct;var c=d==null?"":d<5?"near":d<15?"mid":"";
-  t.appendChild(h("tr",{"data-coin":p.coin},h("td",{text:p.coin+(p.dex?" ("+p.dex+")":"")}),h("td",{text:p.szi||"-"}),h("td",{text:usd(p.positionValue)}),
-   h("td",{text:p.markPx==null?"-":String(p.markPx)}),h("td",{text:p.liquidationPx||"none"}),h("td",{"class":c,text:d==null?"cannot be liquidated":d.toFixed(2)+" %"})));});
+  t.appendChild(h("tr",{"data-coin":p.coin},h("td",{text:p.coin+(p.dex?" ("+p.dex+")":"")}),h("td",{text:num(p.szi)}),h("td",{text:usd(p.positionValue)}),
+   h("td",{text:num(p.markPx)}),h("td",{text:p.liquidationPx?num(p.liquidationPx):"none"}),h("td",{"class":c,text:d==null?"cannot be liquidated":d.toFixed(2)+" %"})));});
  if(!x.positions.length)t.appendChild(h("tr",null,h("td",{colspan:"6",text:"no open position"})));
  return h("div",null,h("div",{"class":"grid"},kv("account value",usd(x.accountValue)),kv("total notional",usd(x.totalNtlPos)),
   kv("leverage",x.leverage==null?"-":x.leverage.toFixed(2)+"x"),kv("polled",clock(x.at))),t);}
