@@ -83,7 +83,7 @@ async function primed(x: ReturnType<typeof fakeExchange>) {
 }
 
 describe("the cancel pass's weight", () => {
-  test("behavior: a fresh list is cancelled without a read first; one read confirms it: 21 weight (was 61)", async () => {
+  test("behavior: a fresh list is cancelled without a read first; one read confirms it: 21 weight", async () => {
     const orders = [order(1, "BTC"), order(2, "ETH")];
     const x = fakeExchange(orders);
     const reports: CancelReport[] = [];
@@ -121,7 +121,7 @@ describe("the cancel pass's weight", () => {
     expect(x.state.open).toEqual([]);
   });
 
-  test("behavior: without a fresh list: read, cancel, read, and meta from the cache: 41 weight (was 61)", async () => {
+  test("behavior: without a fresh list: read, cancel, read, and meta from the cache: 41 weight", async () => {
     const x = fakeExchange([order(1, "BTC"), order(2, "ETH")]);
     const reports: CancelReport[] = [];
     const pass = createCancelExecutor({ ...x, metaCache: await primed(x), onReport: (r) => reports.push(r) });
