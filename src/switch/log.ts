@@ -345,40 +345,22 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "confirmed" }),
   },
   cancelFailed: {
-    log: (e) =>
+    log: ({ type: _, ...f }) =>
       line(
         "error",
         "engine.cancel_failed",
-        {
-          pass: e.pass,
-          cancelled: e.cancelled,
-          kept: e.kept,
-          reason: e.reason,
-          retries: e.retries,
-          ...(e.weight !== undefined ? { weight: e.weight } : {}),
-          ...(e.detail ? { detail: e.detail } : {}),
-        },
-        `engine down: cancelling open orders was not confirmed (${e.reason}${e.retries > 0 ? `, after ${e.retries} tries again` : ""}${e.weight !== undefined ? `; the pass spent ${e.weight} of the IP's weight` : ""}); scheduling the cancel at the 5 s minimum`,
+        f,
+        `engine down: cancelling open orders was not confirmed (${f.reason}${f.retries > 0 ? `, after ${f.retries} tries again` : ""}${f.weight !== undefined ? `; the pass spent ${f.weight} of the IP's weight` : ""}); scheduling the cancel at the 5 s minimum`,
       ),
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "failed" }),
   },
   cancelRetry: {
-    log: (e) =>
+    log: ({ type: _, ...f }) =>
       line(
         "warn",
         "engine.cancel_retry",
-        {
-          pass: e.pass,
-          attempt: e.attempt,
-          reason: e.reason,
-          request: e.request,
-          retryInMs: e.retryInMs,
-          giveUpInMs: e.giveUpInMs,
-          cancelled: e.cancelled,
-          ...(e.weight !== undefined ? { weight: e.weight } : {}),
-          ...(e.detail ? { detail: e.detail } : {}),
-        },
-        `engine down: the cancel pass was refused (${e.reason}, a ${e.request}); ${e.cancelled} order(s) cancelled so far, trying again in ${e.retryInMs} ms; no trigger spent yet (the fall-back to the 5 s minimum only if still refused in ${e.giveUpInMs} ms)`,
+        f,
+        `engine down: the cancel pass was refused (${f.reason}, a ${f.request}); ${f.cancelled} order(s) cancelled so far, trying again in ${f.retryInMs} ms; no trigger spent yet (the fall-back to the 5 s minimum only if still refused in ${f.giveUpInMs} ms)`,
       ),
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "retried" }),
   },
