@@ -37,7 +37,7 @@ export type WeightPlan = {
    * requests all go out within a few seconds). It must fit too.
    */
   peakPerMinute: number;
-  /** what an engine death costs on top (the cancel pass's reads), and a start (the record reads) */
+  /** what an engine death costs on top (every account's cancel pass), and a start (the record reads, meta) */
   bursts: WeightLine[];
   /** the shortest push interval (ms, whole seconds) at which the steady spend fits, or null when none does */
   fittingIntervalMs: number | null;
@@ -98,16 +98,25 @@ export function weightPlan(config: Config, accounts = configuredAccounts(config)
   const room = budget - Math.max(rest, rest - pollAverage + poll);
   const fittingIntervalMs =
     room <= 0 ? null : Math.ceil((accounts * 60_000 * WEIGHT.action) / room / 1000) * 1000;
+  // A cancel pass (src/protocol/hyperliquid/cancel.ts): the orders a fresh order feed knows are cancelled without a
+  // read first and one read confirms them; without a fresh list a read comes first and a second confirms. `meta` is
+  // read once at start and again only for a coin it does not know. The feed follows the first orderFeedAccounts.
+  const feed =
+    config.onEngineDown === "cancel" && Boolean(config.guardSocket) && config.orderFeedAccounts > 0;
+  const followed = feed ? Math.min(accounts, config.orderFeedAccounts) : 0;
+  const knownPass = WEIGHT.info + WEIGHT.action;
+  const readPass = 2 * WEIGHT.info + WEIGHT.action;
+  const cancelMeta = config.onEngineDown === "cancel" ? WEIGHT.info : 0;
   const bursts: WeightLine[] = [
     {
-      what: "an engine death (the cancel pass: open orders and meta)",
-      perMinute: 2 * WEIGHT.info + WEIGHT.action,
-      arithmetic: `${WEIGHT.info} + ${WEIGHT.info} + ${WEIGHT.action} per account and pass`,
+      what: "an engine death (a cancel pass of every account)",
+      perMinute: followed * knownPass + (accounts - followed) * readPass,
+      arithmetic: `${followed} × (${WEIGHT.info} + ${WEIGHT.action}) with the orders known from the order feed + ${accounts - followed} × (${WEIGHT.info} + ${WEIGHT.action} + ${WEIGHT.info}) read first; + ${WEIGHT.info} for meta only for a coin it does not know, + ${WEIGHT.action} per 40 orders more`,
     },
     {
       what: "a start (the record: explorer userDetails and historicalOrders)",
-      perMinute: accounts * (WEIGHT.explorer + WEIGHT.info),
-      arithmetic: `${accounts} × (${WEIGHT.explorer} + ${WEIGHT.info}), more for long order histories`,
+      perMinute: accounts * (WEIGHT.explorer + WEIGHT.info) + cancelMeta,
+      arithmetic: `${accounts} × (${WEIGHT.explorer} + ${WEIGHT.info})${cancelMeta > 0 ? ` + ${WEIGHT.info} (meta, once, for the cancel)` : ""}, more for long order histories`,
     },
   ];
   return {

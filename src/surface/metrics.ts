@@ -210,7 +210,7 @@ export function createMetrics({
     }),
     cancelPasses: new Counter({
       name: `${p}cancel_passes_total`,
-      help: "Engine down with --on-engine-down cancel: passes that cancelled the open orders, by outcome (confirmed, failed).",
+      help: "Engine down with --on-engine-down cancel: passes that cancelled the open orders, by outcome (confirmed, failed, retried: refused and tried again).",
       labelNames: ["account", "outcome"],
       registers: r,
     }),

@@ -12,6 +12,7 @@ import type { DrillIo } from "./drill-io.js";
 import type { EscalationConfig } from "./escalation.js";
 import type { Ledger } from "./ledger.js";
 import type {
+  CancelFailure,
   EngineDownPolicy,
   Event,
   Now,
@@ -31,7 +32,16 @@ export type CancelOpenOrders = (params: {
   account: string;
   vaultAddress?: string;
   cancelStops: boolean;
-}) => Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
+}) => Promise<{
+  confirmed: boolean;
+  cancelled: number;
+  kept: number;
+  detail?: string;
+  /** not confirmed: the request that failed; the machine judges whether the pass is tried again */
+  failure?: CancelFailure;
+  /** not confirmed: the IP weight the pass spent */
+  weight?: number;
+}>;
 
 /** One close order of an escalation pass, as sent and as answered (the audit trail keeps them). */
 export type CloseOrderReport = {

@@ -191,5 +191,6 @@ export class Ctx {
     this.m.wake.lapse = null;
     this.m.wake.retry = null;
     this.m.wake.gate = null;
+    this.m.wake.cancel = null;
   }
 }

@@ -113,7 +113,37 @@ export type SwitchEvent =
       /** a further pass (not the first of the episode) */
       repeat: boolean;
     }
-  | { type: "cancelFailed"; pass: number; cancelled: number; kept: number; detail?: string | undefined }
+  /**
+   * the pass was not confirmed and falls back to the 5 s minimum; `reason`: the failed request's kind
+   * (`rate_limited`, ...) or `unconfirmed` (every request answered, orders still open); `retries`: the tries
+   * again before it gave up; `weight`: the IP weight the last try spent
+   */
+  | {
+      type: "cancelFailed";
+      pass: number;
+      cancelled: number;
+      kept: number;
+      detail?: string | undefined;
+      reason: string;
+      retries: number;
+      weight?: number | undefined;
+    }
+  /**
+   * the pass was refused (`reason`: rate_limited, a transient error) and is tried again in `retryInMs`; the
+   * fall-back to the 5 s minimum comes only if it is still refused `giveUpInMs` from now
+   */
+  | {
+      type: "cancelRetry";
+      pass: number;
+      attempt: number;
+      reason: string;
+      request: "read" | "cancel";
+      retryInMs: number;
+      giveUpInMs: number;
+      cancelled: number;
+      weight?: number | undefined;
+      detail?: string | undefined;
+    }
   // ---- escalation (escalation.ts)
   | {
       type: "escalated";

@@ -342,14 +342,24 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "confirmed" }),
   },
   cancelFailed: {
-    log: (e) =>
+    log: ({ type: _, ...f }) =>
       line(
         "error",
         "engine.cancel_failed",
-        { pass: e.pass, cancelled: e.cancelled, kept: e.kept, ...(e.detail ? { detail: e.detail } : {}) },
-        "engine down: cancelling open orders was not confirmed; scheduling the cancel at the 5 s minimum (the exchange cancels the open orders, one trigger), then no more pushes or cancel passes until the engine is back",
+        f,
+        `engine down: cancelling open orders was not confirmed (${f.reason}${f.retries > 0 ? `, after ${f.retries} tries again` : ""}${f.weight !== undefined ? `; the pass spent ${f.weight} of the IP's weight` : ""}); scheduling the cancel at the 5 s minimum (the exchange cancels the open orders, one trigger), then no more pushes or cancel passes until the engine is back`,
       ),
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "failed" }),
+  },
+  cancelRetry: {
+    log: ({ type: _, ...f }) =>
+      line(
+        "warn",
+        "engine.cancel_retry",
+        f,
+        `engine down: the cancel pass was refused (${f.reason}, a ${f.request}); ${f.cancelled} order(s) cancelled so far, trying again in ${f.retryInMs} ms; no trigger spent yet (the fall-back to the 5 s minimum only if still refused in ${f.giveUpInMs} ms)`,
+      ),
+    metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "retried" }),
   },
   escalated: {
     log: (e) =>

@@ -39,7 +39,14 @@ import {
   drillStart,
   drillVerified,
 } from "./drill.js";
-import { cancelAgain, engine, engineHoldsPushes, ordersCancelled, pushMode } from "./engine-down.js";
+import {
+  cancelAgain,
+  cancelRetryDue,
+  engine,
+  engineHoldsPushes,
+  ordersCancelled,
+  pushMode,
+} from "./engine-down.js";
 import {
   escalationCheck,
   escalationClosed,
@@ -114,7 +121,7 @@ export function step(model: SwitchModel, event: Event, now: Now): StepResult {
 /** The earliest wake-up asked for. */
 export function wakeAtOf(w: Wake): number | null {
   let at: number | null = null;
-  for (const t of [w.lapse, w.retry, w.gate, w.record, w.escalate, w.drill])
+  for (const t of [w.lapse, w.retry, w.gate, w.record, w.escalate, w.drill, w.cancel])
     if (t !== null && (at === null || t < at)) at = t;
   return at;
 }
@@ -456,6 +463,7 @@ class Step extends Ctx {
       w.escalate = null;
       escalationDue(this);
     }
+    if (due(w.cancel)) cancelRetryDue(this);
     if (gate && m.phase === "stopping") return this.continueShutdown();
     if (!lapse && !retry && !gate) return;
     checkLapse(this);

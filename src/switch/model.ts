@@ -114,6 +114,10 @@ export type Event =
       cancelled: number;
       kept: number;
       detail?: string | undefined;
+      /** not confirmed: the first request that failed (a read or an action, the error policy's kind) */
+      failure?: CancelFailure | undefined;
+      /** not confirmed: the IP weight the pass spent */
+      weight?: number | undefined;
     }
   | { type: "agent"; state: "ok" | "missing" | "expired"; detail?: string | undefined }
   /**
@@ -170,6 +174,9 @@ export type Event =
       statusTimestamp: number | null;
       detail?: string | undefined;
     };
+
+/** A cancel pass's failed request as the executor reports it (src/protocol/hyperliquid/cancel.ts). */
+export type CancelFailure = { kind: string; request: "read" | "cancel"; retryable: boolean };
 
 /** One close order as reported to the machine (api.ts `CloseOrderReport`). */
 export type CloseReport = Readonly<Record<string, string | number | null>>;
@@ -234,6 +241,8 @@ export type Wake = {
   escalate: number | null;
   /** the drill's deadline and margin have passed: verify (drill.ts) */
   drill: number | null;
+  /** engine down, policy cancel: a refused cancel pass is tried again (engine-down.ts) */
+  cancel: number | null;
 };
 
 export type Inflight = {
@@ -327,6 +336,8 @@ export type SwitchModel = {
   cancelPass: boolean;
   /** cancel passes started in this engine-down episode (the first included) */
   cancelPasses: number;
+  /** the pass running was refused and tried again this many times (engine-down.ts `cancelRetryAt`) */
+  cancelRetries: number;
   /** this run's recent pushes' cancel times, answered or not (memory only: judging the record) */
   ownSent: number[];
   /** this run's recent confirmed pushes (memory only: judging the record, measuring its lag) */
@@ -463,6 +474,7 @@ export function initialModel(
     ordersCancel: null,
     cancelPass: false,
     cancelPasses: 0,
+    cancelRetries: 0,
     ownSent: [],
     ownConfirmed: [],
     recordLags: [],
@@ -476,7 +488,7 @@ export function initialModel(
     armedKnown: false,
     time: null,
     timeFloor,
-    wake: { lapse: null, retry: null, gate: null, record: null, escalate: null, drill: null },
+    wake: { lapse: null, retry: null, gate: null, record: null, escalate: null, drill: null, cancel: null },
     published: null,
     disk: initialDisk(),
     esc: initialEscalation(),

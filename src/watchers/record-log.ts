@@ -117,6 +117,7 @@ export function cancelReportLogger(
       keptOrders: report.kept,
       refused: report.statuses.filter((s) => !s.ok),
       stillOpen: report.stillOpen,
+      ...(report.weight !== undefined ? { weight: report.weight } : {}),
       ...(report.detail !== undefined ? { detail: report.detail } : {}),
     };
     const message = `cancelled ${cancelled} order(s), kept ${report.kept.length} reduce-only stop(s); no trigger spent${report.confirmed ? "" : ` — NOT confirmed: ${report.detail ?? "unknown"}`}`;

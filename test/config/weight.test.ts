@@ -82,4 +82,22 @@ describe("the IP's weight", () => {
     expect(none.fittingIntervalMs).toBeNull();
     expect(describeWeightPlan(none)).toContain("no push interval fits: the reads alone exceed it");
   });
+
+  test("an engine death's cancel pass: 21 an account whose orders the feed knows, 41 one read first; meta once at start", () => {
+    const socket = "/run/hl-deadman/guard.sock";
+    const fleet = accounts(12);
+    const withFeed = weightPlan(load({ account: fleet, guardSocket: socket, onEngineDown: "cancel" }));
+    // the feed follows the first 10 accounts: 10 × 21 + 2 × 41
+    expect(withFeed.bursts[0]).toMatchObject({ perMinute: 10 * 21 + 2 * 41 });
+    expect(withFeed.bursts[0]!.arithmetic).toContain(
+      "10 × (20 + 1) with the orders known from the order feed",
+    );
+    expect(withFeed.bursts[1]).toMatchObject({ perMinute: 12 * 60 + 20 });
+    const noFeed = weightPlan(
+      load({ account: fleet, guardSocket: socket, onEngineDown: "cancel", orderFeedAccounts: 0 }),
+    );
+    expect(noFeed.bursts[0]).toMatchObject({ perMinute: 12 * 41 });
+    const expedite = weightPlan(load({ account: fleet }));
+    expect(expedite.bursts[1]).toMatchObject({ perMinute: 12 * 60 });
+  });
 });

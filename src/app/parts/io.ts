@@ -340,10 +340,19 @@ export function recordComponent(): Component<
           }
         }),
       );
-      // With the connection guard, the orders of the first `orderFeedAccounts` accounts (at most 10, the exchange's
-      // limit per IP) are kept fresh over the WebSocket and `meta` is read now, so that a cancel on engine death
-      // names them at once; the other accounts read their orders at death (docs/operations.md).
+      // Under `cancel`, `meta` (the asset indices) is read once now and kept for every signer's executor: a pass
+      // reads it again only for a coin it does not know. Read in the background: a slow exchange must not hold back
+      // the first push (until it is read, a pass reads it at death). Awaited on close.
       let metaCache: MetaCache | undefined;
+      if (!params.cancelOpenOrders && config.onEngineDown === "cancel") {
+        metaCache = createMetaCache(info);
+        const priming = metaCache.prime();
+        reconciling.add(priming);
+        void priming.finally(() => reconciling.delete(priming));
+      }
+      // With the connection guard, the orders of the first `orderFeedAccounts` accounts (at most 10, the exchange's
+      // limit per IP) are kept fresh over the WebSocket, so that a cancel on engine death names them at once,
+      // without a read first; the other accounts read their orders at death (docs/operations.md).
       if (
         !params.cancelOpenOrders &&
         config.onEngineDown === "cancel" &&
@@ -385,12 +394,6 @@ export function recordComponent(): Component<
               log.warn({ event: `order_feed.${e.type}`, detail: e.detail }, `order feed: ${e.detail}`);
           },
         });
-        metaCache = createMetaCache(info);
-        // Read in the background: a slow exchange must not hold back the first push (until it is read, a cancel
-        // reads meta at death as without a feed). Awaited on close.
-        const priming = metaCache.prime();
-        reconciling.add(priming);
-        void priming.finally(() => reconciling.delete(priming));
         feed.start();
       }
       const knownFeed = feed;
@@ -414,7 +417,8 @@ export function recordComponent(): Component<
                     info,
                     exchange: c,
                     onReport,
-                    ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user), metaCache } : {}),
+                    metaCache,
+                    ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user) } : {}),
                   })
                 : undefined,
             )

@@ -1,22 +1,35 @@
 /**
  * The cancel executor for the engine-down policy `cancel` (docs/exchange-record.md, "Cancel before the exchange
- * has to"): read the open orders (`frontendOpenOrders`, which marks trigger and reduce-only orders) and `meta`
- * together, send at most two signed `cancel` actions at once (the resting orders with the fast flag, the trigger
- * orders without it), check each order's status, and confirm with a second read. When the order feed keeps a
- * fresh list of the account's orders and `meta` was read before, those orders are cancelled at once, before the
- * read, which then only catches what the list missed (docs/operations.md, "The orders known at death"). Reduce-only TP/SL (trigger) orders stay unless `cancelStops`: they can only shrink a position, and they
- * are what protects it while the engine is down. Cancelling spends no daily trigger.
+ * has to"; docs/operations.md, "The cancel path"): one pass spends the least of the IP's weight it can.
+ * - The orders the order feed knows (a fresh list, and `meta` read before) are cancelled at once, without a read
+ *   first: at most two signed `cancel` actions (the resting orders with the fast flag, the trigger orders without).
+ * - Then one read of the open orders (`frontendOpenOrders`, which marks trigger and reduce-only orders), after those
+ *   cancels were answered: it confirms them and catches what the list missed (then cancelled and read once more).
+ *   Without a fresh list it is the first look, and a second read confirms.
+ * - `meta` (the asset indices) is cached: read at start, again only when an order names a coin it does not know.
+ * Reduce-only TP/SL (trigger) orders stay unless `cancelStops`: they can only shrink a position, and they are what
+ * protects it while the engine is down. Cancelling spends no daily trigger.
  *
- * It never throws: every failure is `{ confirmed: false, detail }`, and the switch then keeps the scheduled
- * cancel armed at the 5 s minimum as the backstop.
+ * It never throws and never waits to try again: every failure is `{ confirmed: false, failure, detail }` with what
+ * failed (a read or an action, the error policy's kind), and the switch decides whether the pass is tried again or
+ * the scheduled cancel falls back to the 5 s minimum (src/switch/engine-down.ts).
  */
-import { HyperliquidApiError } from "./errors.js";
+import { HyperliquidApiError, kindIsRetryable } from "./errors.js";
 import type { CancelOrderStatus, ExchangeClient } from "./exchange.js";
 import type { InfoClient } from "./info.js";
 import type { FrontendOpenOrder, PerpMeta } from "./schemas.js";
 
 export type CancelOpenOrdersParams = { account: string; vaultAddress?: string; cancelStops: boolean };
-export type CancelOpenOrdersResult = { confirmed: boolean; cancelled: number; kept: number; detail?: string };
+export type CancelOpenOrdersResult = {
+  confirmed: boolean;
+  cancelled: number;
+  kept: number;
+  detail?: string;
+  /** not confirmed: the first request that failed (none when every request was answered) */
+  failure?: CancelFailure;
+  /** not confirmed: the IP weight this pass spent */
+  weight?: number;
+};
 export type CancelOpenOrders = (params: CancelOpenOrdersParams) => Promise<CancelOpenOrdersResult>;
 
 export type CancelExecutorDeps = {
@@ -26,7 +39,7 @@ export type CancelExecutorDeps = {
   onReport?: (report: CancelReport) => void;
   /** The user's open orders when a fresh list is kept (the order feed), else null: they are read first. */
   knownOrders?: ((user: string) => FrontendOpenOrder[] | null) | undefined;
-  /** `meta` read before death; without it a known list waits for the read like any other. */
+  /** `meta` as last read, shared by the executors of one IP; absent: a cache of the executor's own */
   metaCache?: MetaCache | undefined;
 };
 
@@ -43,6 +56,8 @@ export type CancelReport = {
   stillOpen: number[];
   confirmed: boolean;
   detail?: string;
+  /** the IP weight of the pass's requests the exchange took (a 429 is not counted) */
+  weight?: number;
 };
 
 /** A reduce-only TP/SL: a reduce-only trigger order (or one attached to a position). */
@@ -97,8 +112,9 @@ function describe(error: unknown): string {
 }
 
 /**
- * The exchange's `meta` as last read: the asset indices a cancel names. Read once at start (prime) and again by
- * every read-at-death pass, so a cancel from a fresh order list never waits on a read.
+ * The exchange's `meta` as last read: the asset indices a cancel names. Read once at start (prime), and again by a
+ * pass only when an order names a coin it does not know, so a cancel from a fresh order list never waits on a read
+ * and a pass spends no weight on it.
  */
 export type MetaCache = { get(): PerpMeta | null; set(meta: PerpMeta): void; prime(): Promise<void> };
 
@@ -119,44 +135,43 @@ export function createMetaCache(info: Pick<InfoClient, "meta">): MetaCache {
   };
 }
 
-type Sent = { cancelled: number; statuses: CancelOrderStatus[]; problems: string[]; gone: Set<number> };
+type Sent = { cancelled: number; statuses: CancelOrderStatus[]; gone: Set<number> };
+
+/** The IP weight of the pass's requests (docs/operations.md, "The IP's weight"): an info read 20, an action 1 + ⌊n/40⌋. */
+export const CANCEL_WEIGHT = Object.freeze({
+  read: 20,
+  action: (orders: number) => 1 + Math.floor(orders / 40),
+});
+
+/** The request of a pass that failed, as the switch judges it (src/switch/engine-down.ts decides what follows). */
+export type CancelFailure = {
+  /** the error policy's kind (`rate_limited` for HTTP 429, `server_error`, `transport`, ...), `internal` if none */
+  kind: string;
+  /** a read (the open orders, `meta`) or a cancel action */
+  request: "read" | "cancel";
+  /** the policy table says a new request may help */
+  retryable: boolean;
+};
+
+function failureOf(request: CancelFailure["request"], error: unknown): CancelFailure {
+  if (error instanceof HyperliquidApiError)
+    return { kind: error.kind, request, retryable: kindIsRetryable(error.kind) };
+  return { kind: "internal", request, retryable: false };
+}
+
+/** A refused request (HTTP 429) was not counted against the IP's weight (the exchange refused it before). */
+const charged = (error: unknown) => !(error instanceof HyperliquidApiError && error.kind === "rate_limited");
+
+/** A builder-dex coin (`dex:COIN`): never in the first perp dex's `meta`, so reading it again cannot help. */
+const builderDex = (coin: string) => coin.includes(":");
 
 export function createCancelExecutor({
   info,
   exchange,
   onReport,
   knownOrders,
-  metaCache,
+  metaCache = createMetaCache(info),
 }: CancelExecutorDeps): CancelOpenOrders {
-  const send = async (batches: CancelBatch[], vaultAddress: string | undefined): Promise<Sent> => {
-    const out: Sent = { cancelled: 0, statuses: [], problems: [], gone: new Set() };
-    const sent = await Promise.allSettled(
-      batches.map((b) =>
-        exchange.cancel(b.orders, {
-          ...(b.fast ? { fast: true } : {}),
-          ...(vaultAddress !== undefined ? { vaultAddress } : {}),
-        }),
-      ),
-    );
-    for (const [i, outcome] of sent.entries()) {
-      const kind = batches[i]?.fast ? "fast cancel" : "trigger cancel";
-      if (outcome.status === "rejected") {
-        out.problems.push(`${kind} failed (${describe(outcome.reason)})`);
-        continue;
-      }
-      // Answered: every order it named is cancelled now or was already gone ("already canceled, or filled").
-      for (const o of batches[i]?.orders ?? []) out.gone.add(o.oid);
-      out.statuses.push(...outcome.value.statuses);
-      out.cancelled += outcome.value.statuses.filter((s) => s.ok).length;
-      const refused = outcome.value.statuses.filter((s) => !s.ok);
-      if (refused.length > 0)
-        out.problems.push(
-          `${kind}: ${refused.length} refused (${refused.map((s) => `#${s.oid}: ${s.error}`).join("; ")})`,
-        );
-    }
-    return out;
-  };
-
   return async ({ account, vaultAddress, cancelStops }) => {
     const user = vaultAddress ?? account;
     const report: CancelReport = {
@@ -167,113 +182,153 @@ export function createCancelExecutor({
       stillOpen: [],
       confirmed: false,
     };
-    const done = (result: CancelOpenOrdersResult): CancelOpenOrdersResult => {
-      report.confirmed = result.confirmed;
-      if (result.detail !== undefined) report.detail = result.detail;
+    let weight = 0;
+    const problems: string[] = [];
+    let failure: CancelFailure | undefined;
+    let cancelled = 0;
+    const failed = (request: CancelFailure["request"], what: string, error: unknown, cost: number) => {
+      if (charged(error)) weight += cost;
+      failure ??= failureOf(request, error);
+      problems.push(`${what} failed (${describe(error)})`);
+    };
+    const done = (confirmed: boolean, kept: number): CancelOpenOrdersResult => {
+      report.confirmed = confirmed;
+      report.weight = weight;
+      if (problems.length > 0) report.detail = problems.join("; ");
       onReport?.(report);
-      return result;
+      return {
+        confirmed,
+        cancelled,
+        kept,
+        ...(problems.length > 0 ? { detail: problems.join("; ") } : {}),
+        ...(confirmed ? {} : { weight, ...(failure ? { failure } : {}) }),
+      };
     };
     const keepOf = (orders: FrontendOpenOrder[]) => (cancelStops ? [] : orders.filter(isProtectiveStop));
 
-    // The orders known at death (a fresh list from the order feed, and meta read before): cancelled at once, before
-    // any read. A reduce-only order whose kind the list does not say could be a protective stop: the read decides.
-    const known = knownOrders?.(user) ?? null;
-    const cachedMeta = metaCache?.get() ?? null;
-    let early: Promise<Sent> | null = null;
-    let earlyOrders: FrontendOpenOrder[] = [];
-    if (known !== null && cachedMeta !== null) {
-      const keep = keepOf(known);
-      earlyOrders = known.filter(
-        (o) => !keep.includes(o) && !(o.reduceOnly === true && typeof o.isTrigger !== "boolean"),
-      );
-      const batches = splitCancels(earlyOrders, cachedMeta, { unknownKindIsTrigger: true });
-      if (batches.length > 0) {
-        report.actions = batches.map((b) => ({ fast: b.fast, oids: b.orders.map((o) => o.oid) }));
-        early = send(batches, vaultAddress);
+    const read = async (what: string): Promise<FrontendOpenOrder[] | null> => {
+      try {
+        const open = await info.frontendOpenOrders({ user });
+        weight += CANCEL_WEIGHT.read;
+        return open;
+      } catch (error) {
+        failed("read", what, error, CANCEL_WEIGHT.read);
+        return null;
       }
-    }
-
-    // The open orders and the asset indices are read together: one round trip before the cancel (with a fresh list,
-    // the confirming pass that catches anything the list missed).
-    let open: FrontendOpenOrder[];
-    let meta: PerpMeta;
-    try {
-      [open, meta] = await Promise.all([info.frontendOpenOrders({ user }), info.meta()]);
-    } catch (error) {
-      const first = early ? await early : null;
-      return done({
-        confirmed: false,
-        cancelled: first?.cancelled ?? 0,
-        kept: 0,
-        detail: [...(first?.problems ?? []), `reading open orders or meta failed (${describe(error)})`].join(
-          "; ",
-        ),
-      });
-    }
-    metaCache?.set(meta);
-    const first = early ? await early : null;
-    if (first) report.statuses.push(...first.statuses);
-    const keep = keepOf(open);
-    const go = open.filter((o) => !keep.includes(o));
-    report.kept = keep.map((o) => ({ coin: o.coin, oid: o.oid, orderType: o.orderType }));
-    if (go.length === 0 && first === null) return done({ confirmed: true, cancelled: 0, kept: keep.length });
-
-    // Targeted: what the read found, and what the known list's cancel answered for (the read may come after it).
-    const targets = new Map<number, FrontendOpenOrder>();
-    for (const o of [...earlyOrders.filter((o) => first?.gone.has(o.oid)), ...go]) targets.set(o.oid, o);
-    report.targeted = [...targets.values()].map((o) => ({
-      coin: o.coin,
-      oid: o.oid,
-      asset: assetIndexOf(o.coin, meta),
-      orderType: o.orderType,
-    }));
-    const unresolved = go.filter((o) => assetIndexOf(o.coin, meta) === null).map((o) => `${o.coin}#${o.oid}`);
-    // At most two actions, sent together: the resting orders in a fast cancel (`f: true`), the trigger orders
-    // in a normal one, because the exchange refuses a fast cancel of a trigger order (docs/exchange-record.md, "The cancel mode").
-    // After a cancel from the known list, only what it did not answer for goes again.
-    const batches = splitCancels(
-      go.filter((o) => !first?.gone.has(o.oid)),
-      meta,
-    );
-    if (batches.length > 0)
+    };
+    // At most two actions, sent together: the resting orders in a fast cancel (`f: true`), the trigger orders in a
+    // normal one, because the exchange refuses a fast cancel of a trigger order (docs/exchange-record.md, "The
+    // cancel mode").
+    const send = async (batches: CancelBatch[]): Promise<Sent> => {
+      const out: Sent = { cancelled: 0, statuses: [], gone: new Set() };
       report.actions = [
         ...(report.actions ?? []),
         ...batches.map((b) => ({ fast: b.fast, oids: b.orders.map((o) => o.oid) })),
       ];
+      const sent = await Promise.allSettled(
+        batches.map((b) =>
+          exchange.cancel(b.orders, {
+            ...(b.fast ? { fast: true } : {}),
+            ...(vaultAddress !== undefined ? { vaultAddress } : {}),
+          }),
+        ),
+      );
+      for (const [i, outcome] of sent.entries()) {
+        const batch = batches[i]!;
+        const kind = batch.fast ? "fast cancel" : "trigger cancel";
+        const cost = CANCEL_WEIGHT.action(batch.orders.length);
+        if (outcome.status === "rejected") {
+          failed("cancel", kind, outcome.reason, cost);
+          continue;
+        }
+        weight += cost;
+        // Answered: every order it named is cancelled now or was already gone ("already canceled, or filled").
+        for (const o of batch.orders) out.gone.add(o.oid);
+        out.statuses.push(...outcome.value.statuses);
+        out.cancelled += outcome.value.statuses.filter((s) => s.ok).length;
+        const refused = outcome.value.statuses.filter((s) => !s.ok);
+        if (refused.length > 0)
+          problems.push(
+            `${kind}: ${refused.length} refused (${refused.map((s) => `#${s.oid}: ${s.error}`).join("; ")})`,
+          );
+      }
+      report.statuses.push(...out.statuses);
+      cancelled += out.cancelled;
+      return out;
+    };
+    const targeted = new Map<number, FrontendOpenOrder>();
+    const target = (orders: FrontendOpenOrder[], meta: PerpMeta | null) => {
+      for (const o of orders) targeted.set(o.oid, o);
+      report.targeted = [...targeted.values()].map((o) => ({
+        coin: o.coin,
+        oid: o.oid,
+        asset: meta ? assetIndexOf(o.coin, meta) : null,
+        orderType: o.orderType,
+      }));
+    };
 
-    const problems: string[] = [...(first?.problems ?? [])];
+    // 1. The orders known at death (a fresh list from the order feed, and `meta` already read): cancelled at once,
+    // without a read first. A reduce-only order whose kind the list does not say could be a protective stop, and
+    // an order whose asset `meta` does not know may be a newly listed one: the read below decides both.
+    const known = knownOrders?.(user) ?? null;
+    const cachedMeta = metaCache.get();
+    if (known !== null && cachedMeta !== null) {
+      const keep = keepOf(known);
+      const early = known.filter(
+        (o) =>
+          !keep.includes(o) &&
+          !(o.reduceOnly === true && typeof o.isTrigger !== "boolean") &&
+          assetIndexOf(o.coin, cachedMeta) !== null,
+      );
+      const batches = splitCancels(early, cachedMeta, { unknownKindIsTrigger: true });
+      if (batches.length > 0) {
+        target(early, cachedMeta);
+        await send(batches);
+      }
+    }
+
+    // 2. The open orders read after every cancel above was answered: with a known list this is the confirming read
+    // (whatever the list missed, or a cancel that failed, is still open here); without one it is the first look.
+    const open = await read("reading the open orders");
+    if (open === null) return done(false, 0);
+    const keep = keepOf(open);
+    report.kept = keep.map((o) => ({ coin: o.coin, oid: o.oid, orderType: o.orderType }));
+    const go = open.filter((o) => !keep.includes(o));
+    // Nothing left to go (a known list's cancel answered for all of it, or nothing was open): confirmed.
+    if (go.length === 0) return done(true, keep.length);
+
+    // 3. The asset indices from the cache; `meta` is read again only when it was never read or names none of an
+    // order's coin (a newly listed asset). A failed read leaves the cached one, if any, to the orders it knows.
+    let meta = metaCache.get();
+    if (meta === null || go.some((o) => !builderDex(o.coin) && assetIndexOf(o.coin, meta!) === null)) {
+      try {
+        meta = await info.meta();
+        weight += CANCEL_WEIGHT.read;
+        metaCache.set(meta);
+      } catch (error) {
+        failed("read", "reading meta", error, CANCEL_WEIGHT.read);
+        if (meta === null) return done(false, keep.length);
+      }
+    }
+    const resolved = meta;
+    target(go, resolved);
+    const unresolved = go
+      .filter((o) => assetIndexOf(o.coin, resolved) === null)
+      .map((o) => `${o.coin}#${o.oid}`);
     if (unresolved.length > 0) problems.push(`no asset index for ${unresolved.join(", ")}`);
-    const second = batches.length > 0 ? await send(batches, vaultAddress) : null;
-    let cancelled = first?.cancelled ?? 0;
-    if (second) {
-      report.statuses.push(...second.statuses);
-      cancelled += second.cancelled;
-      problems.push(...second.problems);
-    }
-    // Confirm from a second read: an order refused as "already canceled, or filled" is gone too.
-    let after: FrontendOpenOrder[];
-    try {
-      after = await info.frontendOpenOrders({ user });
-    } catch (error) {
-      return done({
-        confirmed: false,
-        cancelled,
-        kept: keep.length,
-        detail: [...problems, `the confirming read failed (${describe(error)})`].join("; "),
-      });
-    }
-    const targetedOids = new Set(report.targeted.map((o) => o.oid));
-    report.stillOpen = after.filter((o) => targetedOids.has(o.oid)).map((o) => o.oid);
+    const batches = splitCancels(go, resolved);
+    if (batches.length > 0) await send(batches);
+
+    // 4. Confirm from a further read: an order refused as "already canceled, or filled" is gone too.
+    const after = await read("the confirming read");
+    if (after === null) return done(false, keep.length);
+    const goOids = new Set(go.map((o) => o.oid));
+    report.stillOpen = after.filter((o) => goOids.has(o.oid)).map((o) => o.oid);
     const confirmed = report.stillOpen.length === 0;
     if (!confirmed)
       problems.push(
         `${report.stillOpen.length} still open after the cancel (${report.stillOpen.join(", ")})`,
       );
-    return done({
-      confirmed,
-      cancelled,
-      kept: keep.length,
-      ...(problems.length > 0 ? { detail: problems.join("; ") } : {}),
-    });
+    return done(confirmed, keep.length);
   };
 }

@@ -144,8 +144,13 @@ describe("cancelOpenOrders (engine-down policy cancel)", () => {
     const { sim, demo, cancelOpenOrders } = await setup();
     sim.faults.set("info", { rateLimit: true, types: ["frontendOpenOrders"] });
     const result = await cancelOpenOrders({ account: demo.address, cancelStops: false });
-    expect(result).toMatchObject({ confirmed: false, cancelled: 0 });
-    expect(result.detail).toMatch(/reading open orders or meta failed \(rate_limited/);
+    expect(result).toMatchObject({
+      confirmed: false,
+      cancelled: 0,
+      failure: { kind: "rate_limited", request: "read", retryable: true },
+      weight: 0,
+    });
+    expect(result.detail).toMatch(/reading the open orders failed \(rate_limited/);
     expect(sim.state.actions).toHaveLength(0);
   });
 
