@@ -128,7 +128,8 @@ describe("the log contract (docs/cli-contract.md), through the driver", () => {
     expect(fieldsOf(counted)).toEqual(["deadline", "proof", "triggerLimit", "triggersLeft", "triggersToday"]);
     expect(counted).toMatchObject({ triggersToday: 1, triggerLimit: 10, triggersLeft: 9, proof: "guess" });
     w.sw.setEngineUp(true, "back");
-    expect(fieldsOf(only(w.log.lines, "engine.up")[0]!)).toEqual(["detail"]);
+    // engine.up says what the policy does now (issue 38: the words match the machine)
+    expect(fieldsOf(only(w.log.lines, "engine.up")[0]!)).toEqual(["action", "detail"]);
   });
 
   test("heartbeat.failed carries reason and the server's message; trigger.exhausted on the daily limit", async () => {
