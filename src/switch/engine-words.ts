@@ -1,6 +1,7 @@
 /**
- * What `engine.down` and `engine.up` say (src/switch/log.ts), per `--on-engine-down` policy: each says what the
- * machine does next (engine-down.ts), nothing more (test/switch/engine-words.test.ts holds them to it).
+ * What `engine.down`, `engine.up` and a cancel pass's retry and fall-back say (src/switch/log.ts), per
+ * `--on-engine-down` policy: each says what the machine does next (engine-down.ts), nothing more
+ * (test/switch/engine-words.test.ts holds them to it).
  */
 import type { SwitchEvent } from "./events.js";
 
@@ -20,4 +21,14 @@ export function engineUpWords(e: Of<"engineUp">): string {
   return e.renewing
     ? "trading engine back: no more cancel passes; the schedule goes on being renewed as before"
     : "trading engine back: pushing again, a full deadline ahead";
+}
+
+export function cancelFailedWords(f: Omit<Of<"cancelFailed">, "type">): string {
+  const retried = f.retries > 0 ? `, after ${f.retries} tries again` : "";
+  const weight = f.weight !== undefined ? `; the pass spent ${f.weight} of the IP's weight` : "";
+  return `engine down: cancelling open orders was not confirmed (${f.reason}${retried}${weight}); scheduling the cancel at the 5 s minimum (the exchange cancels the open orders, one trigger), then no more pushes or cancel passes until the engine is back`;
+}
+
+export function cancelRetryWords(f: Omit<Of<"cancelRetry">, "type">): string {
+  return `engine down: the cancel pass was refused (${f.reason}, a ${f.request}); ${f.cancelled} order(s) cancelled so far, trying again in ${f.retryInMs} ms; no trigger spent yet (the fall-back to the 5 s minimum only if still refused in ${f.giveUpInMs} ms)`;
 }

@@ -15,7 +15,7 @@ import {
 } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Metrics } from "../surface/metrics.js";
-import { engineDownWords, engineUpWords } from "./engine-words.js";
+import { cancelFailedWords, cancelRetryWords, engineDownWords, engineUpWords } from "./engine-words.js";
 import type { SwitchEvent, SwitchEventType } from "./events.js";
 
 export type Level = "debug" | "info" | "warn" | "error";
@@ -342,23 +342,11 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "confirmed" }),
   },
   cancelFailed: {
-    log: ({ type: _, ...f }) =>
-      line(
-        "error",
-        "engine.cancel_failed",
-        f,
-        `engine down: cancelling open orders was not confirmed (${f.reason}${f.retries > 0 ? `, after ${f.retries} tries again` : ""}${f.weight !== undefined ? `; the pass spent ${f.weight} of the IP's weight` : ""}); scheduling the cancel at the 5 s minimum (the exchange cancels the open orders, one trigger), then no more pushes or cancel passes until the engine is back`,
-      ),
+    log: ({ type: _, ...f }) => line("error", "engine.cancel_failed", f, cancelFailedWords(f)),
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "failed" }),
   },
   cancelRetry: {
-    log: ({ type: _, ...f }) =>
-      line(
-        "warn",
-        "engine.cancel_retry",
-        f,
-        `engine down: the cancel pass was refused (${f.reason}, a ${f.request}); ${f.cancelled} order(s) cancelled so far, trying again in ${f.retryInMs} ms; no trigger spent yet (the fall-back to the 5 s minimum only if still refused in ${f.giveUpInMs} ms)`,
-      ),
+    log: ({ type: _, ...f }) => line("warn", "engine.cancel_retry", f, cancelRetryWords(f)),
     metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "retried" }),
   },
   escalated: {
