@@ -26,7 +26,7 @@
 import { nextUtcMidnight } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
-import { coordination, gateToken, removalRefusal } from "./coordination.js";
+import { coordination, gateToken, type MemberMark, removalRefusal } from "./coordination.js";
 import {
   DRILL_LEAD_MS,
   drillArmed,
@@ -157,7 +157,8 @@ function malformed(event: Event, now: Now): string | null {
     case "coordination":
       return (event.role === "leader" || event.role === "follower" || event.role === "lost") &&
         (event.token === null || (typeof event.token === "string" && event.token.length <= 40)) &&
-        (event.othersAlive === null || typeof event.othersAlive === "boolean")
+        (event.othersAlive === null || typeof event.othersAlive === "boolean") &&
+        membersWellFormed(event.members)
         ? null
         : "the coordination's role, token or candidates are malformed";
     case "exposure":
@@ -688,8 +689,9 @@ class Step extends Ctx {
     const m = this.m;
     if (m.phase !== "stopping" || m.pipe.kind === "sending" || m.pipe.kind === "removing") return;
     checkLapse(this);
-    // Asked to remove, a coordinated replica keeps the schedule while another replica is alive (it pushes on), or
-    // while etcd cannot say (coordination.ts): a kept schedule fails safe, a removal under a live replica would not.
+    // Asked to remove, a coordinated replica keeps the schedule while another replica is alive (it pushes on), while
+    // another's lease expired without its stopped mark (dead or cut off: etcd cannot tell), or while etcd cannot say
+    // (coordination.ts): a kept schedule fails safe, a removal under a replica still pushing would not.
     const refusal = m.shutdownMode === "keep" ? null : removalRefusal(m);
     if (m.shutdownMode === "keep" || refusal !== null) {
       const armedUntil = reportedDeadline(m);
@@ -765,6 +767,25 @@ class Step extends Ctx {
     });
     this.ready.done = { account, outcome: "failed", reason: ev.kind, message: ev.message };
   }
+}
+
+/** The other replicas' membership marks (coordination-model.ts): absent, null, or a bounded list of marks. */
+function membersWellFormed(members: unknown): boolean {
+  if (members === undefined || members === null) return true;
+  return (
+    Array.isArray(members) &&
+    members.length <= 64 &&
+    members.every(
+      (x: unknown) =>
+        x !== null &&
+        typeof x === "object" &&
+        typeof (x as MemberMark).id === "string" &&
+        (x as MemberMark).id.length <= 64 &&
+        typeof (x as MemberMark).replica === "string" &&
+        (x as MemberMark).replica.length <= 400 &&
+        typeof (x as MemberMark).stopped === "boolean",
+    )
+  );
 }
 
 /** The fencing token field of a gated action's event (none without coordination). */
