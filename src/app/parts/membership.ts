@@ -79,3 +79,125 @@ export async function replicaId(
     ...(read.ok && !read.exists ? {} : { replaced: read.ok ? "it did not hold a replica id" : read.reason }),
   };
 }
+
+/** One member as `hl-deadman replicas list` shows it. */
+export type MemberView = {
+  id: string;
+  /** the election (a hash of the account set, src/app/parts/coordination.ts electionName) */
+  election: string;
+  state: MemberState | "unreadable";
+  /** a candidacy naming this member is in the election now (its lease is held) */
+  live: boolean;
+  replica: string | null;
+  at: string | null;
+};
+
+/** etcd unreachable, or an answer missing: the command's exit code is 69 (docs/cli.md). */
+export class EtcdUnavailableError extends Error {
+  override name = "EtcdUnavailableError";
+}
+
+type Client = import("etcd3").Etcd3;
+
+/** A client for a one-shot command: every call bounded by `timeoutMs`. */
+async function oneShotClient(endpoints: string[], timeoutMs: number, now: () => number): Promise<Client> {
+  const loaded = await import("etcd3");
+  const etcd3 = (
+    loaded.Etcd3 ? loaded : (loaded as unknown as { default: typeof loaded }).default
+  ) as typeof loaded;
+  return new etcd3.Etcd3({
+    hosts: endpoints,
+    dialTimeout: timeoutMs,
+    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: now() + timeoutMs }),
+  });
+}
+
+async function answered<T>(what: string, p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (error) {
+    throw new EtcdUnavailableError(
+      `${what}: etcd did not answer (${(error instanceof Error ? error.message : String(error)).slice(0, 200)})`,
+    );
+  }
+}
+
+/** Every member under `prefix` (of one election when given), with whether its candidacy is live. */
+export async function listMembers(params: {
+  endpoints: string[];
+  prefix: string;
+  election?: string | undefined;
+  timeoutMs: number;
+  now: () => number;
+}): Promise<MemberView[]> {
+  const client = await oneShotClient(params.endpoints, params.timeoutMs, params.now);
+  try {
+    return await readMembers(client, params.prefix, params.election);
+  } finally {
+    client.close();
+  }
+}
+
+async function readMembers(client: Client, prefix: string, election?: string): Promise<MemberView[]> {
+  const root = election === undefined ? membersRoot(prefix) : membersPrefix(prefix, election);
+  const electionRoot = `${prefix}/election/${election ?? ""}`;
+  const [members, candidates] = await Promise.all([
+    answered("reading the members", client.getAll().prefix(root).limit(1_000).exec()),
+    answered("reading the candidates", client.getAll().prefix(electionRoot).limit(1_000).exec()),
+  ]);
+  const live = new Set<string>();
+  for (const kv of candidates.kvs) {
+    try {
+      const v = JSON.parse(kv.value.toString("utf8")) as { member?: unknown };
+      const name = kv.key.toString("utf8").slice(`${prefix}/election/`.length).split("/")[0];
+      if (typeof v.member === "string") live.add(`${name}/${v.member}`);
+    } catch {
+      // not a candidacy of ours
+    }
+  }
+  return members.kvs.map((kv) => {
+    const [name = "", id = ""] = kv.key.toString("utf8").slice(membersRoot(prefix).length).split("/");
+    const m = parseMember(kv.value);
+    return {
+      id,
+      election: name,
+      state: m?.state ?? "unreadable",
+      live: live.has(`${name}/${id}`),
+      replica: m?.replica ?? null,
+      at: m?.at ?? null,
+    };
+  });
+}
+
+/**
+ * Deletes member `id`'s key (of one election when given, else of every election it is in), unless a candidacy
+ * naming it is live: a replica whose lease is held is not gone. Returns the members deleted (none: not found).
+ */
+export async function forgetMember(params: {
+  endpoints: string[];
+  prefix: string;
+  id: string;
+  election?: string | undefined;
+  timeoutMs: number;
+  now: () => number;
+}): Promise<{ forgotten: MemberView[]; live: MemberView[] }> {
+  const client = await oneShotClient(params.endpoints, params.timeoutMs, params.now);
+  try {
+    const found = (await readMembers(client, params.prefix, params.election)).filter(
+      (m) => m.id === params.id,
+    );
+    const live = found.filter((m) => m.live);
+    if (live.length > 0) return { forgotten: [], live };
+    for (const m of found)
+      await answered(
+        "forgetting the member",
+        client
+          .delete()
+          .key(`${membersPrefix(params.prefix, m.election)}${m.id}`)
+          .exec(),
+      );
+    return { forgotten: found, live: [] };
+  } finally {
+    client.close();
+  }
+}
