@@ -26,6 +26,7 @@
  *   reset).
  */
 import type { Ctx } from "./context.js";
+import type { MemberMark } from "./coordination-model.js";
 import type { Event, SwitchModel } from "./model.js";
 
 export type { CoordinationModel, CoordinationRole, MemberMark } from "./coordination-model.js";
@@ -83,6 +84,25 @@ export function removalRefusal(m: SwitchModel): string | null {
         ", ",
       )}${unmarked.length > 4 ? ` and ${unmarked.length - 4} more` : ""} ${unmarked.length === 1 ? "is" : "are"} not marked stopped: ${unmarked.length === 1 ? "its lease" : "their leases"} expired without a graceful stop (dead, or cut off from etcd and still pushing), so the schedule is kept (it fires at its deadline unless a replica pushes; 'hl-deadman replicas forget ID' declares a replica gone for good)`;
   return null;
+}
+
+/** The other replicas' membership marks (coordination-model.ts): absent, null, or a bounded list of marks. */
+export function membersWellFormed(members: unknown): boolean {
+  if (members === undefined || members === null) return true;
+  return (
+    Array.isArray(members) &&
+    members.length <= 64 &&
+    members.every(
+      (x: unknown) =>
+        x !== null &&
+        typeof x === "object" &&
+        typeof (x as MemberMark).id === "string" &&
+        (x as MemberMark).id.length <= 64 &&
+        typeof (x as MemberMark).replica === "string" &&
+        (x as MemberMark).replica.length <= 400 &&
+        typeof (x as MemberMark).stopped === "boolean",
+    )
+  );
 }
 
 /** The election's outcome changed (or was read again). */

@@ -26,7 +26,7 @@
 import { nextUtcMidnight } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
-import { coordination, gateToken, type MemberMark, removalRefusal } from "./coordination.js";
+import { coordination, gateToken, membersWellFormed, removalRefusal } from "./coordination.js";
 import {
   DRILL_LEAD_MS,
   drillArmed,
@@ -767,25 +767,6 @@ class Step extends Ctx {
     });
     this.ready.done = { account, outcome: "failed", reason: ev.kind, message: ev.message };
   }
-}
-
-/** The other replicas' membership marks (coordination-model.ts): absent, null, or a bounded list of marks. */
-function membersWellFormed(members: unknown): boolean {
-  if (members === undefined || members === null) return true;
-  return (
-    Array.isArray(members) &&
-    members.length <= 64 &&
-    members.every(
-      (x: unknown) =>
-        x !== null &&
-        typeof x === "object" &&
-        typeof (x as MemberMark).id === "string" &&
-        (x as MemberMark).id.length <= 64 &&
-        typeof (x as MemberMark).replica === "string" &&
-        (x as MemberMark).replica.length <= 400 &&
-        typeof (x as MemberMark).stopped === "boolean",
-    )
-  );
 }
 
 /** The fencing token field of a gated action's event (none without coordination). */
