@@ -511,7 +511,7 @@ export function coordinationComponent(): Component<
                 const m = parseMember(kv.value);
                 // an unreadable member is no one's word that it stopped
                 return {
-                  id: m?.id ?? kv.key.toString("utf8").slice(memberPrefix.length, memberPrefix.length + 64),
+                  id: kv.key.toString("utf8").slice(memberPrefix.length, memberPrefix.length + 64),
                   replica: m?.replica ?? "unreadable member",
                   stopped: m?.state === "stopped",
                 };
