@@ -9,6 +9,7 @@ import { registerDoctor } from "./commands/doctor.js";
 import { registerEvm } from "./commands/evm.js";
 import { registerExposure } from "./commands/exposure.js";
 import { registerLogs } from "./commands/logs.js";
+import { registerReplicas } from "./commands/replicas.js";
 import { registerRun } from "./commands/run.js";
 import { registerSchedule } from "./commands/schedule.js";
 import { registerSim } from "./commands/sim.js";
@@ -46,6 +47,7 @@ export function createProgram(deps: CliDeps): Command {
   registerAudit(program, deps);
   registerReset(program, deps);
   registerDrill(program, deps);
+  registerReplicas(program, deps);
   // Usage errors (unknown option, missing argument, bad choice) exit 2, as the contract says.
   const exitOverride = (cmd: Command) => {
     cmd.exitOverride((err) => {

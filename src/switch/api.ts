@@ -8,6 +8,7 @@ import type { ProtectionView, SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { Metrics } from "../surface/metrics.js";
+import type { MemberMark } from "./coordination-model.js";
 import type { DrillIo } from "./drill-io.js";
 import type { EscalationConfig } from "./escalation.js";
 import type { Ledger } from "./ledger.js";
@@ -164,6 +165,7 @@ export type Switch = {
     role: "leader" | "follower" | "lost";
     token: string | null;
     othersAlive: boolean | null;
+    members?: readonly MemberMark[] | null;
     detail?: string | null;
   }): void;
   /** The agent wallet's validity (missing/expired: NOT PROTECTED, no pushes). */

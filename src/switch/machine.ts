@@ -26,7 +26,7 @@
 import { nextUtcMidnight } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
-import { coordination, gateToken, removalRefusal } from "./coordination.js";
+import { coordination, gateToken, membersWellFormed, removalRefusal } from "./coordination.js";
 import {
   DRILL_LEAD_MS,
   drillArmed,
@@ -164,7 +164,8 @@ function malformed(event: Event, now: Now): string | null {
     case "coordination":
       return (event.role === "leader" || event.role === "follower" || event.role === "lost") &&
         (event.token === null || (typeof event.token === "string" && event.token.length <= 40)) &&
-        (event.othersAlive === null || typeof event.othersAlive === "boolean")
+        (event.othersAlive === null || typeof event.othersAlive === "boolean") &&
+        membersWellFormed(event.members)
         ? null
         : "the coordination's role, token or candidates are malformed";
     case "exposure":
@@ -697,8 +698,9 @@ class Step extends Ctx {
     const m = this.m;
     if (m.phase !== "stopping" || m.pipe.kind === "sending" || m.pipe.kind === "removing") return;
     checkLapse(this);
-    // Asked to remove, a coordinated replica keeps the schedule while another replica is alive (it pushes on), or
-    // while etcd cannot say (coordination.ts): a kept schedule fails safe, a removal under a live replica would not.
+    // Asked to remove, a coordinated replica keeps the schedule while another replica is alive (it pushes on), while
+    // another's lease expired without its stopped mark (dead or cut off: etcd cannot tell), or while etcd cannot say
+    // (coordination.ts): a kept schedule fails safe, a removal under a replica still pushing would not.
     const refusal = m.shutdownMode === "keep" ? null : removalRefusal(m);
     if (m.shutdownMode === "keep" || refusal !== null) {
       const armedUntil = reportedDeadline(m);

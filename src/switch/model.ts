@@ -1,7 +1,7 @@
 import type { EngineDownCause } from "../core/events.js";
 import type { ProtectionView, SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
-import { type CoordinationModel, initialCoordination } from "./coordination-model.js";
+import { type CoordinationModel, initialCoordination, type MemberMark } from "./coordination-model.js";
 import type { DrillModel } from "./drill-model.js";
 import { type EscalationConfig, type EscalationModel, initialEscalation } from "./escalation-model.js";
 import type { SwitchEvent } from "./events.js";
@@ -162,6 +162,8 @@ export type Event =
       role: "leader" | "follower" | "lost";
       token: string | null;
       othersAlive: boolean | null;
+      /** the other replicas' membership marks as read at a stop (coordination-model.ts); absent: not read */
+      members?: readonly MemberMark[] | null | undefined;
       detail?: string | null | undefined;
     }
   /** the drill's resting order: placed (`oid`, `coin`) or not (null, `detail`) */

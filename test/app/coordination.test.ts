@@ -64,9 +64,12 @@ afterEach(async () => {
 function replica(
   agent: Wallet,
   endpoint: string,
-  { prefix, extra = [] }: { prefix: string; extra?: string[] },
+  {
+    prefix,
+    extra = [],
+    stateDir = mkdtempSync(path.join(tmpdir(), "hl-coord-")),
+  }: { prefix: string; extra?: string[]; stateDir?: string },
 ): { d: SpawnedProcess; stateDir: string } {
-  const stateDir = mkdtempSync(path.join(tmpdir(), "hl-coord-"));
   const d = spawnCli(
     [
       "run",
@@ -92,6 +95,27 @@ function replica(
 }
 
 const has = (d: SpawnedProcess, event: string) => d.lines.some((l) => l.event === event);
+/** The removals (scheduleCancel without a time) the simulator received from `agent`'s signature. */
+const removalsBy = (agent: Wallet) =>
+  sim.state.actions.filter(
+    (a) =>
+      a.signer?.toLowerCase() === agent.address.toLowerCase() &&
+      (a.action as { type?: string; time?: number }).type === "scheduleCancel" &&
+      (a.action as { time?: number }).time === undefined,
+  );
+/** `hl-deadman replicas ...` against the test's etcd under `prefix`. */
+const replicasCli = (args: string[], prefix: string) =>
+  runCliProcess(
+    ["replicas", ...args, "--coordinate", `etcd://${etcd.endpoint}/${prefix}`],
+    {},
+    { timeoutMs: 15_000 },
+  );
+type Listed = { id: string; state: string; live: boolean; replica: string | null };
+const listed = async (prefix: string): Promise<Listed[]> => {
+  const out = await replicasCli(["list", "--json"], prefix);
+  expect(out.code, out.stderr).toBe(0);
+  return (JSON.parse(out.stdout) as { members: Listed[] }).members;
+};
 const lastRole = (d: SpawnedProcess) =>
   d.lines
     .filter((l) => typeof l.event === "string" && /^coordination\.(leader|follower|lost)$/.test(l.event))
@@ -222,6 +246,120 @@ describe("two replicas through etcd (process)", () => {
     expect((await a.d.exitWithin(10_000)).code).toBe(0);
     expect((await b.d.exitWithin(10_000)).code).toBe(0);
     expect(has(a.d, "shutdown.removed") || has(b.d, "shutdown.removed")).toBe(true);
+  }, 60_000);
+});
+
+describe("a replica cut off from etcd, its lease expired (process; issue 40)", () => {
+  /**
+   * R1 through etcd directly, R2 through a proxy; the proxy cut until R2's lease expires on etcd (R1 then sees no
+   * other candidate) while R2 keeps pushing. Returns once R1 has seen R2's candidacy go.
+   */
+  const cutOff = async (prefix: string) => {
+    const proxy = await startTcpProxy(etcd.port);
+    proxies.push(proxy);
+    const r1 = replica(agentA, etcd.endpoint, { prefix });
+    await r1.d.waitForEvent("coordination.leader", 15_000);
+    const r2 = replica(agentB, `127.0.0.1:${proxy.port}`, { prefix });
+    await r2.d.waitForEvent("coordination.follower", 15_000);
+    await r1.d.waitForEvent("heartbeat.ok", 10_000);
+    await r2.d.waitForEvent("heartbeat.ok", 10_000);
+    await r1.d.waitForEvent("coordination.leader", 10_000, (l) => l.othersAlive === true);
+    const r2Id = String((await r2.d.waitForEvent("coordination.start", 1_000)).member);
+    expect(r2Id).toMatch(/^[0-9a-f]{16}$/);
+    const from = r1.d.lines.length;
+    proxy.partition();
+    await r2.d.waitForEvent("coordination.lost", TTL_S * 1_000 + 5_000);
+    // R2's lease expired on etcd: R1 counts no other candidate (said after the cut, not R1's first line)
+    await eventually(
+      () => r1.d.lines.slice(from).some((l) => l.event === "coordination.leader" && l.othersAlive === false),
+      { timeoutMs: 2 * TTL_S * 1_000 + 5_000, what: "R1 seeing R2's candidacy expire" },
+    );
+    return { r1, r2, r2Id, proxy };
+  };
+
+  test("behavior: SIGTERM the other replica → shutdown.kept ('not marked stopped'), no removal; the cut-off one still pushes", async () => {
+    sim.state.setSchedule(master, null);
+    const { r1, r2 } = await cutOff("cutoff");
+    // cut off, R2 still pushes (it must: it may be the only replica left)
+    const pushes = r2.d.lines.filter((l) => l.event === "heartbeat.ok").length;
+    await eventually(() => r2.d.lines.filter((l) => l.event === "heartbeat.ok").length > pushes, {
+      timeoutMs: 5_000,
+      what: "a push from the replica cut off from etcd",
+    });
+    r1.d.kill("SIGTERM");
+    expect((await r1.d.exitWithin(10_000)).code).toBe(0);
+    const kept = r1.d.lines.find((l) => l.event === "shutdown.kept");
+    expect(String(kept?.reason)).toMatch(/is not marked stopped: its lease expired without a graceful stop/);
+    expect(has(r1.d, "shutdown.removed")).toBe(false);
+    // nothing removed: no removal ever left R1, and the simulator holds a schedule
+    expect(removalsBy(agentA)).toHaveLength(0);
+    expect(sim.state.getSchedule(master)).not.toBeNull();
+    // R1's own membership says stopped; R2's still running (not live)
+    const members = await listed("cutoff");
+    expect(members.map((m) => [m.state, m.live]).sort()).toEqual([
+      ["running", false],
+      ["stopped", false],
+    ]);
+  }, 90_000);
+
+  test("behavior: replicas forget the dead one → the other's stop removes; forget refuses a live replica (1) and an unknown id (66)", async () => {
+    sim.state.setSchedule(master, null);
+    const { r1, r2, r2Id } = await cutOff("forget");
+    r2.d.kill("SIGKILL");
+    await r2.d.exited;
+    const r1Id = String((await r1.d.waitForEvent("coordination.start", 1_000)).member);
+    const before = await listed("forget");
+    expect(before).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: r1Id, state: "running", live: true }),
+        expect.objectContaining({ id: r2Id, state: "running", live: false }),
+      ]),
+    );
+    // the text list says what keeps the stops from removing
+    const text = await replicasCli(["list"], "forget");
+    expect(text.stdout).toContain(r2Id);
+    expect(text.stdout).toMatch(/1 member\(s\) neither live nor marked stopped/);
+    const live = await replicasCli(["forget", r1Id, "--yes"], "forget");
+    expect(live.code).toBe(1);
+    expect(live.stderr).toContain("is a live candidate");
+    const unknown = await replicasCli(["forget", "0123456789abcdef", "--yes"], "forget");
+    expect(unknown.code).toBe(66);
+    const unconfirmed = await replicasCli(["forget", r2Id], "forget");
+    expect(unconfirmed.code).toBe(2);
+    const forgot = await replicasCli(["forget", r2Id, "--yes", "--json"], "forget");
+    expect(forgot.code, forgot.stderr).toBe(0);
+    expect(JSON.parse(forgot.stdout)).toMatchObject({
+      ok: true,
+      forgotten: [{ id: r2Id, state: "running" }],
+    });
+    expect((await listed("forget")).map((m) => m.id)).toEqual([r1Id]);
+    r1.d.kill("SIGTERM");
+    expect((await r1.d.exitWithin(10_000)).code).toBe(0);
+    const removed = r1.d.lines.find((l) => l.event === "shutdown.removed");
+    expect(String(removed?.token)).toMatch(/^\d+$/);
+    expect(sim.state.getSchedule(master)).toBeNull();
+  }, 90_000);
+
+  test("behavior: a graceful stop marks the membership stopped; the same replica standing again clears it under the same id", async () => {
+    const a = replica(agentA, etcd.endpoint, { prefix: "mark" });
+    await a.d.waitForEvent("coordination.leader", 15_000);
+    const id = String((await a.d.waitForEvent("coordination.start", 1_000)).member);
+    await a.d.waitForEvent("coordination.member", 5_000, (l) => l.state === "running");
+    await a.d.waitForEvent("heartbeat.ok", 10_000);
+    a.d.kill("SIGTERM");
+    expect((await a.d.exitWithin(10_000)).code).toBe(0);
+    expect(await listed("mark")).toEqual([expect.objectContaining({ id, state: "stopped", live: false })]);
+    const again = replica(agentA, etcd.endpoint, { prefix: "mark", stateDir: a.stateDir });
+    await again.d.waitForEvent("coordination.member", 15_000, (l) => l.state === "running");
+    expect(String((await again.d.waitForEvent("coordination.start", 1_000)).member)).toBe(id);
+    await eventually(
+      async () => (await listed("mark")).some((m) => m.id === id && m.state === "running" && m.live),
+      {
+        timeoutMs: 5_000,
+        what: "the membership running and live again",
+      },
+    );
+    sim.state.setSchedule(master, null);
   }, 60_000);
 });
 

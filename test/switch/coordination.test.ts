@@ -44,6 +44,15 @@ const LOST = {
   detail: "deadline",
 } as const;
 
+const STOPPED_B = { id: "b", replica: "host-b", stopped: true } as const;
+const UNMARKED_B = { id: "b", replica: "host-b", stopped: false } as const;
+/** The kept/removed line of a stop's Ready, as logged. */
+const r0 = (ready: Ready) =>
+  ready.events
+    .map(logLineOf)
+    .flatMap((l) => (l ? [l] : []))
+    .find((l) => l.event === "shutdown.kept" || l.event === "shutdown.removed");
+
 class Run {
   model: SwitchModel;
   /** the answer to a removal this run sent (confirmed at once) */
@@ -221,12 +230,85 @@ describe("coordination: the graceful stop", () => {
     expect(String(ready.events.find((e) => e.type === "kept")?.reason)).toMatch(/another replica is alive/);
   });
 
-  test("no other candidate: removed, under the revision of the read that found none", () => {
-    const { r, ready } = stop({ ...FOLLOWER, token: "99", othersAlive: false });
+  test("no other candidate, every other member stopped: removed, under the revision of the read that found none", () => {
+    const { r, ready } = stop({ ...FOLLOWER, token: "99", othersAlive: false, members: [STOPPED_B] });
     expect(ready.send?.kind).toBe("removal");
     expect(r.removal?.events.find((e) => e.type === "removed")).toMatchObject({ token: "99" });
-    const leader = stop({ ...LEADER, othersAlive: false });
+    const leader = stop({ ...LEADER, othersAlive: false, members: [] });
     expect(leader.ready.send?.kind).toBe("removal");
+  });
+
+  // The stop's decision, one row per state of the other members (issue 40): only every other member's own
+  // "stopped" mark lets a stop remove; a lease that expired without it (dead, or cut off from etcd and still
+  // pushing) keeps the schedule, and so does a live candidate or a membership that was not read.
+  test.each([
+    ["no other member", false, [], "removed", null],
+    [
+      "every other member stopped",
+      false,
+      [STOPPED_B, { ...STOPPED_B, id: "c", replica: "host-c" }],
+      "removed",
+      null,
+    ],
+    [
+      "another member unmarked, its lease expired",
+      false,
+      [UNMARKED_B],
+      "kept",
+      /replica b \(host-b\) is not marked stopped: its lease expired without a graceful stop \(dead, or cut off from etcd/,
+    ],
+    [
+      "one stopped, one unmarked",
+      false,
+      [STOPPED_B, { ...UNMARKED_B, id: "c", replica: "host-c" }],
+      "kept",
+      /replica c \(host-c\) is not marked stopped/,
+    ],
+    ["another member live (its lease held)", true, [UNMARKED_B], "kept", /another replica is alive/],
+    [
+      "another candidate live though marked stopped (stopping now)",
+      true,
+      [STOPPED_B],
+      "kept",
+      /another replica is alive/,
+    ],
+    ["the membership not read", false, null, "kept", /membership was not read/],
+    ["the membership absent from the input", false, undefined, "kept", /membership was not read/],
+  ] as const)(
+    "%s (another live candidate: %s; marks %j) → the schedule %s",
+    (_name, othersAlive, members, outcome, reason) => {
+      const { r, ready } = stop({
+        ...FOLLOWER,
+        token: "99",
+        othersAlive,
+        ...(members === undefined ? {} : { members }),
+      });
+      expect((ready.done ?? r.removal?.done)?.outcome).toBe(outcome);
+      expect(ready.send?.kind).toBe(outcome === "removed" ? "removal" : undefined);
+      if (reason !== null) {
+        expect(ready.done).toMatchObject({ reason: "coordination" });
+        const kept = r0(ready);
+        expect(kept?.event).toBe("shutdown.kept");
+        expect(String(kept?.fields.reason)).toMatch(reason);
+      }
+    },
+  );
+
+  test("the membership read at the stop is replaced by a later input without it (then kept)", () => {
+    const r = new Run();
+    r.on({ type: "start" }, 0);
+    r.on({ ...FOLLOWER, othersAlive: false, members: [STOPPED_B] }, 10);
+    r.on({ ...FOLLOWER, othersAlive: false }, 20);
+    expect(r.on({ type: "shutdown", mode: "remove" }, 1_000).done?.outcome).toBe("kept");
+  });
+
+  test("malformed membership marks are refused", () => {
+    for (const members of [[{ id: "b", replica: "x" }], "b", [{ id: 1, replica: "x", stopped: true }]]) {
+      const r = new Run();
+      r.on({ type: "start" }, 0);
+      const bad = r.on({ ...FOLLOWER, members } as never, 5);
+      expect(bad.events[0]).toMatchObject({ type: "eventRefused" });
+    }
   });
 
   test("etcd unreachable at the stop: kept, unless actAlone", () => {

@@ -16,9 +16,14 @@
  *   slow answer in between leaves the role as it was proven (a follower stays a follower: never more).
  * - Never a reason not to protect: etcd unreachable at start, or later, leaves the daemon pushing; the role is
  *   `lost` and says so on /readyz, the metrics and the status page.
- * - On a graceful stop (`beforeStop`) this replica resigns first (its key goes), then reads the candidates: the
- *   switches remove the schedule only when none remains; two replicas stopping together both find none and both
- *   remove (at least once), one stopping beside a live one finds it and keeps.
+ * - Membership (src/app/parts/membership.ts): besides its candidacy, this replica keeps a key with no lease that
+ *   says `running` (written at every poll where it says otherwise) and `stopped` when it stops on purpose.
+ * - On a graceful stop (`beforeStop`) this replica marks itself stopped, resigns (its candidacy goes), then reads
+ *   the candidates and the members: the switches remove the schedule only when no other candidate remains and
+ *   every other member is marked stopped (src/switch/coordination.ts). Each marks before it resigns and reads
+ *   after, so of two replicas stopping together the later reader finds both marked and gone and removes (at
+ *   least once); one stopping beside a live one, or beside one whose lease expired without the mark (dead, or cut
+ *   off from etcd and still pushing), keeps.
  */
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
@@ -31,6 +36,14 @@ import type { CoordinationStatus } from "../../core/status.js";
 import type { Component } from "../components.js";
 import type { Base, Feed } from "../context.js";
 import { feed } from "../context.js";
+import {
+  MAX_MEMBERS_READ,
+  type MemberRecord,
+  type MemberState,
+  membersPrefix,
+  parseMember,
+  replicaId,
+} from "./membership.js";
 
 /** What the switches are told (the machine's `coordination` event). */
 export type CoordinationState = {
@@ -39,6 +52,8 @@ export type CoordinationState = {
    * revision of the read that found no other candidate */
   token: string | null;
   othersAlive: boolean | null;
+  /** at a stop: the other replicas' membership marks as read after resigning; otherwise absent (not read) */
+  members?: { id: string; replica: string; stopped: boolean }[] | null;
   detail: string | null;
 };
 
@@ -50,7 +65,7 @@ export type Coordination = Feed<CoordinationState> & {
 };
 
 /** What each candidate says of itself (its key's value): compared to warn when the replicas differ. */
-type Candidacy = { replica: string; intervalMs: number; deadlineMs: number };
+type Candidacy = { replica: string; intervalMs: number; deadlineMs: number; member?: string };
 
 /** The lease is counted held until this long before etcd could expire it. */
 export const LEASE_MARGIN_MS = 1_000;
@@ -76,6 +91,7 @@ function parseCandidacy(value: Buffer): Candidacy | null {
       replica: v.replica.slice(0, 100),
       intervalMs: Number(v.intervalMs),
       deadlineMs: Number(v.deadlineMs),
+      ...(typeof v.member === "string" ? { member: v.member.slice(0, 64) } : {}),
     };
   } catch {
     return null;
@@ -89,6 +105,7 @@ export function coordinationComponent(): Component<
   let closeClient: (() => void) | null = null;
   let stopTimers: (() => void) | null = null;
   let resign: (() => Promise<void>) | null = null;
+  let markStopped: (() => Promise<void>) | null = null;
   const life = { closed: false };
   return {
     name: "coordination",
@@ -100,14 +117,42 @@ export function coordinationComponent(): Component<
       const ttl = Math.round(ttlMs / 1_000);
       const pollMs = Math.max(250, Math.floor(ttlMs / 4));
       const callTimeoutMs = Math.max(1_000, pollMs);
-      // a stop's calls: within a quarter of the stop's bound each (the removal that may follow needs the rest)
-      const stopMs = Math.max(250, Math.min(callTimeoutMs, Math.floor(config.shutdownTimeout / 4)));
+      // a stop's three rounds (the mark, the resignation, the reads): within a sixth of the stop's bound each, half
+      // in all (the removal that may follow needs the rest); one that does not answer ends them (the schedule is kept)
+      const stopMs = Math.max(250, Math.min(callTimeoutMs, Math.floor(config.shutdownTimeout / 6)));
       const mono = () => monotonicOf(runtime.clock);
       const { timers } = runtime;
       const name = electionName(accounts);
       const electionPrefix = `${target.prefix}/election/${name}/`;
+      const memberPrefix = membersPrefix(target.prefix, name);
+
       const replica = `${hostname()}:${process.pid}${listen ? ` (health ${listen.host}:${listen.port})` : ""} ${params.stateDir}`;
-      const mine: Candidacy = { replica, intervalMs: config.interval, deadlineMs: config.deadline };
+      // The membership's id, kept in the state directory; a directory that cannot hold it still coordinates (an id of
+      // the host and the directory): coordination is never a reason not to protect.
+      const member = await replicaId(params.stateDir).catch((error: unknown) => ({
+        id: createHash("sha256").update(`${hostname()}\0${params.stateDir}`).digest("hex").slice(0, 16),
+        created: false,
+        replaced: undefined,
+        unwritable: errorText(error),
+      }));
+      if ("unwritable" in member)
+        log.warn(
+          { event: "coordination.member_id", member: member.id, error: member.unwritable },
+          `the replica id could not be kept in the state directory (${member.unwritable}); using ${member.id}, made of the host name and the directory`,
+        );
+      else if (member.replaced)
+        log.warn(
+          { event: "coordination.member_id", member: member.id, error: member.replaced },
+          `the state directory's replica id file ${member.replaced}; a new id ${member.id} is used (the old one's membership stays in etcd until forgotten: 'hl-deadman replicas forget')`,
+        );
+      const memberId = member.id;
+      const memberKey = `${memberPrefix}${memberId}`;
+      const mine: Candidacy = {
+        replica,
+        intervalMs: config.interval,
+        deadlineMs: config.deadline,
+        member: memberId,
+      };
 
       // Loaded here only: a replica without --coordinate never imports etcd3 (test/app/coordination.test.ts).
       const loaded = await import("etcd3");
@@ -153,6 +198,39 @@ export function coordinationComponent(): Component<
       let state: CoordinationState = { role: "lost", token: null, othersAlive: null, detail: lastError };
       let warned = "";
       const states = feed<CoordinationState>();
+      /** what this replica's membership key was last seen or written to say */
+      let memberState: MemberState | null = null;
+
+      // Unconditional for `stopped` (this replica's own last word); `running` only if the key is as last read (a
+      // compare-and-swap on its mod revision): a `running` written by a poll already in flight never overwrites the
+      // `stopped` of a stop that began meanwhile.
+      const writeMember = async (state: MemberState, ifModRevision?: string | null) => {
+        const record: MemberRecord = {
+          id: memberId,
+          replica,
+          state,
+          at: new Date(runtime.clock.now()).toISOString(),
+        };
+        const put = client.put(memberKey).value(JSON.stringify(record));
+        const what = state === "stopped" ? "marking this replica stopped" : "marking this replica running";
+        if (ifModRevision === undefined) await bounded(what, put.exec(), stopMs);
+        else {
+          const txn =
+            ifModRevision === null
+              ? client.if(memberKey, "Version", "==", 0)
+              : client.if(memberKey, "Mod", "==", ifModRevision);
+          const done = await bounded(what, txn.then(put).commit());
+          if (!done.succeeded) return;
+        }
+        if (memberState !== state)
+          log.info(
+            { event: "coordination.member", member: memberId, state, key: memberKey },
+            state === "running"
+              ? `this replica's membership (${memberId}) says running: a stop of another replica keeps the schedule while it has no stopped mark`
+              : `this replica's membership (${memberId}) is marked stopped`,
+          );
+        memberState = state;
+      };
 
       const campaignNow = () => {
         if (life.closed || stopping) return;
@@ -276,13 +354,20 @@ export function coordinationComponent(): Component<
           const c = campaign;
           if (c && ourKey === null) ourKey = await bounded("granting the lease", c.getCampaignKey());
           const leaseId = ourKey?.slice(electionPrefix.length) ?? null;
-          const [range, life] = await Promise.all([
+          const [range, life, own] = await Promise.all([
             readCandidates(),
             leaseId === null
               ? Promise.resolve(null)
               : bounded("reading the lease", client.leaseClient.leaseTimeToLive({ ID: leaseId })),
+            bounded("reading this replica's membership", client.get(memberKey).exec()),
           ]);
           lastOk = mono();
+          // standing: the membership says running (written again if it says otherwise, or was forgotten)
+          const ownKv = own.kvs[0];
+          const ownMark = ownKv ? parseMember(ownKv.value) : null;
+          const standing =
+            ownMark?.state === "running" && ownMark.id === memberId && ownMark.replica === replica;
+          if (standing) memberState = "running";
           const kvs = range.kvs.map((kv) => ({ key: kv.key.toString("utf8"), kv }));
           const ours = kvs.find((x) => x.key === ourKey);
           others = kvs
@@ -314,6 +399,7 @@ export function coordinationComponent(): Component<
             campaign = null;
             campaignNow();
           }
+          if (!standing && !stopping) await writeMember("running", ownKv ? ownKv.mod_revision : null);
         } catch (error) {
           lastError = errorText(error);
         } finally {
@@ -346,6 +432,7 @@ export function coordinationComponent(): Component<
           election: electionPrefix,
           ttlSeconds: ttl,
           actAlone: config.actAlone,
+          member: memberId,
         },
         `coordinating through etcd (${target.endpoints.join(", ")}), election ${electionPrefix}, lease ${ttl} s`,
       );
@@ -362,6 +449,18 @@ export function coordinationComponent(): Component<
         const c = campaign;
         campaign = null;
         await bounded("resigning", c?.resign() ?? Promise.resolve(), stopMs).catch(() => undefined);
+      };
+      // A close that is no graceful stop with removal (`--on-shutdown keep`, a failed start) still stops on purpose:
+      // the mark says so (once; a stop that marked already is not marked again).
+      markStopped = async () => {
+        stopping = true;
+        if (memberState === "stopped") return;
+        await writeMember("stopped").catch((error: unknown) =>
+          log.warn(
+            { event: "coordination.member_failed", member: memberId, error: errorText(error) },
+            `this replica's membership could not be marked stopped (${errorText(error)}): the other replicas' stops keep the schedule until it stands again or is forgotten`,
+          ),
+        );
       };
       const coordination: Coordination = {
         subscribe: states.subscribe,
@@ -389,10 +488,37 @@ export function coordinationComponent(): Component<
           stopTimers?.();
           const c = campaign;
           campaign = null;
-          // A resign that does not answer ends it: etcd cannot say who is alive, the schedule is kept.
+          // Marked stopped BEFORE resigning, read AFTER: any other replica that finds this one's candidacy gone finds
+          // its mark too. A call that does not answer ends it: etcd cannot say who is alive, the schedule is kept.
           try {
+            await writeMember("stopped");
             await bounded("resigning", c?.resign() ?? Promise.resolve(), stopMs);
-            const range = await bounded("reading the candidates", candidatesQuery().exec(), stopMs);
+            const [range, membership] = await Promise.all([
+              bounded("reading the candidates", candidatesQuery().exec(), stopMs),
+              bounded(
+                "reading the members",
+                client
+                  .getAll()
+                  .prefix(memberPrefix)
+                  .limit(MAX_MEMBERS_READ + 1)
+                  .exec(),
+                stopMs,
+              ),
+            ]);
+            const marks = membership.kvs
+              .filter((kv) => kv.key.toString("utf8") !== memberKey)
+              .map((kv) => {
+                const m = parseMember(kv.value);
+                // an unreadable member is no one's word that it stopped
+                return {
+                  id: kv.key.toString("utf8").slice(memberPrefix.length, memberPrefix.length + 64),
+                  replica: m?.replica ?? "unreadable member",
+                  stopped: m?.state === "stopped",
+                };
+              });
+            // more than can be read: the stop cannot see them all
+            const members = membership.kvs.length > MAX_MEMBERS_READ ? null : marks;
+            const unmarked = marks.filter((x) => !x.stopped);
             const rest = range.kvs.filter((kv) => kv.key.toString("utf8") !== ourKey);
             others = rest.map((kv) => ({
               key: kv.key.toString("utf8"),
@@ -409,10 +535,15 @@ export function coordinationComponent(): Component<
                 role: "follower",
                 token: range.header.revision,
                 othersAlive: rest.length > 0,
+                members,
                 detail:
                   rest.length > 0
                     ? `${others.map((o) => o.replica).join(", ")} still a candidate`
-                    : "resigned; no other candidate",
+                    : members === null
+                      ? `resigned; more than ${MAX_MEMBERS_READ} members under ${memberPrefix}`
+                      : unmarked.length > 0
+                        ? `resigned; no other candidate, ${unmarked.length} other member(s) not marked stopped`
+                        : "resigned; no other candidate, every other member stopped",
               },
               true,
             );
@@ -430,7 +561,9 @@ export function coordinationComponent(): Component<
     async close() {
       life.closed = true;
       stopTimers?.();
-      // a stop that kept the schedule (or a failed start) still hands the lease over at once, not after its TTL
+      // a stop that kept the schedule (or a failed start) is marked, and still hands the lease over at once, not
+      // after its TTL
+      await markStopped?.();
       await resign?.();
       closeClient?.();
     },

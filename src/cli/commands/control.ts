@@ -96,7 +96,7 @@ function controlCommand(
  * What the command will do, confirmed: `--yes`, or `word` typed on a terminal. Off a terminal or with --json,
  * without --yes it is a usage error that says what it would have done.
  */
-async function confirm(
+export async function confirm(
   opts: Record<string, unknown>,
   deps: CliDeps,
   what: string,
