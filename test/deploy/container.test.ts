@@ -220,6 +220,20 @@ describe("Dockerfile: the commands really run", () => {
         cwd: app,
         timeout: 15_000,
       });
+      // etcd3 (and gRPC) is an optional peer, not a production dependency: without it, what needs it says how to
+      // install it and exits 78, instead of a module-not-found stack
+      expect(production).not.toContain("node_modules/etcd3");
+      const replicas = await run(
+        process.execPath,
+        ["dist/bin/hl-deadman.js", "replicas", "list", "--coordinate", "etcd://127.0.0.1:1"],
+        { cwd: app, timeout: 15_000 },
+      ).then(
+        () => ({ code: 0, stderr: "" }),
+        (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+      );
+      expect(replicas.code).toBe(78);
+      expect(replicas.stderr).toContain("needs the optional package etcd3, which is not installed");
+      expect(replicas.stderr).toContain("npm install -g etcd3@1.1.2");
     } finally {
       rmSync(app, { recursive: true, force: true });
     }

@@ -36,6 +36,7 @@ import type { CoordinationStatus } from "../../core/status.js";
 import type { Component } from "../components.js";
 import type { Base, Feed } from "../context.js";
 import { feed } from "../context.js";
+import { loadEtcd3 } from "./etcd3.js";
 import {
   MAX_MEMBERS_READ,
   type MemberRecord,
@@ -155,11 +156,7 @@ export function coordinationComponent(): Component<
       };
 
       // Loaded here only: a replica without --coordinate never imports etcd3 (test/app/coordination.test.ts).
-      const loaded = await import("etcd3");
-      // etcd3 is CommonJS: its exports are named, or under `default` when node's loader cannot list them
-      const etcd3 = (
-        loaded.Etcd3 ? loaded : (loaded as unknown as { default: typeof loaded }).default
-      ) as typeof loaded;
+      const etcd3 = await loadEtcd3("--coordinate");
       const client: Etcd3 = new etcd3.Etcd3({
         hosts: target.endpoints,
         dialTimeout: callTimeoutMs,

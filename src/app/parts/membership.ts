@@ -18,6 +18,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { checkStateFile, writeFileAtomic } from "../../core/files.js";
+import { loadEtcd3 } from "./etcd3.js";
 
 export const REPLICA_ID_FILE = "replica-id";
 const ID_PATTERN = /^[0-9a-f]{16}$/;
@@ -101,10 +102,7 @@ type Client = import("etcd3").Etcd3;
 
 /** A client for a one-shot command: every call bounded by `timeoutMs`. */
 async function oneShotClient(endpoints: string[], timeoutMs: number, now: () => number): Promise<Client> {
-  const loaded = await import("etcd3");
-  const etcd3 = (
-    loaded.Etcd3 ? loaded : (loaded as unknown as { default: typeof loaded }).default
-  ) as typeof loaded;
+  const etcd3 = await loadEtcd3("hl-deadman replicas");
   return new etcd3.Etcd3({
     hosts: endpoints,
     dialTimeout: timeoutMs,
