@@ -2,10 +2,14 @@
  * The generated parts of the docs, each between `<!-- NAME:start … -->` and `<!-- NAME:end -->` markers:
  * - `options-table` in docs/operations.md: one row per configuration key (the table of src/config/options.ts);
  * - `reliability-matrix` in docs/reliability.md: the fault matrix (test/reliability/matrix.ts);
- * - `error-policy` in docs/errors.md: one row per error kind (src/core/errors/policy.ts).
+ * - `error-policy` in docs/errors.md: one row per error kind (src/core/errors/policy.ts);
+ * - `commands` in docs/cli.md: every command and subcommand of the program with its options (src/cli/).
  * `npm run docs:generate` (scripts/update-docs.ts) rewrites them; test/docs/generated.test.ts fails while a document
  * differs from `updateGenerated(doc)`. No test writes a document.
  */
+import { Writable } from "node:stream";
+import type { Command } from "commander";
+import { createProgram } from "../../src/cli/program.js";
 import { type ConfigOption, formatDefault, OPTIONS } from "../../src/config/options.js";
 import { ERROR_POLICY, type ErrorPolicy } from "../../src/protocol/policy.js";
 import { MATRIX, type ReliabilityCase } from "../reliability/matrix.js";
@@ -80,6 +84,51 @@ export function errorPolicyTable(): string {
   return paddedTable(["family", "kind", "retryable", "permanent", "outcome unknown", "exit", "when"], rows);
 }
 
+// ---------------------------------------------------------------- commands
+
+/**
+ * Every command of the program, as the program itself describes it: a heading per command path, its usage, its
+ * description and its options; `run`'s configuration options (shared by run, doctor, schedule, …) are named once,
+ * in docs/operations.md's option table, and each command that takes them says so.
+ */
+export function commandsReference(): string {
+  const quiet = new Writable({ write: (_c, _e, done) => done() });
+  const program = createProgram({
+    stdout: quiet,
+    stderr: quiet,
+    env: {},
+    cwd: "/",
+    clock: { now: () => 0 },
+  } as never);
+  const configFlags = new Set(OPTIONS.map((o) => `--${o.flag}`));
+  const out: string[] = [];
+  const walk = (cmd: Command, path: string[]) => {
+    for (const sub of cmd.commands) {
+      const name = sub.name();
+      if (name === "help") continue;
+      const full = [...path, name];
+      if (sub.commands.length > 0 && sub.options.length === 0) {
+        out.push(`### \`hl-deadman ${full.join(" ")}\``, "", `${sub.description()}.`, "");
+        walk(sub, full);
+        continue;
+      }
+      const own = sub.options.filter((o) => !configFlags.has(o.long ?? ""));
+      const shared = sub.options.length - own.length;
+      out.push(`### \`hl-deadman ${full.join(" ")} ${sub.usage()}\``, "", `${sub.description()}.`, "");
+      for (const o of own)
+        out.push(`- \`${o.flags.replaceAll("|", "\\|")}\`: ${o.description.replaceAll("\n", " ")}`);
+      if (shared > 0)
+        out.push(
+          `- and ${shared} of \`run\`'s configuration options (docs/operations.md, "Options"; \`hl-deadman ${full.join(" ")} --help\`)`,
+        );
+      out.push("");
+      walk(sub, full);
+    }
+  };
+  walk(program, []);
+  return out.join("\n").trim();
+}
+
 // ---------------------------------------------------------------- the README
 
 /** Each generated section, the document (relative to the repository) that holds it, and its source. */
@@ -87,6 +136,7 @@ export const GENERATED: ReadonlyArray<{ name: string; file: string; content: () 
   { name: "options-table", file: "docs/operations.md", content: optionsTable },
   { name: "reliability-matrix", file: "docs/reliability.md", content: () => matrixTable() },
   { name: "error-policy", file: "docs/errors.md", content: errorPolicyTable },
+  { name: "commands", file: "docs/cli.md", content: commandsReference },
 ];
 
 /** The text between a section's markers (trimmed); throws when the markers are missing. */
