@@ -114,6 +114,10 @@ describe("engines/python/hl_deadman_guard.py", () => {
     });
     expect(exited).toBeUndefined();
     expect(stderr).not.toMatch(/BrokenPipe|Traceback/);
+    // the engine hears `ok` a moment after the guard counts it up
+    await eventually(() => said.filter((s) => s.kind === "state").length >= 3, {
+      what: "the engine's states",
+    });
     expect(said.filter((s) => s.kind === "state").map((s) => s.state)).toEqual([
       "connected",
       "disconnected",
