@@ -38,6 +38,9 @@ export const NOTIFY_EVENTS: Readonly<Record<string, Severity>> = Object.freeze({
   "shutdown.removed": "info",
   "shutdown.kept": "warning",
   "shutdown.remove_failed": "critical",
+  "escalation.held": "critical",
+  "escalation.stopped_at_restart": "critical",
+  "kill.started": "critical",
 });
 
 const iso = (ms: unknown) =>
