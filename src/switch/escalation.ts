@@ -294,7 +294,21 @@ export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResu
     else m.esc = { ...m.esc, closing: "held", heldWhy: STOPPED_AT_RESTART };
     return;
   }
-  const retryMs = cfg?.retryMs ?? 30_000;
+  // A kill's pass on an account not opted in: no rule of the escalation goes on with it.
+  if (!cfg) {
+    ctx.emit({
+      type: "closeIncomplete",
+      ...fields,
+      refusal: ev.refusal,
+      detail: ev.detail ?? null,
+      retryInMs: null,
+    });
+    return hold(
+      ctx,
+      "the account is not opted in to the escalation: no further pass runs on its own; `hl-deadman kill --close` again",
+    );
+  }
+  const retryMs = cfg.retryMs;
   m.esc = { ...m.esc, closing: "retry" };
   m.wake.escalate = ctx.now.mono + retryMs;
   ctx.emit({

@@ -149,3 +149,86 @@ describe("issue 39: closes only while the engine is down (process)", () => {
     expect(audit).toContain("escalation.resumed");
   }, 60_000);
 });
+
+describe("hl-deadman kill (process)", () => {
+  test("behavior: kill --close with the engine up and no rule: every resting order cancelled, the positions closed, HALTED until reset, audited", async () => {
+    const stateDir = mkdtempSync(path.join(tmpdir(), "hl-kill-"));
+    const d = spawnCli(["run", "--sim", "--state-dir", stateDir, ...FAST, "--health", "127.0.0.1:0"]);
+    try {
+      const sim = await d.waitForEvent("sim.start", 15_000);
+      const account = String(sim.account);
+      const info = new InfoClient({ apiUrl: String(sim.apiUrl), timeoutMs: 5_000 });
+      const health = String((await d.waitForEvent("health.listening", 15_000)).url);
+      await d.waitForEvent("heartbeat.ok", 10_000);
+      const resting = (await info.openOrders({ user: account })).length;
+      expect(resting).toBeGreaterThan(0);
+      expect((await info.positions({ user: account })).positions.length).toBe(3);
+      // off a terminal, --yes is required; exactly one of --account and --all
+      const noYes = await runCliProcess(["kill", "--account", account, "--state-dir", stateDir]);
+      expect(noYes.code).toBe(2);
+      expect(noYes.stderr).toContain("cancel every resting order");
+      const both = await runCliProcess([
+        "kill",
+        "--account",
+        account,
+        "--all",
+        "--state-dir",
+        stateDir,
+        "--yes",
+      ]);
+      expect(both.code).toBe(2);
+      const started = performance.now();
+      const r = await runCliProcess([
+        "kill",
+        "--account",
+        account,
+        "--close",
+        "--state-dir",
+        stateDir,
+        "--yes",
+        "--json",
+      ]);
+      const commandMs = performance.now() - started;
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out.ok).toBe(true);
+      expect(out.accounts[0]).toMatchObject({
+        account,
+        done: true,
+        latched: true,
+        cancel: { confirmed: true, cancelled: resting, kept: 0 },
+        close: { flat: true },
+      });
+      // (the figure for BENCHMARKS.md: from the command reaching the daemon to the cancels' confirming read)
+      console.log(
+        `kill: cancels answered ${Math.round(out.accounts[0].cancelMs)} ms after the command reached the daemon; the whole command (process start included) ${Math.round(commandMs)} ms`,
+      );
+      expect(await info.openOrders({ user: account })).toEqual([]);
+      expect((await info.positions({ user: account })).positions).toEqual([]);
+      const ready = await fetch(`${health}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.text()).toContain("HALTED since");
+      // again: already HALTED, nothing left to cancel
+      const again = await runCliProcess(["kill", "--all", "--state-dir", stateDir, "--yes"]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain("HALTED (it already was); 0 order(s) cancelled");
+      const reset = await runCliProcess(["reset", "--account", account, "--state-dir", stateDir, "--yes"]);
+      expect(reset.code, reset.stderr).toBe(0);
+    } finally {
+      d.kill("SIGINT");
+    }
+    expect((await d.exitWithin(10_000)).code).toBe(0);
+    const audit = readFileSync(path.join(stateDir, "audit", "audit.jsonl"), "utf8");
+    for (const t of [
+      "control.command",
+      "kill.started",
+      "kill.cancelled",
+      "escalation.closed",
+      "escalation.reset",
+    ])
+      expect(audit, t).toContain(`xyz.hl-deadman.${t}`);
+    // no daemon: said (69)
+    const gone = await runCliProcess(["kill", "--all", "--state-dir", stateDir, "--yes"]);
+    expect(gone.code).toBe(69);
+  }, 60_000);
+});
