@@ -117,6 +117,10 @@ describe("issue 39: closes only while the engine is down (process)", () => {
       first.kill("SIGKILL");
     }
     await first.exitWithin(10_000);
+    // the ledger says the pass is open, with what its last read left (`status`, no daemon running)
+    const st = await runCliProcess(["status", "--state-dir", stateDir]);
+    expect(st.stdout).toContain("HALTED since");
+    expect(st.stdout).toMatch(/close pass 1 open; positions left at its last read: BTC .*ETH .*SOL /);
     // the same state directory, the fault gone (a new simulator)
     const d = daemon(stateDir, guard, "30s");
     try {
