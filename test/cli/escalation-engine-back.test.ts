@@ -4,7 +4,7 @@
  * HALTED account's open pass survives a restart (reported at start, resumed once the engine is down and a rule
  * holds). Also the operator's kill switch (`hl-deadman kill`).
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
@@ -231,8 +231,66 @@ describe("hl-deadman kill (process)", () => {
       "escalation.reset",
     ])
       expect(audit, t).toContain(`xyz.hl-deadman.${t}`);
-    // no daemon: said (69)
+    // no daemon, and no key to sign alone with: said (78)
     const gone = await runCliProcess(["kill", "--all", "--state-dir", stateDir, "--yes"]);
-    expect(gone.code).toBe(69);
+    expect(gone.code).toBe(78);
+    expect(gone.stderr).toContain("No daemon answers, and this command cannot sign alone");
+  }, 60_000);
+});
+
+describe("hl-deadman kill with no daemon (process)", () => {
+  test("behavior: the command cancels and closes alone under the state directory's lock, latches HALTED in the ledger, audits", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hl-kill-alone-"));
+    // (the state directory of a daemon that is not running; a missing one is a typo: exit 66)
+    const stateDir = path.join(dir, "s");
+    mkdirSync(stateDir, { mode: 0o700 });
+    const sim = spawnCli(["sim", "--port", "0"]);
+    try {
+      const text = async (re: RegExp) => {
+        for (let i = 0; i < 150 && !re.test(sim.stdout()); i++) await new Promise((r) => setTimeout(r, 100));
+        return re.exec(sim.stdout())![1]!;
+      };
+      const apiUrl = await text(/API\s+(\S+)/);
+      const account = await text(/DEMO\s+account (0x[0-9a-f]{40})/);
+      const key = await text(/DEMO\s+key\s+(0x[0-9a-f]{64})/);
+      const network = await text(/NETWORK (\w+)/);
+      const keyFile = path.join(dir, "key");
+      writeFileSync(keyFile, `${key}\n`, { mode: 0o600 });
+      const info = new InfoClient({ apiUrl, timeoutMs: 5_000 });
+      const resting = (await info.openOrders({ user: account })).length;
+      expect(resting).toBeGreaterThan(0);
+      const args = [
+        "--state-dir",
+        stateDir,
+        "--api-url",
+        apiUrl,
+        "--network",
+        network,
+        "--key-file",
+        keyFile,
+      ];
+      const r = await runCliProcess(["kill", "--account", account, "--close", "--yes", "--json", ...args]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain("carried out by this command alone");
+      expect(JSON.parse(r.stdout).accounts[0]).toMatchObject({
+        account,
+        latched: true,
+        cancel: { confirmed: true, cancelled: resting },
+        close: { flat: true },
+      });
+      expect(await info.openOrders({ user: account })).toEqual([]);
+      expect((await info.positions({ user: account })).positions).toEqual([]);
+      // the ledger holds the latch and the pass (done) for the next daemon; the lock was released
+      const st = await runCliProcess(["status", "--state-dir", stateDir]);
+      expect(st.stdout).toContain("HALTED since");
+      expect(st.stdout).toContain("the positions were closed (pass 1)");
+      const audit = readFileSync(path.join(stateDir, "audit", "audit.jsonl"), "utf8");
+      for (const t of ["kill.started", "kill.cancelled", "escalation.closed"])
+        expect(audit).toContain(`xyz.hl-deadman.${t}`);
+      expect((await runCliProcess(["audit", "verify", "--state-dir", stateDir])).code).toBe(0);
+    } finally {
+      sim.kill("SIGINT");
+    }
+    await sim.exitWithin(10_000);
   }, 60_000);
 });
