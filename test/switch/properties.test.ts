@@ -15,7 +15,10 @@
  *   recognised daily limit or a permanent reason, or the operator's policy says so;
  * III with a fresh record covering the day the count equals the exchange's fires (without one it is never below
  *   them: 2);
- * IV no event sequence makes `step` throw.
+ * IV no event sequence makes `step` throw;
+ * and issue 39's, with the escalation's closes (the world's separate block): VI no close order leaves while the
+ * engine is up (but the operator's kill); VII a HALTED account with a pass open before a restart is resumed or
+ * reported after it.
  * fast-check shrinks a failing sequence and prints its seed and path (replay with { seed, path }).
  * Each invariant was shown to fail on a planted bug (`Plant` in world.ts; the "planted" test below).
  */
