@@ -14,6 +14,11 @@
  * - A close pass that does not finish (the post-only window after a network upgrade, an exchange refusal, no
  *   answer) is said at once and tried again after `retryMs`; it is never turned into another kind of order.
  * - Passes go on while HALTED until one reports the account flat (or only dust below the $10 minimum).
+ * - Closes leave only while the engine is down, checked before every order (`closeHold`): its return stops a pass
+ *   at its next step and drops a due retry; the closes are held (said and paged) and resume only when it is down
+ *   again and a rule holds. The operator's kill is the exception: its command is its evidence.
+ * - Every pass is written ahead in the ledger (`halted.closing`), so a restart reports a pass left open ("closing
+ *   stopped at restart") and resumes it only on this run's evidence (`escalationStart`).
  */
 import type { Ctx } from "./context.js";
 import { gateRefusal, gateToken, heldOnce } from "./coordination.js";
@@ -125,7 +130,7 @@ export function escalationEngine(ctx: Ctx, up: boolean) {
   if (halted && esc.closing === "done")
     m.esc = { ...m.esc, closing: "held", heldWhy: "the engine came back after the positions were closed" };
   const cfg = m.cfg.escalation;
-  if (cfg?.afterDownMs != null && (!halted || m.esc.closing === "held"))
+  if (cfg?.afterDownMs != null && (!halted || m.esc.closing === "held" || m.esc.closing === "idle"))
     m.wake.escalate = ctx.now.mono + cfg.afterDownMs;
 }
 
@@ -185,8 +190,9 @@ export function escalationCheck(ctx: Ctx) {
   const cfg = m.cfg.escalation;
   if (!cfg || m.phase !== "running") return;
   const halted = m.entry.halted !== undefined;
-  // latched: only held closes resume (the engine down again, a rule holding); a pass out or due is not doubled
-  if (halted && m.esc.closing !== "held") return;
+  // latched: only held closes resume (the engine down again, a rule holding), or a kill's latch without a pass
+  // yet (`idle`) starts them; a pass out or due is not doubled, and a finished one waits for the next death
+  if (halted && m.esc.closing !== "held" && m.esc.closing !== "idle") return;
   if (m.engineUp) return;
   const hit = escalationRule(cfg, m.esc, ctx.now.mono);
   if (!hit) return;
@@ -217,7 +223,8 @@ export function escalationCheck(ctx: Ctx) {
 /** The escalation's wake-up is due: the time rule, or a latched account's close pass to try again. */
 export function escalationDue(ctx: Ctx) {
   const { m } = ctx;
-  if (m.entry.halted === undefined || m.esc.closing === "held") return escalationCheck(ctx);
+  if (m.entry.halted === undefined || m.esc.closing === "held" || m.esc.closing === "idle")
+    return escalationCheck(ctx);
   if (m.esc.closing === "retry" && m.phase === "running" && m.cfg.escalation && !m.engineUp) closePass(ctx);
 }
 
