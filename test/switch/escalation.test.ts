@@ -367,6 +367,17 @@ describe("issue 39: closes only while the engine is down; the latch carries its 
     expect(r.logs(r.on({ type: "reset", by: "alice" }, 2_000))).toContain("escalation.reset");
   });
 
+  test("kill without --close on an opted-in account: the escalation's rules still close it once the engine is down", () => {
+    const r = new Run();
+    r.on({ type: "start" }, 0);
+    r.on({ type: "kill", by: "carol", close: false }, 1_000);
+    expect(r.model.esc.closing).toBe("idle");
+    r.on({ type: "engine", up: false, detail: "closed" }, 2_000);
+    r.on({ type: "ordersCancelled", confirmed: true, cancelled: 0, kept: 0 }, 2_100);
+    const resumed = r.on({ type: "wake" }, 122_000);
+    expect(resumed.closePositions).toEqual({ reason: "the operator's kill (carol)", pass: 1 });
+  });
+
   test("kill without --close: latched, cancels only; refused while stopping", () => {
     const r = new Run({ escalation: null });
     r.on({ type: "start" }, 0);
