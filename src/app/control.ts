@@ -167,7 +167,10 @@ export async function startControlServer(params: {
   });
   // The state directory is 0700: no other user could reach the socket in the instant before this chmod.
   await chmod(path, CONTROL_SOCKET_MODE);
-  log.info({ event: "control.listening", path }, `control channel on ${path} (reset, drill)`);
+  log.info(
+    { event: "control.listening", path },
+    `control channel on ${path} (${Object.keys(handlers).join(", ")})`,
+  );
   return {
     path,
     async close() {

@@ -4,7 +4,7 @@ import { maskSecrets } from "../core/redact.js";
 import { versionText } from "../core/version.js";
 import { registerAudit } from "./commands/audit.js";
 import { registerConfig } from "./commands/config.js";
-import { registerDrill, registerReset } from "./commands/control.js";
+import { registerDrill, registerKill, registerReset } from "./commands/control.js";
 import { registerDoctor } from "./commands/doctor.js";
 import { registerEvm } from "./commands/evm.js";
 import { registerExposure } from "./commands/exposure.js";
@@ -48,6 +48,7 @@ export function createProgram(deps: CliDeps): Command {
   registerReset(program, deps);
   registerDrill(program, deps);
   registerReplicas(program, deps);
+  registerKill(program, deps);
   // Usage errors (unknown option, missing argument, bad choice) exit 2, as the contract says.
   const exitOverride = (cmd: Command) => {
     cmd.exitOverride((err) => {

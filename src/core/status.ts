@@ -56,7 +56,22 @@ export type SwitchStatus = {
   /** the local clock and the exchange's time disagree beyond a small bound (clock.suspect): not ready */
   clockSuspect?: boolean;
   /** HALTED: the escalation closed (or is closing) the positions; only an operator's `reset` releases it */
-  halted?: { since: number; reason: string } | null;
+  halted?: {
+    since: number;
+    reason: string;
+    /**
+     * where the closes stand: `closing` (a pass out), `retrying` (due again while the engine is down), `held` (the
+     * engine is back: they resume when it is down again and a rule holds), `stopped at restart` (a pass was open
+     * when the daemon stopped; same), `closed` (the last pass left the account flat), `none` (no pass yet)
+     */
+    closes?: "closing" | "retrying" | "held" | "stopped at restart" | "closed" | "none";
+    /** why the closes are held, when they are */
+    heldWhy?: string | null;
+    /** the positions left at the last pass's last read ("BTC 0.25, ETH -3"), "" when none */
+    remaining?: string;
+    /** close passes since the latch */
+    passes?: number;
+  } | null;
   /** a drill is running (the switch's own pushes pause for it): its id, step and deadline */
   drill?: { id: string; phase: string; cancelAt: number | null } | null;
 };

@@ -41,6 +41,27 @@ export const EXPOSURE_FRESH_INTERVALS = 3;
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
+/** Where a HALTED account's closes stand, in words (status.ts `halted.closes`). */
+export function haltedCloses(h: NonNullable<SwitchStatus["halted"]>): string {
+  const left = h.remaining ? `; positions left at the last read: ${h.remaining}` : "";
+  switch (h.closes) {
+    case "closing":
+      return `the positions are being closed (pass ${h.passes ?? "?"})`;
+    case "retrying":
+      return `the positions are not closed yet${left}; the next pass follows while the engine stays down`;
+    case "held":
+      return `closing is held: ${h.heldWhy ?? "the engine is back"}${left}`;
+    case "stopped at restart":
+      return `closing stopped at restart (pass ${h.passes ?? "?"} was open)${left}; the closes resume when the engine is down and a rule holds`;
+    case "closed":
+      return "the positions were closed";
+    case "none":
+      return "no close pass has run";
+    default:
+      return "the positions are being closed or were closed";
+  }
+}
+
 /**
  * Ready only when every account is armed (or retrying) with at least `minMarginMs` of protection left, no
  * account is exhausted or refused permanently, the engine guard (if any) says up, and — when the exposure
@@ -62,7 +83,7 @@ export function computeReadiness({
     // HALTED is said whatever else holds: a person must look (the switch keeps pushing).
     if (a.halted)
       reasons.push(
-        `${who}: HALTED since ${new Date(a.halted.since).toISOString()} (${a.halted.reason}); the positions are being closed or were closed; release with hl-deadman reset --account ${a.account}`,
+        `${who}: HALTED since ${new Date(a.halted.since).toISOString()} (${a.halted.reason}); ${haltedCloses(a.halted)}; release with hl-deadman reset --account ${a.account}`,
       );
     if (a.exhausted || a.state === "exhausted") {
       reasons.push(

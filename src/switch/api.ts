@@ -63,14 +63,40 @@ export type CloseOrderReport = {
  * Escalation step 2: cancels the account's open orders, then closes its positions with reduce-only IOC orders in
  * slices, re-reading the positions between slices. Never throws: a failure is `flat: false` with the refusal.
  */
-export type ClosePositions = (params: { account: string; vaultAddress?: string; pass: number }) => Promise<{
+export type ClosePositions = (params: {
+  account: string;
+  vaultAddress?: string;
+  pass: number;
+  /**
+   * asked before EVERY order the pass sends (the cancels first included): null when it may leave, else why not,
+   * and the pass ends there (`refusal` "held"). The driver answers from the machine's model as it is then
+   * (escalation.ts `closeHold`): the engine back stops a pass in flight at its next step.
+   */
+  mayProceed?: (() => string | null) | undefined;
+}) => Promise<CloseOutcome>;
+
+export type CloseOutcome = {
   flat: boolean;
   orders: CloseOrderReport[];
   filledUsd: number;
   dust: number;
   refusal: string | null;
   detail?: string;
-}>;
+  /** the positions left at the pass's last read ("BTC 0.25, ETH -3"), "" when flat or unread */
+  remaining?: string;
+};
+
+/** What the operator's kill answers (`hl-deadman kill`): what was cancelled, and closed when asked. */
+export type KillOutcome =
+  | { done: false; reason: string }
+  | {
+      done: true;
+      latched: boolean;
+      cancel: { confirmed: boolean; cancelled: number; kept: number; detail?: string | undefined };
+      close: CloseOutcome | null;
+      /** monotonic ms from the command reaching the switch to the cancels' last answer (the confirming read) */
+      cancelMs: number;
+    };
 
 /**
  * What the switch needs from the ledger store (Ledger): its entry at start, `put`, `durable` and the file's
@@ -110,6 +136,11 @@ export type CreateSwitchParameters = {
   cancelOpenOrders?: CancelOpenOrders | undefined;
   /** escalation step 2 (opted in with `escalation`): cancel, then close the positions reduce-only */
   closePositions?: ClosePositions | undefined;
+  /**
+   * the operator's kill: cancels every resting order of the account, stops included, whatever the engine-down
+   * policy (default: `cancelOpenOrders`)
+   */
+  killOrders?: CancelOpenOrders | undefined;
   /** the drill's requests (drill-io.ts); absent: a drill is refused */
   drillIo?: DrillIo | undefined;
   /** the escalation ladder's configuration for this account (escalation.ts); absent: off */
@@ -158,6 +189,11 @@ export type Switch = {
   exposure(figures: { accountValue: number; notionalUsd: number; minLiquidationPct: number | null }): void;
   /** The operator's `reset`: releases the HALTED latch; the answer is the switch's event (released or refused). */
   reset(by: string): { released: boolean; reason: string };
+  /**
+   * The operator's kill switch: latch HALTED, cancel every resting order, with `close` close the positions
+   * reduce-only; resolves once the cancels (and the close) answered, or at once when refused.
+   */
+  kill(by: string, close: boolean): Promise<KillOutcome>;
   /** The operator's drill: started (its end is the switch's `drillDone` event) or refused now with the reason. */
   drill(id: string, by: string): { started: true } | { started: false; reason: string };
   /** The replicas' election (coordination.ts): this replica's role, fencing token and other live candidates. */

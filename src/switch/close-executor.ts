@@ -41,10 +41,12 @@ export function createCloseExecutor(deps: {
 }): ClosePositions {
   const capBps = Math.max(1, Math.round(deps.slippagePct * 100));
   const maxSliceUsd = String(deps.maxSliceUsd);
-  return async ({ account, vaultAddress }) => {
+  return async ({ account, vaultAddress, mayProceed }) => {
     const user = vaultAddress ?? account;
     const orders: CloseOrderReport[] = [];
     let filledUsd = 0;
+    /** the positions as the last read left them */
+    let remaining: string | undefined;
     const result = (flat: boolean, dust: number, refusal: string | null, detail?: string) => ({
       flat,
       orders,
@@ -52,7 +54,13 @@ export function createCloseExecutor(deps: {
       dust,
       refusal,
       ...(detail ? { detail } : {}),
+      ...(remaining !== undefined ? { remaining: flat ? "" : remaining } : {}),
     });
+    // The machine's evidence, asked before every order this pass sends: the engine back (or the latch released,
+    // the daemon stopping) ends the pass here, and nothing more leaves.
+    const held = () => mayProceed?.() ?? null;
+    const stopped = held();
+    if (stopped !== null) return result(false, 0, "held", stopped);
     if (deps.cancelOpenOrders) {
       const c = await deps.cancelOpenOrders({
         account,
@@ -82,6 +90,7 @@ export function createCloseExecutor(deps: {
           capBps,
           maxSliceUsd,
         });
+        remaining = positionsLeft(positions);
       } catch (error) {
         return result(false, 0, "unavailable", `reading the positions failed: ${messageOf(error)}`);
       }
@@ -93,6 +102,8 @@ export function createCloseExecutor(deps: {
           plan.blocked.map((b) => `${b.coin} ${b.szi}: ${b.reason}`).join("; "),
         );
       if (plan.done) return result(true, plan.dust.length, null);
+      const hold = held();
+      if (hold !== null) return result(false, plan.dust.length, "held", hold);
       let answer: Awaited<ReturnType<OrderClient["order"]>>;
       try {
         answer = await deps.exchange.order(
@@ -131,7 +142,7 @@ export function createCloseExecutor(deps: {
       ) {
         if (openOrdersRetried)
           stop ??= { refusal: "open_orders", detail: "still 1,000 open orders after a cancel" };
-        else {
+        else if (held() === null) {
           openOrdersRetried = true;
           await deps.cancelOpenOrders?.({
             account,
@@ -161,6 +172,15 @@ export function createCloseExecutor(deps: {
       `${CLOSE_STEPS_PER_PASS} steps in this pass; the next pass goes on`,
     );
   };
+}
+
+/** The open positions as people read them ("BTC 0.25, ETH -3"), bounded. */
+function positionsLeft(positions: ReadonlyArray<{ coin: string; szi: string }>): string {
+  return positions
+    .filter((p) => !/^-?0*(\.0*)?$/.test(p.szi))
+    .map((p) => `${p.coin} ${p.szi}`)
+    .join(", ")
+    .slice(0, 500);
 }
 
 function messageOf(error: unknown): string {

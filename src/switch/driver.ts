@@ -5,8 +5,9 @@
  * (`persisted`). It decides nothing; the I/O itself is effects.ts.
  */
 import { ExchangeTime, type Repeating, type TimerHandle } from "../core/runtime.js";
-import { type CreateSwitchParameters, type Switch, switchConfig } from "./api.js";
+import { type CreateSwitchParameters, type KillOutcome, type Switch, switchConfig } from "./api.js";
 import { createEffects, inFlight } from "./effects.js";
+import { closeHold } from "./escalation.js";
 import type { SwitchEvent } from "./events.js";
 import { publish } from "./log.js";
 import {
@@ -26,6 +27,7 @@ export type {
   CloseOrderReport,
   ClosePositions,
   CreateSwitchParameters,
+  KillOutcome,
   ScheduleCancelClient,
   Switch,
   SwitchLedger,
@@ -66,6 +68,8 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     return r.ready.events.find((e): e is Extract<SwitchEvent, { type: T }> => answers.includes(e.type as T));
   };
   const io = createEffects(p, time, timers, dispatch);
+  /** The operators' kills waiting for their cancels (and close) to answer, in the order they were asked. */
+  const killWaiters: ((r: Omit<Extract<KillOutcome, { done: true }>, "done" | "latched">) => void)[] = [];
   const sendNow = (s: Send) =>
     track(s.kind, () => (s.kind === "push" ? io.push(s) : io.removal(s.expiresAfterMs)));
 
@@ -97,13 +101,19 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     const cancel = ready.cancelOrders;
     if (cancel) track("cancelOrders", () => io.cancelOrders(cancel.cancelStops));
     const close = ready.closePositions;
-    // The HALTED latch is written ahead of the first close order (escalation.ts): wait for the write, within the
-    // budget; a disk too slow does not hold the close back (the rule holds; the latch is kept in memory).
-    if (close)
-      track("closePositions", async () => {
+    const kill = ready.kill;
+    // The HALTED latch and the pass are written ahead of the first close order (escalation.ts): wait for the
+    // write, within the budget; a disk too slow does not hold the close back (the rule holds; the latch is kept in
+    // memory). The kill's cancels go first, then its close. Every close order asks the machine first (closeHold).
+    if (close || kill)
+      track(kill ? "kill" : "closePositions", async () => {
+        const asked = time.monotonic();
         if (entry !== undefined && ready.mustSync)
           await ledger.durable(ready.syncBudgetMs ?? p.requestTimeoutMs, timers).catch(() => "failed");
-        await io.closePositions(close.pass);
+        const cancel = kill ? await io.killOrders(kill.by) : null;
+        const cancelMs = time.monotonic() - asked;
+        const closed = close ? await io.closePositions(close.pass, () => closeHold(model)) : null;
+        if (cancel) killWaiters.shift()?.({ cancel, close: closed, cancelMs });
       });
     const drill = ready;
     if (drill.drillPlace) track("drillPlace", () => io.drillPlace(drill.drillPlace!.id));
@@ -173,6 +183,21 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       const e = ask({ type: "drillStart", id, by }, ["drillStarted", "drillRefused"]);
       if (e?.type === "drillStarted") return { started: true };
       return { started: false, reason: e?.type === "drillRefused" ? e.reason : "the switch did not answer" };
+    },
+    kill(by, close) {
+      return new Promise<KillOutcome>((resolve) => {
+        let latched = false;
+        const waiter = (r: Omit<Extract<KillOutcome, { done: true }>, "done" | "latched">) =>
+          resolve({ done: true, latched, ...r });
+        killWaiters.push(waiter);
+        const e = ask({ type: "kill", by, close }, ["killed", "killRefused"]);
+        if (e?.type === "killed") {
+          latched = e.latched;
+          return;
+        }
+        killWaiters.splice(killWaiters.indexOf(waiter), 1);
+        resolve({ done: false, reason: e?.type === "killRefused" ? e.reason : "the switch did not answer" });
+      });
     },
     reset(by) {
       const e = ask({ type: "reset", by }, ["haltReleased", "resetRefused"]);

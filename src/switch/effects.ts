@@ -7,7 +7,7 @@
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Timers } from "../core/runtime.js";
 import { answerDateOf } from "../protocol/hyperliquid/exchange.js";
-import type { CreateSwitchParameters } from "./api.js";
+import type { CloseOutcome, CreateSwitchParameters } from "./api.js";
 import { describeFailure } from "./failure.js";
 import type { Event, Send } from "./model.js";
 import type { RecordResult } from "./record.js";
@@ -52,7 +52,9 @@ export type Effects = {
   /** A record read (asked for, or the daemon's own record watch) as the machine's event. */
   recordRead(r: RecordResult): void;
   cancelOrders(cancelStops: boolean): Promise<void>;
-  closePositions(pass: number): Promise<void>;
+  closePositions(pass: number, mayProceed: () => string | null): Promise<CloseOutcome>;
+  /** the operator's kill: every resting order, stops included (answered with `killCancelled`) */
+  killOrders(by: string): Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
   drillPlace(id: string): Promise<void>;
   drillVerify(v: { id: string; oid: number }): Promise<void>;
   drillCancel(c: { oid: number; coin: string }): Promise<void>;
@@ -140,12 +142,20 @@ export function createEffects(
     dispatch({ type: "ordersCancelled", ...r });
   };
 
-  const closePositions = async (pass: number) => {
-    const none = { flat: false, orders: 0, filledUsd: 0, dust: 0 };
-    if (!p.closePositions)
-      return dispatch({ type: "closeResult", ...none, refusal: "unavailable", detail: "no closer is wired" });
-    const r = await p
-      .closePositions({ account, ...(vaultAddress ? { vaultAddress } : {}), pass })
+  const closePositions = async (pass: number, mayProceed: () => string | null): Promise<CloseOutcome> => {
+    const none = { flat: false, orders: [], filledUsd: 0, dust: 0 };
+    if (!p.closePositions) {
+      dispatch({
+        type: "closeResult",
+        ...none,
+        orders: 0,
+        refusal: "unavailable",
+        detail: "no closer is wired",
+      });
+      return { ...none, refusal: "unavailable", detail: "no closer is wired" };
+    }
+    const r: CloseOutcome = await p
+      .closePositions({ account, ...(vaultAddress ? { vaultAddress } : {}), pass, mayProceed })
       .catch((error: unknown) => ({
         flat: false,
         orders: [],
@@ -163,7 +173,22 @@ export function createEffects(
       refusal: r.refusal,
       ...(r.detail ? { detail: r.detail } : {}),
       reports: r.orders.map((o) => ({ ...o })),
+      ...(r.remaining !== undefined ? { remaining: r.remaining } : {}),
     });
+    return r;
+  };
+
+  const killOrders = async (by: string) => {
+    const none = { confirmed: false, cancelled: 0, kept: 0 };
+    const cancel = p.killOrders ?? p.cancelOpenOrders;
+    // (one account-wide call: the canceller covers each listed dex; protocol/hyperliquid/cancel.ts)
+    const r = !cancel
+      ? { ...none, detail: "no order canceller is wired" }
+      : await cancel({ account, ...(vaultAddress ? { vaultAddress } : {}), cancelStops: true }).catch(
+          (error: unknown) => ({ ...none, detail: error instanceof Error ? error.message : String(error) }),
+        );
+    dispatch({ type: "killCancelled", by, ...r });
+    return r;
   };
 
   const drillPlace = async (id: string) => {
@@ -207,6 +232,7 @@ export function createEffects(
     recordRead,
     cancelOrders,
     closePositions,
+    killOrders,
     drillPlace,
     drillVerify,
     drillCancel,

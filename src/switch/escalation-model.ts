@@ -35,10 +35,21 @@ export type EscalationModel = {
   baseline: number | null;
   /** the last exposure poll */
   exposure: ExposureFigures | null;
-  /** a close pass is out (`waiting`), due again after a pass that did not finish (`retry`), or none */
-  closing: "idle" | "waiting" | "retry";
+  /**
+   * The latched account's closes: none yet (`idle`); a pass is out (`waiting`); due again after a pass that did not
+   * finish, while the engine stays down (`retry`); stopped, to resume only when the engine is down again and a
+   * rule holds (`held`: the engine came back, or the daemon restarted with a pass open); the last pass reported
+   * the account flat (`done`).
+   */
+  closing: "idle" | "waiting" | "retry" | "held" | "done";
   /** close passes since the latch */
   passes: number;
+  /** the pass out is the operator's `kill --close`: the command is its evidence, not the engine's absence */
+  killPass: boolean;
+  /** why the closes are held (`held`), for the status and the page; null otherwise */
+  heldWhy: string | null;
+  /** the positions left at the last pass's last read ("BTC 0.25, ETH -3"), "" when none was read */
+  remaining: string;
 };
 
 export const initialEscalation = (): EscalationModel => ({
@@ -48,7 +59,13 @@ export const initialEscalation = (): EscalationModel => ({
   exposure: null,
   closing: "idle",
   passes: 0,
+  killPass: false,
+  heldWhy: null,
+  remaining: "",
 });
+
+/** The ledger's `halted.closing` after a restart: the closes were stopped by it (escalation.ts `escalationStart`). */
+export const STOPPED_AT_RESTART = "closing stopped at restart";
 
 /** A pass reports at most this many orders to the machine (and so to the log and the audit trail). */
 export const CLOSE_REPORTS_KEPT = 50;

@@ -19,12 +19,22 @@
  * - A close pass that does not finish (the post-only window after a network upgrade, an exchange refusal, no
  *   answer) is said at once and tried again after `retryMs`; it is never turned into another kind of order.
  * - Passes go on while HALTED until one reports the account flat (or only dust below the $10 minimum).
+ * - Closes leave only while the engine is down, checked before every order (`closeHold`): its return stops a pass
+ *   at its next step and drops a due retry; the closes are held (said and paged) and resume only when it is down
+ *   again and a rule holds. The operator's kill is the exception: its command is its evidence.
+ * - Every pass is written ahead in the ledger (`halted.closing`), so a restart reports a pass left open ("closing
+ *   stopped at restart") and resumes it only on this run's evidence (`escalationStart`).
  */
 import type { EngineDownCause } from "../core/events.js";
 import type { Ctx } from "./context.js";
 import { gateRefusal, gateToken, heldOnce } from "./coordination.js";
-import { CLOSE_REPORTS_KEPT, type EscalationConfig, type EscalationModel } from "./escalation-model.js";
-import type { Event } from "./model.js";
+import {
+  CLOSE_REPORTS_KEPT,
+  type EscalationConfig,
+  type EscalationModel,
+  STOPPED_AT_RESTART,
+} from "./escalation-model.js";
+import type { Event, SwitchModel } from "./model.js";
 
 export type { EscalationConfig, EscalationModel, ExposureFigures } from "./escalation-model.js";
 
@@ -74,13 +84,55 @@ export function escalationRule(
   return null;
 }
 
+/** Why the closes stop when the engine comes back (the executor's answer and `escalation.held` say it). */
+export const ENGINE_BACK =
+  "the engine is back: no close order leaves while it is up; the closes resume only when it is down again and a rule holds";
+
+/**
+ * Whether a close order may leave now: null when it may, else why not. Pure, on the model as it is now: the close
+ * executor asks before EVERY order it sends (close-executor.ts `mayProceed`, through the driver), so a pass in
+ * flight stops at its next step once the engine is back, the account released or the daemon stopping. The
+ * operator's `kill --close` is its own evidence: the engine's presence does not stop it.
+ */
+export function closeHold(m: SwitchModel): string | null {
+  if (m.phase !== "running") return "the daemon is stopping: the pass stays open in the ledger";
+  if (m.entry.halted === undefined) return "the account is no longer HALTED";
+  if (m.esc.closing !== "waiting") return "no close pass is open";
+  if (m.engineUp && !m.esc.killPass) return ENGINE_BACK;
+  return gateRefusal(m);
+}
+
+/** The closes stop until the engine is down again and a rule holds: said (and paged) with why. */
+function hold(ctx: Ctx, why: string) {
+  const { m } = ctx;
+  m.esc = { ...m.esc, closing: "held", heldWhy: why, killPass: false };
+  m.wake.escalate = null;
+  ctx.emit({
+    type: "escalationHeld",
+    rule: "halted",
+    reason: why,
+    gate: `HALTED (${m.entry.halted?.reason ?? ""}); closes resume when the engine is down again and a rule holds, and only \`hl-deadman reset\` releases the account${m.esc.remaining ? `; positions left at the last read: ${m.esc.remaining}` : ""}`,
+  });
+}
+
 /** The engine's state changed (called by engine-down.ts's `engine`). */
 export function escalationEngine(ctx: Ctx, up: boolean, cause: EngineDownCause = "seen") {
   const { m } = ctx;
   const esc = m.esc;
+  const halted = m.entry.halted !== undefined;
   if (up) {
     m.esc = { ...esc, downSinceMono: null, downCause: null, baseline: null };
-    m.wake.escalate = m.esc.closing === "retry" ? m.wake.escalate : null;
+    // No retry fires while the engine is up; a pass out stops at its next order (closeHold) and is held when it
+    // answers (escalationClosed). An operator's kill pass goes on: the command is its evidence.
+    m.wake.escalate = null;
+    if (halted && esc.closing === "retry") hold(ctx, ENGINE_BACK);
+    else if (halted && esc.closing === "waiting" && !esc.killPass)
+      ctx.emit({
+        type: "escalationHeld",
+        rule: "halted",
+        reason: ENGINE_BACK,
+        gate: "the pass out stops before its next order",
+      });
     return;
   }
   m.esc = {
@@ -89,9 +141,41 @@ export function escalationEngine(ctx: Ctx, up: boolean, cause: EngineDownCause =
     downCause: cause,
     baseline: esc.exposure?.accountValue ?? null,
   };
+  // A latched account whose closes were done may have been traded again while the engine was up: its closes
+  // resume on this death as on the first, when a rule holds.
+  if (halted && esc.closing === "done")
+    m.esc = { ...m.esc, closing: "held", heldWhy: "the engine came back after the positions were closed" };
   const cfg = m.cfg.escalation;
-  if (cfg?.afterDownMs != null && m.entry.halted === undefined)
+  if (cfg?.afterDownMs != null && (!halted || m.esc.closing === "held" || m.esc.closing === "idle"))
     m.wake.escalate = ctx.now.mono + cfg.afterDownMs;
+}
+
+/**
+ * At start: a latch whose pass was open when the daemon stopped (written ahead, escalationCheck) is neither
+ * forgotten nor taken as evidence. It is said at once ("closing stopped at restart", with the positions the last
+ * read left) and held: it resumes when the engine is down (as this run sees it) and a rule holds.
+ */
+export function escalationStart(ctx: Ctx) {
+  const { m } = ctx;
+  const h = m.entry.halted;
+  if (h === undefined) return;
+  const remaining = h.remaining ?? "";
+  if (h.closing === "done") {
+    m.esc = { ...m.esc, closing: "done", passes: h.pass ?? 0, remaining };
+    return;
+  }
+  // (a ledger written before the pass state was kept says nothing of it: taken as open)
+  m.esc = { ...m.esc, closing: "held", passes: h.pass ?? 0, heldWhy: STOPPED_AT_RESTART, remaining };
+  // the guard may have said the engine is down before the start: the time rule counts from then
+  const after = m.cfg.escalation?.afterDownMs;
+  if (m.esc.downSinceMono !== null && after != null) m.wake.escalate = m.esc.downSinceMono + after;
+  ctx.emit({
+    type: "closeStoppedAtRestart",
+    pass: h.pass ?? 0,
+    since: h.since,
+    reason: h.reason,
+    remaining,
+  });
 }
 
 /** The exposure poll's figures for this account. */
@@ -121,9 +205,23 @@ export function escalationCheck(ctx: Ctx) {
   const { m } = ctx;
   const cfg = m.cfg.escalation;
   if (!cfg || m.phase !== "running") return;
-  if (m.entry.halted !== undefined) return;
+  const halted = m.entry.halted !== undefined;
+  // latched: only held closes resume (the engine down again, a rule holding), or a kill's latch without a pass
+  // yet (`idle`) starts them; a pass out or due is not doubled, and a finished one waits for the next death
+  if (halted && m.esc.closing !== "held" && m.esc.closing !== "idle") return;
+  if (m.engineUp) return;
   const hit = escalationRule(cfg, m.esc, ctx.now.mono);
   if (!hit) return;
+  if (halted) {
+    ctx.emit({
+      type: "escalationResumed",
+      rule: hit.rule,
+      reason: hit.reason,
+      pass: m.esc.passes + 1,
+      held: m.esc.heldWhy ?? "",
+    });
+    return closePass(ctx);
+  }
   // Closing is not safe twice: with two replicas only the lease holder closes (coordination.ts). The other one
   // says so once and latches nothing; it closes if it wins the lease while the rule still holds.
   const gate = gateRefusal(m);
@@ -133,10 +231,7 @@ export function escalationCheck(ctx: Ctx) {
   }
   // The latch goes to disk before the first close order leaves: a restart finds the account HALTED.
   m.entry = { ...m.entry, halted: { since: Math.floor(ctx.now.wall), reason: hit.reason } };
-  ctx.persist = true;
-  ctx.ready.mustSync = true;
-  ctx.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
-  m.esc = { ...m.esc, passes: 0 };
+  m.esc = { ...m.esc, passes: 0, remaining: "" };
   ctx.emit({ type: "escalated", rule: hit.rule, reason: hit.reason, ...tokenOf(ctx) });
   closePass(ctx);
 }
@@ -144,8 +239,9 @@ export function escalationCheck(ctx: Ctx) {
 /** The escalation's wake-up is due: the time rule, or a latched account's close pass to try again. */
 export function escalationDue(ctx: Ctx) {
   const { m } = ctx;
-  if (m.entry.halted === undefined) return escalationCheck(ctx);
-  if (m.esc.closing === "retry" && m.phase === "running" && m.cfg.escalation) closePass(ctx);
+  if (m.entry.halted === undefined || m.esc.closing === "held" || m.esc.closing === "idle")
+    return escalationCheck(ctx);
+  if (m.esc.closing === "retry" && m.phase === "running" && m.cfg.escalation && !m.engineUp) closePass(ctx);
 }
 
 const tokenOf = (ctx: Ctx): { token?: string } => {
@@ -153,8 +249,9 @@ const tokenOf = (ctx: Ctx): { token?: string } => {
   return token === undefined ? {} : { token };
 };
 
-function closePass(ctx: Ctx) {
+function closePass(ctx: Ctx, kill = false) {
   const { m } = ctx;
+  if (m.engineUp && !kill) return hold(ctx, ENGINE_BACK);
   // A latched account whose lease went to another replica: its pass waits (the holder closes on its own rules).
   const gate = gateRefusal(m);
   if (gate !== null) {
@@ -165,9 +262,16 @@ function closePass(ctx: Ctx) {
     return;
   }
   m.coord = { ...m.coord, held: null, passToken: gateToken(m) ?? null };
-  m.esc = { ...m.esc, closing: "waiting", passes: m.esc.passes + 1 };
+  m.esc = { ...m.esc, closing: "waiting", passes: m.esc.passes + 1, killPass: kill, heldWhy: null };
   m.wake.escalate = null;
-  ctx.ready.closePositions = { reason: m.entry.halted?.reason ?? "", pass: m.esc.passes };
+  // The pass is written ahead, with the latch: a restart finds it open (escalationStart) and resumes or reports
+  // it. No close order leaves before the write is durable (within the budget: driver.ts).
+  const halted = m.entry.halted!;
+  m.entry = { ...m.entry, halted: { ...halted, closing: "open", pass: m.esc.passes } };
+  ctx.persist = true;
+  ctx.ready.mustSync = true;
+  ctx.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
+  ctx.ready.closePositions = { reason: halted.reason, pass: m.esc.passes };
 }
 
 /** A close pass answered. */
@@ -185,12 +289,49 @@ export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResu
       orders: reports,
       ...(token !== null ? { token } : {}),
     });
+  const remaining = ev.flat ? "" : (ev.remaining ?? m.esc.remaining);
+  const halted = m.entry.halted;
+  if (halted !== undefined) {
+    m.entry = {
+      ...m.entry,
+      halted: { ...halted, closing: ev.flat ? "done" : "open", remaining: remaining.slice(0, 500) },
+    };
+    ctx.persist = true;
+  }
+  m.esc = { ...m.esc, remaining, killPass: false };
   if (ev.flat) {
-    m.esc = { ...m.esc, closing: "idle" };
+    m.esc = { ...m.esc, closing: "done" };
     ctx.emit({ type: "closeDone", ...fields, dust: ev.dust });
     return;
   }
-  const retryMs = cfg?.retryMs ?? 30_000;
+  // The engine back (or the daemon stopping): no retry fires; held until the engine is down again and a rule holds.
+  if (m.engineUp || m.phase !== "running") {
+    ctx.emit({
+      type: "closeIncomplete",
+      ...fields,
+      refusal: ev.refusal,
+      detail: ev.detail ?? null,
+      retryInMs: null,
+    });
+    if (m.phase === "running") hold(ctx, ev.refusal === "held" && ev.detail ? ev.detail : ENGINE_BACK);
+    else m.esc = { ...m.esc, closing: "held", heldWhy: STOPPED_AT_RESTART };
+    return;
+  }
+  // A kill's pass on an account not opted in: no rule of the escalation goes on with it.
+  if (!cfg) {
+    ctx.emit({
+      type: "closeIncomplete",
+      ...fields,
+      refusal: ev.refusal,
+      detail: ev.detail ?? null,
+      retryInMs: null,
+    });
+    return hold(
+      ctx,
+      "the account is not opted in to the escalation: no further pass runs on its own; `hl-deadman kill --close` again",
+    );
+  }
+  const retryMs = cfg.retryMs;
   m.esc = { ...m.esc, closing: "retry" };
   m.wake.escalate = ctx.now.mono + retryMs;
   ctx.emit({
@@ -227,7 +368,7 @@ export function escalationReset(ctx: Ctx, ev: Extract<Event, { type: "reset" }>)
   const { halted: _released, ...entry } = m.entry;
   m.entry = entry;
   ctx.persist = true;
-  m.esc = { ...m.esc, closing: "idle", passes: 0 };
+  m.esc = { ...m.esc, closing: "idle", passes: 0, killPass: false, heldWhy: null, remaining: "" };
   m.wake.escalate = null;
   // Still down: the time rule counts from the reset, not from the engine's death (else it would latch again at once).
   if (m.esc.downSinceMono !== null) {
@@ -236,4 +377,41 @@ export function escalationReset(ctx: Ctx, ev: Extract<Event, { type: "reset" }>)
     if (after != null) m.wake.escalate = ctx.now.mono + after;
   }
   ctx.emit({ type: "haltReleased", by: ev.by, since: halted.since, reason: halted.reason, ...tokenOf(ctx) });
+}
+
+/**
+ * The operator's kill switch (`hl-deadman kill`): the command is the evidence, so no rule need hold and the
+ * engine's presence does not stop it. It latches the account HALTED (on disk before anything leaves), asks the
+ * driver to cancel every resting order at once and, with `close`, runs one close pass of its own (reduce-only, as
+ * the escalation's). Later passes, if it does not finish, follow the escalation's rules (only while the engine is
+ * down and a rule holds). Only `reset` releases the latch.
+ */
+export function escalationKill(ctx: Ctx, ev: Extract<Event, { type: "kill" }>) {
+  const { m } = ctx;
+  const refuse = (reason: string) => ctx.emit({ type: "killRefused", by: ev.by, reason });
+  if (m.phase !== "running") return refuse("the daemon is stopping");
+  // Two replicas killing at once is not the operator's one decision: only the lease holder acts.
+  const gate = gateRefusal(m);
+  if (gate !== null) return refuse(gate);
+  const reason = `the operator's kill (${ev.by})`;
+  const latched = m.entry.halted !== undefined;
+  if (!latched) {
+    m.entry = { ...m.entry, halted: { since: Math.floor(ctx.now.wall), reason: reason.slice(0, 500) } };
+    m.esc = { ...m.esc, passes: 0, remaining: "" };
+    ctx.persist = true;
+    ctx.ready.mustSync = true;
+    ctx.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
+  }
+  // A close pass already out is the kill's close: it is not doubled.
+  const close = ev.close && m.esc.closing !== "waiting";
+  ctx.emit({
+    type: "killed",
+    by: ev.by,
+    close: ev.close,
+    latched: !latched,
+    ...(ev.close && !close ? { detail: "a close pass is already out: it is the kill's close" } : {}),
+    ...tokenOf(ctx),
+  });
+  ctx.ready.kill = { by: ev.by };
+  if (close) closePass(ctx, true);
 }

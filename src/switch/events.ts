@@ -152,8 +152,36 @@ export type SwitchEvent =
       /** the lease's fencing token it was taken under (coordination.ts); absent without coordination */
       token?: string | undefined;
     }
-  /** a step-2 rule holds but this replica may not close (coordination.ts): said once per reason */
+  /**
+   * the closes are held: a step-2 rule holds but this replica may not close (coordination.ts: said once per
+   * reason), or the engine is back while the account is HALTED (escalation.ts: closes resume only when it is down
+   * again and a rule holds)
+   */
   | { type: "escalationHeld"; rule: string; reason: string; gate: string }
+  /** a HALTED account's held closes resume: the engine is down again and a rule holds */
+  | { type: "escalationResumed"; rule: string; reason: string; pass: number; held: string }
+  /** start: the ledger holds a HALTED account with a close pass open when the daemon stopped */
+  | { type: "closeStoppedAtRestart"; pass: number; since: number; reason: string; remaining: string }
+  /** the operator's kill (escalation.ts `escalationKill`): latched, the cancels (and the close) asked for */
+  | {
+      type: "killed";
+      by: string;
+      close: boolean;
+      /** the kill latched the account (false: it was HALTED already) */
+      latched: boolean;
+      detail?: string | undefined;
+      token?: string | undefined;
+    }
+  | { type: "killRefused"; by: string; reason: string }
+  /** the kill's cancels answered (the confirming read included) */
+  | {
+      type: "killCancelled";
+      by: string;
+      confirmed: boolean;
+      cancelled: number;
+      kept: number;
+      detail?: string | undefined;
+    }
   | {
       type: "closeOrders";
       pass: number;
@@ -169,7 +197,8 @@ export type SwitchEvent =
       flat: boolean;
       refusal: string | null;
       detail: string | null;
-      retryInMs: number;
+      /** null: no retry (the engine is back, the daemon stopping): the closes are held */
+      retryInMs: number | null;
     }
   | { type: "haltReleased"; by: string; since: number; reason: string; token?: string | undefined }
   // ---- drill (drill.ts)

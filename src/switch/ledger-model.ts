@@ -180,6 +180,8 @@ export function intentCovered(onDisk: LedgerEntry | undefined, next: LedgerEntry
     onDisk.removals.length !== next.removals.length ||
     onDisk.removals.at(-1) !== next.removals.at(-1) ||
     onDisk.halted?.since !== next.halted?.since ||
+    onDisk.halted?.closing !== next.halted?.closing ||
+    onDisk.halted?.pass !== next.halted?.pass ||
     !sameTriggers(onDisk.triggers, next.triggers) ||
     !sameLastEvent(onDisk.history, next.history)
   )

@@ -96,7 +96,22 @@ export const LedgerEntry = z.object({
    * HALTED (escalation.ts): the escalation started closing the account's positions at `since` for `reason`. Kept
    * across restarts; only an operator's `reset` removes it.
    */
-  halted: z.object({ since: ms, reason: z.string().max(500) }).optional(),
+  halted: z
+    .object({
+      since: ms,
+      reason: z.string().max(500),
+      /**
+       * the closes, written ahead of every pass (`open`) and when one reports the account flat (`done`): a
+       * restart finds a pass open and resumes it while the engine is down and a rule holds, or says "closing
+       * stopped at restart" with `remaining`
+       */
+      closing: z.enum(["open", "done"]).optional(),
+      /** passes written ahead since the latch */
+      pass: z.number().int().nonnegative().optional(),
+      /** the positions left at the last pass's last read, as people read them ("BTC 0.25, ETH -3") */
+      remaining: z.string().max(500).optional(),
+    })
+    .optional(),
 });
 export type LedgerEntry = z.infer<typeof LedgerEntry>;
 

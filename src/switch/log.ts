@@ -17,6 +17,7 @@ import type { Logger } from "../core/logger.js";
 import type { Metrics } from "../surface/metrics.js";
 import { cancelFailedWords, cancelRetryWords, engineDownWords, engineUpWords } from "./engine-words.js";
 import type { SwitchEvent, SwitchEventType } from "./events.js";
+import { KILL_AND_RESUME_ROWS } from "./log-halted.js";
 
 export type Level = "debug" | "info" | "warn" | "error";
 
@@ -361,12 +362,13 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
   escalationHeld: {
     log: (e) =>
       line(
-        "warn",
+        e.rule === "halted" ? "error" : "warn",
         "escalation.held",
         { rule: e.rule, reason: e.reason, gate: e.gate },
         `escalation held, not closing here: ${e.reason}; ${e.gate}`,
       ),
   },
+  ...KILL_AND_RESUME_ROWS,
   closeOrders: {
     log: (e) =>
       line(
@@ -399,7 +401,7 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
           detail: e.detail,
           retryInMs: e.retryInMs,
         },
-        `HALTED: the positions are not closed yet (pass ${e.pass}${e.refusal ? `, ${e.refusal}` : ""}${e.detail ? `: ${e.detail}` : ""}); trying again in ${Math.round(e.retryInMs / 1000)} s`,
+        `HALTED: the positions are not closed yet (pass ${e.pass}${e.refusal ? `, ${e.refusal}` : ""}${e.detail ? `: ${e.detail}` : ""}); ${e.retryInMs === null ? "no retry while the engine is up: the closes are held" : `trying again in ${Math.round(e.retryInMs / 1000)} s`}`,
       ),
     metrics: (m, account) => m.closePasses.inc({ account, outcome: "incomplete" }),
   },

@@ -52,7 +52,9 @@ import {
   escalationClosed,
   escalationDue,
   escalationExposure,
+  escalationKill,
   escalationReset,
+  escalationStart,
 } from "./escalation.js";
 import type { SwitchEvent } from "./events.js";
 import {
@@ -161,6 +163,14 @@ function malformed(event: Event, now: Now): string | null {
     case "pushFailed":
     case "closeResult":
       return null;
+    case "kill":
+      return typeof event.by === "string" && event.by.length <= 200 && typeof event.close === "boolean"
+        ? null
+        : "the kill names nobody";
+    case "killCancelled":
+      return typeof event.by === "string" && finite(event.cancelled, event.kept)
+        ? null
+        : "the kill's cancel figures are not numbers";
     case "coordination":
       return (event.role === "leader" || event.role === "follower" || event.role === "lost") &&
         (event.token === null || (typeof event.token === "string" && event.token.length <= 40)) &&
@@ -329,6 +339,17 @@ class Step extends Ctx {
         return escalationClosed(this, ev);
       case "reset":
         return escalationReset(this, ev);
+      case "kill":
+        return escalationKill(this, ev);
+      case "killCancelled":
+        return this.emit({
+          type: "killCancelled",
+          by: ev.by,
+          confirmed: ev.confirmed,
+          cancelled: ev.cancelled,
+          kept: ev.kept,
+          ...(ev.detail ? { detail: ev.detail } : {}),
+        });
       case "coordination":
         coordination(this, ev);
         // the lease won: a step-2 rule that held while another replica had it is acted on now
@@ -428,6 +449,7 @@ class Step extends Ctx {
     if (e.assumed) {
       this.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
     }
+    escalationStart(this);
     checkLapse(this, "the deadline passed while the daemon was down");
     if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null)
       this.becomeArmed();

@@ -3,7 +3,12 @@ import type { ProtectionView, SwitchState, SwitchStatus } from "../core/status.j
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import { type CoordinationModel, initialCoordination, type MemberMark } from "./coordination-model.js";
 import type { DrillModel } from "./drill-model.js";
-import { type EscalationConfig, type EscalationModel, initialEscalation } from "./escalation-model.js";
+import {
+  type EscalationConfig,
+  type EscalationModel,
+  initialEscalation,
+  STOPPED_AT_RESTART,
+} from "./escalation-model.js";
 import type { SwitchEvent } from "./events.js";
 import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
 import type { LedgerEntry } from "./ledger.js";
@@ -151,6 +156,19 @@ export type Event =
       detail?: string | undefined;
       /** the pass's orders as sent and answered (at most CLOSE_REPORTS_KEPT; the audit trail keeps them) */
       reports?: readonly CloseReport[] | undefined;
+      /** the positions left at the pass's last read ("BTC 0.25, ETH -3") */
+      remaining?: string | undefined;
+    }
+  /** the operator's kill switch (`hl-deadman kill`, over the control channel): latch, cancel, optionally close */
+  | { type: "kill"; by: string; close: boolean }
+  /** the kill's cancels answered (the Ready's `kill`) */
+  | {
+      type: "killCancelled";
+      by: string;
+      confirmed: boolean;
+      cancelled: number;
+      kept: number;
+      detail?: string | undefined;
     }
   /** the operator's `reset` (over the control channel): releases the HALTED latch */
   | { type: "reset"; by: string }
@@ -211,6 +229,11 @@ export type Ready = {
   cancelOrders?: { cancelStops: boolean } | undefined;
   /** the escalation's step 2: cancel, then close the positions reduce-only (answered with `closeResult`) */
   closePositions?: { reason: string; pass: number } | undefined;
+  /**
+   * the operator's kill: cancel every resting order of the account (stops included) at once, then the confirming
+   * read (answered with `killCancelled`); its close, if any, is `closePositions` in the same Ready, after the cancels
+   */
+  kill?: { by: string } | undefined;
   /** the drill: place its resting order (answered with `drillPlaced`) */
   drillPlace?: { id: string } | undefined;
   /** the drill: read its order's status (answered with `drillVerified`) */
@@ -403,6 +426,34 @@ export function protectionOf(m: SwitchModel): ProtectionView {
   };
 }
 
+/** HALTED as the status, readiness and the page say it: the latch, and where its closes stand. */
+function haltedView(
+  m: SwitchModel,
+  h: NonNullable<LedgerEntry["halted"]>,
+): NonNullable<SwitchStatus["halted"]> {
+  const e = m.esc;
+  const closes =
+    e.closing === "waiting"
+      ? "closing"
+      : e.closing === "retry"
+        ? "retrying"
+        : e.closing === "done"
+          ? "closed"
+          : e.closing === "held"
+            ? e.heldWhy === STOPPED_AT_RESTART
+              ? "stopped at restart"
+              : "held"
+            : "none";
+  return {
+    since: h.since,
+    reason: h.reason,
+    closes,
+    heldWhy: e.closing === "held" ? e.heldWhy : null,
+    remaining: e.remaining,
+    passes: e.passes,
+  };
+}
+
 /** Where the switch stands: a pure projection (reading never changes anything). */
 export function status(m: SwitchModel, now: Now): SwitchStatus {
   const t = timesOf(m, now);
@@ -426,7 +477,7 @@ export function status(m: SwitchModel, now: Now): SwitchStatus {
     triggerProofs: proofCounts(entry),
     triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
     clockSuspect: t.suspect,
-    halted: entry.halted ?? null,
+    halted: entry.halted ? haltedView(m, entry.halted) : null,
     drill: m.drill ? { id: m.drill.id, phase: m.drill.phase, cancelAt: m.drill.cancelAt } : null,
   };
 }

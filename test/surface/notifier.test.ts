@@ -140,6 +140,9 @@ describe("notification documents", () => {
       "shutdown.removed",
       "shutdown.kept",
       "shutdown.remove_failed",
+      "escalation.held",
+      "escalation.stopped_at_restart",
+      "kill.started",
     ];
     const texts = new Set<string>();
     for (const event of events) {

@@ -3,7 +3,7 @@
  * "When cancelling is not enough". Pure steps: no clock, no sockets, no disk.
  */
 import { describe, expect, test } from "vitest";
-import type { EscalationConfig } from "../../src/switch/escalation.js";
+import { closeHold, ENGINE_BACK, type EscalationConfig } from "../../src/switch/escalation.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import { logLineOf } from "../../src/switch/log.js";
 import {
@@ -75,7 +75,12 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
     const ready = r.on({ type: "wake" }, 121_000);
     expect(ready.closePositions).toEqual({ reason: expect.stringContaining("down for 120 s"), pass: 1 });
     // the latch is in the entry, written ahead (mustSync) of the close in the same Ready
-    expect(ready.entry?.halted).toEqual({ since: T0 + 121_000, reason: expect.any(String) });
+    expect(ready.entry?.halted).toEqual({
+      since: T0 + 121_000,
+      reason: expect.any(String),
+      closing: "open",
+      pass: 1,
+    });
     expect(ready.mustSync).toBe(true);
     expect(r.logs(ready)).toContain("escalation.halted");
     expect(status(r.model, at(121_000)).halted).toMatchObject({ since: T0 + 121_000 });
@@ -192,11 +197,19 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
   test("a restart finds the account HALTED (the latch is in the ledger entry)", () => {
     const entry = {
       ...newEntry(CFG.account, T0, { limit: 10 }),
-      halted: { since: T0 - 5_000, reason: "earlier" },
+      halted: { since: T0 - 5_000, reason: "earlier", closing: "done" as const, pass: 2 },
     };
     const r = new Run({}, entry);
     const ready = r.on({ type: "start" }, 0);
-    expect(status(r.model, at(0)).halted).toEqual({ since: T0 - 5_000, reason: "earlier" });
+    expect(status(r.model, at(0)).halted).toEqual({
+      since: T0 - 5_000,
+      reason: "earlier",
+      closes: "closed",
+      heldWhy: null,
+      remaining: "",
+      passes: 2,
+    });
+    expect(r.logs(ready)).not.toContain("escalation.stopped_at_restart");
     expect(ready.events).toContainEqual({ type: "gauge", name: "halted", value: true });
     expect(ready.send?.kind).toBe("push");
   });
@@ -252,5 +265,170 @@ describe("escalation: an engine absent past the connect grace", () => {
       46_000,
     );
     expect(ready.closePositions).toEqual({ reason: expect.any(String), pass: 1 });
+  });
+});
+
+describe("issue 39: closes only while the engine is down; the latch carries its pass across restarts", () => {
+  const latched = () => {
+    const r = new Run();
+    r.armedThenDown(1_000, FIG);
+    r.on({ type: "wake" }, 121_000);
+    expect(r.model.esc.closing).toBe("waiting");
+    return r;
+  };
+  const incomplete = {
+    type: "closeResult" as const,
+    flat: false,
+    orders: 2,
+    filledUsd: 0,
+    dust: 0,
+    refusal: "post_only",
+    detail: "post-only window",
+    remaining: "BTC 0.25, ETH -3",
+  };
+
+  test("the engine back while a pass is out: the pass's next order is refused, no retry fires, the closes are held and paged", () => {
+    const r = latched();
+    expect(closeHold(r.model)).toBeNull();
+    const up = r.on({ type: "engine", up: true, detail: "connected" }, 125_000);
+    // the executor asks before every order: the engine back stops the pass at its next step
+    expect(closeHold(r.model)).toBe(ENGINE_BACK);
+    expect(r.logs(up)).toContain("escalation.held");
+    const answered = r.on(incomplete, 126_000);
+    expect(r.model.esc.closing).toBe("held");
+    expect(r.model.wake.escalate).toBeNull();
+    expect(answered.closePositions).toBeUndefined();
+    expect(r.logs(answered)).toEqual(
+      expect.arrayContaining(["escalation.close_incomplete", "escalation.held"]),
+    );
+    // time passes with the engine up: no pass, whatever the ticks and wake-ups
+    for (const ms of [135_000, 160_000, 200_000]) {
+      expect(r.on({ type: "tick" }, ms).closePositions).toBeUndefined();
+      expect(r.on({ type: "wake" }, ms + 1).closePositions).toBeUndefined();
+    }
+    expect(status(r.model, at(200_000)).halted).toMatchObject({
+      closes: "held",
+      remaining: "BTC 0.25, ETH -3",
+    });
+    expect(r.model.entry.halted).toMatchObject({ closing: "open", pass: 1 });
+  });
+
+  test("a retry due while the engine comes back is dropped; latched, the closes resume when it is down again and a rule holds", () => {
+    const r = latched();
+    r.on(incomplete, 122_000);
+    expect(r.model.esc.closing).toBe("retry");
+    expect(r.model.wake.escalate).toBe(152_000);
+    const up = r.on({ type: "engine", up: true, detail: null }, 130_000);
+    expect(r.model.wake.escalate).toBeNull();
+    expect(r.logs(up)).toContain("escalation.held");
+    expect(r.on({ type: "wake" }, 152_000).closePositions).toBeUndefined();
+    // down again: not at once (a rule must hold), then the time rule, counted from this death
+    r.on({ type: "engine", up: false, detail: "closed" }, 200_000);
+    expect(r.on({ type: "tick" }, 210_000).closePositions).toBeUndefined();
+    expect(r.model.wake.escalate).toBe(320_000);
+    const resumed = r.on({ type: "wake" }, 320_000);
+    expect(resumed.closePositions).toEqual({ reason: expect.any(String), pass: 2 });
+    expect(r.logs(resumed)).toContain("escalation.resumed");
+    expect(resumed.entry?.halted).toMatchObject({ closing: "open", pass: 2 });
+    expect(resumed.mustSync).toBe(true);
+  });
+
+  test("a pass is written ahead; flat is written as done", () => {
+    const r = latched();
+    const done = r.on(
+      { type: "closeResult", flat: true, orders: 2, filledUsd: 900, dust: 0, refusal: null },
+      122_000,
+    );
+    expect(done.entry?.halted).toMatchObject({ closing: "done", pass: 1, remaining: "" });
+    expect(status(r.model, at(122_000)).halted).toMatchObject({ closes: "closed" });
+  });
+
+  test("a restart with a pass open: 'closing stopped at restart' with the positions left; resumed once the engine is down and a rule holds", () => {
+    const entry = {
+      ...newEntry(CFG.account, T0, { limit: 10 }),
+      halted: {
+        since: T0 - 5_000,
+        reason: "earlier",
+        closing: "open" as const,
+        pass: 1,
+        remaining: "BTC 0.25, SOL 40",
+      },
+    };
+    const r = new Run({}, entry);
+    const start = r.on({ type: "start" }, 0);
+    expect(r.logs(start)).toContain("escalation.stopped_at_restart");
+    expect(start.events).toContainEqual(
+      expect.objectContaining({ type: "closeStoppedAtRestart", pass: 1, remaining: "BTC 0.25, SOL 40" }),
+    );
+    expect(start.closePositions).toBeUndefined();
+    expect(status(r.model, at(0)).halted).toMatchObject({
+      closes: "stopped at restart",
+      remaining: "BTC 0.25, SOL 40",
+    });
+    // the engine up: nothing is closed
+    expect(r.on({ type: "tick" }, 15_000).closePositions).toBeUndefined();
+    // down (as this run sees it) and the time rule holds: resumed, pass 2
+    r.on({ type: "engine", up: false, detail: "never connected" }, 20_000);
+    r.on({ type: "ordersCancelled", confirmed: true, cancelled: 0, kept: 0 }, 20_100);
+    const resumed = r.on({ type: "wake" }, 140_000);
+    expect(resumed.closePositions).toEqual({ reason: "earlier", pass: 2 });
+    expect(r.logs(resumed)).toContain("escalation.resumed");
+  });
+
+  test("a ledger HALTED without the pass state (an older file) is taken as a pass open", () => {
+    const entry = {
+      ...newEntry(CFG.account, T0, { limit: 10 }),
+      halted: { since: T0 - 5_000, reason: "old" },
+    };
+    const r = new Run({}, entry);
+    expect(r.logs(r.on({ type: "start" }, 0))).toContain("escalation.stopped_at_restart");
+  });
+
+  test("kill: latched on disk before anything leaves, cancels asked for, no rule needed, the engine up; --close closes whatever the engine", () => {
+    const r = new Run();
+    r.on({ type: "start" }, 0);
+    const k = r.on({ type: "kill", by: "alice (pid 1)", close: true }, 1_000);
+    expect(k.kill).toEqual({ by: "alice (pid 1)" });
+    expect(k.closePositions).toEqual({ reason: "the operator's kill (alice (pid 1))", pass: 1 });
+    expect(k.mustSync).toBe(true);
+    expect(k.entry?.halted).toMatchObject({ reason: "the operator's kill (alice (pid 1))", closing: "open" });
+    expect(r.logs(k)).toContain("kill.started");
+    // the kill's pass goes on with the engine up: the command is its evidence
+    expect(closeHold(r.model)).toBeNull();
+    const c = r.on(
+      { type: "killCancelled", by: "alice (pid 1)", confirmed: true, cancelled: 4, kept: 0 },
+      1_100,
+    );
+    expect(r.logs(c)).toEqual(["kill.cancelled"]);
+    // not flat with the engine up: held, no retry
+    r.on({ ...incomplete, refusal: "no_match" }, 1_200);
+    expect(r.model.esc.closing).toBe("held");
+    expect(r.model.wake.escalate).toBeNull();
+    // reset releases it
+    expect(r.logs(r.on({ type: "reset", by: "alice" }, 2_000))).toContain("escalation.reset");
+  });
+
+  test("kill without --close on an opted-in account: the escalation's rules still close it once the engine is down", () => {
+    const r = new Run();
+    r.on({ type: "start" }, 0);
+    r.on({ type: "kill", by: "carol", close: false }, 1_000);
+    expect(r.model.esc.closing).toBe("idle");
+    r.on({ type: "engine", up: false, detail: "closed" }, 2_000);
+    r.on({ type: "ordersCancelled", confirmed: true, cancelled: 0, kept: 0 }, 2_100);
+    const resumed = r.on({ type: "wake" }, 122_000);
+    expect(resumed.closePositions).toEqual({ reason: "the operator's kill (carol)", pass: 1 });
+  });
+
+  test("kill without --close: latched, cancels only; refused while stopping", () => {
+    const r = new Run({ escalation: null });
+    r.on({ type: "start" }, 0);
+    const k = r.on({ type: "kill", by: "bob", close: false }, 1_000);
+    expect(k.kill).toEqual({ by: "bob" });
+    expect(k.closePositions).toBeUndefined();
+    expect(r.model.entry.halted?.reason).toBe("the operator's kill (bob)");
+    r.on({ type: "shutdown", mode: "keep" }, 2_000);
+    const refused = r.on({ type: "kill", by: "bob", close: false }, 3_000);
+    expect(refused.kill).toBeUndefined();
+    expect(r.logs(refused)).toEqual(["kill.refused"]);
   });
 });

@@ -24,6 +24,7 @@ import { nonceFloor } from "../../src/protocol/hyperliquid/nonce.js";
 import type { ExplorerTx, HistoricalOrder } from "../../src/protocol/hyperliquid/schemas.js";
 import { computeReadiness, defaultMinMarginMs } from "../../src/surface/health.js";
 import { createMetrics } from "../../src/surface/metrics.js";
+import { createCloseExecutor } from "../../src/switch/close-executor.js";
 import { createSwitch, describeFailure, type Switch, type SwitchLedger } from "../../src/switch/driver.js";
 import { isPlausibleTime, SUSPECT_MS } from "../../src/switch/exchange-time.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
@@ -104,7 +105,11 @@ export type Command =
    * an erratic clock in front of the exchange (a proxy, a CDN): every answer's Date is the exchange's time +
    * `offsetMs`, or `absurd` (not a date, the year 275760, negative) until the next `date` command
    */
-  | { c: "date"; offsetMs: number; absurd?: number | undefined };
+  | { c: "date"; offsetMs: number; absurd?: number | undefined }
+  // issue 39 (escalation block below): the close order the exchange client holds is answered (filled, or refused
+  // by the post-only window); the operator's kill
+  | { c: "fill"; ok: boolean }
+  | { c: "kill"; close: boolean };
 
 /**
  * Invariants 1-8 (docs/daemon.md), and issue 25's "I" (never ready without the margin), "II" (the pushes never
@@ -147,7 +152,9 @@ export type Plant =
   | "record-ignored" // III: the record is never applied (guesses are never withdrawn)
   | "readiness-on-local" // I: readiness on the local wall clock alone, the clocks' disagreement ignored
   | "date-unbounded" // IV: every Date is applied as verified (no plausibility range, no window)
-  | "no-connect-grace"; // V-grace: a restart ignores the ledger's engines (an account an engine held waits for ever)
+  | "no-connect-grace" // V-grace: a restart ignores the ledger's engines (an account an engine held waits for ever)
+  | "close-no-check" // VI: the close executor sends its orders without asking the machine first
+  | "pass-not-written"; // VII: the ledger says a pass is done when one is open (the latch alone, as before)
 
 export class World {
   // --- the exchange
@@ -300,6 +307,8 @@ export class World {
       nonceSpan: this.nonceSpan(),
       // the canceller answers at once, unconfirmed (the model holds no orders to cancel)
       cancelOpenOrders: async () => ({ confirmed: false, cancelled: 0, kept: 0 }),
+      // the escalation's closes and the kill (issue 39's block below; nothing without an escalation config)
+      ...this.escalationIo(live),
       // a read the machine asks for is answered by the next `record` command
       readRecord: () =>
         new Promise<RecordResult>((resolve) => {
@@ -331,6 +340,7 @@ export class World {
       put: (entry) => {
         late = this.diskSlow && entry === this.writeAhead;
         if (!late) write(entry);
+        if (live()) this.passWrite(entry, late);
       },
       durable: async () => (late ? "timeout" : "written"),
       get writtenUpdatedAt() {
@@ -470,6 +480,8 @@ export class World {
     if (ready.done) this.done = ready.done;
     this.check(ev.type);
     this.checkPushing(ev.type);
+    ({ next, ready } = this.escalationStep(ev, next, ready));
+    this.model = next;
     // a planted bug may make the machine ask for a wake-up at this same instant forever (the driver would spin):
     // past 1,000 steps at one instant the world drops that wake-up, so the sequence ends
     if (this.mono !== this.spinAt) [this.spinAt, this.spins] = [this.mono, 0];
@@ -882,7 +894,12 @@ export class World {
       case "respond":
         return this.respond(cmd.kind, cmd.applied);
       case "engine":
+        this.engineSaid(cmd.up);
         return this.sw.setEngineUp(cmd.up);
+      case "fill":
+        return this.fill(cmd.ok);
+      case "kill":
+        return this.kill(cmd.close);
       case "step":
         this.wallDelta += cmd.deltaMs;
         this.clock.step(cmd.deltaMs);
@@ -936,6 +953,7 @@ export class World {
   }
 
   restart(_graceful: boolean) {
+    this.escalationRestart();
     this.inflight = null;
     this.ghosts = [];
     this.removal = null;
@@ -1227,6 +1245,141 @@ export class World {
       this.fail(7, "removed, but the exchange still holds a schedule");
     if (this.done?.outcome === "failed" && !this.logs.includes("shutdown.remove_failed"))
       this.fail(7, "the removal failed without a log line");
+  }
+
+  // ====================================================================================================
+  // Issue 39 (helper h7): the escalation's closes and the operator's kill. The engine's return during a pass is an
+  // input (`engine` between the orders of a pass: each close order is held by the exchange client until `fill`),
+  // and so are restarts with a pass open. Invariants:
+  // VI  no close order leaves while the engine is up (but the operator's kill --close, whose command is its evidence);
+  // VII a HALTED account with a pass open before a restart is resumed or reported after it.
+  // Off (nothing wired) unless the configuration has an escalation.
+
+  /** the world's truth about the engine (the guard tells the daemon at once; a restart starts it "waiting": up) */
+  engineUp = true;
+  /** the account's one position (BTC at a mark of 100): the engine (re)opens it whenever it is up */
+  position = 0;
+  /** the close order the exchange client holds, until `fill` */
+  heldClose: ((ok: boolean) => void) | null = null;
+  /** a close pass was asked for and has not ended flat, the account HALTED (reset ends it) */
+  passOpen = false;
+  /** the last pass's write-ahead was dropped by a slow disk and no later write holds it */
+  passUnwritten = false;
+  /** a pass was open (and written) when the run ended: the next run's start must report or resume it */
+  passOpenAtRestart = false;
+
+  engineSaid(up: boolean) {
+    this.engineUp = up;
+    if (up && this.cfg.escalation) this.position = 3;
+  }
+
+  /** The closer (the REAL close executor over a fake info and exchange client) and the kill's canceller. */
+  escalationIo(live: () => boolean) {
+    if (!this.cfg.escalation) return {};
+    if (this.gen === 1) this.position = 3;
+    const close = createCloseExecutor({
+      info: {
+        positions: async () => ({
+          positions:
+            this.position > 0 ? [{ coin: "BTC", szi: String(this.position), marginType: "cross" }] : [],
+        }),
+        metaAndMarks: async () => ({
+          meta: { universe: [{ name: "BTC", szDecimals: 0 }] },
+          marks: { BTC: "100" },
+        }),
+      } as never,
+      exchange: {
+        order: (orders) => {
+          // a crashed run's requests never get an answer
+          if (!live()) return new Promise(() => {});
+          // VI: no close order leaves while the engine is up, but the operator's kill
+          if (this.engineUp && !this.model.esc.killPass)
+            this.fail("VI", `a close order left while the engine is up (pass ${this.model.esc.passes})`);
+          return new Promise((resolve) => {
+            this.heldClose = (ok) => {
+              const size = Number(orders[0]!.size);
+              if (ok) this.position = Math.max(0, this.position - size);
+              resolve({
+                statuses: [
+                  ok
+                    ? { kind: "filled" as const, oid: 1, totalSz: orders[0]!.size, avgPx: "100" }
+                    : {
+                        kind: "error" as const,
+                        error: "Only post-only orders allowed immediately after a network upgrade",
+                      },
+                ],
+              });
+            };
+          });
+        },
+      },
+      cancelOpenOrders: async () => ({ confirmed: true, cancelled: 0, kept: 0 }),
+      slippagePct: 1,
+      maxSliceUsd: 100,
+    });
+    return {
+      escalation: this.cfg.escalation,
+      // planted: the executor never asks the machine before its orders
+      closePositions:
+        this.plant === "close-no-check"
+          ? (p: Parameters<typeof close>[0]) => close({ ...p, mayProceed: undefined })
+          : close,
+      killOrders: async () => ({ confirmed: true, cancelled: 0, kept: 0 }),
+    };
+  }
+
+  async fill(ok: boolean) {
+    const f = this.heldClose;
+    this.heldClose = null;
+    f?.(ok);
+    await flush();
+  }
+
+  async kill(close: boolean) {
+    if (!this.cfg.escalation || this.model.phase !== "running") return;
+    void this.sw.kill("operator", close);
+    await flush();
+  }
+
+  /** A write of the ledger: whether it holds the open pass (a slow disk drops a write-ahead: world.ts `store`). */
+  passWrite(entry: LedgerEntry, dropped: boolean) {
+    if (dropped && entry.halted?.closing === "open") this.passUnwritten = true;
+    else if (!dropped && entry.halted?.closing === "open") this.passUnwritten = false;
+  }
+
+  /** After each step: the pass's ground truth, VII at a start, and the planted VII bug. */
+  escalationStep(ev: Event, next: SwitchModel, ready: Ready): { next: SwitchModel; ready: Ready } {
+    if (!this.cfg.escalation) return { next, ready };
+    if (ev.type === "start" && this.passOpenAtRestart) {
+      this.passOpenAtRestart = false;
+      const reported = ready.events.some((e) => e.type === "closeStoppedAtRestart");
+      if (!reported && !ready.closePositions)
+        this.fail("VII", "a HALTED account's open pass was neither resumed nor reported after the restart");
+    }
+    if (ready.closePositions) {
+      this.passOpen = true;
+      this.passUnwritten = false;
+    }
+    if (ev.type === "closeResult" && ev.flat) this.passOpen = false;
+    if (ready.events.some((e) => e.type === "haltReleased")) this.passOpen = false;
+    if (this.plant === "pass-not-written") {
+      // planted: the ledger keeps the latch, and says nothing of an open pass (the pass state is not written)
+      const done = (e: LedgerEntry) =>
+        e.halted?.closing === "open" ? { ...e, halted: { ...e.halted, closing: "done" as const } } : e;
+      next = { ...next, entry: done(next.entry) };
+      if (ready.entry) ready = { ...ready, entry: done(ready.entry) };
+    }
+    return { next, ready };
+  }
+
+  escalationRestart() {
+    // (a pass whose write-ahead a slow disk dropped is beyond what a restart can know: docs/operations.md)
+    this.passOpenAtRestart =
+      this.passOpen &&
+      this.persisted.halted !== undefined &&
+      !this.passUnwritten &&
+      this.cfg.escalation != null;
+    this.heldClose = null;
   }
 
   lastDay: string | undefined;

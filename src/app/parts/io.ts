@@ -249,6 +249,8 @@ export function recordComponent(): Component<
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
     startRecords: Map<string, RecordResult>;
     cancelOpenOrders: CancelOpenOrders | undefined;
+    /** the operator's kill: every resting order, whatever the engine-down policy */
+    killOrders: CancelOpenOrders | undefined;
     closePositions: ClosePositions | undefined;
     drillIo: DrillIo | undefined;
   }
@@ -425,6 +427,20 @@ export function recordComponent(): Component<
           : undefined;
       const cancelOpenOrders: CancelOpenOrders | undefined =
         params.cancelOpenOrders ?? (cancellers ? (p) => cancellers(p.account)(p) : undefined);
+      // The operator's kill (`hl-deadman kill`) cancels every resting order whatever the engine-down policy: its
+      // own canceller (the same fast cancels, then the confirming read).
+      const killers = perSigner((c) =>
+        hasCancel(c)
+          ? createCancelExecutor({
+              info,
+              exchange: c,
+              onReport,
+              ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user), metaCache } : {}),
+            })
+          : undefined,
+      );
+      const killOrders: CancelOpenOrders | undefined =
+        params.cancelOpenOrders ?? (killers ? (p) => killers(p.account)(p) : undefined);
       // A switch's read never throws; the reads in flight are awaited on close.
       const read = explorer
         ? (user: string) => {
@@ -441,20 +457,18 @@ export function recordComponent(): Component<
           }
         : undefined;
       // Escalation step 2 (opted-in accounts only): cancel, then close reduce-only in slices.
-      const closers =
-        config.escalateAccounts.length > 0
-          ? perSigner((c) =>
-              hasOrder(c)
-                ? createCloseExecutor({
-                    info,
-                    exchange: c,
-                    cancelOpenOrders,
-                    slippagePct: config.closeSlippagePct,
-                    maxSliceUsd: config.closeSliceUsd,
-                  })
-                : undefined,
-            )
-          : undefined;
+      // (built for every account: `kill --close` closes any account; the escalation's rules only opted-in ones)
+      const closers = perSigner((c) =>
+        hasOrder(c)
+          ? createCloseExecutor({
+              info,
+              exchange: c,
+              cancelOpenOrders: cancelOpenOrders ?? killOrders,
+              slippagePct: config.closeSlippagePct,
+              maxSliceUsd: config.closeSliceUsd,
+            })
+          : undefined,
+      );
       const closePositions: ClosePositions | undefined =
         params.closePositions ?? (closers ? (p) => closers(p.account)(p) : undefined);
       // The drill's requests: the exchange client places and cancels, the info client reads (drill-io.ts).
@@ -470,7 +484,7 @@ export function recordComponent(): Component<
             cancel: (p) => drills(p.account).cancel(p),
           }
         : undefined;
-      return { readRecord: read, startRecords, cancelOpenOrders, closePositions, drillIo };
+      return { readRecord: read, startRecords, cancelOpenOrders, killOrders, closePositions, drillIo };
     },
     async close() {
       feed?.stop();

@@ -25,7 +25,12 @@ import { createExposurePoller } from "../../watchers/exposure.js";
 import type { Component } from "../components.js";
 import type { AgentFeeds, Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
-import { type ControlServer, startControlServer } from "../control.js";
+import {
+  type ControlAnswer,
+  type ControlRequest,
+  type ControlServer,
+  startControlServer,
+} from "../control.js";
 import { createDrillCommand, networkOf } from "../drill.js";
 import type { Coordination } from "./coordination.js";
 
@@ -64,6 +69,7 @@ export function switchesComponent(): Component<
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
     startRecords: Map<string, RecordResult>;
     cancelOpenOrders: CancelOpenOrders | undefined;
+    killOrders: CancelOpenOrders | undefined;
     closePositions: ClosePositions | undefined;
     drillIo: DrillIo | undefined;
     board: Board;
@@ -142,7 +148,10 @@ export function switchesComponent(): Component<
           cancelStops: config.cancelStops,
           cancelOpenOrders: ctx.cancelOpenOrders,
           escalation: escalating.has(account) ? escalation : null,
-          closePositions: escalating.has(account) ? ctx.closePositions : undefined,
+          // every account's switch can close (the operator's `kill --close`); the escalation's rules only run for
+          // the opted-in ones (`escalation` null: the machine never closes on its own)
+          closePositions: ctx.closePositions,
+          killOrders: ctx.killOrders,
           drillIo: ctx.drillIo,
           cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
           onTrigger: (a) => triggers.publish(a),
@@ -384,6 +393,26 @@ export function pollersComponent(): Component<
   };
 }
 
+/**
+ * `hl-deadman kill` (docs/operations.md "When cancelling is not enough"): the named account, or every account
+ * with `options.all`, each at once: latched HALTED, every resting order cancelled, with `options.close` closed
+ * reduce-only. Answered with what each cancelled and closed, once every one has answered.
+ */
+async function kill(switches: readonly Switch[], request: ControlRequest): Promise<ControlAnswer> {
+  const all = request.options?.all === true;
+  const close = request.options?.close === true;
+  if (all === (request.account !== undefined))
+    return { ok: false, error: "name one account (--account) or --all, not both" };
+  const targets = all ? switches : switches.filter((s) => s.account === request.account);
+  if (targets.length === 0)
+    return { ok: false, error: `${request.account ?? "no account"} is not an account this daemon arms` };
+  const by = request.by ?? "unnamed";
+  const outcomes = await Promise.all(
+    targets.map(async (s) => ({ account: s.account, ...(await s.kill(by, close)) })),
+  );
+  return { ok: true, result: { accounts: outcomes } };
+}
+
 /** The daemon's components, in start order (they close in the reverse): docs/daemon.md, "Start order and exit". */
 
 /**
@@ -435,6 +464,7 @@ export function controlComponent(): Component<
               : { ok: false, error: r.reason };
           },
           drill: (request) => drill(find(request.account), request),
+          kill: (request) => kill(switches, request),
         },
       }).catch((error: unknown) => {
         // Never a reason not to protect (a read-only state directory, a path too long for a socket): the daemon runs

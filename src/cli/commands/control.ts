@@ -4,8 +4,13 @@ import { userInfo } from "node:os";
 import { createInterface } from "node:readline";
 import { type Command, Option } from "commander";
 import { controlRequest, controlSocketPath } from "../../app/control.js";
+import { killAlone } from "../../app/kill-alone.js";
+import { StateLockedError } from "../../app/lock.js";
+import { loadSigningKey } from "../../config/keys.js";
 import { loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
+import type { Config } from "../../config/schema.js";
+import { monotonicOf } from "../../core/clock.js";
 import { ExitCode } from "../../core/exit-codes.js";
 import { systemTimers } from "../../core/runtime.js";
 import type { CliDeps } from "../deps.js";
@@ -44,7 +49,7 @@ export async function confirmOnTerminal(deps: CliDeps, question: string, expecte
 /** Sends one control request to the daemon that holds `stateDir`; errors in the contract's codes. */
 export async function askDaemon(
   stateDir: string,
-  request: { command: string; account: string; options?: Record<string, unknown> },
+  request: { command: string; account?: string; options?: Record<string, unknown> },
   timeoutMs = 60_000,
 ) {
   if (!existsSync(stateDir))
@@ -183,5 +188,165 @@ export function registerDrill(program: Command, deps: CliDeps): void {
         );
       if (opts.json === true) deps.stdout.write(`${JSON.stringify(report)}\n`);
       else deps.stdout.write(String(answer.result.text));
+    });
+}
+
+type KillAnswer = {
+  account: string;
+  done: boolean;
+  reason?: string;
+  latched?: boolean;
+  cancelMs?: number;
+  cancel?: { confirmed: boolean; cancelled: number; kept: number; detail?: string };
+  close?: {
+    flat: boolean;
+    orders: unknown[];
+    filledUsd: number;
+    dust: number;
+    refusal: string | null;
+    detail?: string;
+    remaining?: string;
+  } | null;
+};
+
+/** One account's kill as people read it. */
+function killLine(a: KillAnswer): string {
+  if (!a.done) return `${a.account}: NOT killed: ${a.reason ?? "refused"}`;
+  const c = a.cancel!;
+  const parts = [
+    `${a.account}: HALTED${a.latched ? "" : " (it already was)"}`,
+    `${c.cancelled} order(s) cancelled, ${c.kept} left ${c.confirmed ? "(confirmed by a read)" : `(NOT confirmed${c.detail ? `: ${c.detail}` : ""})`} in ${Math.round(a.cancelMs ?? 0)} ms`,
+  ];
+  const x = a.close;
+  if (x)
+    parts.push(
+      x.flat
+        ? `positions closed (${x.orders.length} order(s), ${x.filledUsd} USD filled${x.dust > 0 ? `, ${x.dust} left as dust` : ""})`
+        : `positions NOT closed (${x.refusal ?? "?"}${x.detail ? `: ${x.detail}` : ""})${x.remaining ? `; left: ${x.remaining}` : ""}`,
+    );
+  return `${parts.join("; ")}. Release with hl-deadman reset --account ${a.account}`;
+}
+
+/** The kill with no daemon (src/app/kill-alone.ts): the configuration's key, the lock, the daemon's executors. */
+async function killWithoutDaemon(
+  config: Config,
+  stateDir: string,
+  account: string,
+  close: boolean,
+  deps: CliDeps,
+): Promise<KillAnswer[]> {
+  let key: ReturnType<typeof loadSigningKey>;
+  try {
+    key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+  } catch (error) {
+    throw new CliError(
+      `No daemon answers, and this command cannot sign alone: ${error instanceof Error ? error.message : String(error)}`,
+      ExitCode.config,
+    );
+  }
+  try {
+    return await killAlone({
+      config,
+      stateDir,
+      account,
+      close,
+      by: whoAsks(),
+      clock: deps.clock,
+      monotonic: () => monotonicOf(deps.clock),
+      wallet: { address: key.address, wallet: key.wallet },
+    });
+  } catch (error) {
+    if (error instanceof StateLockedError)
+      throw new CliError(
+        `${error.message}: its control channel does not answer; try again`,
+        ExitCode.tempFail,
+      );
+    throw new CliError(
+      `The kill could not be carried out alone: ${error instanceof Error ? error.message : String(error)}`,
+      ExitCode.runtime,
+    );
+  }
+}
+
+/**
+ * `hl-deadman kill`: the operator's kill switch, carried out by the running daemon (docs/operations.md "When
+ * cancelling is not enough"). Exit 0 when every named account is latched and its cancels confirmed (and, with
+ * --close, flat); 1 when the daemon refused or something remains (said per account); 69 when no daemon answers.
+ */
+export function registerKill(program: Command, deps: CliDeps): void {
+  program
+    .command("kill")
+    .description(
+      "the operator's kill switch: latch an account HALTED, cancel every resting order at once (and with --close close its positions reduce-only), through the running daemon",
+    )
+    .addOption(new Option("--account <addr>", "the account to kill"))
+    .addOption(new Option("--all", "every account the daemon arms"))
+    .addOption(new Option("--close", "also close the positions with reduce-only IOC orders"))
+    .addOption(configFlag(optionOf("stateDir")))
+    .addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"))
+    .addOption(new Option("--yes", "confirm without asking (required when stdin is not a terminal)"))
+    .addOption(new Option("--json", "one JSON document on stdout"))
+    // with no daemon running, the command signs alone: the daemon's key and exchange
+    .addOption(configFlag(optionOf("keyFile")))
+    .addOption(configFlag(optionOf("network")))
+    .addOption(configFlag(optionOf("apiUrl")))
+    .action(async (opts: Record<string, unknown>) => {
+      const all = opts.all === true;
+      if (all === (opts.account !== undefined))
+        throw usageError("name one account (--account <addr>) or --all");
+      const account = all ? undefined : String(opts.account);
+      if (account !== undefined && !ADDRESS.test(account))
+        throw usageError(`--account ${account}: must be 0x followed by 40 hex digits`);
+      const { config } = loadConfig({
+        options: {
+          stateDir: opts.stateDir,
+          config: opts.config,
+          keyFile: opts.keyFile,
+          network: opts.network,
+          apiUrl: opts.apiUrl,
+        },
+        env: deps.env,
+        cwd: deps.cwd,
+      });
+      const stateDir = stateDirOf(config, deps);
+      const close = opts.close === true;
+      await confirm(
+        opts,
+        deps,
+        `KILL ${account ?? "every account"}: cancel every resting order (stops included)${close ? " and close every position reduce-only" : ""}, and latch HALTED until hl-deadman reset. The engine's orders are gone at once; the switch keeps pushing.`,
+        "kill",
+      );
+      let accounts: KillAnswer[];
+      try {
+        const answer = await askDaemon(stateDir, {
+          command: "kill",
+          ...(account ? { account: account.toLowerCase() } : {}),
+          options: { close, all },
+        });
+        if (!answer.ok) throw new CliError(`The daemon refused the kill: ${answer.error}`, ExitCode.runtime);
+        accounts = answer.result.accounts as KillAnswer[];
+      } catch (error) {
+        // No daemon holds the state directory: the command does the daemon's work itself, under its lock.
+        if (
+          !(
+            error instanceof CliError &&
+            error.exitCode === ExitCode.unavailable &&
+            /No running daemon/.test(error.message)
+          )
+        )
+          throw error;
+        deps.stderr.write("hl-deadman: no daemon answers: the kill is carried out by this command alone\n");
+        accounts = await killWithoutDaemon(config, stateDir, account?.toLowerCase() ?? "all", close, deps);
+      }
+      const complete = accounts.every(
+        (a) => a.done && a.cancel?.confirmed === true && (!close || a.close?.flat === true),
+      );
+      if (opts.json === true) deps.stdout.write(`${JSON.stringify({ ok: complete, accounts })}\n`);
+      else for (const a of accounts) deps.stdout.write(`${killLine(a)}\n`);
+      if (!complete)
+        throw new CliError(
+          "The kill is not complete: see above what remains (the account stays HALTED).",
+          ExitCode.runtime,
+        );
     });
 }

@@ -44,7 +44,24 @@ export type StatusAccount = {
   /** with --reconcile: what the exchange's record says, and what a reconcile would change (nothing is written) */
   record?: RecordResult;
   reconcile?: Pick<ReconcileOutcome, "changes" | "notes">;
+  /** HALTED as the ledger holds it: the latch and its closes (`closing` open: a pass not finished) */
+  halted?: LedgerEntry["halted"];
 };
+
+/** The HALTED latch and where its closes stood at the ledger's last write (docs/operations.md). */
+function haltedLines(a: StatusAccount): string[] {
+  const h = a.halted;
+  if (!h) return [];
+  const lines = [
+    `  HALTED since ${new Date(h.since).toISOString()} (${h.reason}); release with hl-deadman reset --account ${a.account}`,
+  ];
+  if (h.closing === "done") lines.push(`  the positions were closed (pass ${h.pass ?? "?"})`);
+  else
+    lines.push(
+      `  close pass ${h.pass ?? "?"} open${h.remaining ? `; positions left at its last read: ${h.remaining}` : ""}: a running daemon is closing or holding it (its /readyz says which); a stopped one left it open, and its next start says "closing stopped at restart"`,
+    );
+  return lines;
+}
 
 /**
  * `status --reconcile`: reads the exchange's record for each account (explorer userDetails + historicalOrders)
@@ -212,6 +229,7 @@ export function registerStatus(program: Command, deps: CliDeps): void {
           limitSuspected: atLimit(rolled) && !exhausted,
           proofs: proofCounts(rolled),
           triggers: rolled.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
+          ...(stored.halted ? { halted: stored.halted } : {}),
         };
       });
       if (opts.reconcile) {
@@ -261,6 +279,7 @@ export function registerStatus(program: Command, deps: CliDeps): void {
           `${a.account}  triggers ${a.triggersToday}/${a.triggerLimit} used, ${left} left${a.exhausted ? " EXHAUSTED until 00:00 UTC" : ""}${a.limitSuspected ? " LIMIT SUSPECTED (not proven: pushes continue)" : ""}${stored?.assumed ? " (assumed: the ledger was unreadable)" : ""}  ${armed}`,
         );
         for (const line of proofLines(a)) out(line);
+        for (const line of haltedLines(a)) out(line);
         for (const line of recordLines(a, now, recordSources(config))) out(line);
       }
     });

@@ -38,6 +38,9 @@ export const NOTIFY_EVENTS: Readonly<Record<string, Severity>> = Object.freeze({
   "shutdown.removed": "info",
   "shutdown.kept": "warning",
   "shutdown.remove_failed": "critical",
+  "escalation.held": "critical",
+  "escalation.stopped_at_restart": "critical",
+  "kill.started": "critical",
 });
 
 const iso = (ms: unknown) =>
@@ -109,6 +112,12 @@ function textOf(e: DomainEvent, who: string): string {
       return `${who}: hl-deadman stopped and kept the scheduled cancel armed until ${at(e.armedUntil)}; orders are cancelled then unless it is restarted.`;
     case "shutdown.remove_failed":
       return `${who}: hl-deadman stopped but could NOT remove the scheduled cancel (${e.reason}); it fires at ${at(e.armedUntil)}.`;
+    case "escalation.held":
+      return `${who}: closing positions is HELD: ${e.reason ?? ""}. ${e.gate ?? ""}`;
+    case "escalation.stopped_at_restart":
+      return `${who} is HALTED and its closing stopped at restart (pass ${e.pass ?? "?"} was open)${e.remaining ? `; positions left at the last read: ${e.remaining}` : ""}; the closes resume when the engine is down and a rule holds.`;
+    case "kill.started":
+      return `KILL on ${who} by ${e.by ?? "?"}: HALTED, every resting order being cancelled${e.close === true ? " and the positions closed" : ""}; only hl-deadman reset releases it.`;
     default:
       return `${who}: ${e.msg ?? e.event}`;
   }
