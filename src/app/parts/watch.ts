@@ -54,7 +54,30 @@ export function guardComponent(): Component<
           onHeld: (account) => ledger.markEngineHeld(account),
         });
         await socket.start();
-        close = () => socket.stop();
+        // Version 2 engines are told what the daemon does to their accounts (docs/operations.md, "Cancel on
+        // disconnect"): HALTED (by a rule, the operator's kill, or the ledger at start) until reset, and a drill.
+        const told = new Set<string>();
+        const halted = (account: string, reason: string) => {
+          told.add(account);
+          socket.tell({ type: "halted", account, reason });
+        };
+        const stopTelling = bus.subscribe((e) => {
+          if (e.module !== "switch") return;
+          const account = String(e.account);
+          if (e.type === "escalated") halted(account, String(e.reason));
+          else if (e.type === "killed") halted(account, `the operator's kill (${String(e.by)})`);
+          else if (e.type === "gauge" && e.name === "halted") {
+            if (e.value === true && !told.has(account))
+              halted(account, ledger.get(account).halted?.reason ?? "HALTED");
+            else if (e.value === false && told.delete(account)) socket.tell({ type: "resumed", account });
+          } else if (e.type === "drillStarted")
+            // the drill's fire comes within one deadline of its start; until then whatever rests may be cancelled
+            socket.tell({ type: "drill", account, until: runtime.clock.now() + config.deadline });
+        });
+        close = () => {
+          stopTelling();
+          return socket.stop();
+        };
         board.guard = () => socket.status();
         return {
           guard: { status: () => socket.status(), idle: async () => undefined },
