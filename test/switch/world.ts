@@ -858,7 +858,10 @@ export class World {
 
   /** A new run (after boot): `waiting`, for at most the grace when an engine held the account before. */
   startConnectGrace() {
-    this.namedThisRun = false;
+    // an engine alive in the world (issue 39's block: `engineUp`) reconnects as soon as the daemon listens again
+    // (hl-deadman/engine and the Python module do so within their back-off, far inside the grace): it names the
+    // account in this run; a dead one does not
+    this.namedThisRun = this.engineHeld && this.engineUp;
     const held = this.plant === "no-connect-grace" || !this.engineHeld ? [] : [this.cfg.account];
     this.graceFromMono = held.length > 0 ? this.mono : null;
     const sw = this.sw;
