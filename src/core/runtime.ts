@@ -19,8 +19,12 @@ export type TimerHandle = { cancel(): void };
 
 /** One-shot timers measured on the monotonic clock. */
 export interface Timers {
-  /** Runs `fn` once, `ms` from now (at once when ms <= 0). */
-  after(ms: number, fn: () => void): TimerHandle;
+  /**
+   * Runs `fn` once, `ms` from now (at once when ms <= 0). With `afterIo`, a timer for now runs only after the I/O
+   * already waiting is read (node's timers do so anyway: the next timers phase comes after the poll phase; manual
+   * timers then wait for the next macrotask even inside a run).
+   */
+  after(ms: number, fn: () => void, options?: { afterIo?: boolean }): TimerHandle;
 }
 
 /**
@@ -62,6 +66,22 @@ export function systemTimers(
 export const unrefTimers: Timers = systemTimers(undefined, { unref: true });
 
 /**
+ * `timers.after`, telling `fn` how late it ran: ms after it was due on `clock`'s monotonic time (zero or less: on
+ * time). A wake-up much later than due means the process was not running meanwhile (stopped, suspended, blocked):
+ * what it did not hear in that time is no evidence (src/watchers/liveness.ts). With ms <= 0 the timer runs after the
+ * I/O already waiting is read (node: the next timers phase comes after the poll phase), which is how a judgement
+ * reads what the sockets hold before it is made.
+ */
+export function afterTimed(
+  { clock, timers }: { clock: Clock; timers: Timers },
+  ms: number,
+  fn: (info: { lateMs: number }) => void,
+): TimerHandle {
+  const due = monotonicOf(clock) + Math.max(0, ms);
+  return timers.after(ms, () => fn({ lateMs: monotonicOf(clock) - due }), { afterIo: true });
+}
+
+/**
  * Waits `ms` on `timers`; an abort of `signal` ends the wait early (it resolves: the caller looks at the signal).
  * The one back-off wait of the transport's retries and the notifier's deliveries.
  */
@@ -101,7 +121,8 @@ export async function flushLogger(
   });
 }
 
-type ManualTimer = { due: number; seq: number; fn: () => void; cancelled: boolean };
+/** `run` is the run (counted) a timer may not fire in: one set for now `afterIo` during that run */
+type ManualTimer = { due: number; seq: number; fn: () => void; cancelled: boolean; notInRun?: number };
 
 /**
  * Timers that fire when a ManualClock's monotonic time reaches them, in due order, right after each clock move
@@ -111,6 +132,9 @@ export class ManualTimers implements Timers {
   readonly #clock: ManualClock;
   #timers: ManualTimer[] = [];
   #seq = 0;
+  /** runs started so far; `#running` while one fires timers */
+  #runs = 0;
+  #running = false;
   #unsubscribe: () => void;
 
   constructor(clock: ManualClock) {
@@ -118,12 +142,13 @@ export class ManualTimers implements Timers {
     this.#unsubscribe = clock.onChange(() => this.run());
   }
 
-  after(ms: number, fn: () => void): TimerHandle {
+  after(ms: number, fn: () => void, options?: { afterIo?: boolean }): TimerHandle {
     const timer: ManualTimer = {
       due: this.#clock.monotonic() + Math.max(0, ms),
       seq: this.#seq++,
       fn,
       cancelled: false,
+      ...(options?.afterIo && ms <= 0 && this.#running ? { notInRun: this.#runs } : {}),
     };
     this.#timers.push(timer);
     if (ms <= 0) setImmediate(() => this.run());
@@ -137,14 +162,23 @@ export class ManualTimers implements Timers {
   /** Fires every timer that is due (bounded: at most 10,000 callbacks per call). */
   run(): number {
     let fired = 0;
-    for (let guard = 0; guard < 10_000; guard++) {
-      const now = this.#clock.monotonic();
-      this.#timers = this.#timers.filter((t) => !t.cancelled);
-      const due = this.#timers.filter((t) => t.due <= now).sort((a, b) => a.due - b.due || a.seq - b.seq)[0];
-      if (!due) break;
-      due.cancelled = true;
-      fired++;
-      due.fn();
+    const run = ++this.#runs;
+    const outer = this.#running;
+    this.#running = true;
+    try {
+      for (let guard = 0; guard < 10_000; guard++) {
+        const now = this.#clock.monotonic();
+        this.#timers = this.#timers.filter((t) => !t.cancelled);
+        const due = this.#timers
+          .filter((t) => t.due <= now && t.notInRun !== run)
+          .sort((a, b) => a.due - b.due || a.seq - b.seq)[0];
+        if (!due) break;
+        due.cancelled = true;
+        fired++;
+        due.fn();
+      }
+    } finally {
+      this.#running = outer;
     }
     return fired;
   }

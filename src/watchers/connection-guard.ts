@@ -14,6 +14,8 @@
  * - `detached` after its last connection closed within a `detach <ms>` grace: up for the switch until the grace ends;
  * - `down` when its last connection closed (or fell silent past `heartbeatGapMs`, when set) outside a grace: the
  *   switch hears `onChange(account, false, detail)` at once, in the same turn of the event loop as the close.
+ *   Silence counts only over time the daemon was awake to hear it (src/watchers/liveness.ts): what the connection
+ *   already holds is read before it is judged silent, and a late wake-up postpones the judgement.
  * Bounded: line length, connections, time to the first line. A malformed first line is refused with a one-line
  * reason, logged, and changes nothing. What it sees it publishes on the bus (src/core/events.ts `GuardEvent`);
  * its log lines and metric are guard.ts's `guardLog` / `guardMetrics` subscribers.
@@ -37,10 +39,11 @@ import {
   parseGuardLine,
 } from "../core/guard-protocol.js";
 import type { Logger } from "../core/logger.js";
-import type { Runtime, TimerHandle } from "../core/runtime.js";
+import { afterTimed, type Runtime, type TimerHandle } from "../core/runtime.js";
 import type { GuardStatus } from "../core/status.js";
 import type { Metrics } from "../surface/metrics.js";
 import { guardLog, guardMetrics } from "./guard.js";
+import { checked, dueAt, heard, type Liveness, livenessStart } from "./liveness.js";
 
 /** At most this many connections at once (an engine needs one per process; a stray client cannot exhaust fds). */
 export const GUARD_MAX_CONNECTIONS = 64;
@@ -121,7 +124,8 @@ type Connection = {
   buffer: string;
   discarding: boolean;
   detachUntil: number | null;
-  lastLineAt: number;
+  /** what the liveness rule knows of this connection's lines (with a heartbeat gap, after its first line) */
+  live: Liveness | null;
   timer: TimerHandle | undefined;
   gone: boolean;
 };
@@ -228,14 +232,31 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       c.timer = timers.after(helloTimeoutMs, () => refuse(c, `no first line within ${helloTimeoutMs} ms`));
       return;
     }
-    if (heartbeatGapMs <= 0) return;
-    const due = Math.max(c.lastLineAt + heartbeatGapMs, c.detachUntil ?? 0);
-    c.timer = timers.after(Math.max(0, due - mono()), () => {
-      const silentMs = mono() - c.lastLineAt;
-      if (silentMs < heartbeatGapMs || (c.detachUntil ?? 0) > mono()) return arm(c);
-      drop(c, "silent", `no heartbeat for ${Math.round(silentMs)} ms (gap ${heartbeatGapMs} ms)`);
-      c.socket.destroy();
-    });
+    if (c.live === null) return;
+    checkAt(c, Math.max(dueAt(c.live), c.detachUntil ?? 0));
+  };
+
+  /** The connection's next check, at `at` (monotonic ms); at once is after one I/O turn (what is waiting is read). */
+  const checkAt = (c: Connection, at: number) => {
+    c.timer?.cancel();
+    c.timer = afterTimed(runtime, at - mono(), ({ lateMs }) => judge(c, lateMs));
+  };
+
+  /**
+   * Silence is judged by the liveness rule (src/watchers/liveness.ts): a late wake-up postpones it, an on-time one
+   * that finds the gap reached reads what the connection holds first (one more turn), and only then is it down.
+   */
+  const judge = (c: Connection, lateMs: number) => {
+    c.timer = undefined;
+    if (c.gone || c.live === null) return;
+    const now = mono();
+    if ((c.detachUntil ?? 0) > now) return arm(c);
+    const { state: next, verdict } = checked(c.live, now, lateMs);
+    c.live = next;
+    if (verdict.kind === "wait") return checkAt(c, Math.max(verdict.at, c.detachUntil ?? 0));
+    if (verdict.kind === "confirm") return checkAt(c, now);
+    drop(c, "silent", `no heartbeat for ${Math.round(verdict.silentMs)} ms (gap ${heartbeatGapMs} ms)`);
+    c.socket.destroy();
   };
 
   const refuse = (c: Connection, reason: string, hello?: { version: string; accounts: string[] }) => {
@@ -294,7 +315,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       });
     c.accounts = parsed.accounts;
     c.version = parsed.version;
-    c.lastLineAt = mono();
+    if (heartbeatGapMs > 0) c.live = livenessStart(heartbeatGapMs, mono());
     for (const a of parsed.accounts) {
       const set = holders.get(a) ?? new Set<Connection>();
       holders.set(a, set);
@@ -320,7 +341,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
   const line = (c: Connection, text: string) => {
     if (c.gone) return;
     if (c.accounts === null) return hello(c, text);
-    c.lastLineAt = mono();
+    if (c.live !== null) c.live = heard(c.live, mono());
     const parsed = parseGuardLine(text);
     if (parsed.type === "detach") {
       c.detachUntil = mono() + parsed.ms;
@@ -374,7 +395,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       buffer: "",
       discarding: false,
       detachUntil: null,
-      lastLineAt: mono(),
+      live: null,
       timer: undefined,
       gone: false,
     };

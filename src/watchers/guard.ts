@@ -6,6 +6,7 @@
  *   URL_FAILURES_FOR_DOWN consecutive failures; one success brings it back up. The request goes through the one
  *   HTTP transport (src/protocol/http/http.ts: got on node:http, under the shipped `--jitless --no-expose-wasm`),
  *   with its time-outs and a body bound of GUARD_URL_MAX_BODY_BYTES; a redirect is a failure, never followed.
+ * A failure seen by a look that ran late (the daemon stalled) is taken again at once before it counts.
  * Checked every `intervalMs` on a drift-free loop; `onChange(up, detail)` is called on every change (the
  * daemon tells the switches, which log `engine.down` / `engine.up` per account). What it sees it publishes as
  * typed events on the bus (src/core/events.ts `GuardEvent`); its log lines (`guardLog`) and its metric
@@ -13,6 +14,7 @@
  */
 import { stat } from "node:fs/promises";
 import { DEFAULTS } from "../config/options.js";
+import { monotonicOf } from "../core/clock.js";
 import { createEventBus, type EventBus, type EventSubscriber } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import { redactUrl } from "../core/redact.js";
@@ -21,8 +23,11 @@ import type { GuardStatus } from "../core/status.js";
 import { TransportError } from "../protocol/http/errors.js";
 import { createHttpTransport, type HttpTransport } from "../protocol/http/http.js";
 import type { Metrics } from "../surface/metrics.js";
+import { lateToleranceMs } from "./liveness.js";
 
 export const URL_FAILURES_FOR_DOWN = 2;
+/** At most this many looks in one check when each ran late (the first and its re-takes). */
+export const MAX_LOOKS = 3;
 /**
  * How far in the future a guard file's mtime may be (clock granularity, a writer's small skew) before it counts
  * as stale (docs/security.md, "Guard file").
@@ -72,6 +77,9 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
   const { clock } = runtime;
   if (!file && !url) return null;
   const timeoutMs = Math.min(GUARD_URL_TIMEOUT_MS, Math.max(100, intervalMs));
+  // a look later than this is a stall's (liveness.ts); a URL's look may take its time-out, a file's stat no time
+  const tolerance = lateToleranceMs(intervalMs);
+  const probeBoundMs = url && !file ? timeoutMs : 0;
   const transport =
     params.transport ??
     (url
@@ -133,10 +141,29 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
     }
   };
 
-  const check = (): Promise<boolean> => {
+  /**
+   * One look at the engine. A look that ran late (its tick woke more than the tolerance after it was due, or the
+   * probe took longer than it may: a URL's time-out that fired late) was taken while the daemon was not running: a
+   * failure it saw is no evidence yet, and it is taken again at once; only an on-time look's failure counts
+   * (src/watchers/liveness.ts, "silence counts only over time the daemon was awake"). A success counts as it comes.
+   */
+  const look = async (lateMs: number): Promise<{ ok: boolean; detail: string } | null> => {
+    for (let attempt = 0; attempt < MAX_LOOKS; attempt++) {
+      const startedAt = monotonicOf(clock);
+      const result = await probe();
+      const tookMs = monotonicOf(clock) - startedAt;
+      const late = (attempt === 0 && lateMs > tolerance) || tookMs > probeBoundMs + tolerance;
+      if (result.ok || !late) return result;
+    }
+    // every look ran late (the daemon keeps stalling): nothing counts; the next tick looks again
+    return null;
+  };
+
+  const check = (lateMs = 0): Promise<boolean> => {
     checking ??= (async () => {
       try {
-        const result = await probe();
+        const result = await look(lateMs);
+        if (result === null) return up;
         // Stopped meanwhile (its transport closed under it): the daemon is going; report no change.
         if (stopped) return up;
         lastCheckAt = clock.now();
@@ -169,8 +196,8 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       loop?.stop();
       loop = runtime.every(
         intervalMs,
-        ({ k }) => {
-          if (k > 0) void check();
+        ({ k, lateMs }) => {
+          if (k > 0) void check(lateMs);
         },
         { logger: log, name: "guard" },
       );

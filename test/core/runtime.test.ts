@@ -9,7 +9,14 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { createRuntime, every, ManualTimers, systemTimers, type Timers } from "../../src/core/runtime.js";
+import {
+  afterTimed,
+  createRuntime,
+  every,
+  ManualTimers,
+  systemTimers,
+  type Timers,
+} from "../../src/core/runtime.js";
 import { captureLogger, tick } from "../app/helpers.js";
 
 /** Timers whose callbacks the test fires by hand, moving the clock to `due - earlyMs` first. */
@@ -286,5 +293,28 @@ describe("every on one grid: the same timers, origin and interval share one time
     const both = [...seen.values()].filter((w) => w.length === 2);
     expect(both.length).toBeGreaterThan(5);
     expect(both.filter(([x, y]) => x !== y)).toEqual([]);
+  });
+});
+
+// Issue 38: a timer tells how late it ran; a timer for now `afterIo` waits for the I/O already waiting.
+describe("afterTimed: how late a timer ran", () => {
+  test("behavior: lateness on the clock's monotonic time; a timer for now set inside a run waits for the next turn", async () => {
+    const clock = new ManualClock(0);
+    const timers = new ManualTimers(clock);
+    const seen: number[] = [];
+    afterTimed({ clock, timers }, 1_000, ({ lateMs }) => seen.push(lateMs));
+    clock.advance(3_500); // the process stopped past the due time: 2.5 s late
+    expect(seen).toEqual([2_500]);
+    const order: string[] = [];
+    afterTimed({ clock, timers }, 100, () => {
+      order.push("check");
+      afterTimed({ clock, timers }, 0, ({ lateMs }) => order.push(`confirm ${lateMs}`));
+    });
+    clock.advance(100);
+    order.push("same turn");
+    expect(order).toEqual(["check", "same turn"]);
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(["check", "same turn", "confirm 0"]);
+    timers.dispose();
   });
 });

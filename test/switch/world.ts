@@ -16,7 +16,14 @@
 import pino from "pino";
 import { guardConnectGraceOf } from "../../src/config/rules.js";
 import { ManualClock, utcDay } from "../../src/core/clock.js";
-import { createRuntime, ExchangeTime, ManualTimers, type RootRuntime } from "../../src/core/runtime.js";
+import {
+  afterTimed,
+  createRuntime,
+  ExchangeTime,
+  ManualTimers,
+  type RootRuntime,
+  type TimerHandle,
+} from "../../src/core/runtime.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../src/core/status.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../src/protocol/hyperliquid/errors.js";
 import { type ScheduleCancelResult, withAnswerDate } from "../../src/protocol/hyperliquid/exchange.js";
@@ -48,6 +55,7 @@ import type { Now, StepResult } from "../../src/switch/model.js";
 import { type RecordResult, readFinding } from "../../src/switch/record.js";
 import { writeAheadCoverage } from "../../src/switch/write-ahead.js";
 import { ABSENT_DETAIL, armConnectGrace } from "../../src/watchers/connection-guard.js";
+import { checked, dueAt, heard, type Liveness, livenessStart } from "../../src/watchers/liveness.js";
 
 /** One silent logger and one registry for every world (the driver publishes to both; nothing reads them). */
 const SILENT = pino({ level: "silent" });
@@ -109,7 +117,12 @@ export type Command =
   // issue 39 (escalation block below): the close order the exchange client holds is answered (filled, or refused
   // by the post-only window); the operator's kill
   | { c: "fill"; ok: boolean }
-  | { c: "kill"; close: boolean };
+  | { c: "kill"; close: boolean }
+  // --- issue 38 (invariant V): the engine's life on the guard's connection and the daemon's own stalls
+  /** the engine heartbeats (connecting again when it had no connection), hangs (connected, silent) or closes */
+  | { c: "life"; state: EngineLife }
+  /** the daemon is stopped for `ms` (SIGSTOP): the engine and the exchange go on; its timers then run late */
+  | { c: "stall"; ms: number };
 
 /**
  * Invariants 1-8 (docs/daemon.md), and issue 25's "I" (never ready without the margin), "II" (the pushes never
@@ -154,7 +167,8 @@ export type Plant =
   | "date-unbounded" // IV: every Date is applied as verified (no plausibility range, no window)
   | "no-connect-grace" // V-grace: a restart ignores the ledger's engines (an account an engine held waits for ever)
   | "close-no-check" // VI: the close executor sends its orders without asking the machine first
-  | "pass-not-written"; // VII: the ledger says a pass is done when one is open (the latch alone, as before)
+  | "pass-not-written" // VII: the ledger says a pass is done when one is open (the latch alone, as before)
+  | "judge-on-wake"; // V: the guard judges silence when its check runs, late or not, before reading what waits
 
 export class World {
   // --- the exchange
@@ -319,6 +333,7 @@ export class World {
       },
     });
     this.sw.start();
+    this.engineBoot();
   }
 
   /**
@@ -829,6 +844,7 @@ export class World {
     await this.command(cmd);
     await flush();
     this.checkConnectGrace();
+    this.checkHung();
   }
 
   // ------------------------------------------ issue 38: the connection guard's connect grace after a restart
@@ -945,6 +961,10 @@ export class World {
         this.check("shutdown");
         this.restarts++;
         return this.restart(true);
+      case "life":
+        return this.life(cmd.state);
+      case "stall":
+        return this.stall(cmd.ms);
       case "crash":
         this.restarts++;
         if (this.inflight && cmd.applied && !this.exDown)
@@ -1179,7 +1199,11 @@ export class World {
     // (two: the confirmed deadline and the one in flight)
     // (guesses the ledger started with, and the lapses a lying record adds, are beyond this bound)
     const allowance =
-      this.guessed + this.crashes + this.unknownOutcomes + 2 * (this.stepsSeen + this.datesSeen);
+      this.guessed +
+      this.crashes +
+      this.unknownOutcomes +
+      2 * (this.stepsSeen + this.datesSeen) +
+      this.stallAllowance();
     if (!suspended && this.liesSeen === 0 && ledger > Math.max(ex, 0) + allowance && ledger < entry.limit)
       this.fail(2, `ledger counts ${ledger}, the exchange ${ex}: more than one per crash/unknown outcome`);
     // 8. a day's count never goes down, but by the exchange's record withdrawing a guess
@@ -1384,6 +1408,14 @@ export class World {
       this.cfg.escalation != null;
     this.heldClose = null;
   }
+  // issue 38: hooks of the engine's world (EngineWorld, below); in this world no engine is connected
+  stallAllowance(): number {
+    return 0;
+  }
+  engineBoot(): void {}
+  checkHung(): void {}
+  life(_state: EngineLife): void {}
+  async stall(_ms: number): Promise<void> {}
 
   lastDay: string | undefined;
   /** invariants 1 and 2 are suspended after a restart on a wrong clock: until an answer verified it, and for
@@ -1423,4 +1455,185 @@ function deepFreeze(value: unknown): void {
 /** The UTC day of `ms`, or "" when it is no time at all (a planted bug may leave an absurd one). */
 function dayOf(ms: number): string {
   return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? utcDay(ms) : "";
+}
+
+// ------------------------------------------------------------------------------------------------------------------
+// Issue 38 (invariant V): the engine's heartbeats, its death and return, and the daemon's own stalls, driven through
+// the connection guard's liveness rule (src/watchers/liveness.ts), whose verdict is the switch's engine event.
+// The engine writes a heartbeat every BEAT_MS while it beats; a line written while the daemon is awake is heard at
+// once, one written during a stall when the daemon wakes, AFTER the timers that fell due meanwhile have run (node runs
+// its timers phase before it polls the sockets). The rule's check runs on the driver's ManualTimers through
+// afterTimed (its lateness), its confirming check one I/O turn later, as the connection guard does.
+// ------------------------------------------------------------------------------------------------------------------
+
+/** The engine on the guard's connection: beating, hung (connected, silent), closed, or never there. */
+export type EngineLife = "beating" | "hung" | "closed";
+/** The guard's heartbeat gap and the engine's heartbeat period (ms). */
+export const GUARD_GAP_MS = 1_000;
+export const BEAT_MS = 200;
+
+export class EngineWorld extends World {
+  engineLife: EngineLife | "absent" = "absent";
+  /** while beating: the first heartbeat's time (mono); the later ones every BEAT_MS */
+  beatFrom = 0;
+  /** the last heartbeat written before the engine hung or closed (mono) */
+  lastBeat = Number.NEGATIVE_INFINITY;
+  /** the rule's state for the engine's connection; null: no connection */
+  live: Liveness | null = null;
+  liveTimer: TimerHandle | undefined;
+  /** when the daemon fell asleep (a stall in progress), else null */
+  asleepFrom: number | null = null;
+  /** the end of the last stall and the last (re)connection (mono): a hung engine's silence counts from the later */
+  lastWake = Number.NEGATIVE_INFINITY;
+  connectedAt = Number.NEGATIVE_INFINITY;
+  /** verdicts of the rule that reached the switch */
+  engineDowns = 0;
+
+  constructor(cfg: SwitchConfig, start: number, plant: Plant = null) {
+    super(cfg, start, plant);
+    this.life("beating");
+  }
+
+  /** The last heartbeat written at or before `at` (mono). */
+  lastWrite(at: number): number {
+    if (this.engineLife !== "beating") return Math.min(this.lastBeat, at);
+    if (at < this.beatFrom) return this.lastBeat;
+    return this.beatFrom + Math.floor((at - this.beatFrom) / BEAT_MS) * BEAT_MS;
+  }
+
+  /** The daemon reads what its connection holds at `at`: lines written while it was awake, heard when written. */
+  hear(at: number) {
+    if (this.live === null || this.asleepFrom !== null) return;
+    const w = this.lastWrite(at);
+    if (w > this.live.heardAt) this.live = heard(this.live, w);
+  }
+
+  /** A (re)start of the daemon: a beating engine connects again; a hung one cannot (the account waits). */
+  /**
+   * Invariant 2's allowance after a stall: a tick that runs late may count the push in flight as an unknown outcome
+   * before its time-out (due at the same instant, run after it) says so.
+   */
+  override stallAllowance(): number {
+    return this.lastWake > Number.NEGATIVE_INFINITY && this.inflight !== null ? 1 : 0;
+  }
+
+  override engineBoot() {
+    if (!this.timers) return;
+    this.liveTimer = undefined;
+    this.live = null;
+    if (this.engineLife === "beating") this.connect();
+  }
+
+  connect() {
+    this.live = livenessStart(GUARD_GAP_MS, this.mono);
+    this.connectedAt = this.mono;
+    this.armLive(dueAt(this.live));
+  }
+
+  armLive(at: number) {
+    this.liveTimer?.cancel();
+    this.liveTimer = afterTimed({ clock: this.clock, timers: this.timers }, at - this.mono, ({ lateMs }) =>
+      this.judge(lateMs),
+    );
+  }
+
+  /** The guard's check: the rule's verdict (planted: today's judgement, on the check, late or not). */
+  judge(lateMs: number) {
+    this.liveTimer = undefined;
+    if (this.live === null) return;
+    const now = this.mono;
+    this.hear(now);
+    if (this.plant === "judge-on-wake") {
+      const silent = now - this.live.heardAt;
+      if (silent >= GUARD_GAP_MS) return this.silenceDown(silent);
+      return this.armLive(this.live.heardAt + GUARD_GAP_MS);
+    }
+    const { state, verdict } = checked(this.live, now, lateMs);
+    this.live = state;
+    if (verdict.kind === "wait") return this.armLive(verdict.at);
+    if (verdict.kind === "confirm") return this.armLive(now);
+    this.silenceDown(verdict.silentMs);
+  }
+
+  /** The rule said down: the guard closes the connection and the switch hears engine down. */
+  silenceDown(silentMs: number) {
+    // V. no engine down while the engine wrote a heartbeat within the gap of the moment (an awake one) it is judged
+    const w = this.lastWrite(this.mono);
+    if (this.engineLife === "beating" || this.mono - w < GUARD_GAP_MS)
+      this.fail(
+        "V",
+        `engine down (silent ${Math.round(silentMs)} ms) although the engine wrote ${this.mono - w} ms ago (gap ${GUARD_GAP_MS} ms)`,
+      );
+    this.live = null;
+    this.engineDowns++;
+    this.sw.setEngineUp(false, "silent");
+  }
+
+  /**
+   * V, its other half: a hung engine (connected, silent) is down within the gap of its last heartbeat, of the end of
+   * the daemon's last stall or of its connection, whichever is later (the rule's confirming check takes no time here).
+   */
+  override checkHung() {
+    if (this.engineLife !== "hung" || this.live === null) return;
+    const from = Math.max(this.lastBeat, this.lastWake, this.connectedAt);
+    if (this.mono > from + GUARD_GAP_MS)
+      this.fail("V", `a hung engine is still up ${this.mono - from} ms after it could be judged`);
+  }
+
+  override life(state: EngineLife) {
+    const was = this.engineLife;
+    if (state === was) return;
+    if (was === "beating") this.lastBeat = this.lastWrite(this.mono);
+    this.engineLife = state;
+    if (state === "beating") {
+      this.beatFrom = this.mono;
+      // it writes at once: its first line (or its hello on a new connection)
+      if (this.live === null) {
+        this.connect();
+        this.sw.setEngineUp(true, null);
+      } else this.hear(this.mono);
+    } else if (state === "closed" && this.live !== null) {
+      // the kernel closes a dead engine's connection: down at once, on evidence
+      this.liveTimer?.cancel();
+      this.live = null;
+      this.sw.setEngineUp(false, "closed");
+    }
+  }
+
+  /**
+   * The daemon stopped for `ms`: the exchange fires at its time, the engine writes on; at the end the daemon's
+   * clock has moved by `ms` at once, so every timer due meanwhile runs late (the rule's check first, before the lines
+   * that waited are read), then what the connection holds is read.
+   */
+  override async stall(ms: number) {
+    if (this.checkStep()) await flush();
+    // the guard's check as the connection guard arms it on every line: due a gap after the last line heard
+    this.hear(this.mono);
+    if (this.live !== null && this.liveTimer !== undefined && !this.live.confirming)
+      this.armLive(Math.max(dueAt(this.live), this.mono));
+    const end = this.mono + ms;
+    const wallDay = utcDay(this.t + this.wallDelta);
+    this.asleepFrom = this.mono;
+    while (this.schedule !== null && this.mono + (this.schedule - this.t) <= end) {
+      const d = Math.max(0, this.schedule - this.t);
+      this.mono += d;
+      this.t += d;
+      this.fire();
+    }
+    const rest = end - this.mono;
+    this.mono += rest;
+    this.t += rest;
+    // the wake-up: the daemon's clock jumps to now and its due timers run, late
+    this.clock.advance(ms);
+    this.asleepFrom = null;
+    this.lastWake = this.mono;
+    // then the lines that waited are read: heard now
+    if (this.live !== null && this.lastWrite(this.mono) > this.live.heardAt)
+      this.live = heard(this.live, this.mono);
+    await flush();
+    if (utcDay(this.t + this.wallDelta) !== wallDay) {
+      this.sw.onDayRollover();
+      await flush();
+    }
+  }
 }

@@ -182,6 +182,8 @@ describe("connection guard", () => {
     }
     expect(changes).toEqual([]);
     clock.advance(1_001);
+    // judged after one I/O turn (what the socket holds is read first)
+    await eventually(() => changes.length > 0, { what: "the silent engine down" });
     expect(changes).toEqual([[A, false]]);
     await eventually(() => e.closed(), { what: "the silent connection closed by the daemon" });
   });
@@ -251,5 +253,65 @@ describe("connection guard", () => {
     await hold.close();
     await eventually(() => changes.length > 0, { what: "down after close" });
     expect(changes).toEqual([[A, false]]);
+  });
+});
+
+/** Lets the guard's turn run: a check deferred one I/O turn (ManualTimers: the next macrotask) and its socket reads. */
+const turns = async (n = 5) => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
+
+// Issue 38: silence counts only over time the daemon was awake to hear it (src/watchers/liveness.ts).
+describe("connection guard: silence counts only over time the daemon was awake", () => {
+  test("behavior: a late wake-up (a stall of the daemon) postpones the judgement: silence counts again from it", async () => {
+    const { guard, changes, file, clock, log } = await guardFor({ heartbeatGapMs: 1_000 });
+    await engine(file, hello(A));
+    // the daemon stopped for 3 s: its check, due at 1 s, runs 2 s late and judges nothing
+    clock.advance(3_000);
+    await turns();
+    expect(changes).toEqual([]);
+    expect(guard.status().accounts?.[A]).toBe("up");
+    // silence counts from the wake-up: still up 999 ms after it
+    clock.advance(999);
+    await turns();
+    expect(changes).toEqual([]);
+    // a hung engine: down once the daemon was awake for the gap (plus the confirming turn)
+    clock.advance(1);
+    await eventually(() => changes.length > 0, { what: "the hung engine down" });
+    expect(changes).toEqual([[A, false]]);
+    expect(String(log.events("guard.engine_down")[0]?.detail)).toBe(
+      "engine connection silent: no heartbeat for 1000 ms (gap 1000 ms)",
+    );
+  });
+
+  test("behavior: what the socket already holds is read before the connection is judged silent", async () => {
+    const { changes, file, clock } = await guardFor({ heartbeatGapMs: 1_000 });
+    const e = await engine(file, hello(A));
+    // a heartbeat already waiting in the socket when the (on-time) check runs: it is read, then judged
+    e.socket.write("\n");
+    clock.advance(1_000);
+    await turns();
+    expect(changes).toEqual([]);
+    // the line read reset the silence: down one gap after it, not before
+    clock.advance(999);
+    await turns();
+    expect(changes).toEqual([]);
+    clock.advance(1);
+    await eventually(() => changes.length > 0, { what: "down a gap after the last line" });
+    expect(changes).toEqual([[A, false]]);
+  });
+
+  test("behavior: a hung engine (connected, silent) on an awake daemon is down within the gap plus one check", async () => {
+    const { changes, file, clock, guard } = await guardFor({ heartbeatGapMs: 1_000 });
+    const e = await engine(file, hello(A));
+    clock.advance(999);
+    await turns();
+    expect(changes).toEqual([]);
+    clock.advance(1);
+    // no more time passes: the confirming check is one I/O turn later
+    await eventually(() => changes.length > 0, { what: "the hung engine down" });
+    expect(changes).toEqual([[A, false]]);
+    expect(guard.status().accounts?.[A]).toBe("down");
+    await eventually(() => e.closed(), { what: "the silent connection closed" });
   });
 });
