@@ -11,14 +11,9 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
-import { ManualClock } from "../../src/core/clock.js";
-import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
-import { createMetrics } from "../../src/surface/metrics.js";
-import { createConnectionGuard } from "../../src/watchers/connection-guard.js";
-import { captureLogger } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
+import { socketGuard } from "../helpers/guard.js";
 import { assertBuilt, ROOT } from "../helpers/process.js";
 import { tempDir } from "../reliability/harness.js";
 
@@ -49,21 +44,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function startGuard(socket: string) {
-  const clock = new ManualClock(0);
-  const timers = new ManualTimers(clock);
-  const changes: Array<[string, boolean]> = [];
-  const g = createConnectionGuard({
-    address: { kind: "unix", path: socket },
-    accounts: [ACCOUNT],
-    heartbeatGapMs: 0,
-    runtime: createRuntime({ clock, timers }),
-    logger: captureLogger().logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
-    onChange: (a, up) => changes.push([a, up]),
-  });
-  return { g, changes, timers };
-}
+const startGuard = (socket: string) => socketGuard(socket, [ACCOUNT]);
 
 /**
  * Runs the engine, waits for its account up, restarts the daemon's guard (stop, then a new one on the same socket:

@@ -8,15 +8,10 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
-import { ManualClock } from "../../src/core/clock.js";
-import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
-import { createMetrics } from "../../src/surface/metrics.js";
-import { createConnectionGuard } from "../../src/watchers/connection-guard.js";
-import { captureLogger } from "../app/helpers.js";
 import { requireBinary } from "../helpers/binaries.js";
 import { eventually } from "../helpers/eventually.js";
+import { socketGuard } from "../helpers/guard.js";
 import { ROOT } from "../helpers/process.js";
 import { tempDir } from "../reliability/harness.js";
 
@@ -28,21 +23,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function startGuard(socket: string) {
-  const clock = new ManualClock(0);
-  const timers = new ManualTimers(clock);
-  const changes: Array<[string, boolean]> = [];
-  const g = createConnectionGuard({
-    address: { kind: "unix", path: socket },
-    accounts: [ACCOUNT],
-    heartbeatGapMs: 0,
-    runtime: createRuntime({ clock, timers }),
-    logger: captureLogger().logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
-    onChange: (a, up) => changes.push([a, up]),
-  });
-  return { g, changes, timers };
-}
+const startGuard = (socket: string) => socketGuard(socket, [ACCOUNT]);
 
 const ENGINE = `
 import json, sys, time
