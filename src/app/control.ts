@@ -35,7 +35,10 @@ export type ControlRequest = {
   options?: Record<string, unknown> | undefined;
 };
 
-export type ControlAnswer = { ok: true; result: Record<string, unknown> } | { ok: false; error: string };
+export type ControlAnswer =
+  | { ok: true; result: Record<string, unknown> }
+  /** `stopsRest`: a drill refused because reduce-only stops rest and `cancelStops` was not given (exit 77) */
+  | { ok: false; error: string; stopsRest?: boolean };
 
 /** A command's handler: its answer (a refusal is `ok: false` with the reason). */
 export type ControlHandler = (request: ControlRequest) => Promise<ControlAnswer> | ControlAnswer;

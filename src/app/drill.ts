@@ -3,7 +3,9 @@
  * `confirm` it says what the drill would cost (the triggers left today, the network, the coin); with it, and on
  * mainnet only with `mainnet` too (asked twice), it starts the switch's drill (src/switch/drill.ts), waits for its
  * end, reads the exchange's record for the drill's push, and writes the drill report (JSON and text) in
- * `<stateDir>/drills/`.
+ * `<stateDir>/drills/`. The plan lists what rests now on each listed dex (orders and reduce-only stops by count and
+ * kind): the drill's fire cancels whatever rests at fire time, so with stops resting a confirm must carry
+ * `cancelStops` as well.
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -11,6 +13,8 @@ import { NETWORK_URLS } from "../config/networks.js";
 import type { EventBus } from "../core/events.js";
 import { writeFileAtomic } from "../core/files.js";
 import type { Timers } from "../core/runtime.js";
+import { isProtectiveStop } from "../protocol/hyperliquid/cancel.js";
+import type { InfoClient } from "../protocol/hyperliquid/info.js";
 import type { Switch } from "../switch/index.js";
 import type { RecordResult } from "../switch/record.js";
 import type { ControlAnswer, ControlRequest } from "./control.js";
@@ -18,6 +22,61 @@ import type { ControlAnswer, ControlRequest } from "./control.js";
 /** A drill ends within its lead, its margin and the requests around them; beyond this the command stops waiting. */
 export const DRILL_WAIT_MS = 60_000;
 export const DRILLS_DIR = "drills";
+
+/** What rests on one dex now, by count and kind (the drill's fire cancels whatever rests at fire time). */
+export type RestingOnDex =
+  | {
+      dex: string;
+      /** every open order */
+      orders: number;
+      /** reduce-only TP/SL (trigger) orders among them: the engine's protection of its positions */
+      stops: number;
+      /** count per `orderType` (Limit, Stop Market, Take Profit Market, …) */
+      kinds: Record<string, number>;
+    }
+  | { dex: string; error: string };
+
+/** Reads each listed dex's open orders for the drill's plan (frontendOpenOrders marks the stops). */
+export async function restingNow(
+  info: Pick<InfoClient, "frontendOpenOrders">,
+  user: string,
+  dexes: readonly string[],
+): Promise<RestingOnDex[]> {
+  return Promise.all(
+    dexes.map(async (dex): Promise<RestingOnDex> => {
+      try {
+        const open = await info.frontendOpenOrders(dex === "" ? { user } : { user, dex });
+        const kinds: Record<string, number> = {};
+        for (const o of open) {
+          const kind = o.orderType ?? (o.isTrigger === true ? "trigger" : "Limit");
+          kinds[kind] = (kinds[kind] ?? 0) + 1;
+        }
+        return { dex, orders: open.length, stops: open.filter(isProtectiveStop).length, kinds };
+      } catch (error) {
+        return { dex, error: (error instanceof Error ? error.message : String(error)).slice(0, 300) };
+      }
+    }),
+  );
+}
+
+/** One line per dex: `the first perp dex: 6 order(s) (3 Limit, 1 Stop Market, …), 2 reduce-only stop(s)`. */
+export function describeResting(resting: readonly RestingOnDex[]): string[] {
+  return resting.map((r) => {
+    const name = r.dex === "" ? "the first perp dex" : `dex ${r.dex}`;
+    if ("error" in r) return `${name}: could not be read (${r.error})`;
+    if (r.orders === 0) return `${name}: nothing rests`;
+    const kinds = Object.entries(r.kinds)
+      .map(([k, n]) => `${n} ${k}`)
+      .join(", ");
+    return `${name}: ${r.orders} order(s) (${kinds}), ${r.stops} of them reduce-only stop(s)`;
+  });
+}
+
+/** Reduce-only stops resting on any dex (or a dex that could not be read, which may hold some). */
+export function stopsAtRisk(resting: readonly RestingOnDex[]): number | null {
+  if (resting.some((r) => "error" in r)) return null;
+  return resting.reduce((n, r) => n + ("stops" in r ? r.stops : 0), 0);
+}
 
 export type DrillReport = {
   id: string;
@@ -76,6 +135,13 @@ export function createDrillCommand(deps: {
   now: () => number;
   readRecord: ((account: string) => Promise<RecordResult>) | undefined;
   wired: boolean;
+  /** what rests now on each listed dex (the plan lists it; a confirm re-reads it); absent: not listed */
+  resting?: ((account: string) => Promise<RestingOnDex[]>) | undefined;
+  /**
+   * Called once the drill is confirmed and allowed, before it starts: the hook where a connected engine is told
+   * first (the guard protocol's `drill <account> <until>` line, issue 39; not sent by this build).
+   */
+  beforeDrill?: ((account: string, untilMs: number) => Promise<void>) | undefined;
 }) {
   let running = false;
   return async (s: Switch | undefined, request: ControlRequest): Promise<ControlAnswer> => {
@@ -85,14 +151,27 @@ export function createDrillCommand(deps: {
       return { ok: false, error: "this daemon's exchange client cannot place orders: no drill" };
     const st = s.status();
     const triggersLeft = Math.max(0, st.triggerLimit - st.triggersToday);
+    const resting = deps.resting ? await deps.resting(s.account) : null;
     const plan = {
       account: s.account,
       network: deps.network,
       coin: deps.coin,
       triggersLeft,
       state: st.state,
+      ...(resting ? { resting } : {}),
     };
     if (request.options?.confirm !== true) return { ok: true, result: { plan } };
+    // The fire cancels whatever rests at fire time, reduce-only stops included: read again now, and refused
+    // unless the operator said `--cancel-stops` when any rest (or a dex cannot be read, which may hold some).
+    if (resting && request.options?.cancelStops !== true) {
+      const stops = stopsAtRisk(resting);
+      if (stops !== 0)
+        return {
+          ok: false,
+          error: `${stops === null ? "a listed dex could not be read, so reduce-only stops may rest" : `${stops} reduce-only stop(s) rest`}; the drill's fire cancels them with everything else: pass --cancel-stops to drill anyway (${describeResting(resting).join("; ")})`,
+          stopsRest: true,
+        };
+    }
     if (deps.network === "mainnet" && request.options?.mainnet !== true)
       return {
         ok: false,
@@ -115,6 +194,7 @@ export function createDrillCommand(deps: {
     });
     running = true;
     try {
+      await deps.beforeDrill?.(s.account, deps.now() + DRILL_WAIT_MS);
       const started = s.drill(id, by);
       if (!started.started) return { ok: false, error: started.reason };
       const done = await ended;

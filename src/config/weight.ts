@@ -100,23 +100,49 @@ export function weightPlan(config: Config, accounts = configuredAccounts(config)
     room <= 0 ? null : Math.ceil((accounts * 60_000 * WEIGHT.action) / room / 1000) * 1000;
   // A cancel pass (src/protocol/hyperliquid/cancel.ts): the orders a fresh order feed knows are cancelled without a
   // read first and one read confirms them; without a fresh list a read comes first and a second confirms. `meta` is
-  // read once at start and again only for a coin it does not know. The feed follows the first orderFeedAccounts.
+  // read once at start and again only for a coin it does not know. The feed follows the first orderFeedAccounts,
+  // on the first perp dex only.
+  // The cancels, closes and fire checks cover the first perp dex and every listed one, each with a pass of its own
+  // (docs/operations.md, "Every listed dex"); a builder dex's asset ids need one `perpDexs` read and its own `meta`,
+  // each read once, at its first pass.
   const feed =
     config.onEngineDown === "cancel" && Boolean(config.guardSocket) && config.orderFeedAccounts > 0;
   const followed = feed ? Math.min(accounts, config.orderFeedAccounts) : 0;
   const knownPass = WEIGHT.info + WEIGHT.action;
   const readPass = 2 * WEIGHT.info + WEIGHT.action;
   const cancelMeta = config.onEngineDown === "cancel" ? WEIGHT.info : 0;
+  const dexes = new Set(["", ...config.dexes]).size;
+  const builders = dexes - 1;
+  const once = builders > 0 ? (builders + 1) * WEIGHT.info : 0;
+  const perDex = (x: string) => (dexes > 1 ? `${dexes} dex(es) × (${x})` : x);
   const bursts: WeightLine[] = [
     {
-      what: "an engine death (a cancel pass of every account)",
-      perMinute: followed * knownPass + (accounts - followed) * readPass,
-      arithmetic: `${followed} × (${WEIGHT.info} + ${WEIGHT.action}) with the orders known from the order feed + ${accounts - followed} × (${WEIGHT.info} + ${WEIGHT.action} + ${WEIGHT.info}) read first; + ${WEIGHT.info} for meta only for a coin it does not know, + ${WEIGHT.action} per 40 orders more`,
+      what:
+        builders > 0
+          ? `an engine death (a cancel pass of every account on each of ${dexes} dexes)`
+          : "an engine death (a cancel pass of every account)",
+      perMinute:
+        followed * knownPass + (accounts - followed) * readPass + accounts * builders * readPass + once,
+      arithmetic: `${followed} × (${WEIGHT.info} + ${WEIGHT.action}) with the orders known from the order feed + ${accounts - followed} × (${WEIGHT.info} + ${WEIGHT.action} + ${WEIGHT.info}) read first${
+        builders > 0
+          ? ` + ${accounts} × ${builders} builder dex(es) × (${WEIGHT.info} + ${WEIGHT.action} + ${WEIGHT.info}) read first + ${once} (perpDexs and each builder dex's meta, once)`
+          : ""
+      }; + ${WEIGHT.info} for meta only for a coin it does not know, + ${WEIGHT.action} per 40 orders more`,
     },
     {
       what: "a start (the record: explorer userDetails and historicalOrders)",
       perMinute: accounts * (WEIGHT.explorer + WEIGHT.info) + cancelMeta,
       arithmetic: `${accounts} × (${WEIGHT.explorer} + ${WEIGHT.info})${cancelMeta > 0 ? ` + ${WEIGHT.info} (meta, once, for the cancel)` : ""}, more for long order histories`,
+    },
+    {
+      what: "a close step of the escalation (positions and marks, per dex)",
+      perMinute: dexes * (WEIGHT.clearinghouseState + WEIGHT.info) + WEIGHT.action,
+      arithmetic: `${perDex(`${WEIGHT.clearinghouseState} + ${WEIGHT.info}`)} + ${WEIGHT.action} per account and step`,
+    },
+    {
+      what: "the check after a fire (open orders, per dex)",
+      perMinute: dexes * WEIGHT.info,
+      arithmetic: `${perDex(`${WEIGHT.info}`)} per account and fire`,
     },
   ];
   return {

@@ -13,6 +13,11 @@ export const ExitCode = Object.freeze({
    * writable by others); `run` stops at start rather than run without its ledger or its lock.
    */
   cantCreat: 73,
+  /**
+   * EX_NOPERM: the command would take something the operator did not grant: `drill` while reduce-only stops rest,
+   * without `--cancel-stops` (the fire cancels them too).
+   */
+  noPerm: 77,
   /** EX_TEMPFAIL: another daemon holds the state directory's lock; try again when it has stopped. */
   tempFail: 75,
   config: 78,

@@ -234,7 +234,7 @@ export function handleExchange(
     const fast = req.action.f === true;
     const statuses = req.action.cancels.map(({ a, o }) => {
       const order = acc.orders.find((x) => x.oid === o);
-      if (!order || store.assetIndex(order.coin) !== a) return { error: neverPlacedError(a) };
+      if (!order || store.assetIndex(order.coin, order.dex) !== a) return { error: neverPlacedError(a) };
       if (fast && order.isTrigger) return { error: fastTriggerError(a) };
       store.endOrder(acc, o, "canceled", now);
       return "success" as const;

@@ -50,6 +50,13 @@ export const FaultSpec = z.strictObject({
    */
   postOnlyWindow: z.boolean().optional(),
   /**
+   * Exchange only: a fired schedule cancels the orders of the first perp dex and leaves those of builder-deployed
+   * dexes. Whether the real fire reaches builder dexes is not documented (docs/exchange-behaviour.md, "Fires on
+   * builder-deployed dexes"): off, the simulator's fire cancels every dex's orders; on, the first dex's only.
+   * Set it through POST /admin/faults `{"endpoint":"exchange","fault":{"fireMissesBuilderDexes":true}}`.
+   */
+  fireMissesBuilderDexes: z.boolean().optional(),
+  /**
    * Only requests of these types are faulted (the info/explorer `type`, or the exchange action's `type`,
    * e.g. ["historicalOrders"], ["extraAgents"], ["cancel"]); every other request passes. Default: all.
    */

@@ -22,6 +22,7 @@ const InfoRequest = z.discriminatedUnion("type", [
   z.object({ type: z.literal("metaAndAssetCtxs"), dex: Dex }),
   z.object({ type: z.literal("userFills"), user: Address, aggregateByTime: z.boolean().optional() }),
   z.object({ type: z.literal("userRole"), user: Address }),
+  z.object({ type: z.literal("perpDexs") }),
 ]);
 export type InfoRequest = z.infer<typeof InfoRequest>;
 
@@ -42,6 +43,7 @@ export function infoWeight(req: unknown): number {
       r.type === "extraAgents" ||
       r.type === "meta" ||
       r.type === "metaAndAssetCtxs" ||
+      r.type === "perpDexs" ||
       r.type === "userFills")
   )
     return 20;
@@ -89,13 +91,33 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
       );
     case "userRole":
       return ok(userRole(store, req.user));
+    case "perpDexs":
+      // null for the first perp dex, then each builder-deployed dex in its index order (the docs' shape)
+      return ok(
+        store.dexes.map((d) =>
+          d === ""
+            ? null
+            : {
+                name: d,
+                fullName: `${d} dex`,
+                deployer: `0x${"0".repeat(40)}`,
+                oracleUpdater: null,
+                feeRecipient: null,
+                assetToStreamingOiCap: [],
+                assetToFundingMultiplier: [],
+              },
+        ),
+      );
     case "meta":
-      return ok(meta(store));
+      // an unknown dex answers null, as the exchange does
+      if (!store.dexes.includes(dex)) return ok(null);
+      return ok(meta(store, dex));
     case "metaAndAssetCtxs":
+      if (!store.dexes.includes(dex)) return ok(null);
       // [meta, one context per asset in universe order]; markPx null for a coin the simulator has no mark for
       return ok([
-        meta(store),
-        store.universe.map((coin) => {
+        meta(store, dex),
+        store.universeOf(dex).map((coin) => {
           const mark = store.getMark(coin);
           const px = mark === undefined ? null : price(mark);
           return {
@@ -129,10 +151,13 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
   }
 }
 
-/** `meta`: the universe in asset-index order, each with its size decimals (the simulator's table, state.ts). */
-function meta(store: SimStore): Record<string, unknown> {
+/**
+ * `meta`: the dex's universe in index order, each with its size decimals (the simulator's table, state.ts); a
+ * builder-deployed dex's coins are named `dex:COIN`.
+ */
+function meta(store: SimStore, dex = ""): Record<string, unknown> {
   return {
-    universe: store.universe.map((name) => ({
+    universe: store.universeOf(dex).map((name) => ({
       name,
       szDecimals: szDecimalsOf(name),
       maxLeverage: 20,

@@ -94,13 +94,15 @@ function placeOne(
   opts: { postOnlyWindow: boolean },
 ): OrderStatusOut {
   const now = store.clock.now();
-  const coin = store.universe[o.a];
-  if (coin === undefined) return { error: `Order has invalid asset. asset=${o.a}` };
+  // the asset id names the dex too: 100000 + dex index × 10000 + index on a builder-deployed dex
+  const where = store.assetOf(o.a);
+  if (where === undefined) return { error: `Order has invalid asset. asset=${o.a}` };
+  const { coin, dex } = where;
   const szDecimals = szDecimalsOf(coin);
   const isTrigger = "trigger" in o.t;
   const tif = "limit" in o.t ? o.t.limit.tif : null;
   const record = (status: string): SimOrder => {
-    const order = simOrder(store, acc, o, coin, now);
+    const order = simOrder(store, acc, o, coin, dex, now);
     store.rememberOrder(acc, order, status, now);
     return order;
   };
@@ -118,13 +120,13 @@ function placeOne(
     return refuse("Order must have minimum value of $10.", "minTradeNtlRejected");
   if ((o.r || isTrigger) && acc.orders.length >= OPEN_ORDER_RULE)
     return { error: tooManyOpenOrdersText(o.a) };
-  const position = acc.positions.find((p) => p.coin === coin && p.dex === "");
+  const position = acc.positions.find((p) => p.coin === coin && p.dex === dex);
   const szi = position ? fromNumber(position.szi) : 0n;
   const closing = o.b ? szi < 0n : szi > 0n;
   if (o.r && !closing) return refuse("Reduce only order would increase position.", "reduceOnlyRejected");
 
   if (isTrigger) {
-    const order = simOrder(store, acc, o, coin, now);
+    const order = simOrder(store, acc, o, coin, dex, now);
     acc.orders.push(order);
     return { resting: { oid: order.oid, ...(o.c ? { cloid: o.c } : {}) } };
   }
@@ -150,8 +152,8 @@ function placeOne(
     // reduce-only: at most what is open, so the position never flips or grows
     if (o.r && abs(szi) < filled) filled = abs(szi);
   }
-  const order = simOrder(store, acc, o, coin, now);
-  if (filled > 0n) applyFill(store, acc, coin, o.b, filled, fillPx!, order.oid, now);
+  const order = simOrder(store, acc, o, coin, dex, now);
+  if (filled > 0n) applyFill(store, acc, coin, dex, o.b, filled, fillPx!, order.oid, now);
   const rest = sz - filled;
   if (tif === "Ioc" || rest === 0n) {
     if (filled === 0n) {
@@ -182,7 +184,14 @@ function floorTo(x: Fixed, decimals: number): Fixed {
   return (x / unit) * unit;
 }
 
-function simOrder(store: SimStore, acc: SimAccount, o: WireOrder, coin: string, now: number): SimOrder {
+function simOrder(
+  store: SimStore,
+  acc: SimAccount,
+  o: WireOrder,
+  coin: string,
+  dex: string,
+  now: number,
+): SimOrder {
   const trigger = "trigger" in o.t ? o.t.trigger : null;
   const side = o.b ? "B" : "A";
   const orderType = trigger
@@ -197,7 +206,7 @@ function simOrder(store: SimStore, acc: SimAccount, o: WireOrder, coin: string, 
     sz: formatFixed(parseDecimal(o.s)),
     origSz: formatFixed(parseDecimal(o.s)),
     timestamp: now,
-    dex: "",
+    dex,
     cloid: o.c ?? null,
     reduceOnly: o.r,
     orderType,
@@ -219,13 +228,14 @@ function applyFill(
   store: SimStore,
   acc: SimAccount,
   coin: string,
+  dex: string,
   isBuy: boolean,
   size: Fixed,
   px: Fixed,
   oid: number,
   now: number,
 ): void {
-  const i = acc.positions.findIndex((p) => p.coin === coin && p.dex === "");
+  const i = acc.positions.findIndex((p) => p.coin === coin && p.dex === dex);
   const old = i >= 0 ? acc.positions[i]! : null;
   const before = old ? fromNumber(old.szi) : 0n;
   const entry = old ? fromNumber(old.entryPx) : px;
@@ -259,7 +269,7 @@ function applyFill(
       leverage: old?.leverage ?? 10,
       marginMode: old?.marginMode ?? ("cross" as const),
       maxLeverage: old?.maxLeverage ?? 20,
-      dex: "",
+      dex,
     };
     if (i >= 0) acc.positions[i] = next;
     else acc.positions.push(next);

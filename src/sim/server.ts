@@ -160,6 +160,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     dailyTriggerLimit: o.dailyTriggerLimit,
     countEmptyTriggers: o.countEmptyTriggers,
     ...(options.explorerTxLimit !== undefined ? { explorerTxLimit: options.explorerTxLimit } : {}),
+    // the `fireMissesBuilderDexes` fault: a fired schedule leaves the builder-deployed dexes' orders
+    fireReachesBuilderDexes: () => faults.get("exchange").fireMissesBuilderDexes !== true,
   });
   if (options.onTrigger) store.onTrigger = options.onTrigger;
   const faults = new FaultController(o.seed, () => clock.now());

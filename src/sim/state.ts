@@ -189,8 +189,12 @@ export interface SimState {
   getHistoricalOrders(user: string): ReadonlyArray<SimHistoricalOrder>;
   /** the explorer's list for an address (as the user, the signer or the target), newest first */
   explorerTxs(address: string): ReadonlyArray<SimExplorerTx>;
-  /** the perp universe (asset index = position) */
+  /** the first perp dex's universe (asset index = position) */
   readonly universe: ReadonlyArray<string>;
+  /** a perp dex's universe (coins named `dex:COIN` on a builder-deployed dex); [] for an unknown dex */
+  universeOf(dex: string): ReadonlyArray<string>;
+  /** the perp dexes in `perpDexs` order: "" (the first perp dex) first */
+  readonly dexes: ReadonlyArray<string>;
   /** the fills of an account, oldest first */
   getFills(user: string): ReadonlyArray<SimFill>;
   /** sets a coin's book (spread around the mark, depth per order) */
@@ -204,6 +208,11 @@ export type SimStoreOptions = {
   countEmptyTriggers: boolean;
   /** the newest transactions the explorer keeps per address (older ones drop off the list). Default 2000. */
   explorerTxLimit?: number;
+  /**
+   * Whether a fired schedule also cancels the orders on builder-deployed dexes (the exchange's docs do not say;
+   * the `fireMissesBuilderDexes` fault answers false). Default: it does.
+   */
+  fireReachesBuilderDexes?: () => boolean;
 };
 
 /** The first assets of the real perp universe, in order (asset index = position); others are appended. */
@@ -216,8 +225,28 @@ const SIZE_DECIMALS: Record<string, number> = { BTC: 5, ETH: 4, ATOM: 2, MATIC: 
 export const DEFAULT_SZ_DECIMALS = 4;
 
 export function szDecimalsOf(coin: string): number {
-  return SIZE_DECIMALS[coin] ?? DEFAULT_SZ_DECIMALS;
+  // a builder-deployed dex's coin is named `dex:COIN`; the simulator gives it the first dex's decimals of COIN
+  return SIZE_DECIMALS[baseCoin(coin)] ?? DEFAULT_SZ_DECIMALS;
 }
+
+/** `xyz:ETH` → `ETH`; a first-dex coin as it is. */
+export function baseCoin(coin: string): string {
+  const i = coin.indexOf(":");
+  return i < 0 ? coin : coin.slice(i + 1);
+}
+
+/**
+ * A coin's name on `dex`: the first perp dex's coins are bare (`ETH`); a builder-deployed dex's are `dex:COIN`
+ * (Hyperliquid docs, "Asset IDs": "builder-deployed perps always have name in the format {dex}:{coin}").
+ */
+export function coinOnDex(coin: string, dex: string): string {
+  if (dex === "" || coin.startsWith(`${dex}:`)) return coin;
+  return `${dex}:${baseCoin(coin)}`;
+}
+
+/** Builder-deployed perps' asset ids: 100000 + perp_dex_index × 10000 + index_in_meta (Hyperliquid docs, "Asset IDs"). */
+export const BUILDER_ASSET_BASE = 100_000;
+export const BUILDER_DEX_SPAN = 10_000;
 
 export function sizeText(coin: string, sz: number): string {
   return decimal(sz, szDecimalsOf(coin));
@@ -261,6 +290,9 @@ export class SimStore implements SimState {
   /** agent address → name and expiry (every entry of `agents` has one) */
   readonly agentInfo = new Map<string, SimAgent>();
   readonly #universe: string[] = [...SIM_UNIVERSE];
+  /** the perp dexes in `perpDexs` order ("" first) and each builder dex's universe */
+  readonly #dexes: string[] = [""];
+  readonly #dexUniverse = new Map<string, string[]>();
   /** address (user, signer or target) → its L1 transactions, oldest first */
   readonly #explorer = new Map<string, SimExplorerTx[]>();
   #block = 1_000_000;
@@ -469,11 +501,56 @@ export class SimStore implements SimState {
     return this.#universe;
   }
 
-  /** The asset index of a perp coin (appended to the universe when new). */
-  assetIndex(coin: string): number {
-    let i = this.#universe.indexOf(coin);
-    if (i < 0) i = this.#universe.push(coin) - 1;
+  get dexes(): ReadonlyArray<string> {
+    return this.#dexes;
+  }
+
+  universeOf(dex: string): ReadonlyArray<string> {
+    if (dex === "") return this.#universe;
+    return this.#dexUniverse.get(dex) ?? [];
+  }
+
+  /** Registers a builder-deployed perp dex (appended to `perpDexs`); "" is always there. */
+  addDex(dex: string): number {
+    let i = this.#dexes.indexOf(dex);
+    if (i < 0) {
+      if (!/^[a-z0-9]{1,8}$/.test(dex))
+        throw new ArgumentError(`dex must be 1-8 lower-case letters or digits, got ${JSON.stringify(dex)}`);
+      i = this.#dexes.push(dex) - 1;
+      this.#dexUniverse.set(dex, []);
+    }
     return i;
+  }
+
+  /**
+   * The asset id of a perp coin on `dex` (appended to that dex's universe when new): its index on the first dex,
+   * 100000 + dex index × 10000 + its index on a builder-deployed dex.
+   */
+  assetIndex(coin: string, dex = ""): number {
+    if (dex === "") {
+      let i = this.#universe.indexOf(coin);
+      if (i < 0) i = this.#universe.push(coin) - 1;
+      return i;
+    }
+    const d = this.addDex(dex);
+    const universe = this.#dexUniverse.get(dex)!;
+    const name = coinOnDex(coin, dex);
+    let i = universe.indexOf(name);
+    if (i < 0) i = universe.push(name) - 1;
+    return BUILDER_ASSET_BASE + d * BUILDER_DEX_SPAN + i;
+  }
+
+  /** The coin and dex an asset id names, or undefined. */
+  assetOf(asset: number): { coin: string; dex: string } | undefined {
+    if (asset < BUILDER_ASSET_BASE) {
+      const coin = this.#universe[asset];
+      return coin === undefined ? undefined : { coin, dex: "" };
+    }
+    const d = Math.floor((asset - BUILDER_ASSET_BASE) / BUILDER_DEX_SPAN);
+    const dex = this.#dexes[d];
+    if (dex === undefined || dex === "") return undefined;
+    const coin = this.#dexUniverse.get(dex)?.[(asset - BUILDER_ASSET_BASE) % BUILDER_DEX_SPAN];
+    return coin === undefined ? undefined : { coin, dex };
   }
 
   /** Records an L1 transaction under each address that should list it (deduplicated). */
@@ -577,14 +654,16 @@ export class SimStore implements SimState {
     const o = parse(SimOrderInput, input, "simulator order");
     const acc = this.#ensureAccount(normalizeAddress(user, "addOrder"), false);
     const isTrigger = o.orderType !== "Limit";
+    const coin = coinOnDex(o.coin, o.dex);
+    this.assetIndex(coin, o.dex);
     const order: SimOrder = {
       oid: this.#nextOid++,
       user: acc.address,
-      coin: o.coin,
+      coin,
       side: o.side,
       limitPx: decimal(o.limitPx, 8),
-      sz: sizeText(o.coin, o.sz),
-      origSz: sizeText(o.coin, o.sz),
+      sz: sizeText(coin, o.sz),
+      origSz: sizeText(coin, o.sz),
       timestamp: this.clock.now(),
       dex: o.dex,
       cloid: o.cloid ?? null,
@@ -605,20 +684,22 @@ export class SimStore implements SimState {
   addPosition(user: string, input: SimPositionInput): SimPosition {
     const p = parse(SimPositionInput, input, "simulator position");
     const acc = this.#ensureAccount(normalizeAddress(user, "addPosition"), false);
+    const coin = coinOnDex(p.coin, p.dex);
+    this.assetIndex(coin, p.dex);
     const pos: SimPosition = {
-      coin: p.coin,
+      coin,
       szi: p.szi,
       entryPx: p.entryPx,
       leverage: p.leverage,
       marginMode: p.marginMode,
-      maxLeverage: p.maxLeverage ?? DEFAULT_MAX_LEVERAGE[p.coin] ?? 20,
+      maxLeverage: p.maxLeverage ?? DEFAULT_MAX_LEVERAGE[baseCoin(coin)] ?? 20,
       dex: p.dex,
     };
     // One-way mode: a second position on the same coin and dex replaces the first.
     acc.positions = acc.positions.filter((x) => !(x.coin === pos.coin && x.dex === pos.dex));
     acc.positions.push(pos);
-    if (p.markPx !== undefined) this.marks.set(p.coin, p.markPx);
-    else if (!this.marks.has(p.coin)) this.marks.set(p.coin, p.entryPx);
+    if (p.markPx !== undefined) this.marks.set(coin, p.markPx);
+    else if (!this.marks.has(coin)) this.marks.set(coin, p.entryPx);
     return pos;
   }
 
@@ -649,12 +730,15 @@ export class SimStore implements SimState {
       .filter((a) => a.schedule !== null && a.schedule <= now)
       .sort((a, b) => (a.schedule as number) - (b.schedule as number));
     if (due.length === 0) return;
+    // Whether the fire reaches builder-deployed dexes is not documented: a fault switch offers both (faults.ts).
+    const builders = this.options.fireReachesBuilderDexes?.() ?? true;
     for (const acc of due) {
       const time = acc.schedule as number;
-      const cancelled = acc.orders.length;
+      const reached = acc.orders.filter((o) => builders || o.dex === "");
+      const cancelled = reached.length;
       // Every order the fire removes ends with status `scheduledCancel` (not "...Canceled").
-      for (const o of acc.orders) this.#remember(acc, o, "scheduledCancel", time);
-      acc.orders = [];
+      for (const o of reached) this.#remember(acc, o, "scheduledCancel", time);
+      acc.orders = acc.orders.filter((o) => !reached.includes(o));
       if (cancelled > 0) this.onOrdersChange(acc.address);
       const trigger: SimTrigger = {
         time,
@@ -710,7 +794,19 @@ export class SimStore implements SimState {
         openOrders: a.orders.length,
         // the orders a cancel on engine death must take (all but the reduce-only stops it keeps by default)
         openOrdersNotStops: a.orders.filter((o) => !(o.reduceOnly && o.isTrigger)).length,
-        positions: a.positions.map((p) => ({ coin: p.coin, szi: p.szi, marginMode: p.marginMode })),
+        positions: a.positions.map((p) => ({
+          coin: p.coin,
+          szi: p.szi,
+          marginMode: p.marginMode,
+          ...(p.dex !== "" ? { dex: p.dex } : {}),
+        })),
+        ...(a.orders.some((o) => o.dex !== "")
+          ? {
+              openOrdersByDex: Object.fromEntries(
+                this.#dexes.map((d) => [d, a.orders.filter((o) => o.dex === d).length]),
+              ),
+            }
+          : {}),
         fills: a.fills.length,
       })),
     };

@@ -33,6 +33,8 @@ export type CancelOpenOrders = (params: {
   account: string;
   vaultAddress?: string;
   cancelStops: boolean;
+  /** only these perp dexes (a fire's sweep); default every listed dex (`--dex`) */
+  dexes?: readonly string[] | undefined;
 }) => Promise<{
   confirmed: boolean;
   cancelled: number;

@@ -4,8 +4,10 @@
  * orders, and a stop left resting could re-open what is being closed), then, step by step, read the positions and
  * the marks afresh, plan the next reduce-only IOC slices (close-plan.ts, pure) and send them, until nothing but
  * dust is left, the exchange refuses, or the pass's step budget is spent. It decides nothing the machine has not
- * asked for: it carries out one pass and reports it; the machine decides whether to try again.
+ * asked for: it carries out one pass and reports it; the machine decides whether to try again. Every listed dex
+ * (`--dex`) is read and closed in each step; the pass is flat only when each of them is.
  */
+import { createDexOffsets } from "../protocol/hyperliquid/asset-ids.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
 import { classifyOrderRefusal, type OrderRequest } from "../protocol/hyperliquid/order.js";
 import type { CancelOpenOrders, CloseOrderReport, ClosePositions } from "./api.js";
@@ -32,7 +34,12 @@ type OrderClient = {
 };
 
 export function createCloseExecutor(deps: {
-  info: Pick<InfoClient, "positions" | "metaAndMarks">;
+  info: Pick<InfoClient, "positions" | "metaAndMarks"> & Partial<Pick<InfoClient, "perpDexs">>;
+  /**
+   * The perp dexes whose positions are closed ("" is the first; default [""]): the exposure poll's list (`--dex`).
+   * Flat means flat (or dust) on every one of them.
+   */
+  dexes?: readonly string[] | undefined;
   exchange: OrderClient;
   cancelOpenOrders: CancelOpenOrders | undefined;
   /** the slippage cap (percent, 1 = 1 %) and the largest slice (USD) */
@@ -41,6 +48,54 @@ export function createCloseExecutor(deps: {
 }): ClosePositions {
   const capBps = Math.max(1, Math.round(deps.slippagePct * 100));
   const maxSliceUsd = String(deps.maxSliceUsd);
+  const dexes = [...new Set(deps.dexes ?? [""])];
+  const offsets = createDexOffsets({
+    perpDexs: (p) => {
+      if (!deps.info.perpDexs)
+        throw new Error("this info client cannot read perpDexs: builder-dex asset ids unknown");
+      return deps.info.perpDexs(p);
+    },
+  });
+  /**
+   * One step's plan over every listed dex: each dex's positions, meta and marks read afresh, planned with its own
+   * asset ids (asset-ids.ts), then put together (a builder dex's coins are named `dex:COIN`, so no two dexes share
+   * a coin). Done only when every dex is done: a position left on any listed dex is not "closed".
+   */
+  const planAll = async (
+    user: string,
+  ): Promise<{ plan: ReturnType<typeof planCloseStep>; remaining: string }> => {
+    const plans = await Promise.all(
+      dexes.map(async (dex) => {
+        const [{ positions }, { meta, marks }, assetOffset] = await Promise.all([
+          deps.info.positions(dex === "" ? { user } : { user, dex }),
+          dex === "" ? deps.info.metaAndMarks() : deps.info.metaAndMarks({ dex }),
+          offsets.offset(dex),
+        ]);
+        const plan = planCloseStep({
+          positions: positions.map((p) => ({ coin: p.coin, szi: p.szi, marginType: p.marginType })),
+          universe: meta.universe,
+          assetOffset,
+          marks,
+          capBps,
+          maxSliceUsd,
+        });
+        return { plan, left: positionsLeft(positions) };
+      }),
+    );
+    return {
+      plan: {
+        orders: plans.flatMap((p) => p.plan.orders),
+        dust: plans.flatMap((p) => p.plan.dust),
+        blocked: plans.flatMap((p) => p.plan.blocked),
+        done: plans.every((p) => p.plan.done),
+      },
+      remaining: plans
+        .map((p) => p.left)
+        .filter((l) => l !== "")
+        .join(", ")
+        .slice(0, 500),
+    };
+  };
   return async ({ account, vaultAddress, mayProceed }) => {
     const user = vaultAddress ?? account;
     const orders: CloseOrderReport[] = [];
@@ -79,18 +134,9 @@ export function createCloseExecutor(deps: {
     for (let step = 0; step < CLOSE_STEPS_PER_PASS; step++) {
       let plan: ReturnType<typeof planCloseStep>;
       try {
-        const [{ positions }, { meta, marks }] = await Promise.all([
-          deps.info.positions({ user }),
-          deps.info.metaAndMarks(),
-        ]);
-        plan = planCloseStep({
-          positions: positions.map((p) => ({ coin: p.coin, szi: p.szi, marginType: p.marginType })),
-          universe: meta.universe,
-          marks,
-          capBps,
-          maxSliceUsd,
-        });
-        remaining = positionsLeft(positions);
+        const read = await planAll(user);
+        plan = read.plan;
+        remaining = read.remaining;
       } catch (error) {
         return result(false, 0, "unavailable", `reading the positions failed: ${messageOf(error)}`);
       }

@@ -33,8 +33,13 @@ export type CloseAsset = { name: string; szDecimals: number; isDelisted?: boolea
 export type ClosePlanInput = {
   /** the positions as just read: never a remembered copy */
   positions: ReadonlyArray<ClosePosition>;
-  /** `meta.universe`: the asset index is the position in this list */
+  /** `meta.universe` (of the positions' dex): the asset index is the position in this list plus `assetOffset` */
   universe: ReadonlyArray<CloseAsset>;
+  /**
+   * What a builder-deployed dex adds to the index in its `meta` (100000 + dex index × 10000; Hyperliquid docs,
+   * "Asset IDs"); 0 (default) on the first perp dex
+   */
+  assetOffset?: number | undefined;
   /** mark price per coin (decimal strings) */
   marks: Readonly<Record<string, string | undefined>>;
   /** slippage cap in basis points (1..5000) */
@@ -103,7 +108,7 @@ export function planCloseStep(input: ClosePlanInput): ClosePlan {
     let slice: CloseSlice | null;
     try {
       slice = closeSlice({
-        asset,
+        asset: (input.assetOffset ?? 0) + asset,
         szi: p.szi,
         mark,
         szDecimals: input.universe[asset]!.szDecimals,

@@ -15,6 +15,7 @@
 import type { Ctx } from "./context.js";
 import { gateRefusal, gateToken } from "./coordination.js";
 import type { Event } from "./model.js";
+import { ownFire } from "./triggers.js";
 
 export type { DrillModel } from "./drill-model.js";
 
@@ -148,7 +149,9 @@ export function drillVerified(ctx: Ctx, ev: Extract<Event, { type: "drillVerifie
       ? "the exchange cancelled the drill's order at the drill's deadline (status scheduledCancel)"
       : `the drill's order is ${ev.status ?? "unknown"}${ev.detail ? ` (${ev.detail})` : ""}, not scheduledCancel: the switch did NOT prove itself`,
   });
-  // the trigger the drill spent is counted by the usual rule; the record proves it from the exchange's orders
+  // The trigger the drill spent is counted by the usual rule; the drill's own order, read back `scheduledCancel`,
+  // proves it (not a guess), and the record is read as after any fire.
+  if (fired && d.cancelAt !== null && d.oid !== null) ownFire(ctx, d.cancelAt, d.oid);
   ctx.ready.readRecord = { reason: "drill" };
 }
 

@@ -133,25 +133,37 @@ export function readFinding(
     .sort((a, b) => a - b);
   const used = new Array<boolean>(cancelled.length).fill(false);
 
-  const fires: Fire[] = [];
+  // The deadlines that lapsed: accepted, not replaced (or removed) before their time, and come.
+  const lapsed: number[] = [];
   for (let i = 0; i < accepted.length; i++) {
     const tx = accepted[i]!;
     if (tx.deadline === null) continue;
     const next = accepted[i + 1];
-    // Replaced (or removed) before its time: no fire. Otherwise it lapsed once its time has come.
     if (next !== undefined && next.txTime < tx.deadline) continue;
     if (tx.deadline > now) continue;
-    let count = 0;
-    for (let k = 0; k < cancelled.length; k++) {
-      const at = cancelled[k]!;
-      if (!used[k] && at >= tx.deadline - CLUSTER_GAP_MS && at <= tx.deadline + fireWindowMs) {
-        used[k] = true;
-        count++;
-      }
-    }
+    lapsed.push(tx.deadline);
+  }
+  // Each scheduledCancel status belongs to the LATEST lapsed deadline at or before it (within the block lag and
+  // the fire window): a fire cancels at its own deadline, so an order cancelled 8 s after an earlier fire of the
+  // day belongs to the later one (a drill's), never to the earlier one whose window merely still covers it.
+  const counts = new Map<number, number>();
+  for (let k = 0; k < cancelled.length; k++) {
+    const at = cancelled[k]!;
+    let best: number | null = null;
+    for (const d of lapsed)
+      if (at >= d - CLUSTER_GAP_MS && at <= d + fireWindowMs && (best === null || d > best)) best = d;
+    if (best === null) continue;
+    used[k] = true;
+    counts.set(best, (counts.get(best) ?? 0) + 1);
+  }
+  const fires: Fire[] = [];
+  for (const deadline of lapsed) {
+    const count = counts.get(deadline) ?? 0;
+    // one fire per deadline (a deadline pushed twice and lapsed is one fire)
+    if (fires.some((f) => f.deadline === deadline)) continue;
     fires.push({
-      deadline: tx.deadline,
-      day: utcDay(tx.deadline),
+      deadline,
+      day: utcDay(deadline),
       cancelledOrders: count,
       proof: count > 0 ? "orders" : "lapse",
     });

@@ -208,6 +208,42 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
     m.wake.record = ctx.now.mono + RECORD_REREAD_MS;
 }
 
+/**
+ * The switch's own proof of a fire it asked for (the drill): its own order read back with status `scheduledCancel`
+ * at `deadline`. Applied as a record of that one fire with its order (ledger-model.ts `withRecord`): a guess for the
+ * deadline becomes proof `orders`, a deadline not yet counted is counted with it, nothing else changes.
+ */
+export function ownFire(ctx: Ctx, deadline: number, oid: number) {
+  const m = ctx.m;
+  const before = m.entry;
+  if (utcDay(deadline) !== before.day) return;
+  const r = withRecord(
+    before,
+    {
+      at: ctx.now.wall,
+      schedules: [],
+      fires: [{ deadline, day: utcDay(deadline), cancelledOrders: 1, proof: "orders" }],
+      newestTx: null,
+    },
+    { now: ctx.now.wall, marginMs: 0, sent: [], confirmed: [], pushLeadMs: 0 },
+  );
+  if (r.entry === before) return;
+  m.entry = r.entry;
+  ctx.persist = true;
+  const why = `the drill's own order ${oid} ended scheduledCancel at this deadline`;
+  ctx.emit({
+    type: "reconciled",
+    changes: r.changes.map((c) => (c.field === "trigger" ? { ...c, reason: why } : c)),
+    notes: [],
+    marginMs: recordMargin(m),
+    proofs: proofCounts(r.entry),
+  });
+  if (isExhausted(r.entry) && !m.wasExhausted && m.phase === "running") {
+    ctx.becomeExhausted();
+    logExhausted(ctx, "the drill's fire is the day's last trigger");
+  }
+}
+
 export function logExhausted(ctx: Ctx, why: string, message?: string) {
   ctx.m.wasExhausted = true;
   const e = ctx.m.entry;

@@ -111,6 +111,7 @@ export function cancelReportLogger(
     const fields = {
       event: "orders.cancelled",
       account: report.account,
+      ...(report.dex !== undefined ? { dex: report.dex } : {}),
       confirmed: report.confirmed,
       cancelled,
       kept: report.kept.length,
@@ -120,7 +121,7 @@ export function cancelReportLogger(
       ...(report.weight !== undefined ? { weight: report.weight } : {}),
       ...(report.detail !== undefined ? { detail: report.detail } : {}),
     };
-    const message = `cancelled ${cancelled} order(s), kept ${report.kept.length} reduce-only stop(s); no trigger spent${report.confirmed ? "" : ` — NOT confirmed: ${report.detail ?? "unknown"}`}`;
+    const message = `${report.dex !== undefined ? `dex ${report.dex}: ` : ""}cancelled ${cancelled} order(s), kept ${report.kept.length} reduce-only stop(s); no trigger spent${report.confirmed ? "" : ` — NOT confirmed: ${report.detail ?? "unknown"}`}`;
     if (report.confirmed) log.info(fields, message);
     else log.error(fields, message);
   };

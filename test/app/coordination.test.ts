@@ -185,7 +185,7 @@ describe("two replicas through etcd (process)", () => {
     const [atA, atB] = (await Promise.all(
       [a, b].map((r) =>
         runCliProcess(
-          ["drill", "--account", master, "--state-dir", r.stateDir, "--yes", "--json"],
+          ["drill", "--account", master, "--state-dir", r.stateDir, "--yes", "--cancel-stops", "--json"],
           {},
           {
             timeoutMs: 40_000,

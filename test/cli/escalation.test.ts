@@ -140,11 +140,18 @@ describe("drill (process)", () => {
     try {
       const account = String((await d.waitForEvent("sim.start", 15_000)).account);
       await d.waitForEvent("heartbeat.ok", 10_000);
-      const noYes = await runCliProcess(["drill", "--account", account, "--state-dir", stateDir]);
+      const noYes = await runCliProcess([
+        "drill",
+        "--account",
+        account,
+        "--state-dir",
+        stateDir,
+        "--cancel-stops",
+      ]);
       expect(noYes.code).toBe(2);
       expect(noYes.stderr).toContain("spends 1 of the 10 trigger(s) left today");
       const r = await runCliProcess(
-        ["drill", "--account", account, "--state-dir", stateDir, "--yes", "--json"],
+        ["drill", "--account", account, "--state-dir", stateDir, "--yes", "--cancel-stops", "--json"],
         {},
         { timeoutMs: 40_000 },
       );

@@ -84,6 +84,19 @@ describe("drill", () => {
     expect(done.readRecord).toEqual({ reason: "drill" });
     expect(done.drillCancel).toBeUndefined();
     expect(r.model.drill).toBeNull();
+    // the drill's own order proves its trigger: counted once, with proof `orders`, never a guess
+    expect(r.model.entry.triggersToday).toBe(1);
+    expect(r.model.entry.triggers).toEqual([
+      expect.objectContaining({ deadline: T0 + 1_200 + DRILL_LEAD_MS, proof: "orders" }),
+    ]);
+    expect(done.events).toContainEqual(
+      expect.objectContaining({
+        type: "reconciled",
+        changes: expect.arrayContaining([
+          expect.objectContaining({ reason: expect.stringContaining("the drill's own order 77") }),
+        ]),
+      }),
+    );
   });
 
   test("refused: fewer than two triggers left, the engine down, not armed; nothing changes", () => {

@@ -53,6 +53,30 @@ describe("readFinding", () => {
     expect(f.coversDay).toBe(true);
   });
 
+  test("behavior: two fires seconds apart (a lapse, then a drill): each order pairs with the latest deadline before it", () => {
+    // a lapse at D1; pushes resume; a drill pushes D2 = D1 + 20 s and lets it fire; each cancels orders at its own time
+    const d1 = DAY + 10 * H;
+    const d2 = d1 + 20_000;
+    const txs = [
+      tx(d2 - 8_000, { time: d2 }),
+      tx(d1 + 5_000, { time: d1 + 65_000 }),
+      tx(d1 - 60_000, { time: d1 }),
+    ];
+    // (the push at d1 + 5 s for d1 + 65 s was replaced by the drill's at d2 − 8 s)
+    const orders = [
+      order(1, "scheduledCancel", d1),
+      order(2, "scheduledCancel", d1),
+      order(3, "scheduledCancel", d2),
+      order(4, "scheduledCancel", d2),
+      order(5, "scheduledCancel", d2),
+    ];
+    const f = readFinding(txs, orders, d2 + 60_000);
+    expect(f.fires).toEqual([
+      { deadline: d1, day: "2026-11-23", cancelledOrders: 2, proof: "orders" },
+      { deadline: d2, day: "2026-11-23", cancelledOrders: 3, proof: "orders" },
+    ]);
+  });
+
   test("a schedule still in the future is armed, not fired", () => {
     const now = DAY + 5 * H;
     const f = readFinding(pushes(now - 60_000, now - 1_000), [], now);

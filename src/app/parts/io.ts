@@ -221,6 +221,11 @@ export function clientsComponent(): Component<
   };
 }
 
+/** The perp dexes the cancels, closes and fire checks cover: the first perp dex ("") and every listed one. */
+export function dexesToActOn(dexes: readonly string[]): string[] {
+  return [...new Set(["", ...dexes])];
+}
+
 export function hasOrder(client: object): client is Pick<ExchangeClient, "order"> & ScheduleCancelClient {
   return typeof (client as { order?: unknown }).order === "function";
 }
@@ -253,6 +258,10 @@ export function recordComponent(): Component<
     killOrders: CancelOpenOrders | undefined;
     closePositions: ClosePositions | undefined;
     drillIo: DrillIo | undefined;
+    /** the daemon's own cancel after a fire, on the listed dexes it missed (fire-check.ts); keeps no feed */
+    fireCancel: CancelOpenOrders | undefined;
+    /** the dexes the cancels, closes and fire checks cover */
+    actOnDexes: string[];
   }
 > {
   let explorer: ExplorerClient | null = null;
@@ -411,12 +420,16 @@ export function recordComponent(): Component<
         return (account: string) => built.get(signerOf(account))!;
       };
       const onReport = cancelReportLogger(logger, metrics);
+      // The cancels and closes act on the first perp dex and on every dex of `--dex` (the exposure poll's list).
+      const actOnDexes = dexesToActOn(config.dexes);
       const cancellers =
         config.onEngineDown === "cancel"
           ? perSigner((c) =>
               hasCancel(c)
                 ? createCancelExecutor({
                     info,
+                    // every dex the exposure poll reads: a dex read but not cancelled is a dex left trading
+                    dexes: actOnDexes,
                     exchange: c,
                     onReport,
                     metaCache,
@@ -433,6 +446,7 @@ export function recordComponent(): Component<
         hasCancel(c)
           ? createCancelExecutor({
               info,
+              dexes: actOnDexes,
               exchange: c,
               onReport,
               ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user), metaCache } : {}),
@@ -462,6 +476,7 @@ export function recordComponent(): Component<
         hasOrder(c)
           ? createCloseExecutor({
               info,
+              dexes: actOnDexes,
               exchange: c,
               cancelOpenOrders: cancelOpenOrders ?? killOrders,
               slippagePct: config.closeSlippagePct,
@@ -484,7 +499,30 @@ export function recordComponent(): Component<
             cancel: (p) => drills(p.account).cancel(p),
           }
         : undefined;
-      return { readRecord: read, startRecords, cancelOpenOrders, killOrders, closePositions, drillIo };
+      // The check after a fire covers a missed dex with the daemon's own cancel, whatever the engine-down policy.
+      const fireCancellers = perSigner((c) =>
+        hasCancel(c)
+          ? createCancelExecutor({
+              info,
+              dexes: actOnDexes,
+              exchange: c,
+              onReport,
+              ...(metaCache ? { metaCache } : {}),
+            })
+          : undefined,
+      );
+      const fireCancel: CancelOpenOrders | undefined =
+        params.cancelOpenOrders ?? (fireCancellers ? (p) => fireCancellers(p.account)(p) : undefined);
+      return {
+        readRecord: read,
+        startRecords,
+        cancelOpenOrders,
+        killOrders,
+        closePositions,
+        drillIo,
+        fireCancel,
+        actOnDexes,
+      };
     },
     async close() {
       feed?.stop();

@@ -31,7 +31,8 @@ import {
   type ControlServer,
   startControlServer,
 } from "../control.js";
-import { createDrillCommand, networkOf } from "../drill.js";
+import { createDrillCommand, networkOf, restingNow } from "../drill.js";
+import { createFireCheck, scheduleFireChecks } from "../fire-check.js";
 import type { Coordination } from "./coordination.js";
 
 /**
@@ -255,7 +256,7 @@ export function switchesComponent(): Component<
 }
 
 /**
- * The pollers: exposure (a trigger polls at once), the action budget, the chain watch, the 00:00 UTC roll-over job
+ * The pollers (and the check after every fire): exposure (a trigger polls at once), the action budget, the chain watch, the 00:00 UTC roll-over job
  * and the protection watch of the notifications. Their handles are taken here, but their first requests go out
  * once the first pushes have settled (confirmed, refused or failed), at most one request time-out after the
  * switches started (after a fleet's spread first pass): the first push shares neither the event loop, the exchange
@@ -277,6 +278,9 @@ export function pollersComponent(): Component<
     switches: Switch[];
     triggers: Feed<string>;
     firstPassMs: number;
+    engine: { now(account: string): { up: boolean } };
+    fireCancel: CancelOpenOrders | undefined;
+    actOnDexes: string[];
   },
   { rollover: () => void }
 > {
@@ -308,6 +312,25 @@ export function pollersComponent(): Component<
         ctx.board.exposure = () => exposure.status();
         ctx.triggers.subscribe(() => void exposure.pollNow("trigger"));
       }
+      // After every fire, every listed dex's open orders are read; a dex the fire missed is covered (fire-check.ts).
+      const vaults = new Map(ctx.plan.map((p) => [p.account, p.vaultAddress]));
+      const fireChecks = scheduleFireChecks(
+        runtime.timers,
+        createFireCheck({
+          info,
+          dexes: ctx.actOnDexes,
+          cancel: ctx.fireCancel,
+          cancelStops: config.cancelStops,
+          engineUp: (account) => ctx.engine.now(account).up,
+          userOf: (account) => {
+            const vaultAddress = vaults.get(account);
+            return { user: vaultAddress ?? account, ...(vaultAddress ? { vaultAddress } : {}) };
+          },
+          logger,
+        }),
+      );
+      ctx.triggers.subscribe((account) => fireChecks.fired(account));
+      parts.push({ name: "fire checks", close: () => fireChecks.stop() });
       // The address's lifetime action budget, which every push spends (docs/exchange-behaviour.md §10).
       const budget = createBudgetMonitor({
         info,
@@ -427,15 +450,21 @@ export function controlComponent(): Component<
     bus: EventBus;
     drillIo: DrillIo | undefined;
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
+    info: InfoClient;
+    actOnDexes: string[];
   },
   { control: ControlServer | null }
 > {
   let control: ControlServer | undefined;
   return {
     name: "control",
-    async start({ params, config, apiUrl, logger, runtime, switches, audit, bus, drillIo, readRecord }) {
+    async start(ctx) {
+      const { params, config, apiUrl, logger, runtime, switches, audit, bus, drillIo, readRecord } = ctx;
       const find = (account: string | undefined) => switches.find((s) => s.account === account);
+      const vaults = new Map(ctx.plan.map((p) => [p.account, p.vaultAddress]));
       const drill = createDrillCommand({
+        // what rests now on every listed dex: the drill's fire takes it (its plan lists it, a confirm re-reads it)
+        resting: (account) => restingNow(ctx.info, vaults.get(account) ?? account, ctx.actOnDexes),
         stateDir: params.stateDir,
         network: networkOf(apiUrl, config.network),
         coin: config.drillCoin,

@@ -4,6 +4,7 @@ import { userInfo } from "node:os";
 import { createInterface } from "node:readline";
 import { type Command, Option } from "commander";
 import { controlRequest, controlSocketPath } from "../../app/control.js";
+import { describeResting, type RestingOnDex, stopsAtRisk } from "../../app/drill.js";
 import { killAlone } from "../../app/kill-alone.js";
 import { StateLockedError } from "../../app/lock.js";
 import { loadSigningKey } from "../../config/keys.js";
@@ -157,9 +158,16 @@ export function registerDrill(program: Command, deps: CliDeps): void {
     json: "one JSON document on stdout (the drill report)",
   })
     .addOption(new Option("--mainnet", "on mainnet, the second ask: a drill there is refused without it"))
+    .addOption(
+      new Option(
+        "--cancel-stops",
+        "drill although reduce-only stops rest: the fire cancels them with every other order (refused without it, exit 77)",
+      ),
+    )
     .action(async (opts: Record<string, unknown>) => {
       const { account: target, stateDir } = targetOf(opts, deps);
-      // First what it costs, from the daemon itself (the triggers left are its count, not this command's).
+      // First what it costs and what it takes, from the daemon itself (the triggers left are its count, the orders
+      // resting its read of every listed dex, not this command's).
       const asked = await askDaemon(stateDir, { command: "drill", account: target });
       if (!asked.ok) throw new CliError(`The daemon refused the drill: ${asked.error}`, ExitCode.runtime);
       const plan = asked.result.plan as {
@@ -167,18 +175,42 @@ export function registerDrill(program: Command, deps: CliDeps): void {
         coin: string;
         triggersLeft: number;
         state: string;
+        resting?: RestingOnDex[];
       };
-      const cost = `The drill spends 1 of the ${plan.triggersLeft} trigger(s) left today on ${target} (${plan.network}): it places a post-only ${plan.coin} buy worth about $11 at half the mark, pushes a cancel about 8 s ahead, lets it fire, checks the order ended scheduledCancel, and pushes again at once.`;
+      const resting = plan.resting ?? null;
+      const takes = resting
+        ? `\nThe fire cancels whatever rests at fire time, on every dex it reaches. Resting now:\n${describeResting(
+            resting,
+          )
+            .map((l) => `  ${l}`)
+            .join("\n")}`
+        : "\nThe fire cancels every order resting at fire time, the engine's reduce-only stops included.";
+      const cost = `The drill spends 1 of the ${plan.triggersLeft} trigger(s) left today on ${target} (${plan.network}): it places a post-only ${plan.coin} buy worth about $11 at half the mark, pushes a cancel about 8 s ahead, lets it fire, checks the order ended scheduledCancel, and pushes again at once.${takes}`;
       if (plan.network === "mainnet" && opts.mainnet !== true)
         throw usageError(`${cost}\nThis is mainnet: pass --mainnet as well to drill there.`);
+      // Reduce-only stops protect positions: --yes alone does not take them.
+      const stops = resting ? stopsAtRisk(resting) : 0;
+      if (stops !== 0 && opts.cancelStops !== true)
+        throw new CliError(
+          `${cost}\n${stops === null ? "A listed dex could not be read: reduce-only stops may rest there." : `${stops} reduce-only stop(s) rest: the drill's fire cancels them, leaving their positions without stops until the engine places them again.`} Pass --cancel-stops as well to drill anyway.`,
+          ExitCode.noPerm,
+        );
       await confirm(opts, deps, cost, "drill");
       if (opts.yes === true && opts.json !== true) deps.stderr.write(`${cost}\n`);
       const answer = await askDaemon(
         stateDir,
-        { command: "drill", account: target, options: { confirm: true, mainnet: opts.mainnet === true } },
+        {
+          command: "drill",
+          account: target,
+          options: { confirm: true, mainnet: opts.mainnet === true, cancelStops: opts.cancelStops === true },
+        },
         90_000,
       );
-      if (!answer.ok) throw new CliError(`The drill did not run: ${answer.error}`, ExitCode.runtime);
+      if (!answer.ok)
+        throw new CliError(
+          `The drill did not run: ${answer.error}`,
+          answer.stopsRest === true ? ExitCode.noPerm : ExitCode.runtime,
+        );
       const report = answer.result.report as { passed: boolean; reportFiles: string[] };
       // --json: one document, the report when it passed, the error (naming the report's files) when not
       if (!report.passed)
@@ -187,7 +219,7 @@ export function registerDrill(program: Command, deps: CliDeps): void {
           ExitCode.runtime,
         );
       if (opts.json === true) deps.stdout.write(`${JSON.stringify(report)}\n`);
-      else deps.stdout.write(String(answer.result.text));
+      else deps.stdout.write(`${String(answer.result.text)}Report: ${report.reportFiles.join(", ")}\n`);
     });
 }
 

@@ -10,16 +10,28 @@
  * Reduce-only TP/SL (trigger) orders stay unless `cancelStops`: they can only shrink a position, and they are what
  * protects it while the engine is down. Cancelling spends no daily trigger.
  *
+ * Every dex of the list (`--dex`, the exposure poll's) gets this pass, at the same time: its own known orders, its own
+ * confirming read, its own asset ids (asset-ids.ts: a builder-deployed dex's start at 100000 + its index in
+ * `perpDexs` × 10000) and its own cached `meta`. The run is confirmed only when every dex's pass is; its weight is
+ * the sum, its failure the first dex's that failed (docs/operations.md, "Every listed dex").
+ *
  * It never throws and never waits to try again: every failure is `{ confirmed: false, failure, detail }` with what
  * failed (a read or an action, the error policy's kind), and the switch decides whether the pass is tried again or
  * the scheduled cancel falls back to the 5 s minimum (src/switch/engine-down.ts).
  */
+import { assetOffset, dexIndexOf } from "./asset-ids.js";
 import { HyperliquidApiError, kindIsRetryable } from "./errors.js";
 import type { CancelOrderStatus, ExchangeClient } from "./exchange.js";
 import type { InfoClient } from "./info.js";
 import type { FrontendOpenOrder, PerpMeta } from "./schemas.js";
 
-export type CancelOpenOrdersParams = { account: string; vaultAddress?: string; cancelStops: boolean };
+export type CancelOpenOrdersParams = {
+  account: string;
+  vaultAddress?: string;
+  cancelStops: boolean;
+  /** only these dexes (a fire's sweep: the dexes it missed); default every dex the executor covers */
+  dexes?: readonly string[] | undefined;
+};
 export type CancelOpenOrdersResult = {
   confirmed: boolean;
   cancelled: number;
@@ -33,18 +45,28 @@ export type CancelOpenOrdersResult = {
 export type CancelOpenOrders = (params: CancelOpenOrdersParams) => Promise<CancelOpenOrdersResult>;
 
 export type CancelExecutorDeps = {
-  info: Pick<InfoClient, "frontendOpenOrders" | "meta">;
+  info: Pick<InfoClient, "frontendOpenOrders" | "meta"> & Partial<Pick<InfoClient, "perpDexs">>;
+  /**
+   * The perp dexes whose orders are cancelled ("" is the first perp dex; default [""]): the exposure poll's list
+   * (`--dex`). Each is read and cancelled with its own asset ids (asset-ids.ts).
+   */
+  dexes?: readonly string[] | undefined;
   exchange: Pick<ExchangeClient, "cancel">;
   /** Called once per run with the details (the switch logs `orders.cancelled`). */
   onReport?: (report: CancelReport) => void;
-  /** The user's open orders when a fresh list is kept (the order feed), else null: they are read first. */
+  /**
+   * The user's open orders when a fresh list is kept (the order feed), else null: they are read first. The feed
+   * follows the first perp dex; a builder dex's orders are always read first.
+   */
   knownOrders?: ((user: string) => FrontendOpenOrder[] | null) | undefined;
-  /** `meta` as last read, shared by the executors of one IP; absent: a cache of the executor's own */
+  /** the first perp dex's `meta` as last read, shared by the executors of one IP; absent: a cache of its own */
   metaCache?: MetaCache | undefined;
 };
 
 export type CancelReport = {
   account: string;
+  /** a builder-deployed dex's name; absent for the first perp dex */
+  dex?: string;
   /** the orders that were to go */
   targeted: Array<{ coin: string; oid: number; asset: number | null; orderType: string | undefined }>;
   /** reduce-only TP/SL orders left in place */
@@ -66,15 +88,18 @@ export function isProtectiveStop(o: FrontendOpenOrder): boolean {
 }
 
 /**
- * Asset index of a coin as the cancel action wants it: the perp's position in `meta.universe`; a spot pair
- * `@N` is 10000 + N and `PURR/USDC` is 10000. Builder-dex coins (`dex:COIN`) are not resolved here (null).
+ * Asset index of a coin as the cancel action wants it: the perp's position in `meta.universe` plus the dex's
+ * `offset` (0 on the first perp dex; 100000 + dex index × 10000 on a builder-deployed one, whose `meta` lists its
+ * coins as `dex:COIN`: asset-ids.ts); on the first dex, a spot pair `@N` is 10000 + N and `PURR/USDC` is 10000.
  */
-export function assetIndexOf(coin: string, meta: PerpMeta): number | null {
-  const spot = /^@(\d+)$/.exec(coin);
-  if (spot) return 10_000 + Number(spot[1]);
-  if (coin === "PURR/USDC") return 10_000;
+export function assetIndexOf(coin: string, meta: PerpMeta, offset = 0): number | null {
+  if (offset === 0) {
+    const spot = /^@(\d+)$/.exec(coin);
+    if (spot) return 10_000 + Number(spot[1]);
+    if (coin === "PURR/USDC") return 10_000;
+  }
   const i = meta.universe.findIndex((a) => a.name === coin);
-  return i >= 0 ? i : null;
+  return i >= 0 ? offset + i : null;
 }
 
 /** A trigger order (or a position TP/SL, which rests as one): the exchange refuses to fast-cancel it. */
@@ -92,12 +117,12 @@ export type CancelBatch = { fast: boolean; orders: Array<{ asset: number; oid: n
 export function splitCancels(
   orders: ReadonlyArray<FrontendOpenOrder>,
   meta: PerpMeta,
-  { unknownKindIsTrigger = false }: { unknownKindIsTrigger?: boolean } = {},
+  { unknownKindIsTrigger = false, offset = 0 }: { unknownKindIsTrigger?: boolean; offset?: number } = {},
 ): CancelBatch[] {
   const fast: CancelBatch = { fast: true, orders: [] };
   const normal: CancelBatch = { fast: false, orders: [] };
   for (const o of orders) {
-    const asset = assetIndexOf(o.coin, meta);
+    const asset = assetIndexOf(o.coin, meta, offset);
     if (asset === null) continue;
     // An order whose kind is not said goes without the fast flag: a fast cancel of a trigger order is refused.
     const trigger = isTriggerOrder(o) || (unknownKindIsTrigger && typeof o.isTrigger !== "boolean");
@@ -118,7 +143,7 @@ function describe(error: unknown): string {
  */
 export type MetaCache = { get(): PerpMeta | null; set(meta: PerpMeta): void; prime(): Promise<void> };
 
-export function createMetaCache(info: Pick<InfoClient, "meta">): MetaCache {
+export function createMetaCache(info: Pick<InfoClient, "meta">, dex = ""): MetaCache {
   let meta: PerpMeta | null = null;
   return {
     get: () => meta,
@@ -127,7 +152,7 @@ export function createMetaCache(info: Pick<InfoClient, "meta">): MetaCache {
     },
     async prime() {
       try {
-        meta = await info.meta();
+        meta = await (dex === "" ? info.meta() : info.meta({ dex }));
       } catch {
         // unknown for now: a cancel reads it at death, as without a fresh list
       }
@@ -167,15 +192,56 @@ const builderDex = (coin: string) => coin.includes(":");
 
 export function createCancelExecutor({
   info,
+  dexes = [""],
   exchange,
   onReport,
   knownOrders,
   metaCache = createMetaCache(info),
 }: CancelExecutorDeps): CancelOpenOrders {
-  return async ({ account, vaultAddress, cancelStops }) => {
-    const user = vaultAddress ?? account;
+  // Each builder dex's `meta` cached as the first dex's is; its offset from `perpDexs`, read once (asset-ids.ts).
+  const metaCaches = new Map<string, MetaCache>([["", metaCache]]);
+  const metaCacheOf = (dex: string): MetaCache => {
+    let cache = metaCaches.get(dex);
+    if (!cache) {
+      cache = createMetaCache(info, dex);
+      metaCaches.set(dex, cache);
+    }
+    return cache;
+  };
+  // `perpDexs` is read once (a dex's index never changes once deployed), again only while a dex is not in it; the
+  // dexes of one run share one read, and the pass that sent it pays its weight.
+  let listed: ReadonlyArray<{ name: string } | null> | null = null;
+  let reading: Promise<ReadonlyArray<{ name: string } | null>> | null = null;
+  const offsetOf = async (dex: string): Promise<{ offset: number; read: boolean }> => {
+    let read = false;
+    if (listed === null || dexIndexOf(listed, dex) === null) {
+      if (!info.perpDexs)
+        throw new Error("this info client cannot read perpDexs: builder-dex asset ids unknown");
+      if (reading === null) {
+        read = true;
+        reading = info.perpDexs().finally(() => {
+          reading = null;
+        });
+      }
+      listed = await reading;
+    }
+    const i = dexIndexOf(listed, dex);
+    if (i === null) throw new Error(`the exchange lists no perp dex named ${JSON.stringify(dex)} (perpDexs)`);
+    return { offset: assetOffset(i), read };
+  };
+
+  /** One dex's pass: the known orders first, one confirming read, `meta` only when a coin is not known. */
+  const cancelOn = async (
+    user: string,
+    vaultAddress: string | undefined,
+    cancelStops: boolean,
+    dex: string,
+  ): Promise<CancelOpenOrdersResult & { spent: number }> => {
+    const dexMeta = metaCacheOf(dex);
+    const onDex = dex === "" ? {} : { dex };
     const report: CancelReport = {
       account: user,
+      ...onDex,
       targeted: [],
       kept: [],
       statuses: [],
@@ -191,7 +257,7 @@ export function createCancelExecutor({
       failure ??= failureOf(request, error);
       problems.push(`${what} failed (${describe(error)})`);
     };
-    const done = (confirmed: boolean, kept: number): CancelOpenOrdersResult => {
+    const done = (confirmed: boolean, kept: number): CancelOpenOrdersResult & { spent: number } => {
       report.confirmed = confirmed;
       report.weight = weight;
       if (problems.length > 0) report.detail = problems.join("; ");
@@ -202,13 +268,14 @@ export function createCancelExecutor({
         kept,
         ...(problems.length > 0 ? { detail: problems.join("; ") } : {}),
         ...(confirmed ? {} : { weight, ...(failure ? { failure } : {}) }),
+        spent: weight,
       };
     };
     const keepOf = (orders: FrontendOpenOrder[]) => (cancelStops ? [] : orders.filter(isProtectiveStop));
 
     const read = async (what: string): Promise<FrontendOpenOrder[] | null> => {
       try {
-        const open = await info.frontendOpenOrders({ user });
+        const open = await info.frontendOpenOrders({ user, ...onDex });
         weight += CANCEL_WEIGHT.read;
         return open;
       } catch (error) {
@@ -257,21 +324,22 @@ export function createCancelExecutor({
       return out;
     };
     const targeted = new Map<number, FrontendOpenOrder>();
-    const target = (orders: FrontendOpenOrder[], meta: PerpMeta | null) => {
+    const target = (orders: FrontendOpenOrder[], meta: PerpMeta | null, offset: number) => {
       for (const o of orders) targeted.set(o.oid, o);
       report.targeted = [...targeted.values()].map((o) => ({
         coin: o.coin,
         oid: o.oid,
-        asset: meta ? assetIndexOf(o.coin, meta) : null,
+        asset: meta ? assetIndexOf(o.coin, meta, offset) : null,
         orderType: o.orderType,
       }));
     };
 
     // 1. The orders known at death (a fresh list from the order feed, and `meta` already read): cancelled at once,
     // without a read first. A reduce-only order whose kind the list does not say could be a protective stop, and
-    // an order whose asset `meta` does not know may be a newly listed one: the read below decides both.
-    const known = knownOrders?.(user) ?? null;
-    const cachedMeta = metaCache.get();
+    // an order whose asset `meta` does not know may be a newly listed one: the read below decides both. (The feed
+    // follows the first perp dex: a builder dex's pass starts at its read.)
+    const known = dex === "" ? (knownOrders?.(user) ?? null) : null;
+    const cachedMeta = dexMeta.get();
     if (known !== null && cachedMeta !== null) {
       const keep = keepOf(known);
       const early = known.filter(
@@ -282,7 +350,7 @@ export function createCancelExecutor({
       );
       const batches = splitCancels(early, cachedMeta, { unknownKindIsTrigger: true });
       if (batches.length > 0) {
-        target(early, cachedMeta);
+        target(early, cachedMeta, 0);
         await send(batches);
       }
     }
@@ -299,24 +367,37 @@ export function createCancelExecutor({
 
     // 3. The asset indices from the cache; `meta` is read again only when it was never read or names none of an
     // order's coin (a newly listed asset). A failed read leaves the cached one, if any, to the orders it knows.
-    let meta = metaCache.get();
-    if (meta === null || go.some((o) => !builderDex(o.coin) && assetIndexOf(o.coin, meta!) === null)) {
+    // On a builder dex the ids start at its offset, from `perpDexs` read once for the executor's life.
+    let offset = 0;
+    if (dex !== "") {
       try {
-        meta = await info.meta();
+        const o = await offsetOf(dex);
+        offset = o.offset;
+        if (o.read) weight += CANCEL_WEIGHT.read;
+      } catch (error) {
+        failed("read", "reading perpDexs", error, CANCEL_WEIGHT.read);
+        return done(false, keep.length);
+      }
+    }
+    const isOther = (coin: string) => (dex === "" ? builderDex(coin) : false);
+    let meta = dexMeta.get();
+    if (meta === null || go.some((o) => !isOther(o.coin) && assetIndexOf(o.coin, meta!, offset) === null)) {
+      try {
+        meta = await (dex === "" ? info.meta() : info.meta({ dex }));
         weight += CANCEL_WEIGHT.read;
-        metaCache.set(meta);
+        dexMeta.set(meta);
       } catch (error) {
         failed("read", "reading meta", error, CANCEL_WEIGHT.read);
         if (meta === null) return done(false, keep.length);
       }
     }
     const resolved = meta;
-    target(go, resolved);
+    target(go, resolved, offset);
     const unresolved = go
-      .filter((o) => assetIndexOf(o.coin, resolved) === null)
+      .filter((o) => assetIndexOf(o.coin, resolved, offset) === null)
       .map((o) => `${o.coin}#${o.oid}`);
     if (unresolved.length > 0) problems.push(`no asset index for ${unresolved.join(", ")}`);
-    const batches = splitCancels(go, resolved);
+    const batches = splitCancels(go, resolved, { offset });
     if (batches.length > 0) await send(batches);
 
     // 4. Confirm from a further read: an order refused as "already canceled, or filled" is gone too.
@@ -330,5 +411,37 @@ export function createCancelExecutor({
         `${report.stillOpen.length} still open after the cancel (${report.stillOpen.join(", ")})`,
       );
     return done(confirmed, keep.length);
+  };
+
+  // Every listed dex at once: each gets its own pass (its orders, its asset ids), and the run is confirmed only when
+  // every dex's is. A detail names the dex it is about; the failure the switch judges is the first dex's that failed.
+  return async ({ account, vaultAddress, cancelStops, dexes: only }) => {
+    const user = vaultAddress ?? account;
+    const list = [...new Set(only ?? dexes)];
+    const results = await Promise.all(list.map((dex) => cancelOn(user, vaultAddress, cancelStops, dex)));
+    if (results.length === 1) {
+      const { spent: _, ...one } = results[0]!;
+      return one;
+    }
+    const details = results
+      .map((r, i) =>
+        r.detail === undefined ? null : list[i] === "" ? r.detail : `dex ${list[i]}: ${r.detail}`,
+      )
+      .filter((d): d is string => d !== null);
+    const confirmed = results.every((r) => r.confirmed);
+    const failure = results.find((r) => r.failure !== undefined)?.failure;
+    return {
+      confirmed,
+      cancelled: results.reduce((n, r) => n + r.cancelled, 0),
+      kept: results.reduce((n, r) => n + r.kept, 0),
+      ...(details.length > 0 ? { detail: details.join("; ") } : {}),
+      ...(confirmed
+        ? {}
+        : {
+            // every dex's pass spent weight, confirmed or not: the retry's budget counts it all
+            weight: results.reduce((n, r) => n + r.spent, 0),
+            ...(failure ? { failure } : {}),
+          }),
+    };
   };
 }

@@ -27,6 +27,7 @@ import {
   HistoricalOrdersResponse,
   type OpenOrder,
   OpenOrdersResponse,
+  PerpDexs,
   PerpMeta,
   UserRateLimit,
   UserRole,
@@ -314,9 +315,28 @@ export class InfoClient {
     return this.#query({ type: "userRole", user: address }, UserRole, "userRole", signal);
   }
 
-  /** The first perp dex's universe; an asset's index is its position in `universe`. */
-  async meta({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<PerpMeta> {
-    return this.#query({ type: "meta" }, PerpMeta, "meta", signal);
+  /**
+   * A perp dex's universe (`dex` omitted or "": the first perp dex); an asset's index is its position in
+   * `universe` (on a builder-deployed dex, 100000 + the dex's index in `perpDexs` × 10000 on top: asset-ids.ts).
+   */
+  async meta({
+    signal,
+    dex,
+  }: {
+    signal?: AbortSignal | undefined;
+    dex?: string | undefined;
+  } = {}): Promise<PerpMeta> {
+    return this.#query(
+      { type: "meta", ...(dex ? { dex } : {}) },
+      PerpMeta,
+      dex ? `meta of dex ${dex}` : "meta",
+      signal,
+    );
+  }
+
+  /** The perp dexes in index order: null (the first perp dex), then each builder-deployed dex (`perpDexs`). */
+  async perpDexs({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<PerpDexs> {
+    return this.#query({ type: "perpDexs" }, PerpDexs, "perpDexs", signal);
   }
 
   /** `meta` with each asset's `szDecimals` (what order prices and sizes are checked against); bounded. */
@@ -328,14 +348,20 @@ export class InfoClient {
    * `meta` and each asset's mark price in one read (`metaAndAssetCtxs`): what a close is planned from. A coin
    * whose mark is missing is left out of `marks` (a close then blocks it rather than guess).
    */
-  async metaAndMarks({ signal }: { signal?: AbortSignal | undefined } = {}): Promise<{
+  async metaAndMarks({
+    signal,
+    dex,
+  }: {
+    signal?: AbortSignal | undefined;
+    dex?: string | undefined;
+  } = {}): Promise<{
     meta: PerpMetaWithDecimals;
     marks: Record<string, string>;
   }> {
     const [meta, ctxs] = await this.#query(
-      { type: "metaAndAssetCtxs" },
+      { type: "metaAndAssetCtxs", ...(dex ? { dex } : {}) },
       MetaAndAssetCtxs,
-      "metaAndAssetCtxs",
+      dex ? `metaAndAssetCtxs of dex ${dex}` : "metaAndAssetCtxs",
       signal,
     );
     const marks: Record<string, string> = {};

@@ -260,6 +260,13 @@ export const PerpMeta = z.looseObject({
 });
 export type PerpMeta = z.infer<typeof PerpMeta>;
 
+/**
+ * `perpDexs`: null for the first perp dex, then each builder-deployed dex in its index order (the docs' perpetuals
+ * page, "Retrieve all perpetual dexs"). A dex's place here is its `perp_dex_index` in asset ids.
+ */
+export const PerpDexs = z.array(z.looseObject({ name: z.string().max(100) }).nullable()).max(10_000);
+export type PerpDexs = z.infer<typeof PerpDexs>;
+
 /** One L1 transaction as the explorer lists it (`userDetails`); `error` is null when the action was accepted. */
 export const ExplorerTx = z.looseObject({
   action: z.looseObject({ type: z.string() }),
