@@ -137,11 +137,6 @@ export function createDrillCommand(deps: {
   wired: boolean;
   /** what rests now on each listed dex (the plan lists it; a confirm re-reads it); absent: not listed */
   resting?: ((account: string) => Promise<RestingOnDex[]>) | undefined;
-  /**
-   * Called once the drill is confirmed and allowed, before it starts: the hook where a connected engine is told
-   * first (the guard protocol's `drill <account> <until>` line, issue 39; not sent by this build).
-   */
-  beforeDrill?: ((account: string, untilMs: number) => Promise<void>) | undefined;
 }) {
   let running = false;
   return async (s: Switch | undefined, request: ControlRequest): Promise<ControlAnswer> => {
@@ -194,7 +189,8 @@ export function createDrillCommand(deps: {
     });
     running = true;
     try {
-      await deps.beforeDrill?.(s.account, deps.now() + DRILL_WAIT_MS);
+      // A connected engine is told first: the machine's `drillStarted`, emitted before the drill's order is asked
+      // for, sends the guard's `drill <account> <until>` line (src/app/parts/watch.ts).
       const started = s.drill(id, by);
       if (!started.started) return { ok: false, error: started.reason };
       const done = await ended;

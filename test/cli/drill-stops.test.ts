@@ -3,13 +3,17 @@
  * says what it will take (per dex, by count and kind) before it asks; with reduce-only stops resting, `--yes` alone
  * is refused (exit 77, nothing taken) and `--cancel-stops` is needed; the drill's trigger is counted with its own
  * order as proof and the record pairs the cancelled orders with the drill's own fire; the report's path is printed.
+ * The connected engine (guard protocol version 2, `hl-deadman/engine`) is told first: its `drill` notice arrives
+ * while its orders still rest, before the fire that takes them.
  */
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
+import type { GuardNotice } from "../../src/core/guard-protocol.js";
+import { holdSwitch } from "../../src/engine/index.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
-import { connectEngine as engine } from "../helpers/engine.js";
+import { eventually } from "../helpers/eventually.js";
 import { assertBuilt, runCliProcess, spawnCli } from "../helpers/process.js";
 
 beforeAll(() => assertBuilt());
@@ -28,7 +32,19 @@ describe("the drill takes only what it names (process)", () => {
       const apiUrl = String(sim.apiUrl);
       const info = new InfoClient({ apiUrl, timeoutMs: 5_000 });
       await d.waitForEvent("guard.listening", 15_000);
-      const e = await engine(guard, account);
+      // the engine's view of the drill: the notice, and what still rested on the exchange when it came
+      const heard: GuardNotice[] = [];
+      let restingAtNotice: Promise<number> | null = null;
+      const e = holdSwitch({
+        socket: guard,
+        accounts: [account],
+        onNotice: (n) => {
+          heard.push(n);
+          if (n.type === "drill")
+            restingAtNotice ??= info.frontendOpenOrders({ user: account }).then((o) => o.length);
+        },
+      });
+      await eventually(() => e.connected, { what: "the engine connected" });
       await d.waitForEvent("heartbeat.ok", 10_000);
       expect(await info.frontendOpenOrders({ user: account })).toHaveLength(6);
 
@@ -42,6 +58,7 @@ describe("the drill takes only what it names (process)", () => {
       expect(refused.stderr).toContain("--cancel-stops");
       expect(refused.stderr).toContain("cancels whatever rests at fire time");
       expect(await info.frontendOpenOrders({ user: account })).toHaveLength(6);
+      expect(heard).toEqual([]);
 
       const r = await runCliProcess(
         ["drill", "--account", account, "--state-dir", stateDir, "--yes", "--cancel-stops"],
@@ -54,6 +71,14 @@ describe("the drill takes only what it names (process)", () => {
       expect(printed, r.stdout).not.toBeNull();
       expect(existsSync(printed![1]!)).toBe(true);
       expect(existsSync(printed![2]!)).toBe(true);
+      // told first: one `drill` notice for the account, heard while the engine's 6 orders still rested (the fire,
+      // which took them, came after it)
+      expect(heard.filter((n) => n.type === "drill")).toEqual([
+        { type: "drill", account, until: expect.any(Number) },
+      ]);
+      expect(restingAtNotice).not.toBeNull();
+      expect(await restingAtNotice!).toBeGreaterThanOrEqual(6);
+      expect(await info.frontendOpenOrders({ user: account })).toHaveLength(0);
 
       // the drill's trigger: proven by its own order, not a guess
       const status = JSON.parse((await runCliProcess(["status", "--state-dir", stateDir, "--json"])).stdout);
@@ -84,7 +109,7 @@ describe("the drill takes only what it names (process)", () => {
         cancelledOrders: 7,
         proof: "orders",
       });
-      e.destroy();
+      e.close();
     } finally {
       d.kill("SIGINT");
     }

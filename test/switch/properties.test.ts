@@ -25,7 +25,7 @@
  *   end of the daemon's last stall or its connection, whichever is later;
  * and issue 39's, with the escalation's closes (the world's separate block): VI no close order leaves while the
  * engine is up (but the operator's kill); VII a HALTED account with a pass open before a restart is resumed or
- * reported after it.
+ * reported after it; VIII no pass says "closed" while a position remains on a listed dex (several dexes as inputs).
  * fast-check shrinks a failing sequence and prints its seed and path (replay with { seed, path }).
  * Each invariant was shown to fail on a planted bug (`Plant` in world.ts; the "planted" test below).
  */
@@ -146,6 +146,8 @@ type Scenario = {
   commands: Command[];
   /** issue 39: the account opted in to the escalation (its closes and the kill are wired) */
   escalation?: boolean;
+  /** issue 39 (VIII): the listed perp dexes, a position on each; absent: the first perp dex only */
+  dexes?: string[];
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -166,6 +168,8 @@ const escalationScenario: fc.Arbitrary<Scenario> = fc.record({
   used: fc.constant(0),
   guessed: fc.constant(0),
   escalation: fc.constant(true),
+  // VIII: the same sequences, over one, two or three listed dexes (not sequences of their own)
+  dexes: fc.constantFrom([""], ["", "xyz"], ["", "xyz", "abc"]),
   commands: fc.array(
     fc.oneof(
       {
@@ -230,11 +234,12 @@ const erratic = fc.record({
 
 /** Runs one scenario; returns the violations (empty when every invariant held after every step). */
 async function runScenario(
-  { start, policy, used, guessed, commands, escalation }: Scenario,
+  { start, policy, used, guessed, commands, escalation, dexes }: Scenario,
   plant: Plant = null,
 ) {
   const cfg = { ...CFG, onEngineDown: policy, ...(escalation ? { escalation: ESCALATION } : {}) };
   const w = new World(cfg, start, plant, used, guessed);
+  if (dexes) w.listDexes(dexes);
   await w.settle();
   for (const cmd of commands) {
     await w.apply(cmd);
@@ -385,10 +390,10 @@ describe("switch machine: invariant V (the engine's silence, the daemon's stalls
 });
 
 // Issue 39: the escalation's closes against a returning engine, restarts with a pass open, the kill (VI, VII).
-describe("escalation: invariants VI and VII hold after every step", { timeout: 120_000 }, () => {
+describe("escalation: invariants VI, VII and VIII hold after every step", { timeout: 120_000 }, () => {
   const seed = GIVEN_SEED ?? (RANDOM_SEEDS ? undefined : 20_261_139);
   test.prop([escalationScenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
-    "invariants VI, VII (and 1-8, I-IV) with closes, a returning engine, restarts and kills",
+    "invariants VI, VII, VIII (and 1-8, I-IV) with closes on several dexes, a returning engine, restarts and kills",
     async (s) => {
       const w = await runScenario(s);
       if (w.violations.length > 0) throw new Error(explain(w));
@@ -697,6 +702,7 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
       // issue 39
       ["close-no-check", "VI", 2_000, escalationScenario],
       ["pass-not-written", "VII", 2_000, escalationScenario],
+      ["close-first-dex-only", "VIII", 2_000, escalationScenario],
     ];
   for (const [plant, invariant, runs = 5_000, scenarios = scenario, seed = 11] of planted) {
     // (each up to 2 min: on a loaded 2-core machine 40,000 runs take a minute; idle, a few seconds)

@@ -168,6 +168,7 @@ export type Plant =
   | "no-connect-grace" // V-grace: a restart ignores the ledger's engines (an account an engine held waits for ever)
   | "close-no-check" // VI: the close executor sends its orders without asking the machine first
   | "pass-not-written" // VII: the ledger says a pass is done when one is open (the latch alone, as before)
+  | "close-first-dex-only" // VIII: the closes read and close the first perp dex only (builder dexes unread)
   | "judge-on-wake"; // V: the guard judges silence when its check runs, late or not, before reading what waits
 
 export class World {
@@ -1298,6 +1299,7 @@ export class World {
   engineSaid(up: boolean) {
     this.engineUp = up;
     if (up && this.cfg.escalation) this.position = 3;
+    if (up) this.reopenBuilderPositions();
   }
 
   /** The closer (the REAL close executor over a fake info and exchange client) and the kill's canceller. */
@@ -1344,13 +1346,16 @@ export class World {
       slippagePct: 1,
       maxSliceUsd: 100,
     });
+    // VIII: the listed dexes (the world's `dexes`, set after construction) are read when a pass runs
+    const closeOnDexes = this.closeOnDexes(live);
+    const closeAll = (p: Parameters<typeof close>[0]) => (this.dexes.length > 1 ? closeOnDexes(p) : close(p));
     return {
       escalation: this.cfg.escalation,
       // planted: the executor never asks the machine before its orders
       closePositions:
         this.plant === "close-no-check"
-          ? (p: Parameters<typeof close>[0]) => close({ ...p, mayProceed: undefined })
-          : close,
+          ? (p: Parameters<typeof close>[0]) => closeAll({ ...p, mayProceed: undefined })
+          : closeAll,
       killOrders: async () => ({ confirmed: true, cancelled: 0, kept: 0 }),
     };
   }
@@ -1408,6 +1413,98 @@ export class World {
       this.cfg.escalation != null;
     this.heldClose = null;
   }
+  // ====================================================================================================
+  // Issue 39 (invariant VIII): several dexes. With `dexes` listing builder dexes, the engine holds a position on
+  // each (`xyz:ETH`, 2) besides BTC on the first perp dex, and the REAL close executor is given the list, with
+  // each dex's meta and the `perpDexs` list its asset ids come from. VIII: no pass says "flat" (the machine's
+  // "closed") while a position remains on a listed dex.
+
+  /** the listed perp dexes ("" the first; the exposure poll's `--dex` list) */
+  dexes: readonly string[] = [""];
+  /** each builder dex's one position (`dex:ETH`), opened by the engine as BTC is */
+  builderPositions = new Map<string, number>();
+
+  /** The scenario's dexes (before the first command): each builder dex's position opened. */
+  listDexes(dexes: readonly string[]) {
+    this.dexes = dexes.length > 0 ? dexes : [""];
+    this.reopenBuilderPositions();
+  }
+
+  reopenBuilderPositions() {
+    if (!this.cfg.escalation) return;
+    for (const d of this.dexes) if (d !== "") this.builderPositions.set(d, 2);
+  }
+
+  /** VIII's ground truth: what remains on the listed dexes. */
+  leftOnDexes(): string[] {
+    return [
+      ...(this.position > 0 ? [`BTC ${this.position}`] : []),
+      ...[...this.builderPositions].filter(([, n]) => n > 0).map(([d, n]) => `${d}:ETH ${n}`),
+    ];
+  }
+
+  /** The close executor over every listed dex (the first only when the planted bug says so), VIII on its answer. */
+  closeOnDexes(live: () => boolean) {
+    const builders = () => this.dexes.filter((d) => d !== "");
+    const coinOn = (dex: string) => (dex === "" ? "BTC" : `${dex}:ETH`);
+    const sizeOn = (dex: string) => (dex === "" ? this.position : (this.builderPositions.get(dex) ?? 0));
+    const dexOfAsset = (asset: number) =>
+      asset < 100_000 ? "" : (builders()[Math.floor((asset - 100_000) / 10_000) - 1] ?? "?");
+    const executor = (dexes: readonly string[]) =>
+      createCloseExecutor({
+        dexes,
+        info: {
+          positions: async ({ dex = "" }: { dex?: string }) => ({
+            positions:
+              sizeOn(dex) > 0 ? [{ coin: coinOn(dex), szi: String(sizeOn(dex)), marginType: "cross" }] : [],
+          }),
+          metaAndMarks: async ({ dex = "" }: { dex?: string } = {}) => ({
+            meta: { universe: [{ name: coinOn(dex), szDecimals: 0 }] },
+            marks: { [coinOn(dex)]: "100" },
+          }),
+          perpDexs: async () => [null, ...builders().map((name) => ({ name }))],
+        } as never,
+        exchange: {
+          order: (orders) => {
+            if (!live()) return new Promise(() => {});
+            if (this.engineUp && !this.model.esc.killPass)
+              this.fail("VI", `a close order left while the engine is up (pass ${this.model.esc.passes})`);
+            return new Promise((resolve) => {
+              this.heldClose = (ok) => {
+                resolve({
+                  statuses: orders.map((o) => {
+                    if (!ok)
+                      return {
+                        kind: "error" as const,
+                        error: "Only post-only orders allowed immediately after a network upgrade",
+                      };
+                    const dex = dexOfAsset(o.asset);
+                    const size = Number(o.size);
+                    if (dex === "") this.position = Math.max(0, this.position - size);
+                    else this.builderPositions.set(dex, Math.max(0, sizeOn(dex) - size));
+                    return { kind: "filled" as const, oid: 1, totalSz: o.size, avgPx: "100" };
+                  }),
+                });
+              };
+            });
+          },
+        },
+        cancelOpenOrders: async () => ({ confirmed: true, cancelled: 0, kept: 0 }),
+        slippagePct: 1,
+        maxSliceUsd: 1_000,
+      });
+    // (built at each pass: the scenario lists its dexes after the first run's start)
+    type Pass = Parameters<ReturnType<typeof executor>>[0];
+    return async (p: Pass) => {
+      // planted: the closes know the first perp dex only (before issue 39)
+      const r = await executor(this.plant === "close-first-dex-only" ? [""] : this.dexes)(p);
+      const left = this.leftOnDexes();
+      if (r.flat && live() && left.length > 0)
+        this.fail("VIII", `a pass said closed while ${left.join(", ")} remains on a listed dex`);
+      return r;
+    };
+  }
+
   // issue 38: hooks of the engine's world (EngineWorld, below); in this world no engine is connected
   stallAllowance(): number {
     return 0;
