@@ -76,9 +76,12 @@ export async function killAlone(p: {
     timeoutMs: config.requestTimeout,
   });
   const info = new InfoClient({ apiUrl, clock, timeoutMs: config.requestTimeout });
-  const cancel = createCancelExecutor({ info, exchange });
+  // every listed dex, as the daemon's kill (docs/operations.md, "Every listed dex"): "" first, then each `--dex`
+  const dexes = [...new Set(["", ...config.dexes])];
+  const cancel = createCancelExecutor({ info, exchange, dexes });
   const closer = createCloseExecutor({
     info,
+    dexes,
     exchange,
     cancelOpenOrders: cancel,
     slippagePct: config.closeSlippagePct,

@@ -79,6 +79,8 @@ describe("the drill takes only what it names (process)", () => {
       expect(restingAtNotice).not.toBeNull();
       expect(await restingAtNotice!).toBeGreaterThanOrEqual(6);
       expect(await info.frontendOpenOrders({ user: account })).toHaveLength(0);
+      // the check after every fire ran after the drill's: nothing left on the listed dex
+      expect(await d.waitForEvent("fire.checked", 10_000)).toMatchObject({ account, survived: 0 });
 
       // the drill's trigger: proven by its own order, not a guess
       const status = JSON.parse((await runCliProcess(["status", "--state-dir", stateDir, "--json"])).stdout);
