@@ -9,7 +9,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { connectEngine as engine } from "../helpers/engine.js";
-import { assertBuilt, spawnCli } from "../helpers/process.js";
+import { assertBuilt, runCliProcess, spawnCli } from "../helpers/process.js";
 
 beforeAll(() => assertBuilt());
 
@@ -138,6 +138,55 @@ describe("every listed dex (process)", () => {
       const covered = await d.waitForEvent("fire.covered", 10_000);
       expect(covered).toMatchObject({ dexes: ["xyz"], confirmed: true, cancelled: 1 });
       expect(await info.frontendOpenOrders({ user: account, dex: "xyz" })).toEqual([]);
+    } finally {
+      d.kill("SIGINT");
+    }
+    expect((await d.exitWithin(10_000)).code).toBe(0);
+  }, 60_000);
+
+  test("behavior: kill --close with the engine connected → every resting order on both dexes cancelled, both dexes flat", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hl-dexes-kill-"));
+    const stateDir = path.join(dir, "s");
+    const guard = path.join(dir, "guard.sock");
+    const d = spawnCli([
+      "run",
+      "--sim",
+      "--state-dir",
+      stateDir,
+      ...FAST,
+      "--dex",
+      "",
+      "--dex",
+      "xyz",
+      "--guard-socket",
+      guard,
+    ]);
+    try {
+      const sim = await d.waitForEvent("sim.start", 15_000);
+      const account = String(sim.account);
+      const info = new InfoClient({ apiUrl: String(sim.apiUrl), timeoutMs: 5_000 });
+      await plantXyz(`${String(sim.apiUrl)}/admin`, account);
+      await d.waitForEvent("guard.listening", 15_000);
+      const e = await engine(guard, account);
+      await d.waitForEvent("heartbeat.ok", 10_000);
+      expect(await info.frontendOpenOrders({ user: account })).not.toEqual([]);
+      expect(await info.frontendOpenOrders({ user: account, dex: "xyz" })).toHaveLength(1);
+      const k = await runCliProcess(
+        ["kill", "--account", account, "--close", "--state-dir", stateDir, "--yes", "--json"],
+        {},
+        { timeoutMs: 30_000 },
+      );
+      expect(k.code, k.stderr).toBe(0);
+      const answer = JSON.parse(k.stdout) as {
+        accounts: { cancel: { cancelled: number }; close: { flat: boolean } }[];
+      };
+      expect(answer.accounts[0]!.close.flat).toBe(true);
+      // the builder dex's order and position are gone too: the command named the account, on every listed dex
+      expect(await info.frontendOpenOrders({ user: account })).toEqual([]);
+      expect(await info.frontendOpenOrders({ user: account, dex: "xyz" })).toEqual([]);
+      expect((await info.positions({ user: account })).positions).toEqual([]);
+      expect((await info.positions({ user: account, dex: "xyz" })).positions).toEqual([]);
+      e.destroy();
     } finally {
       d.kill("SIGINT");
     }

@@ -100,4 +100,22 @@ describe("the IP's weight", () => {
     const expedite = weightPlan(load({ account: fleet }));
     expect(expedite.bursts[1]).toMatchObject({ perMinute: 12 * 60 });
   });
+
+  test("every listed dex: a cancel pass per builder dex (read first), perpDexs and its meta once; close steps and fire checks per dex", () => {
+    const socket = "/run/hl-deadman/guard.sock";
+    const fleet = accounts(3);
+    const one = weightPlan(load({ account: fleet, guardSocket: socket, onEngineDown: "cancel" }));
+    const two = weightPlan(
+      load({ account: fleet, guardSocket: socket, onEngineDown: "cancel", dex: ["", "xyz", "abc"] }),
+    );
+    // the first dex as before (3 × 21 with the feed), + 3 accounts × 2 builder dexes × 41, + perpDexs and 2 metas
+    expect(one.bursts[0]).toMatchObject({ perMinute: 3 * 21 });
+    expect(two.bursts[0]).toMatchObject({ perMinute: 3 * 21 + 3 * 2 * 41 + 3 * 20 });
+    expect(two.bursts[0]!.arithmetic).toContain("3 × 2 builder dex(es) × (20 + 1 + 20) read first");
+    const close = (p: typeof one) => p.bursts.find((b) => b.what.startsWith("a close step"))!.perMinute;
+    const check = (p: typeof one) =>
+      p.bursts.find((b) => b.what.startsWith("the check after a fire"))!.perMinute;
+    expect([close(one), close(two)]).toEqual([22 + 1, 3 * 22 + 1]);
+    expect([check(one), check(two)]).toEqual([20, 3 * 20]);
+  });
 });
