@@ -104,7 +104,7 @@ export function weightPlan(config: Config, accounts = configuredAccounts(config)
   // on the first perp dex only.
   // The cancels, closes and fire checks cover the first perp dex and every listed one, each with a pass of its own
   // (docs/operations.md, "Every listed dex"); a builder dex's asset ids need one `perpDexs` read and its own `meta`,
-  // each read once, at its first pass.
+  // each read once (at start under `cancel`, else at its first pass).
   const feed =
     config.onEngineDown === "cancel" && Boolean(config.guardSocket) && config.orderFeedAccounts > 0;
   const followed = feed ? Math.min(accounts, config.orderFeedAccounts) : 0;

@@ -6,7 +6,12 @@ import { effectiveExplorerUrl } from "../../config/load.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import { VERSION } from "../../core/version.js";
-import { createCancelExecutor, createMetaCache, type MetaCache } from "../../protocol/hyperliquid/cancel.js";
+import {
+  type CancelExecutor,
+  createCancelExecutor,
+  createMetaCache,
+  type MetaCache,
+} from "../../protocol/hyperliquid/cancel.js";
 import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../protocol/hyperliquid/info.js";
@@ -422,19 +427,29 @@ export function recordComponent(): Component<
       const onReport = cancelReportLogger(logger, metrics);
       // The cancels and closes act on the first perp dex and on every dex of `--dex` (the exposure poll's list).
       const actOnDexes = dexesToActOn(config.dexes);
+      // Under `cancel`, each listed builder dex's asset ids (`perpDexs`, its `meta`) are read now, in the background
+      // as the first dex's `meta` is: a pass at death then goes from its read to its cancel on every dex.
+      const primed = (executor: CancelExecutor): CancelExecutor => {
+        const priming = executor.prime();
+        reconciling.add(priming);
+        void priming.finally(() => reconciling.delete(priming));
+        return executor;
+      };
       const cancellers =
         config.onEngineDown === "cancel"
           ? perSigner((c) =>
               hasCancel(c)
-                ? createCancelExecutor({
-                    info,
-                    // every dex the exposure poll reads: a dex read but not cancelled is a dex left trading
-                    dexes: actOnDexes,
-                    exchange: c,
-                    onReport,
-                    metaCache,
-                    ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user) } : {}),
-                  })
+                ? primed(
+                    createCancelExecutor({
+                      info,
+                      // every dex the exposure poll reads: a dex read but not cancelled is a dex left trading
+                      dexes: actOnDexes,
+                      exchange: c,
+                      onReport,
+                      metaCache,
+                      ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user) } : {}),
+                    }),
+                  )
                 : undefined,
             )
           : undefined;

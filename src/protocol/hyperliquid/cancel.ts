@@ -43,6 +43,12 @@ export type CancelOpenOrdersResult = {
   weight?: number;
 };
 export type CancelOpenOrders = (params: CancelOpenOrdersParams) => Promise<CancelOpenOrdersResult>;
+/**
+ * The executor, and its `prime`: each listed builder dex's place in `perpDexs` and its `meta` read ahead (at
+ * start), so that a pass at death goes from its read straight to its cancel on every dex. Never throws: what could
+ * not be read is read by the first pass that needs it.
+ */
+export type CancelExecutor = CancelOpenOrders & { prime(): Promise<void> };
 
 export type CancelExecutorDeps = {
   info: Pick<InfoClient, "frontendOpenOrders" | "meta"> & Partial<Pick<InfoClient, "perpDexs">>;
@@ -197,7 +203,7 @@ export function createCancelExecutor({
   onReport,
   knownOrders,
   metaCache = createMetaCache(info),
-}: CancelExecutorDeps): CancelOpenOrders {
+}: CancelExecutorDeps): CancelExecutor {
   // Each builder dex's `meta` cached as the first dex's is; its offset from `perpDexs`, read once (asset-ids.ts).
   const metaCaches = new Map<string, MetaCache>([["", metaCache]]);
   const metaCacheOf = (dex: string): MetaCache => {
@@ -415,7 +421,7 @@ export function createCancelExecutor({
 
   // Every listed dex at once: each gets its own pass (its orders, its asset ids), and the run is confirmed only when
   // every dex's is. A detail names the dex it is about; the failure the switch judges is the first dex's that failed.
-  return async ({ account, vaultAddress, cancelStops, dexes: only }) => {
+  const run: CancelOpenOrders = async ({ account, vaultAddress, cancelStops, dexes: only }) => {
     const user = vaultAddress ?? account;
     const list = [...new Set(only ?? dexes)];
     const results = await Promise.all(list.map((dex) => cancelOn(user, vaultAddress, cancelStops, dex)));
@@ -444,4 +450,15 @@ export function createCancelExecutor({
           }),
     };
   };
+  const prime = async () => {
+    await Promise.all(
+      [...new Set(dexes)]
+        .filter((d) => d !== "")
+        .map(async (dex) => {
+          await offsetOf(dex).catch(() => undefined);
+          await metaCacheOf(dex).prime();
+        }),
+    );
+  };
+  return Object.assign(run, { prime });
 }

@@ -173,4 +173,21 @@ describe("every listed dex gets the cancel pass", () => {
     expect(x.log.some((l) => l === "read()")).toBe(false);
     expect(x.state[""]).toHaveLength(1);
   });
+
+  test("behavior: primed at start, a builder dex's pass at death goes from its read straight to its cancel", async () => {
+    const x = fakeExchange({ "": [], xyz: [order(2, "xyz:ETH")] });
+    const pass = createCancelExecutor({ ...x, dexes: ["", "xyz"] });
+    await pass.prime();
+    expect(x.log).toEqual(["perpDexs", "meta(xyz)"]);
+    x.log.length = 0;
+    expect(await pass({ account: USER, cancelStops: false })).toMatchObject({
+      confirmed: true,
+      cancelled: 1,
+    });
+    expect(x.log.filter((l) => l.includes("xyz") || l.startsWith("cancel") || l === "perpDexs")).toEqual([
+      "read(xyz)",
+      "cancel:f:2",
+      "read(xyz)",
+    ]);
+  });
 });
