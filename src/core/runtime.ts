@@ -427,7 +427,7 @@ export type ClockStep = { deltaMs: number; wall: number; mono: number };
 export type TimeView = (
   mono: number,
   wall: number,
-) => { act: number; exchange: number; verified: boolean; ready: number };
+) => { act: number; exchange: number; verified: boolean; ready: number; plan?: number; witnessed?: boolean };
 
 /**
  * The exchange's time, kept as monotonic time + an offset: a local wall-clock step moves nothing here. The
@@ -459,10 +459,13 @@ export class ExchangeTime implements Clock {
     return this.#view ? this.#view(monotonicOf(this.#clock), this.#clock.now()) : null;
   }
 
-  /** The exchange's time now (ms since the epoch), as best known: the time the switch acts on. */
+  /**
+   * The exchange's time now (ms since the epoch), as pushes are planned on it (nonces, expiresAfter, the ledger's
+   * day): the verified time, or while nothing is verified the earliest candidate (src/switch/exchange-time.ts).
+   */
   now(): number {
     const v = this.#viewNow();
-    return v ? v.act : Math.floor(monotonicOf(this.#clock) + this.#offset);
+    return v ? (v.plan ?? v.act) : Math.floor(monotonicOf(this.#clock) + this.#offset);
   }
 
   /**
@@ -480,7 +483,7 @@ export class ExchangeTime implements Clock {
    */
   verifiedNow(): number {
     const v = this.#viewNow();
-    return v?.verified ? v.exchange : 0;
+    return (v?.witnessed ?? v?.verified) ? v.exchange : 0;
   }
 
   monotonic(): number {
@@ -502,9 +505,10 @@ export class ExchangeTime implements Clock {
     if (Number.isFinite(ms) && ms > now) this.#offset += ms - now;
   }
 
-  /** True while the machine's estimate is verified (an answer's Date it judged plausible). */
+  /** True while two witnesses agree on the machine's estimate (whatever the local clock says). */
   get verified(): boolean {
-    return this.#viewNow()?.verified ?? false;
+    const v = this.#viewNow();
+    return v?.witnessed ?? v?.verified ?? false;
   }
 
   /** Compares the wall clock to the monotonic one; a disagreement beyond the threshold is a step. */

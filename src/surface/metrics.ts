@@ -376,6 +376,12 @@ export function createMetrics({
       labelNames: ["account"],
       registers: r,
     }),
+    clockVerified: new Gauge({
+      name: `${p}clock_verified`,
+      help: "1 while two witnesses (answers' Date, the HyperEVM block time, the local clock) agree on the exchange's time; 0: not ready.",
+      labelNames: ["account"],
+      registers: r,
+    }),
     clockDatesRefused: new Counter({
       name: `${p}clock_dates_refused_total`,
       help: "Answers whose Date was refused (not a date, out of range, outside the verified window): never applied.",

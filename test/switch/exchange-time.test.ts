@@ -65,9 +65,12 @@ describe("exchange time: a bounded estimate", () => {
     expect(b.verdict).toMatchObject({ kind: "applied", verified: true });
     const t = timesAt(b.time, 60_000, T0 - 540_000);
     expect(t.suspect).toBe(true);
-    // the later of the two for lapses and cancel times; the earlier for the UTC day
+    // two witnesses verified it (issue 40): lapses, cancel times and the UTC day on the exchange's time, whatever
+    // the local clock says; not ready while the local clock disagrees
     expect(t.act).toBe(T0 + 60_000 - 500 + 500);
-    expect(t.day).toBe(T0 - 540_000);
+    expect(t.plan).toBe(T0 + 60_000);
+    expect(t.day).toBe(T0 + 60_000);
+    expect(t.witnessed).toBe(true);
     expect(t.verified).toBe(false);
   });
 

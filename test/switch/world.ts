@@ -581,8 +581,9 @@ export class World {
     )
       this.fail(5, "a push was sent after the exchange's daily-limit refusal");
     // invariant II: a push is never shortened but by the operator's policy (an engine-down expedite)
-    // (on the daemon's own clock: how far its clock is from the exchange's is invariant 1's business)
-    const own = timesOf(this.model, this.now()).act;
+    // (on the daemon's own clock: how far its clock is from the exchange's is invariant 1's business; the time
+    // pushes are planned on, issue 40: the verified time, or the earliest candidate while nothing is verified)
+    const own = timesOf(this.model, this.now()).plan;
     if (inflight(this.model)?.mode !== "expedite" && cancelAt < own + this.cfg.deadlineMs - 1_000)
       this.fail("II", `a push for ${cancelAt - own} ms ahead, not the deadline's ${this.cfg.deadlineMs}`);
     // invariant 6: a permanent refusal is re-checked no faster than the re-check interval
