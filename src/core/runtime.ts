@@ -460,12 +460,20 @@ export class ExchangeTime implements Clock {
   }
 
   /**
-   * The exchange's time now (ms since the epoch), as pushes are planned on it (nonces, expiresAfter, the ledger's
-   * day): the verified time, or while nothing is verified the earliest candidate (src/switch/exchange-time.ts).
+   * The exchange's time now (ms since the epoch), as best known: the time the switch acts on (nonces, expiresAfter,
+   * the record's and the ledger's dates). Never the earliest candidate the pushes' cancel times are planned on
+   * while nothing is verified (src/switch/exchange-time.ts `Times.plan`): a record or a ledger write dated on a
+   * Date 12 h behind lands on the previous UTC day, where it corrects nothing.
    */
   now(): number {
     const v = this.#viewNow();
-    return v ? (v.plan ?? v.act) : Math.floor(monotonicOf(this.#clock) + this.#offset);
+    return v ? v.act : Math.floor(monotonicOf(this.#clock) + this.#offset);
+  }
+
+  /** The time pushes' cancel times are planned on (the machine's `Times.plan`); `now()` when none is adopted. */
+  planNow(): number {
+    const v = this.#viewNow();
+    return v ? (v.plan ?? v.act) : this.now();
   }
 
   /**

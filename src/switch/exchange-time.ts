@@ -19,10 +19,11 @@
  * A disagreement larger than BRIDGE_MS cannot be bridged without a schedule unreasonably far ahead: one source is
  * used (`source`), and repeated `expired` / `too early` / nonce-window refusals switch to the other one.
  *
- * Witnesses (issue 40). The local clock alone never verifies anything. The exchange's time is verified when two
- * sources agree: a Date and the local clock (as above), or a Date and the HyperEVM's latest block timestamp (a
- * second witness, from the chain's consensus, not from the host that answers; `takeBlock`), or the block and the
- * local clock. The exchange's own verdicts bound it: a push accepted says its time was at most cancel time − 5 s
+ * Witnesses (issue 40). The local clock is never a witness. The exchange's time is verified when two outside
+ * witnesses agree: a Date and the HyperEVM's latest block timestamp (from the chain's consensus, not from the host
+ * that answers; `takeBlock`), or a Date and the exchange's acceptance of a push planned on that Date's time
+ * (`agreeingVerdict`: the witness of setups with no block, a custom --api-url and no --rpc-url). The exchange's
+ * own verdicts bound it: a push accepted says its time was at most cancel time − 5 s
  * when it was taken (`hi`), one refused as too early or expired says it was later (`lo`); a source outside the
  * bounds is no longer a candidate. While nothing is verified and the candidates (local clock, estimate, last Date,
  * last block) disagree, pushes are planned on the EARLIEST candidate (`Times.plan`: the schedule is never more
@@ -93,8 +94,10 @@ export type TimeModel = {
   lo?: number | null | undefined;
   /** the exchange's offset is at most this (a push accepted: its time was at most cancel time − 5 s) */
   hi?: number | null | undefined;
-  /** the witnesses that verified the estimate last (`date+local`, `date+block`, `block+local`) */
+  /** the witnesses that verified the estimate last (`date+block`, `date+verdict`) */
   verifiedBy?: string | null | undefined;
+  /** the time (as an offset) the last push the exchange accepted was planned on: a verdict a Date may agree with */
+  accepted?: number | null | undefined;
 };
 
 export type Sample = { date: number; sentMono: number; receivedMono: number };
@@ -154,6 +157,7 @@ export function initialTime(mono: number, wall: number, floor: number | null): T
     lo: null,
     hi: null,
     verifiedBy: null,
+    accepted: null,
   };
 }
 
@@ -254,7 +258,7 @@ export function takeSample(
   // confirm (`takeBlock`).
   const reading: Reading = { offset: mid - midMono, uncertainty, mono: midMono };
   const withDate = { ...t, date: reading };
-  const byBlock = agreeingBlock(withDate, reading);
+  const byBlock = agreeingBlock(withDate, reading) ?? agreeingVerdict(withDate, reading);
   if (byBlock !== null) return byBlock;
   t = withDate;
   const estimate = midMono + t.offset;
@@ -265,11 +269,12 @@ export function takeSample(
   let verified: boolean;
   if (t.anchorMono !== null) {
     const tolerance = uncertainty + WINDOW_SLACK_MS + DRIFT_RATIO * Math.abs(midMono - t.anchorMono);
-    if (Math.abs(error) > tolerance && !agreesWithLocal)
+    // (the local clock agreeing with it changes nothing: the local clock alone never verifies)
+    if (Math.abs(error) > tolerance)
       return refused(
         { ...t, alternative: sampleOffset },
         "outside_window",
-        `the Date is ${Math.round(error)} ms off the verified time + elapsed (window ±${Math.round(tolerance)} ms) and off the local clock`,
+        `the Date is ${Math.round(error)} ms off the verified time + elapsed (window ±${Math.round(tolerance)} ms)`,
       );
     verified = true;
   } else {
@@ -293,8 +298,9 @@ export function takeSample(
         "outside_window",
         `the Date is ${Math.round(mid - (local ?? mid))} ms off the local clock, ${Math.round(error)} ms off the estimate, and nothing verified it yet`,
       );
-    // the first sample of the run is verified only when the local clock agrees (two independent sources)
-    verified = agreesWithLocal;
+    // Applied as a candidate, never verified by itself nor by the local clock: a second witness must agree (the
+    // block, `agreeingBlock`; or the exchange's acceptance of a push planned on it, `agreeingVerdict`).
+    verified = false;
   }
   const correct = Math.abs(error) > uncertainty + CORRECTION_THRESHOLD_MS;
   const offset = correct ? sampleOffset : t.offset;
@@ -304,7 +310,7 @@ export function takeSample(
     sampled: true,
     anchorMono: verified ? midMono : t.anchorMono,
     floor: verified ? Math.max(t.floor, Math.floor(s.date)) : t.floor,
-    verifiedBy: verified && t.anchorMono === null ? "date+local" : t.verifiedBy,
+    verifiedBy: t.verifiedBy,
   };
   return { time: next, verdict: { kind: "applied", correctionMs: correct ? error : 0, verified } };
 }
@@ -323,13 +329,30 @@ function agreeingBlock(t: TimeModel, date: Reading): { time: TimeModel; verdict:
   return verifyOn(t, date, "date+block");
 }
 
+/**
+ * A Date the exchange's own verdict agrees with, while nothing is verified: the last push it accepted was planned
+ * on this Date's time (within its uncertainty + WITNESS_SLACK_MS), and the Date lies within the verdicts' bounds.
+ * The acceptance says the exchange's time was at most the plan + the push's lead − 5 s: a Date behind the exchange
+ * by more than that would have been refused (too early), and one ahead of the local clock is never the plan (the
+ * plan is the earliest candidate). This is the second witness where there is no block (a custom --api-url and no
+ * --rpc-url); docs/daemon.md "What the switch believes about time".
+ */
+function agreeingVerdict(t: TimeModel, date: Reading): { time: TimeModel; verdict: SampleVerdict } | null {
+  if (t.anchorMono !== null || t.accepted == null) return null;
+  if (Math.abs(date.offset - t.accepted) > date.uncertainty + WITNESS_SLACK_MS) return null;
+  return verifyOn(t, date, "date+verdict");
+}
+
 function verifyOn(t: TimeModel, r: Reading, by: string): { time: TimeModel; verdict: SampleVerdict } | null {
   if (!withinBounds(t, r.offset, r.uncertainty)) return null;
-  const correctionMs = r.offset - t.offset;
+  // As `takeSample`: an estimate already within the reading's uncertainty (+ the threshold) is kept; moved onto
+  // the reading's middle it could lead the exchange by up to that uncertainty (a lapse counted before it fired).
+  const correct = Math.abs(r.offset - t.offset) > r.uncertainty + CORRECTION_THRESHOLD_MS;
+  const correctionMs = correct ? r.offset - t.offset : 0;
   return {
     time: {
       ...t,
-      offset: r.offset,
+      offset: correct ? r.offset : t.offset,
       sampled: true,
       anchorMono: r.mono,
       floor: Math.max(t.floor, Math.floor(r.mono + r.offset - r.uncertainty)),
@@ -346,7 +369,7 @@ export type BlockSample = { timestampSec: number; sentMono: number; receivedMono
 /**
  * The HyperEVM's latest block timestamp (seconds), read over `sentMono..receivedMono`. Malformed or implausible:
  * refused. Otherwise remembered as a candidate; while nothing is verified it verifies the time when the last Date
- * or the local clock agrees with it (two sources; with the local clock, on the block's reading).
+ * agrees with it (two outside witnesses; the local clock is never one).
  */
 export function takeBlock(
   t: TimeModel,
@@ -372,11 +395,8 @@ export function takeBlock(
     const v = verifyOn(next, t.date, "date+block");
     if (v) return v;
   }
-  const local = Number.isFinite(wall) ? wall - (b.receivedMono - midMono) : null;
-  if (local !== null && Math.abs(local - (midMono + reading.offset)) <= SUSPECT_MS + reading.uncertainty) {
-    const v = verifyOn(next, reading, "block+local");
-    if (v) return v;
-  }
+  // (the local clock agreeing with the block verifies nothing: the local clock alone never verifies)
+  void wall;
   return { time: next, verdict: { kind: "applied", correctionMs: 0, verified: false } };
 }
 
@@ -390,7 +410,7 @@ export function takeBlock(
 export function timeVerdict(
   t: TimeModel,
   v:
-    | { kind: "accepted"; cancelAt: number; askedMono: number }
+    | { kind: "accepted"; cancelAt: number; askedMono: number; planMs?: number | undefined }
     | { kind: "later"; than: number; answeredMono: number },
 ): TimeModel {
   let lo = t.lo ?? null;
@@ -406,9 +426,15 @@ export function timeVerdict(
     lo = lo === null ? bound : Math.max(lo, bound);
     if (hi !== null && lo >= hi + BOUND_SLACK_MS) hi = null;
   }
-  const next = { ...t, lo, hi };
+  let next: TimeModel = { ...t, lo, hi };
+  if (v.kind === "accepted" && v.planMs !== undefined && Number.isFinite(v.planMs))
+    next = { ...next, accepted: v.planMs - v.askedMono };
   if (next.anchorMono !== null && !withinBounds(next, next.offset))
     return { ...next, anchorMono: null, verifiedBy: null };
+  if (next.anchorMono === null && next.date) {
+    const byVerdict = agreeingVerdict(next, next.date);
+    if (byVerdict) return byVerdict.time;
+  }
   return next;
 }
 
@@ -430,12 +456,29 @@ export function timeRefused(
   mono: number,
   wall: number,
 ): { time: TimeModel; switched: boolean } {
+  // The exchange's verdicts (bounds, taken before this) may already explain the refusal: when they leave the
+  // estimate standing and rule out another candidate, that candidate was the time used (the latest, for nonces and
+  // expiresAfter) and is no longer one (`candidates`); moving the estimate to it would adopt the refused time.
+  if (
+    (t.lo != null || t.hi != null) &&
+    withinBounds(t, t.offset) &&
+    ((Number.isFinite(wall) && !withinBounds(t, wall - mono)) ||
+      (t.date != null && !withinBounds(t, t.date.offset, t.date.uncertainty)) ||
+      (t.block != null && !withinBounds(t, t.block.offset, t.block.uncertainty)) ||
+      (t.alternative !== null && !withinBounds(t, t.alternative)))
+  )
+    return { time: { ...t, refusals: 0 }, switched: false };
   const refusals = t.refusals + 1;
   if (refusals < SOURCE_SWITCH_REFUSALS) return { time: { ...t, refusals }, switched: false };
   const times = timesAt(t, mono, wall);
   // E is what was used (or both, bridged, with E the later): move E to the other source.
   let offset = t.offset;
-  if (t.alternative !== null && Math.abs(t.alternative - t.offset) > SUSPECT_MS) offset = t.alternative;
+  if (
+    t.alternative !== null &&
+    Math.abs(t.alternative - t.offset) > SUSPECT_MS &&
+    withinBounds(t, t.alternative)
+  )
+    offset = t.alternative;
   else if (Number.isFinite(wall) && times.disagreementMs > SUSPECT_MS) offset = wall - mono;
   const source: TimeSource = t.source === "exchange" ? "local" : "exchange";
   // the readings that vouched for the refused time are no longer candidates

@@ -292,7 +292,12 @@ function verdictOf(m: SwitchModel, ev: Event, now: Now) {
   const f = inflight(m);
   if (!f || f.id !== ev.id) return;
   if (ev.type === "pushConfirmed")
-    m.time = timeVerdict(m.time!, { kind: "accepted", cancelAt: f.cancelAt, askedMono: f.askedMono });
+    m.time = timeVerdict(m.time!, {
+      kind: "accepted",
+      cancelAt: f.cancelAt,
+      askedMono: f.askedMono,
+      planMs: f.planMs,
+    });
   else if (ev.kind === "too_early")
     m.time = timeVerdict(m.time!, {
       kind: "later",
