@@ -378,7 +378,7 @@ export function createMetrics({
     }),
     clockVerified: new Gauge({
       name: `${p}clock_verified`,
-      help: "1 while two witnesses (answers' Date, the HyperEVM block time, the local clock) agree on the exchange's time; 0: not ready.",
+      help: "1 while two outside witnesses (answers' Date with the HyperEVM block time, or with the exchange's acceptance of a push planned on it) agree on the exchange's time; 0: not ready. The local clock is never a witness.",
       labelNames: ["account"],
       registers: r,
     }),

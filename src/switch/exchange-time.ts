@@ -192,11 +192,6 @@ export function timesAt(t: TimeModel, mono: number, wall: number): Times {
   const local = Number.isFinite(wall) ? Math.floor(wall) : exchange;
   const disagreementMs = Math.abs(exchange - local);
   const suspect = disagreementMs > SUSPECT_MS;
-  let act = exchange;
-  if (suspect)
-    act =
-      disagreementMs <= BRIDGE_MS ? Math.max(exchange, local) : t.source === "exchange" ? exchange : local;
-  const day = suspect ? Math.min(exchange, local) : exchange;
   const witnessed = t.sampled && t.anchorMono !== null && withinBounds(t, t.offset);
   if (witnessed)
     return {

@@ -23,7 +23,7 @@
  *   per deadline; the UTC day only moves forward.
  * - After a wall-clock step the switch is not ready until a push is confirmed on the corrected clock.
  */
-import { nextUtcMidnight } from "../core/clock.js";
+import { nextUtcMidnight, utcDay } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
 import { coordination, gateToken, membersWellFormed, removalRefusal } from "./coordination.js";
@@ -262,6 +262,7 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   else if (witnessedBefore && !times.witnessed)
     ready.events.push({ type: "clockUnverified", exchangeMs: times.exchange, localMs: times.local });
   const ctx = new Step(m, { mono: now.mono, wall: times.act, verified: m.time.sampled, nonce }, times, ready);
+  if (!witnessedBefore && times.witnessed) repairDay(ctx);
   ctx.suspectWatch();
   ctx.roll();
   if (event.type === "clockSample" || event.type === "blockSample") {
@@ -280,6 +281,24 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   }
   ready.wakeAt = wakeAtOf(ctx.m.wake);
   return { model: ctx.m, ready };
+}
+
+/**
+ * What a wrong clock wrote is repaired (issue 40): a ledger day ahead of the time two witnesses just verified was
+ * dated on a clock ahead (the local clock alone, a day or more ahead). Its day is set back to the verified one, its
+ * count kept as it is (never fewer than counted: the guesses stay until the exchange's record, read now, says
+ * otherwise; the day's count then follows the record), logged and audited (`ledger.day_repaired`). The nonce floor
+ * is not touched: the exchange keeps the nonces a signer used, and `nonce.rederived` is the way forward.
+ */
+function repairDay(ctx: Step) {
+  const m = ctx.m;
+  const day = utcDay(ctx.times.exchange);
+  if (!(m.entry.day > day)) return;
+  const from = m.entry.day;
+  m.entry = { ...m.entry, day };
+  ctx.persist = true;
+  ctx.emit({ type: "dayRepaired", from, to: day, triggersToday: m.entry.triggersToday });
+  readRecord(ctx, "the ledger's day was repaired");
 }
 
 /**

@@ -231,3 +231,38 @@ describe("fail-safe step: no event throws out of step", () => {
     expect(logs(next.ready)).not.toContain("switch.event_refused");
   });
 });
+
+describe("issue 40: what a wrong clock wrote is repaired", () => {
+  test("behavior: a ledger day ahead of the verified time is set back at verification, the count kept, logged, audited, the record read", () => {
+    // a run with the local clock 20 h ahead dated the ledger on Jan 2 and counted a trigger there
+    const ahead = { ...newEntry(SWITCH_CFG.account, T0 + 72_000_000, { limit: 10 }), triggersToday: 1 };
+    expect(ahead.day).toBe("2026-01-02");
+    let m = step(initialModel(SWITCH_CFG, ahead), { type: "start" }, at(0)).model;
+    // the exchange accepted a push planned on T0; its Date agrees: two witnesses, the time is verified
+    m = { ...m, time: accepted(initialTime(0, T0, null), T0, 0) };
+    const r = step(m, sample(T0, 0, 0), at(0));
+    expect(logs(r.ready)).toContain("clock.verified");
+    expect(logs(r.ready)).toContain("ledger.day_repaired");
+    expect(r.ready.events).toContainEqual(
+      expect.objectContaining({
+        type: "dayRepaired",
+        from: "2026-01-02",
+        to: "2026-01-01",
+        triggersToday: 1,
+      }),
+    );
+    expect(r.model.entry.day).toBe("2026-01-01");
+    // never fewer than counted: the record decides the day's count
+    expect(r.model.entry.triggersToday).toBe(1);
+    expect(r.ready.readRecord).toBeDefined();
+    expect(r.ready.entry?.day).toBe("2026-01-01");
+    // a ledger day not ahead is left alone
+    let ok = step(
+      initialModel(SWITCH_CFG, newEntry(SWITCH_CFG.account, T0, { limit: 10 })),
+      { type: "start" },
+      at(0),
+    ).model;
+    ok = { ...ok, time: accepted(initialTime(0, T0, null), T0, 0) };
+    expect(logs(step(ok, sample(T0, 0, 0), at(0)).ready)).not.toContain("ledger.day_repaired");
+  });
+});

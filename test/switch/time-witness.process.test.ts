@@ -87,7 +87,9 @@ describe("issue 40: a local clock 2 h ahead from the start (libfaketime)", () =>
   }, 60_000);
 
   test("behavior: without a block witness, the exchange's verdicts rule the local clock out: the same bounds hold", async () => {
-    const { within, readyWhileFar, ready, sim, user } = await run("without rpc", false);
+    const { within, readyWhileFar, ready, lines, sim, user } = await run("without rpc", false);
+    // the second witness is the exchange's acceptance of a push planned on the Date (never the local clock)
+    expect(lines.some((l) => l.event === "clock.verified" && l.by === "date+verdict")).toBe(true);
     expect(readyWhileFar).toBe(0);
     expect(within).not.toBeNull();
     expect(within!).toBeLessThan(30_000);
