@@ -711,7 +711,9 @@ describe("switch machine: each invariant catches its planted bug", { timeout: 60
       // issue 40: pushes and readiness on the local clock while nothing is verified (a clock ahead from the start)
       ["local-wins", "IX", 5_000, clockAhead],
       ["stop-at-count", "II"],
-      ["unrecognised-as-limit", "II"],
+      // (issue 40: with no answer verifying the time by itself, seed 11's first find is a fresh record that shows
+      // the wrongly assumed limit: 10 counted against 0 fires, invariant III)
+      ["unrecognised-as-limit", ["II", "III"]],
       ["record-ignored", "III", 5_000, recordScenario],
       ["date-unbounded", ["IV", "II"], 5_000, erratic],
       // issue 38: an account an engine held waits at most the connect grace after a restart
