@@ -55,3 +55,15 @@ export function defaultStateDir(env: NodeJS.ProcessEnv, cwd: string): string {
 export function effectiveStateDir(config: Config, cwd: string, env: NodeJS.ProcessEnv = {}): string {
   return config.stateDir ?? defaultStateDir(env, cwd);
 }
+
+/**
+ * Where the HyperEVM block time (the second witness of the exchange's time) is read: `--rpc-url`, else the
+ * network's official RPC when the API is the official one; with a third-party API host and no `--rpc-url`, none
+ * (as for the explorer: a witness of another network's time would be worse than none).
+ */
+export function effectiveBlockTimeUrl(config: Config): string | null {
+  if (config.rpcUrl) return config.rpcUrl;
+  const official = NETWORK_URLS[config.network].apiUrl;
+  if (config.apiUrl && config.apiUrl.replace(/\/+$/, "") !== official) return null;
+  return NETWORK_URLS[config.network].rpcUrl;
+}

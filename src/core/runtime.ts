@@ -427,7 +427,7 @@ export type ClockStep = { deltaMs: number; wall: number; mono: number };
 export type TimeView = (
   mono: number,
   wall: number,
-) => { act: number; exchange: number; verified: boolean; ready: number };
+) => { act: number; exchange: number; verified: boolean; ready: number; plan?: number; witnessed?: boolean };
 
 /**
  * The exchange's time, kept as monotonic time + an offset: a local wall-clock step moves nothing here. The
@@ -459,10 +459,21 @@ export class ExchangeTime implements Clock {
     return this.#view ? this.#view(monotonicOf(this.#clock), this.#clock.now()) : null;
   }
 
-  /** The exchange's time now (ms since the epoch), as best known: the time the switch acts on. */
+  /**
+   * The exchange's time now (ms since the epoch), as best known: the time the switch acts on (nonces, expiresAfter,
+   * the record's and the ledger's dates). Never the earliest candidate the pushes' cancel times are planned on
+   * while nothing is verified (src/switch/exchange-time.ts `Times.plan`): a record or a ledger write dated on a
+   * Date 12 h behind lands on the previous UTC day, where it corrects nothing.
+   */
   now(): number {
     const v = this.#viewNow();
     return v ? v.act : Math.floor(monotonicOf(this.#clock) + this.#offset);
+  }
+
+  /** The time pushes' cancel times are planned on (the machine's `Times.plan`); `now()` when none is adopted. */
+  planNow(): number {
+    const v = this.#viewNow();
+    return v ? (v.plan ?? v.act) : this.now();
   }
 
   /**
@@ -480,7 +491,7 @@ export class ExchangeTime implements Clock {
    */
   verifiedNow(): number {
     const v = this.#viewNow();
-    return v?.verified ? v.exchange : 0;
+    return (v?.witnessed ?? v?.verified) ? v.exchange : 0;
   }
 
   monotonic(): number {
@@ -502,9 +513,10 @@ export class ExchangeTime implements Clock {
     if (Number.isFinite(ms) && ms > now) this.#offset += ms - now;
   }
 
-  /** True while the machine's estimate is verified (an answer's Date it judged plausible). */
+  /** True while two witnesses agree on the machine's estimate (whatever the local clock says). */
   get verified(): boolean {
-    return this.#viewNow()?.verified ?? false;
+    const v = this.#viewNow();
+    return v?.witnessed ?? v?.verified ?? false;
   }
 
   /** Compares the wall clock to the monotonic one; a disagreement beyond the threshold is a step. */

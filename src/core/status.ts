@@ -55,6 +55,10 @@ export type SwitchStatus = {
   triggers?: { deadline: number | null; proof: "limit_error" | "orders" | "record" | "guess" }[];
   /** the local clock and the exchange's time disagree beyond a small bound (clock.suspect): not ready */
   clockSuspect?: boolean;
+  /** no two witnesses agree on the exchange's time yet (the local clock alone never verifies it): not ready */
+  clockUnverified?: boolean;
+  /** local clock minus the exchange's time (ms): the verified time, else the candidate furthest from the local clock */
+  clockOffMs?: number;
   /** HALTED: the escalation closed (or is closing) the positions; only an operator's `reset` releases it */
   halted?: {
     since: number;

@@ -8,7 +8,9 @@
  * - unknown method → -32601; wrong arity or types → -32602 (message "Invalid params", detail in `data`, as reth does);
  * - `id` is echoed; a batch is answered by an array; notifications (no `id`) get no response, and a body made only
  *   of notifications gets HTTP 204 with no body.
- * Methods: eth_blockNumber, eth_chainId, ots_getApiLevel (8, docs/exchange-behaviour.md §19), ots_getHeaderByNumber (null when unknown, §18),
+ * Methods: eth_blockNumber, eth_chainId, eth_getBlockByNumber (the header with `timestamp` in whole seconds of the
+ * simulator's own clock, and the block's transaction hashes; the daemon's second witness of the exchange's time),
+ * ots_getApiLevel (8, docs/exchange-behaviour.md §19), ots_getHeaderByNumber (null when unknown, §18),
  * ots_getBlockTransactions (§17; page order, size 0 and unknown-block behaviour are SimChain options).
  */
 import type { SimChain } from "./chain.js";
@@ -73,6 +75,20 @@ function call(chain: SimChain, method: string, params: unknown[]): unknown {
     case "eth_chainId":
       arity(params, 0, 0);
       return `0x${chain.options.chainId.toString(16)}`;
+    case "eth_getBlockByNumber": {
+      arity(params, 2, 2);
+      if (typeof params[1] !== "boolean")
+        throw invalidParams(
+          `invalid argument 1: expected a boolean (full transactions), got ${JSON.stringify(params[1])}`,
+        );
+      const n = blockArg(chain, params[0], 0);
+      const header = chain.header(n);
+      if (header === null) return null;
+      // hashes only (full objects are not served: nothing here asks for them)
+      if (params[1])
+        throw invalidParams("invalid argument 1: full transaction objects are not served by the simulator");
+      return { ...header, transactions: chain.transactions(n).map((t) => t.tx.hash), uncles: [] };
+    }
     case "ots_getApiLevel":
       arity(params, 0, 0);
       return OTS_API_LEVEL;

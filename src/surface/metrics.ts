@@ -376,6 +376,12 @@ export function createMetrics({
       labelNames: ["account"],
       registers: r,
     }),
+    clockVerified: new Gauge({
+      name: `${p}clock_verified`,
+      help: "1 while two outside witnesses (answers' Date with the HyperEVM block time, or with the exchange's acceptance of a push planned on it) agree on the exchange's time; 0: not ready. The local clock is never a witness.",
+      labelNames: ["account"],
+      registers: r,
+    }),
     clockDatesRefused: new Counter({
       name: `${p}clock_dates_refused_total`,
       help: "Answers whose Date was refused (not a date, out of range, outside the verified window): never applied.",

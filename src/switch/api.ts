@@ -212,6 +212,8 @@ export type Switch = {
   recordRead(result: RecordResult): void;
   /** The wall clock was stepped by `deltaMs`. */
   clockStepped(deltaMs: number): void;
+  /** The HyperEVM's latest block timestamp (seconds), read over `sentMono..receivedMono`: the second time witness. */
+  blockTime(sample: { timestampSec: number; sentMono: number; receivedMono: number }): void;
   /** 00:00 UTC: roll the day over, re-arm if exhausted. */
   onDayRollover(): void;
   /** A pure projection of the machine: reading never changes or writes anything. */

@@ -6,10 +6,18 @@
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "./events.js";
-import { isPlausibleTime, type Times, timeRefused } from "./exchange-time.js";
+import {
+  BOUND_SLACK_MS,
+  EXCHANGE_MIN_LEAD_MS,
+  isPlausibleTime,
+  type Times,
+  timeRefused,
+  timeVerdict,
+} from "./exchange-time.js";
 import { limitRefused, type ProofCounts, proofCounts, rollEntry } from "./ledger-model.js";
 import {
   type Gauges,
+  inflight,
   lapseDeadline,
   type Now,
   type Ready,
@@ -61,6 +69,22 @@ export class Ctx {
       const b = bound ? Number(bound[1]) : Number.NaN;
       if (isPlausibleTime(b)) {
         const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
+        // "too high" names T + 1 day, T the exchange's time when it judged the request (between the request's
+        // sending and this answer): a verdict bounding its time on both sides (exchange-time.ts `timeVerdict`).
+        if (ev.nonceDetail === "too_high") {
+          const f = inflight(this.m);
+          this.m.time = timeVerdict(this.m.time!, {
+            kind: "later",
+            than: floor - BOUND_SLACK_MS,
+            answeredMono: this.now.mono,
+          });
+          if (f)
+            this.m.time = timeVerdict(this.m.time, {
+              kind: "accepted",
+              cancelAt: floor + EXCHANGE_MIN_LEAD_MS,
+              askedMono: f.askedMono,
+            });
+        }
         const reason = `nonce ${ev.nonceDetail}`;
         this.ready.nonceFloor = { floor, reason };
         this.emit({ type: "nonceRederived", floor, reason });

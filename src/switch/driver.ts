@@ -50,7 +50,14 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
   // The machine's own estimate of the exchange's time (exchange-time.ts) is what the daemon's shared time follows.
   time.adopt((mono, wall) => {
     const t = timesOf(model, { mono, wall });
-    return { act: t.act, exchange: t.exchange, verified: t.verified, ready: t.ready };
+    return {
+      act: t.act,
+      exchange: t.exchange,
+      verified: t.verified,
+      ready: t.ready,
+      plan: t.plan,
+      witnessed: t.witnessed,
+    };
   });
 
   const stepOf = p.testSeams?.machineStep ?? step;
@@ -212,6 +219,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     setAgent: (state, detail) => dispatch({ type: "agent", state, detail }),
     recordRead: io.recordRead,
     clockStepped: (deltaMs) => dispatch({ type: "clockStep", deltaMs }),
+    blockTime: (sample) => dispatch({ type: "blockSample", ...sample }),
     onDayRollover: () => dispatch({ type: "dayRollover" }),
     status: () => project(model, now()),
     protection: () => protectionOf(model),

@@ -20,6 +20,10 @@ export type SwitchEvent =
     }
   | { type: "clockAgreed"; localMs: number; exchangeMs: number; disagreementMs: number }
   | { type: "clockSourceSwitched"; reason: string; message: string; to: "local" | "exchange" }
+  | { type: "clockVerified"; by: string; exchangeMs: number; localMs: number }
+  | { type: "clockUnverified"; exchangeMs: number; localMs: number }
+  | { type: "blockRefused"; reason: string; detail: string }
+  | { type: "dayRepaired"; from: string; to: string; triggersToday: number }
   | { type: "clockStepped"; deltaMs: number }
   | { type: "nonceRederived"; floor: number; reason: string }
   // ---- ledger and record

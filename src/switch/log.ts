@@ -81,8 +81,8 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
           actOnMs: e.actOnMs,
           dayOnMs: e.dayOnMs,
         },
-        `the local clock and the exchange's time (its Date answers) disagree by ${e.disagreementMs} ms: ` +
-          "not ready; lapses and cancel times on the later of the two, the UTC day on the earlier, nothing persisted from either",
+        `the local clock and the exchange's time (its witnesses: answers' Date, block time, verdicts) disagree by ${e.disagreementMs} ms: ` +
+          "not ready; pushes planned on the verified exchange time, or while nothing is verified on the earliest candidate; lapses on the latest, the UTC day on the earliest",
       ),
     metrics: (m, account) => m.clockSuspect.set({ account }, 1),
   },
@@ -105,6 +105,44 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
         `repeated ${e.reason} refusals: the time used is wrong; switching to the other source (${e.to === "local" ? "the local clock" : "the exchange's Date"})`,
       ),
     metrics: (m, account) => m.clockSuspect.set({ account }, 1),
+  },
+  clockVerified: {
+    log: (e) =>
+      line(
+        "info",
+        "clock.verified",
+        { by: e.by, exchangeMs: e.exchangeMs, localMs: e.localMs, skewMs: e.localMs - e.exchangeMs },
+        `two witnesses agree on the exchange's time (${e.by}): pushes are planned on it; the local clock is ${e.localMs - e.exchangeMs} ms off it`,
+      ),
+    metrics: (m, account) => m.clockVerified.set({ account }, 1),
+  },
+  clockUnverified: {
+    log: (e) =>
+      line(
+        "warn",
+        "clock.unverified",
+        { exchangeMs: e.exchangeMs, localMs: e.localMs },
+        "the exchange's verdicts rule out the verified time: not ready until two witnesses agree again; pushes planned on the earliest candidate meanwhile",
+      ),
+    metrics: (m, account) => m.clockVerified.set({ account }, 0),
+  },
+  blockRefused: {
+    log: (e) =>
+      line(
+        "warn",
+        "clock.block_refused",
+        { reason: e.reason, detail: e.detail },
+        `the HyperEVM block timestamp was refused (${e.reason}): ${e.detail}`,
+      ),
+  },
+  dayRepaired: {
+    log: (e) =>
+      line(
+        "warn",
+        "ledger.day_repaired",
+        { from: e.from, to: e.to, triggersToday: e.triggersToday },
+        `the ledger's day ${e.from} is ahead of the exchange's verified time (a wrong clock wrote it): set back to ${e.to}, its ${e.triggersToday} trigger(s) kept (never fewer than counted); the exchange's record is read`,
+      ),
   },
   clockStepped: {
     log: (e) =>

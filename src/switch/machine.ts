@@ -23,7 +23,7 @@
  *   per deadline; the UTC day only moves forward.
  * - After a wall-clock step the switch is not ready until a push is confirmed on the corrected clock.
  */
-import { nextUtcMidnight } from "../core/clock.js";
+import { nextUtcMidnight, utcDay } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
 import { coordination, gateToken, membersWellFormed, removalRefusal } from "./coordination.js";
@@ -58,12 +58,15 @@ import {
 } from "./escalation.js";
 import type { SwitchEvent } from "./events.js";
 import {
+  EXCHANGE_MIN_LEAD_MS,
   initialTime,
   MIN_PLAUSIBLE_MS,
   type Sample,
+  takeBlock,
   takeSample,
   timeAccepted,
   timesAt,
+  timeVerdict,
 } from "./exchange-time.js";
 import {
   isExhausted,
@@ -207,6 +210,8 @@ function malformed(event: Event, now: Now): string | null {
       return finite(event.id, event.latencyMs) ? null : "the push id or latency is not a number";
     case "clockSample":
       return typeof event.date === "number" ? null : "the Date sample is not a number";
+    case "blockSample":
+      return typeof event.timestampSec === "number" ? null : "the block timestamp is not a number";
     case "clockStep":
       return finite(event.deltaMs) ? null : "the clock step is not a number";
     case "record": {
@@ -242,12 +247,25 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   const ready: Ready = { mustSync: false, events: [], wakeAt: null };
   // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.
   let sampleApplied = false;
+  const witnessedBefore = m.time.anchorMono !== null;
   if (event.type === "clockSample") sampleApplied = takeDate(m, event, now, ready.events);
+  if (event.type === "blockSample") sampleApplied = takeBlockTime(m, event, now, ready.events);
+  verdictOf(m, event, now);
   const times = timesAt(m.time, now.mono, now.wall);
+  if (!witnessedBefore && times.witnessed)
+    ready.events.push({
+      type: "clockVerified",
+      by: m.time.verifiedBy ?? "?",
+      exchangeMs: times.exchange,
+      localMs: times.local,
+    });
+  else if (witnessedBefore && !times.witnessed)
+    ready.events.push({ type: "clockUnverified", exchangeMs: times.exchange, localMs: times.local });
   const ctx = new Step(m, { mono: now.mono, wall: times.act, verified: m.time.sampled, nonce }, times, ready);
+  if (!witnessedBefore && times.witnessed) repairDay(ctx);
   ctx.suspectWatch();
   ctx.roll();
-  if (event.type === "clockSample") {
+  if (event.type === "clockSample" || event.type === "blockSample") {
     // An applied sample may have corrected the estimate: a deadline it shows passed fired. Unverified too: an
     // unverified sample only moves the time forward (exchange-time.ts `takeSample`), so the lapse it shows is
     // judged early, never late; waiting for a verified clock left a deadline that passed 00:00 on the
@@ -263,6 +281,75 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   }
   ready.wakeAt = wakeAtOf(ctx.m.wake);
   return { model: ctx.m, ready };
+}
+
+/**
+ * What a wrong clock wrote is repaired (issue 40): a ledger day ahead of the time two witnesses just verified was
+ * dated on a clock ahead (the local clock alone, a day or more ahead). Its day is set back to the verified one, its
+ * count kept as it is (never fewer than counted: the guesses stay until the exchange's record, read now, says
+ * otherwise; the day's count then follows the record), logged and audited (`ledger.day_repaired`). The nonce floor
+ * is not touched: the exchange keeps the nonces a signer used, and `nonce.rederived` is the way forward.
+ */
+function repairDay(ctx: Step) {
+  const m = ctx.m;
+  const day = utcDay(ctx.times.exchange);
+  if (!(m.entry.day > day)) return;
+  const from = m.entry.day;
+  m.entry = { ...m.entry, day };
+  ctx.persist = true;
+  ctx.emit({ type: "dayRepaired", from, to: day, triggersToday: m.entry.triggersToday });
+  readRecord(ctx, "the ledger's day was repaired");
+}
+
+/**
+ * The exchange's verdict on the push in flight, as a bound on its time (exchange-time.ts `timeVerdict`), taken
+ * before the step's times: an accepted push rules out the candidates later than its cancel time − 5 s, a push
+ * refused as too early or expired those earlier than what it said.
+ */
+function verdictOf(m: SwitchModel, ev: Event, now: Now) {
+  if (ev.type !== "pushConfirmed" && ev.type !== "pushFailed") return;
+  const f = inflight(m);
+  if (!f || f.id !== ev.id) return;
+  if (ev.type === "pushConfirmed")
+    m.time = timeVerdict(m.time!, {
+      kind: "accepted",
+      cancelAt: f.cancelAt,
+      askedMono: f.askedMono,
+      planMs: f.planMs,
+    });
+  else if (ev.kind === "too_early")
+    m.time = timeVerdict(m.time!, {
+      kind: "later",
+      than: f.cancelAt - EXCHANGE_MIN_LEAD_MS,
+      answeredMono: now.mono,
+    });
+  else if (ev.kind === "expired" && f.planMs !== undefined)
+    // expiresAfter was signed at the plan's time when it left, no earlier than when it was asked for
+    m.time = timeVerdict(m.time!, {
+      kind: "later",
+      than: f.planMs + m.cfg.requestTimeoutMs,
+      answeredMono: now.mono,
+    });
+}
+
+/** Takes one block timestamp into `m.time` (exchange-time.ts). Returns whether it was applied. */
+function takeBlockTime(
+  m: SwitchModel,
+  ev: Extract<Event, { type: "blockSample" }>,
+  now: Now,
+  out: SwitchEvent[],
+): boolean {
+  const { time, verdict } = takeBlock(
+    m.time!,
+    { timestampSec: ev.timestampSec, sentMono: ev.sentMono, receivedMono: ev.receivedMono },
+    now.wall,
+  );
+  m.time = time;
+  if (verdict.kind === "refused") {
+    out.push({ type: "blockRefused", reason: verdict.reason, detail: verdict.detail });
+    return false;
+  }
+  return true;
 }
 
 /** Takes one Date sample into `m.time` (exchange-time.ts). Returns whether it was applied. */
@@ -301,6 +388,7 @@ class Step extends Ctx {
     const m = this.m;
     switch (ev.type) {
       case "clockSample":
+      case "blockSample":
         return; // taken before the step's decisions (stepChecked)
       case "persisted":
         return persisted(m, ev);
@@ -518,7 +606,20 @@ class Step extends Ctx {
     if (reason === "interval" && this.now.mono < m.retryAtMono) return;
     const mode: Inflight["mode"] = drillArming(this) ? "drill" : pushMode(m);
     const lead = mode === "arm" ? m.cfg.deadlineMs : mode === "drill" ? DRILL_LEAD_MS : EXPEDITE_LEAD_MS;
-    const cancelAt = Math.floor(this.now.wall) + lead;
+    // Planned on the verified time, or while nothing is verified on the earliest candidate: the schedule is then
+    // never more than deadline + one interval ahead of the exchange's time under any candidate (issue 40). The
+    // exchange's 5 s minimum is kept on the latest candidate as far as that bound allows; beyond it the exchange's
+    // answer says which candidate was right (a too-early or expired refusal rules the earliest out).
+    const plan = Math.floor(this.times.plan);
+    let cancelAt = plan + lead;
+    if (!this.times.witnessed && this.times.latest > this.times.plan)
+      cancelAt = Math.max(
+        cancelAt,
+        Math.min(
+          Math.floor(this.times.latest) + EXPEDITE_LEAD_MS,
+          plan + m.cfg.deadlineMs + m.cfg.intervalMs,
+        ),
+      );
     const id = m.nextId++;
     const push = {
       id,
@@ -527,6 +628,7 @@ class Step extends Ctx {
       askedMono: this.now.mono,
       synced: true,
       previousPending: e.pendingUntil,
+      planMs: plan,
     };
     m.pipe = { kind: "sending", push, again: false };
     m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);

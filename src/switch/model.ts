@@ -132,6 +132,8 @@ export type Event =
   | { type: "record"; evidence: RecordEvidence | null; detail?: string | undefined }
   /** one answer's `Date` header (ms; NaN when it was not a valid HTTP date) and the request's round trip */
   | { type: "clockSample"; date: number; sentMono: number; receivedMono: number }
+  /** the HyperEVM's latest block timestamp (whole seconds) and the request's round trip: the second witness */
+  | { type: "blockSample"; timestampSec: number; sentMono: number; receivedMono: number }
   | { type: "dayRollover" }
   | { type: "clockStep"; deltaMs: number }
   | { type: "shutdown"; mode: "remove" | "keep" }
@@ -280,6 +282,8 @@ export type Inflight = {
   synced: boolean;
   /** pendingUntil before this push's intent */
   previousPending: number | null;
+  /** the time the push was planned on (its expiresAfter is at least this + the request time-out) */
+  planMs?: number | undefined;
 };
 
 /**
@@ -477,6 +481,8 @@ export function status(m: SwitchModel, now: Now): SwitchStatus {
     triggerProofs: proofCounts(entry),
     triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
     clockSuspect: t.suspect,
+    clockUnverified: !t.witnessed,
+    clockOffMs: t.witnessed ? t.local - t.exchange : t.local - t.plan,
     halted: entry.halted ? haltedView(m, entry.halted) : null,
     drill: m.drill ? { id: m.drill.id, phase: m.drill.phase, cancelAt: m.drill.cancelAt } : null,
   };

@@ -57,7 +57,10 @@ export function checkLapse(ctx: Ctx, detail?: string) {
   // ones); a lapse judged on the later one may lie on a day the earlier has not reached (a Date ahead across
   // 00:00). Counting it there would roll the ledger to that day on one clock alone and put today's count, fires
   // included, in the history: it is counted for its own day instead (`later`), where the day starts with it.
-  const forLaterDay = utcDay(deadline) > m.entry.day && utcDay(deadline) > utcDay(ctx.times.day);
+  // Nor on a clock nothing verified (issue 40): the local clock alone, a day ahead from the start, reaches a day
+  // the exchange has not; the ledger's day moves only as `roll` moves it (on a verified time, or both clocks).
+  const forLaterDay =
+    utcDay(deadline) > m.entry.day && (utcDay(deadline) > utcDay(ctx.times.day) || !ctx.times.witnessed);
   const r = forLaterDay
     ? withTriggerForLaterDay(m.entry, { deadline, at: ctx.now.wall, detail, alt }, m.cfg.historySize)
     : withTrigger(m.entry, { deadline, at: ctx.now.wall, detail, alt }, m.cfg.historySize);

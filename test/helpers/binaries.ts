@@ -15,6 +15,7 @@ export const DEBIAN_PACKAGE: Readonly<Record<string, string>> = Object.freeze({
   perl: "perl-base",
   "systemd-analyze": "systemd",
   etcd: "etcd-server",
+  faketime: "faketime",
 });
 
 export class MissingBinaryError extends Error {

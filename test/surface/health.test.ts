@@ -49,6 +49,33 @@ const exposure = (over: Partial<ExposureStatus> = {}): ExposureStatus => ({
 const base = { now: NOW, intervalMs: 15_000, deadlineMs: 60_000, guard: NO_GUARD };
 
 describe("computeReadiness", () => {
+  test("behavior: 503 with the reason while the exchange's time is unverified, or the local clock is beyond clock.suspect off the verified time (issue 40)", () => {
+    const unverified = computeReadiness({
+      ...base,
+      accounts: [account({ clockUnverified: true, clockOffMs: 7_200_000 })],
+      exposure: exposure(),
+    });
+    expect(unverified.ready).toBe(false);
+    expect(unverified.reasons.join()).toMatch(/not verified yet .*the local clock is never one/);
+    const off = computeReadiness({
+      ...base,
+      accounts: [account({ clockSuspect: true, clockUnverified: false, clockOffMs: 7_200_000 })],
+      exposure: exposure(),
+    });
+    expect(off.ready).toBe(false);
+    expect(off.reasons.join()).toMatch(
+      /local clock is .* off the exchange's verified time \(clock\.suspect, limit 5 s\)/,
+    );
+    // verified, within the limit: ready
+    expect(
+      computeReadiness({
+        ...base,
+        accounts: [account({ clockSuspect: false, clockUnverified: false, clockOffMs: 3_000 })],
+        exposure: exposure(),
+      }).ready,
+    ).toBe(true);
+  });
+
   test("default", () => {
     const r = computeReadiness({ ...base, accounts: [account()], exposure: exposure() });
     expect(r.ready).toBe(true);

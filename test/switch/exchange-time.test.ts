@@ -4,7 +4,16 @@
  */
 import { describe, expect, test } from "vitest";
 import { NonceSource } from "../../src/protocol/hyperliquid/nonce.js";
-import { BRIDGE_MS, initialTime, takeSample, timeRefused, timesAt } from "../../src/switch/exchange-time.js";
+import {
+  BRIDGE_MS,
+  initialTime,
+  type TimeModel,
+  takeBlock,
+  takeSample,
+  timeRefused,
+  timesAt,
+  timeVerdict,
+} from "../../src/switch/exchange-time.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import { logLineOf } from "../../src/switch/log.js";
 import {
@@ -20,6 +29,9 @@ import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const at = (mono: number, wallOffset = 0): Now => ({ mono, wall: T0 + mono + wallOffset });
+/** The exchange accepted a push planned on `planMs` at `mono` (a verdict: its time was at most cancel time − 5 s). */
+const accepted = (t: TimeModel, planMs: number, mono: number) =>
+  timeVerdict(t, { kind: "accepted", cancelAt: planMs + 60_000, askedMono: mono, planMs });
 const logs = (r: Ready) => r.events.flatMap((e) => logLineOf(e)?.event ?? []);
 const sample = (date: number, sentMono: number, receivedMono: number): Event => ({
   type: "clockSample",
@@ -29,11 +41,33 @@ const sample = (date: number, sentMono: number, receivedMono: number): Event => 
 });
 
 describe("exchange time: a bounded estimate", () => {
-  test("behavior: a Date that agrees with the local clock verifies the time; a later one outside the window is refused", () => {
+  test("behavior: a Date, even with the local clock agreeing, verifies nothing; with the exchange's acceptance of a push planned on it, it does; a later one outside the window is refused", () => {
     const t0 = initialTime(0, T0, null);
-    const a = takeSample(t0, { date: T0 + 1_000, sentMono: 900, receivedMono: 1_100 }, T0 + 1_100);
+    const alone = takeSample(t0, { date: T0 + 1_000, sentMono: 900, receivedMono: 1_100 }, T0 + 1_100);
+    expect(alone.verdict).toMatchObject({ kind: "applied", verified: false });
+    expect(timesAt(alone.time, 1_100, T0 + 1_100)).toMatchObject({ verified: false, witnessed: false });
+    // the block agreeing with the local clock verifies nothing either
+    const block = takeBlock(t0, { timestampSec: T0 / 1000, sentMono: 0, receivedMono: 100 }, T0 + 100);
+    expect(timesAt(block.time, 100, T0 + 100).witnessed).toBe(false);
+    // the exchange accepted a push planned on T0 + 1 s at mono 1,000: the Date agrees with that verdict
+    const a = takeSample(
+      accepted(t0, T0 + 1_000, 1_000),
+      { date: T0 + 1_000, sentMono: 900, receivedMono: 1_100 },
+      T0 + 1_100,
+    );
     expect(a.verdict).toMatchObject({ kind: "applied", verified: true });
+    expect(a.time.verifiedBy).toBe("date+verdict");
     expect(timesAt(a.time, 1_100, T0 + 1_100)).toMatchObject({ verified: true, suspect: false });
+    // the verdict after the Date verifies it too
+    const later = accepted(alone.time, T0 + 1_000, 1_000);
+    expect(later.verifiedBy).toBe("date+verdict");
+    // a push planned 2 h ahead (the local clock) and accepted says nothing about a true Date
+    const ahead = takeSample(
+      accepted(initialTime(0, T0 + 7_200_000, null), T0 + 7_201_000, 1_000),
+      { date: T0 + 1_000, sentMono: 900, receivedMono: 1_100 },
+      T0 + 7_201_100,
+    );
+    expect(timesAt(ahead.time, 1_100, T0 + 7_201_100).witnessed).toBe(false);
     // 20 h ahead, 60 s later on the monotonic clock: outside the window, off the local clock
     const b = takeSample(
       a.time,
@@ -59,22 +93,33 @@ describe("exchange time: a bounded estimate", () => {
   });
 
   test("behavior: the window is anchored on the last verified time + monotonic time elapsed, not on the local clock", () => {
-    const a = takeSample(initialTime(0, T0, null), { date: T0, sentMono: 0, receivedMono: 0 }, T0).time;
+    const a = takeSample(
+      accepted(initialTime(0, T0, null), T0, 0),
+      { date: T0, sentMono: 0, receivedMono: 0 },
+      T0,
+    ).time;
     // the local clock stepped 10 min back: a true Date 60 s later still fits the window, and is applied
     const b = takeSample(a, { date: T0 + 60_000, sentMono: 60_000, receivedMono: 60_000 }, T0 - 540_000);
     expect(b.verdict).toMatchObject({ kind: "applied", verified: true });
     const t = timesAt(b.time, 60_000, T0 - 540_000);
     expect(t.suspect).toBe(true);
-    // the later of the two for lapses and cancel times; the earlier for the UTC day
-    expect(t.act).toBe(T0 + 60_000 - 500 + 500);
-    expect(t.day).toBe(T0 - 540_000);
+    // two witnesses verified it (issue 40): lapses, cancel times and the UTC day on the exchange's time, whatever
+    // the local clock says; not ready while the local clock disagrees
+    expect(t.act).toBe(T0 + 60_000);
+    expect(t.plan).toBe(T0 + 60_000);
+    expect(t.day).toBe(T0 + 60_000);
+    expect(t.witnessed).toBe(true);
     expect(t.verified).toBe(false);
   });
 
   test("behavior: readiness is judged on the later of the two clocks, also within the suspect bound", () => {
-    // a Date 3 s behind (3.5 s with its truncation to the second): applied and verified (it agrees with the local
-    // clock within SUSPECT_MS), so the estimate the switch acts on is 3 s behind the local clock
-    const a = takeSample(initialTime(0, T0, null), { date: T0 - 3_000, sentMono: 0, receivedMono: 0 }, T0);
+    // a Date 3 s behind (3.5 s with its truncation to the second): applied and verified (a push planned on it was
+    // accepted), so the estimate the switch acts on is 3 s behind the local clock
+    const a = takeSample(
+      accepted(initialTime(0, T0, null), T0 - 3_000, 0),
+      { date: T0 - 3_000, sentMono: 0, receivedMono: 0 },
+      T0,
+    );
     expect(a.verdict).toMatchObject({ kind: "applied", verified: true });
     const t = timesAt(a.time, 10_000, T0 + 10_000);
     expect(t.suspect).toBe(false);
@@ -184,5 +229,40 @@ describe("fail-safe step: no event throws out of step", () => {
     expect(() => status(r.model, at(6))).not.toThrow();
     const next = step(r.model, { type: "tick" }, at(15_000));
     expect(logs(next.ready)).not.toContain("switch.event_refused");
+  });
+});
+
+describe("issue 40: what a wrong clock wrote is repaired", () => {
+  test("behavior: a ledger day ahead of the verified time is set back at verification, the count kept, logged, audited, the record read", () => {
+    // a run with the local clock 20 h ahead dated the ledger on Jan 2 and counted a trigger there
+    const ahead = { ...newEntry(SWITCH_CFG.account, T0 + 72_000_000, { limit: 10 }), triggersToday: 1 };
+    expect(ahead.day).toBe("2026-01-02");
+    let m = step(initialModel(SWITCH_CFG, ahead), { type: "start" }, at(0)).model;
+    // the exchange accepted a push planned on T0; its Date agrees: two witnesses, the time is verified
+    m = { ...m, time: accepted(initialTime(0, T0, null), T0, 0) };
+    const r = step(m, sample(T0, 0, 0), at(0));
+    expect(logs(r.ready)).toContain("clock.verified");
+    expect(logs(r.ready)).toContain("ledger.day_repaired");
+    expect(r.ready.events).toContainEqual(
+      expect.objectContaining({
+        type: "dayRepaired",
+        from: "2026-01-02",
+        to: "2026-01-01",
+        triggersToday: 1,
+      }),
+    );
+    expect(r.model.entry.day).toBe("2026-01-01");
+    // never fewer than counted: the record decides the day's count
+    expect(r.model.entry.triggersToday).toBe(1);
+    expect(r.ready.readRecord).toBeDefined();
+    expect(r.ready.entry?.day).toBe("2026-01-01");
+    // a ledger day not ahead is left alone
+    let ok = step(
+      initialModel(SWITCH_CFG, newEntry(SWITCH_CFG.account, T0, { limit: 10 })),
+      { type: "start" },
+      at(0),
+    ).model;
+    ok = { ...ok, time: accepted(initialTime(0, T0, null), T0, 0) };
+    expect(logs(step(ok, sample(T0, 0, 0), at(0)).ready)).not.toContain("ledger.day_repaired");
   });
 });

@@ -221,10 +221,12 @@ describe("step: one row per rule", () => {
     expect(status(ex.model, at(0)).exhausted).toBe(true);
     expect(types(ex.ready)).not.toContain("send:push");
     const midnight = Date.UTC(2026, 0, 2) - T0;
-    // the day rolls once an answer's Date verified the time (here one that agrees with the local clock)
+    // the day rolls once an answer's Date was applied and every candidate (the estimate, the local clock, that Date)
+    // is past 00:00 (issue 40: the Date alone verifies nothing, and while nothing is verified the day is the
+    // earliest candidate's; a Date 1 s before 00:00 keeps Jan 1)
     const sampled = step(
       ex.model,
-      { type: "clockSample", date: T0 + midnight - 1_000, sentMono: midnight - 10, receivedMono: midnight },
+      { type: "clockSample", date: T0 + midnight, sentMono: midnight - 10, receivedMono: midnight },
       at(midnight),
     );
     const next = step(sampled.model, { type: "dayRollover" }, at(midnight + 1));

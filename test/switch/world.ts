@@ -114,6 +114,8 @@ export type Command =
    * `offsetMs`, or `absurd` (not a date, the year 275760, negative) until the next `date` command
    */
   | { c: "date"; offsetMs: number; absurd?: number | undefined }
+  // issue 40: the HyperEVM's latest block, `offsetMs` off the exchange's time (the second witness's answers)
+  | { c: "block"; offsetMs: number }
   // issue 39 (escalation block below): the close order the exchange client holds is answered (filled, or refused
   // by the post-only window); the operator's kill
   | { c: "fill"; ok: boolean }
@@ -157,6 +159,7 @@ export type Plant =
   | "fast-recheck" // 6: permanent refusal re-checked every tick
   | "removal-ignored" // 7: removal reported as removed without being sent
   | "day-from-wall" // 8: the day rolls on the local wall clock
+  | "local-wins" // IX (issue 40): unverified means the local clock wins (pushes and readiness on it)
   | "cover-without-ledger-rule" // 2: no write-ahead record while the nonce floor allows, whatever the file says
   | "cover-without-nonce-floor" // 4: a covered push's nonce is not checked against the restart's floor
   | "nonce-floor-compounds" // 4: the floor adds the deadline to the last nonce too: quick restarts run ahead
@@ -243,10 +246,13 @@ export class World {
     used = 0,
     /** triggers the ledger guessed today beyond those (the exchange fired none of them) */
     readonly guessed = 0,
+    /** issue 40: the host's wall clock this far off the exchange's from the start (no step is seen) */
+    startWallOffsetMs = 0,
   ) {
     this.t = start;
     this.used = used;
-    this.clock = new ManualClock(start);
+    this.clock = new ManualClock(start + startWallOffsetMs);
+    this.wallDelta = startWallOffsetMs;
     this.txs.push({ time: start - 86_400_000, deadline: start, error: "too_early" });
     this.time = new ExchangeTime(this.clock);
     this.persisted = {
@@ -429,11 +435,18 @@ export class World {
       model = { ...model, entry: { ...model.entry, limitRefusedAt: null } };
     // planted: the machine decides on the local wall clock, whatever the answers say (the daemon's nonces still
     // follow the exchange estimate: the model's time is restored after the step)
-    const kept = this.plant === "day-from-wall" ? model.time : null;
+    const kept = this.plant === "day-from-wall" || this.plant === "local-wins" ? model.time : null;
     if (kept)
       model = {
         ...model,
-        time: { ...kept, offset: this.t + this.wallDelta - this.mono, sampled: true, anchorMono: this.mono },
+        time: {
+          ...kept,
+          offset: this.t + this.wallDelta - this.mono,
+          sampled: true,
+          anchorMono: this.mono,
+          // (local-wins: no verdict bounds it either)
+          ...(this.plant === "local-wins" ? { lo: null, hi: null } : {}),
+        },
       };
     // the machine never changes the model it is given: frozen, a change in place throws here
     deepFreeze(model);
@@ -582,8 +595,9 @@ export class World {
     )
       this.fail(5, "a push was sent after the exchange's daily-limit refusal");
     // invariant II: a push is never shortened but by the operator's policy (an engine-down expedite)
-    // (on the daemon's own clock: how far its clock is from the exchange's is invariant 1's business)
-    const own = timesOf(this.model, this.now()).act;
+    // (on the daemon's own clock: how far its clock is from the exchange's is invariant 1's business; the time
+    // pushes are planned on, issue 40: the verified time, or the earliest candidate while nothing is verified)
+    const own = timesOf(this.model, this.now()).plan;
     if (inflight(this.model)?.mode !== "expedite" && cancelAt < own + this.cfg.deadlineMs - 1_000)
       this.fail("II", `a push for ${cancelAt - own} ms ahead, not the deadline's ${this.cfg.deadlineMs}`);
     // invariant 6: a permanent refusal is re-checked no faster than the re-check interval
@@ -920,6 +934,14 @@ export class World {
         return this.fill(cmd.ok);
       case "kill":
         return this.kill(cmd.close);
+      case "block":
+        // (issue 40) the block's timestamp in whole seconds, read at once
+        this.sw.blockTime({
+          timestampSec: Math.floor((this.t + cmd.offsetMs) / 1000),
+          sentMono: this.mono,
+          receivedMono: this.mono,
+        });
+        return flush();
       case "step":
         this.wallDelta += cmd.deltaMs;
         this.clock.step(cmd.deltaMs);
@@ -1116,10 +1138,25 @@ export class World {
   restarts = 0;
 
   check(after: string) {
-    const times = this.times();
+    // planted local-wins (IX): the daemon's readiness and status believe the local clock as verified, too
+    const viewed =
+      this.plant === "local-wins"
+        ? {
+            ...this.model,
+            time: {
+              ...this.model.time!,
+              offset: this.t + this.wallDelta - this.mono,
+              sampled: true,
+              anchorMono: this.mono,
+              lo: null,
+              hi: null,
+            },
+          }
+        : this.model;
+    const times = timesOf(viewed, this.now());
     // readiness on the time the daemon judges it on (daemon.ts: ExchangeTime.readinessNow, the machine's `ready`)
     const now = this.plant === "readiness-on-local" ? times.local : times.ready;
-    const st = status(this.model, this.now());
+    const st = status(viewed, this.now());
     if (this.plant === "readiness-on-local") st.clockSuspect = false;
     if (this.plant === "pending-as-armed") {
       // the old projection: a pending push counts as armed, and the later of the two deadlines is reported
@@ -1268,6 +1305,22 @@ export class World {
       !["exhausted", "not_protected", "engine_down"].includes(st.state)
     )
       this.fail(5, `after the exchange's daily-limit refusal the state is ${st.state}`);
+    // ------------------------------------------------------------------------ issue 40: invariant IX
+    // IX. while ready, the exchange's schedule is never more than deadline + one interval + the tolerance ahead of
+    // the exchange's time: unverified never means the local clock wins (a schedule planned on a clock ahead would
+    // fire that much later than the operator was told). The tolerance is the Date's resolution and, after a Date
+    // fault, the disagreement the switch accepts (`tolerance()`).
+    if (
+      ready &&
+      this.model.phase === "running" &&
+      this.schedule !== null &&
+      this.schedule - this.t > this.cfg.deadlineMs + this.cfg.intervalMs + this.tolerance()
+    )
+      this.fail(
+        "IX",
+        `ready after ${after} while the exchange holds a schedule ${this.schedule - this.t} ms ahead of its time (deadline + interval ${this.cfg.deadlineMs + this.cfg.intervalMs} ms)`,
+      );
+    // ------------------------------------------------------------------------ end of issue 40's block
     // 7. after a graceful stop with remove: nothing held, or the failure logged
     if (this.done?.outcome === "removed" && this.schedule !== null)
       this.fail(7, "removed, but the exchange still holds a schedule");

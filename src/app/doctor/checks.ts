@@ -455,7 +455,7 @@ export function checkClock(
     return fail(
       "clock",
       null,
-      `${said}: the Date was refused (${verdict.detail})`,
+      `${said}: the Date was refused (${verdict.detail}); /readyz answers 503 while the local clock is this far off`,
       "fix the host's time sync (chrony/NTP), or the proxy in front of the exchange",
       ExitCode.runtime,
     );
@@ -464,7 +464,7 @@ export function checkClock(
     return fail(
       "clock",
       null,
-      `${said}: beyond what the switch bridges quietly, readiness would fail (clock suspect)`,
+      `${said}: beyond the clock.suspect limit (5 s), /readyz answers 503 while the daemon runs on this host`,
       "fix the host's time sync (chrony/NTP), or the proxy in front of the exchange",
       ExitCode.runtime,
     );

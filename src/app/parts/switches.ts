@@ -1,10 +1,12 @@
 /** The daemon's switches and pollers components (src/app/daemon.ts, `daemonComponents`). */
 import { ConfigError } from "../../config/errors.js";
 import { actionsPerDay } from "../../config/load.js";
+import { effectiveBlockTimeUrl } from "../../config/networks.js";
 import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import { cronScheduler } from "../../core/scheduler.js";
+import { EvmClient } from "../../protocol/evm/client.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { NonceSource, NonceSpan } from "../../protocol/hyperliquid/nonce.js";
 import type { AuditTrail } from "../../surface/audit/trail.js";
@@ -20,6 +22,7 @@ import {
 } from "../../switch/index.js";
 import type { Ledger } from "../../switch/ledger.js";
 import type { RecordResult } from "../../switch/record.js";
+import { type BlockWitness, createBlockWitness } from "../../watchers/block-time.js";
 import { createBudgetMonitor } from "../../watchers/budget.js";
 import { createExposurePoller } from "../../watchers/exposure.js";
 import type { Component } from "../components.js";
@@ -89,6 +92,8 @@ export function switchesComponent(): Component<
   }
 > {
   let switches: Switch[] = [];
+  let witness: BlockWitness | undefined;
+  let closeWitness: (() => void) | undefined;
   const pending: TimerHandle[] = [];
   let coordination: Coordination | null = null;
   const outcomes: ShutdownOutcome[] = [];
@@ -224,6 +229,25 @@ export function switchesComponent(): Component<
       ctx.clockSteps.subscribe((deltaMs) => {
         for (const s of switches) s.clockStepped(deltaMs);
       });
+      // The second witness of the exchange's time (issue 40): the HyperEVM block time, handed to every switch.
+      // An API URL given by the caller (a test, an embedder) without an RPC URL has none, as for the explorer.
+      const blockUrl = ctx.params.apiUrl && !config.rpcUrl ? null : effectiveBlockTimeUrl(config);
+      if (blockUrl !== null) {
+        const all = switches;
+        const client = new EvmClient({ rpcUrl: blockUrl, timeoutMs: config.requestTimeout });
+        closeWitness = () => client.close();
+        witness = createBlockWitness({
+          client,
+          runtime,
+          intervalMs: config.interval,
+          logger,
+          onSample: (sample) => {
+            for (const s of all) s.blockTime(sample);
+          },
+        });
+        void witness.readNow();
+        witness.start();
+      }
       const started = switches;
       ctx.board.accounts = () => started.map((s) => s.status());
       // Spread: account i pushes first, and then on its slots, `i × step` after the grid's origin, so that N
@@ -246,6 +270,8 @@ export function switchesComponent(): Component<
       };
     },
     async close() {
+      witness?.stop();
+      closeWitness?.();
       for (const t of pending.splice(0)) t.cancel();
       // Coordinated: resign and read the candidates first; the switches remove only when none is left.
       if (mode() === "remove") await coordination?.beforeStop();

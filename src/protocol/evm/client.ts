@@ -160,6 +160,21 @@ export class EvmClient {
     return BigInt(this.#validate(BlockNumberResult, raw, "eth_blockNumber"));
   }
 
+  /**
+   * The latest block's `timestamp` (whole seconds), from `eth_getBlockByNumber("latest", false)`: the daemon's
+   * second witness of the exchange's time (src/switch/exchange-time.ts), served by every HyperEVM RPC (the
+   * official one serves no `ots_`).
+   */
+  async latestBlockTime(opts: RequestOptions = {}): Promise<number> {
+    const method = "eth_getBlockByNumber";
+    const raw = await this.request(method, ["latest", false], opts);
+    if (raw === null) throw new EvmNotFoundError({ block: "latest", method });
+    const ts = (raw as { timestamp?: unknown }).timestamp;
+    if (typeof raw !== "object" || typeof ts !== "string" || !/^0x[0-9a-fA-F]{1,16}$/.test(ts))
+      throw this.#malformed(method, "the block has no hex `timestamp`");
+    return Number.parseInt(ts.slice(2), 16);
+  }
+
   /** ots_getHeaderByNumber; `null` (unknown block) becomes EvmNotFoundError. */
   async getHeaderByNumber(block: BlockTag, opts: RequestOptions = {}): Promise<OtsHeader> {
     const param = blockParam(block);

@@ -21,6 +21,8 @@ const SWITCH: Readonly<Record<string, readonly [type: string, fields: readonly s
   ],
   limitReached: ["switch.exhausted", ["triggersToday", "triggerLimit", "resumesAt", "why", "message"]],
   limitReset: ["switch.limit-reset", ["day", "triggersToday"]],
+  // issue 40: a ledger day a wrong clock wrote ahead of the verified time, set back
+  dayRepaired: ["ledger.day-repaired", ["from", "to", "triggersToday"]],
   notProtected: ["switch.not-protected", ["reason", "message"]],
   protected: ["switch.protected-again", ["previousReason", "by"]],
   recovered: ["switch.recovered", ["outageMs"]],

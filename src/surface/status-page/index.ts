@@ -53,7 +53,14 @@ export function attentionOf(a: AccountView, now: number, marginMs: number): numb
   if (a.halted) return 5;
   if (a.state === "not_protected" || a.exhausted || a.state === "exhausted") return 4;
   if (a.state !== "armed") return 3;
-  if (a.armedUntil === null || a.armedUntil - now < marginMs || a.clockSuspect || a.limitSuspected) return 2;
+  if (
+    a.armedUntil === null ||
+    a.armedUntil - now < marginMs ||
+    a.clockSuspect ||
+    a.clockUnverified ||
+    a.limitSuspected
+  )
+    return 2;
   return 0;
 }
 

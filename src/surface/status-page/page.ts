@@ -71,7 +71,8 @@ function card(a){var st=stateOf(a);var left=a.armedUntil==null?null:a.armedUntil
    kv("last push",a.lastPushAt?clock(a.lastPushAt)+" ("+dur(now()-a.lastPushAt)+" ago)":"none yet"),
    kv("push latency",a.lastLatencyMs==null?"-":Math.round(a.lastLatencyMs)+" ms"),
    kv("consecutive failures",String(a.consecutiveFailures),"failures"),
-   kv("last error",a.lastError?a.lastError.kind+": "+a.lastError.message:"none"),engineKv(a)),
+   kv("last error",a.lastError?a.lastError.kind+": "+a.lastError.message:"none"),
+   kv("exchange time",a.clockUnverified?"NOT VERIFIED: no two witnesses agree yet (not ready)":a.clockSuspect?"verified; the local clock is "+(a.clockOffMs==null?"more than 5 s":(a.clockOffMs/1000).toFixed(1)+" s")+" off it, beyond clock.suspect (not ready)":"verified"),engineKv(a)),
   exposureTable(a.exposure));
  return c;}
 function render(){if(!data)return;var r=document.getElementById("ready");r.textContent=data.ready?"READY":"NOT READY";r.className=data.ready?"ok":"bad";
