@@ -289,6 +289,7 @@ export type Durability = "written" | "failed" | "timeout";
  * serialised and coalesced. `get(account)` is a pure view (rolled to the clock's UTC day, never backwards).
  */
 export class Ledger {
+  /** the ledger's directory, `<stateDir>/ledger` (logged at start as `ledger`) */
   readonly path: string;
   readonly #clock: Clock;
   readonly #log: Logger;
