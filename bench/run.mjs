@@ -17,7 +17,7 @@
 //   BENCH_CANCEL_ROWS   only these rows of the cancel section (keys of bench/cancel.mjs, comma-separated)
 //
 // `node --expose-gc bench/run.mjs --only cold,memory` runs only the named sections (signing, npm-start, cold,
-// memory (= the memory and CPU window), simulator, exposure, modules, cancel (bench/cancel.mjs), growth (bench/growth.mjs)) and prints their results without writing
+// memory (= the memory and CPU window), simulator, exposure, modules, cancel (bench/cancel.mjs), growth (bench/growth.mjs), ledger (bench/ledger.mjs)) and prints their results without writing
 // BENCHMARKS.md: the committed file always comes from a full run.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -54,6 +54,7 @@ const SECTIONS = [
   "modules",
   "cancel",
   "growth",
+  "ledger",
 ];
 const onlyArg = process.argv.find((a, i) => a.startsWith("--only=") || process.argv[i - 1] === "--only");
 // BENCH_ONLY=cancel is the same as --only cancel (handy through `npm run bench`)
@@ -71,6 +72,7 @@ const wanted = (name) => ONLY === null || ONLY.has(name);
 const { Wallet, id } = await import("ethers");
 const { benchCancel, renderCancel } = await import("./cancel.mjs");
 const { benchGrowth, renderGrowth } = await import("./growth.mjs");
+const { benchLedger, renderLedger } = await import("./ledger.mjs");
 const { cpuNsMsOf, statusKb } = await import("./proc.mjs");
 // the library's public signing API (the bench signs its load through it, as a user of the package would)
 const ours = await import(path.join(ROOT, "dist/index.js"));
@@ -670,7 +672,8 @@ function machine() {
 }
 
 function render(results) {
-  const { m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel, growth } = results;
+  const { m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel, growth, ledger } =
+    results;
   const flags = `\`node ${DEPLOYED_FLAGS.join(" ")}\``;
   const L = [];
   L.push("# Benchmarks");
@@ -782,6 +785,7 @@ function render(results) {
 
   L.push(renderCancel(cancel));
   L.push(renderGrowth(growth));
+  L.push(renderLedger(ledger));
 
   L.push("## Method");
   L.push("");
@@ -861,20 +865,36 @@ const cancel = wanted("cancel")
 const growth = wanted("growth")
   ? await section("the growth curve", () => benchGrowth({ root: ROOT, cli: CLI, flags: DEPLOYED_FLAGS, log }))
   : notRun;
+const ledger = wanted("ledger")
+  ? await section("the ledger's write per push", () => benchLedger({ root: ROOT, log }))
+  : notRun;
 m.loadEnd = loadAverage();
 if (ONLY !== null) {
   // a partial run: the figures only, never a BENCHMARKS.md
   console.log(
     JSON.stringify(
-      { m, signing, npmStart, cold, steady, simulator, exposure, modules, cancel, growth },
+      { m, signing, npmStart, cold, steady, simulator, exposure, modules, cancel, growth, ledger },
       null,
       2,
     ),
   );
   if (wanted("cancel")) console.log(renderCancel(cancel));
   if (wanted("growth")) console.log(renderGrowth(growth));
+  if (wanted("ledger")) console.log(renderLedger(ledger));
 } else {
-  const md = render({ m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel, growth });
+  const md = render({
+    m,
+    signing,
+    cold,
+    steady,
+    modules,
+    simulator,
+    exposure,
+    npmStart,
+    cancel,
+    growth,
+    ledger,
+  });
   writeFileSync(OUT, md);
   log(`wrote ${path.relative(ROOT, OUT)} in ${fmt((performance.now() - started) / 1000)} s`);
   console.log(md);

@@ -143,7 +143,7 @@ export {
 } from "./surface/health.js";
 export { createMetrics, type Metrics } from "./surface/metrics.js";
 export { createSwitch, EXPEDITE_LEAD_MS, type Switch } from "./switch/index.js";
-export { Ledger, LedgerEntry, LedgerFile, readLedgerFile } from "./switch/ledger.js";
+export { Ledger, LedgerEntry, LedgerFile, readLedgerFile, readLedgerState } from "./switch/ledger.js";
 export { type BudgetMonitor, type BudgetStatus, createBudgetMonitor } from "./watchers/budget.js";
 export { type ChainWatch, createChainWatch } from "./watchers/chain-watch.js";
 export { createExposurePoller, type ExposurePoller, type ExposureThresholds } from "./watchers/exposure.js";

@@ -21,7 +21,7 @@ import { dirname, join, resolve } from "node:path";
 import { defaultStateDir, LEGACY_STATE_DIR } from "../config/networks.js";
 import { BaseError } from "../core/errors/base.js";
 import { ExitCode } from "../core/exit-codes.js";
-import { LEDGER_FILE } from "../switch/ledger.js";
+import { LEDGER_DIR, LEDGER_FILE } from "../switch/ledger.js";
 import { inspectStateLock } from "./lock.js";
 
 export class StateDirError extends BaseError {
@@ -111,8 +111,9 @@ export function chooseStateDir({
   if (configured !== undefined) return { dir: configured, legacy: null };
   const dir = defaultStateDir(env, cwd);
   const old = resolve(cwd, LEGACY_STATE_DIR);
-  if (dir === old || !existsSync(join(old, LEDGER_FILE)) || existsSync(join(dir, LEDGER_FILE)))
-    return { dir, legacy: null };
+  // a ledger in either layout (ledger.json before issue 41, the ledger/ directory since)
+  const hasLedger = (d: string) => existsSync(join(d, LEDGER_FILE)) || existsSync(join(d, LEDGER_DIR));
+  if (dir === old || !hasLedger(old) || hasLedger(dir)) return { dir, legacy: null };
   const used = (why: string): StateDirChoice => ({ dir: old, legacy: { action: "used", from: old, why } });
   if (!move) return used(`the old default; \`run\` moves it to ${dir}`);
   if (lockHeld(old)) return used("a running daemon holds it; a later start moves it");

@@ -1,12 +1,24 @@
 /**
- * The ledger file's shape (`<stateDir>/ledger.json`): what the store (ledger.ts) reads and writes and the pure
- * model (ledger-model.ts) changes. Every read is checked against it; a file that does not match is corrupt
- * (docs/daemon.md, "The trigger ledger").
+ * The ledger's shapes: what the store (ledger.ts) reads and writes and the pure model (ledger-model.ts) changes.
+ * Every read is checked against them; a file that does not match is corrupt (docs/daemon.md, "The trigger ledger").
+ *
+ * Two layouts. Since issue 41 a directory `<stateDir>/ledger/` holds one file per account (`<account>.json`, a
+ * `LedgerAccountFile`) and one for what is file-wide (`meta.json`, a `LedgerMeta`): a push rewrites its own account's
+ * file only, so its cost does not grow with the fleet. Before it, one `<stateDir>/ledger.json` (a `LedgerFile`) held
+ * everything and was rewritten whole on every push; it is still read (migrated at the first start, and by `status`),
+ * and `LedgerFile` stays the shape every reader gets from either layout (ledger.ts `readLedgerState`).
  */
 import { z } from "zod";
 
+/** The single-file layout (before issue 41): read, migrated, never written. */
 export const LEDGER_FILE = "ledger.json";
 export const LEDGER_VERSION = 1;
+/** The per-account layout: `<stateDir>/ledger/meta.json` and `<stateDir>/ledger/<account>.json`. */
+export const LEDGER_DIR = "ledger";
+export const LEDGER_META_FILE = "meta.json";
+export const LEDGER_LAYOUT_VERSION = 2;
+/** An account's file name in LEDGER_DIR: the lower-case address, `.json`. */
+export const ACCOUNT_FILE = /^(0x[0-9a-f]{40})\.json$/;
 
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a UTC day YYYY-MM-DD");
 const ms = z.number().int();
@@ -136,3 +148,32 @@ export const LedgerFile = z.object({
   engines: z.record(z.string(), EngineHeld).default({}),
 });
 export type LedgerFile = z.infer<typeof LedgerFile>;
+
+/**
+ * `<stateDir>/ledger/meta.json`: what is file-wide. Written when `assumeLimitOn` or `engines` change (at most once
+ * per account for `engines`), never per push; its presence marks the per-account layout as complete (a migration
+ * writes it last).
+ */
+export const LedgerMeta = z.object({
+  version: z.literal(LEDGER_LAYOUT_VERSION),
+  /** as LedgerFile `updatedAt`, when this file was last written: one of the stamps whose maximum is the ledger's */
+  updatedAt: ms,
+  lastNonce: ms.nullable().default(null),
+  assumeLimitOn: day.nullable().default(null),
+  engines: z.record(z.string(), EngineHeld).default({}),
+});
+export type LedgerMeta = z.infer<typeof LedgerMeta>;
+
+/**
+ * `<stateDir>/ledger/<account>.json`: one account's entry, with the stamps of the write that carried it. The
+ * ledger's `updatedAt` and `lastNonce` (the next run's nonce floor) are the highest over meta.json and every
+ * account file: each write stamps the files it writes, so the write that made a push's intent durable also made
+ * its stamp durable (the write-ahead rule, src/switch/write-ahead.ts).
+ */
+export const LedgerAccountFile = z.object({
+  version: z.literal(LEDGER_LAYOUT_VERSION),
+  updatedAt: ms,
+  lastNonce: ms.nullable().default(null),
+  entry: LedgerEntry,
+});
+export type LedgerAccountFile = z.infer<typeof LedgerAccountFile>;

@@ -1,19 +1,25 @@
 /**
  * The trigger ledger's store: per account and UTC day, the triggers counted, the limit, the deadline of the last
  * confirmed push (armedUntil), the last push time and a short history of notable events (triggers,
- * exhaustion, removals, corrupt-file events; pushes are not history). One file for all accounts,
- * `<stateDir>/ledger.json`, written atomically (temp file in the same directory, fsync, rename, fsync dir).
+ * exhaustion, removals, corrupt-file events; pushes are not history). One file per account,
+ * `<stateDir>/ledger/<account>.json`, and one for what is file-wide, `<stateDir>/ledger/meta.json`
+ * (ledger-schema.ts), each written atomically (temp file in the same directory, fsync, rename, fsync dir): a push
+ * rewrites its own account's file only, so its cost does not grow with the number of accounts (issue 41). Files
+ * rather than an append-only log: each write is the atomic replace the store always made (no torn tail to
+ * recover, no compaction to run beside the pushes), a damaged file costs only its own account, and one account's
+ * day is rewritten by rewriting its file. The single `ledger.json` of earlier versions is migrated at the first
+ * start (`open`).
  * What changes an entry is the pure model in switch/ledger-model.ts; this file only holds entries and writes
  * them. Reading (`get`) never changes or writes anything.
  *
  * Conservative rules (docs/daemon.md):
- * - A corrupt, truncated or unreadable ledger is never reset to zero silently: it is logged at error, moved
- *   aside as `ledger.json.corrupt-<ms>`, and every account is assumed to have used the whole limit today
- *   (`assumed: true`). The switch warns loudly and reports not ready, yet keeps pushing (pushing is harmless
+ * - A corrupt, truncated or unreadable ledger file is never reset to zero silently: it is logged at error, moved
+ *   aside as `<file>.corrupt-<ms>`, and its account (an account's file), or every account not stored (meta.json, the
+ *   old ledger.json), is assumed to have used the whole limit today (`assumed: true`). The switch warns loudly and reports not ready, yet keeps pushing (pushing is harmless
  *   and protects); the assumption ends at 00:00 UTC.
  * - A failed write (read-only directory, ENOSPC) is logged at error with the path and the reason; the
- *   in-memory ledger stays authoritative and the daemon keeps protecting. The old file stays intact
- *   (temp + rename), so nothing already written is lost.
+ *   in-memory ledger stays authoritative and the daemon keeps protecting. The old files stay intact
+ *   (temp + rename), so nothing already written is lost; a failed account is written again with the next round.
  */
 
 import { randomBytes } from "node:crypto";
@@ -26,9 +32,10 @@ import {
   rename as renameCallback,
   writeSync,
 } from "node:fs";
-import { readdir, rename, rm } from "node:fs/promises";
+import { lstat, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import type { z } from "zod";
 import { type Clock, utcDay } from "../core/clock.js";
 import { formatIssues } from "../core/errors/parse.js";
 import { checkStateFile } from "../core/files.js";
@@ -44,38 +51,54 @@ import {
   withReconciled,
 } from "./ledger-model.js";
 import {
+  ACCOUNT_FILE,
   type EngineHeld,
+  LEDGER_DIR,
   LEDGER_FILE,
+  LEDGER_LAYOUT_VERSION,
+  LEDGER_META_FILE,
   LEDGER_VERSION,
+  LedgerAccountFile,
   type LedgerEntry,
   LedgerFile,
+  LedgerMeta,
 } from "./ledger-schema.js";
 
 export { HISTORY_SIZE } from "./ledger-model.js";
 export {
   EngineHeld,
+  LEDGER_DIR,
   LEDGER_FILE,
+  LEDGER_META_FILE,
   LEDGER_VERSION,
+  LedgerAccountFile,
   LedgerEntry,
   LedgerEvent,
   LedgerFile,
+  LedgerMeta,
   TriggerProof,
   TriggerRecord,
 } from "./ledger-schema.js";
 
-// The write path's file calls, on libuv's thread pool without FileHandle objects (see Ledger#writeOnce).
+// The write path's file calls, on libuv's thread pool without FileHandle objects (see Ledger#writeFile).
 const openAsync = promisify(openCallback);
 const fsyncAsync = promisify(fsync);
 const renameAsync = promisify(renameCallback);
 const closeAsync = promisify(closeCallback);
-const TMP_PREFIX = `.${LEDGER_FILE}.tmp-`;
+/** A temp file's name starts with `.`, then the name it will take, then this (`.0xab….json.tmp-<tag>-<n>`). */
+const TMP_MARK = ".tmp-";
+/** At most this many account files are written at once in a round (the thread pool has 4 threads). */
+const ROUND_PARALLEL = 16;
 
 export type ReadLedgerResult =
   | { ok: true; file: LedgerFile | null }
   | { ok: false; reason: string; code: "corrupt" | "unreadable" };
 
-/** Reads and validates a ledger file without changing anything (`status` uses this). */
-export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
+/** Reads and validates a state file against `schema` without changing anything. */
+async function readChecked<T>(
+  path: string,
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: z.ZodError } },
+): Promise<{ ok: true; value: T | null } | { ok: false; reason: string; code: "corrupt" | "unreadable" }> {
   // A regular file of sane size, checked before it is read (src/core/files.ts; docs/security.md).
   // Anything else (symlink to /dev/zero, FIFO, 38 MB file) is "corrupt": moved aside, limit assumed.
   const checked = await checkStateFile(path);
@@ -85,7 +108,7 @@ export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
       code: checked.code === "unreadable" ? "unreadable" : "corrupt",
       reason: checked.reason,
     };
-  if (!checked.exists) return { ok: true, file: null };
+  if (!checked.exists) return { ok: true, value: null };
   const text = checked.text;
   let json: unknown;
   try {
@@ -97,14 +120,139 @@ export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
       reason: `is not valid JSON (${(error as Error).message}; ${text.length} bytes)`,
     };
   }
-  const parsed = LedgerFile.safeParse(json);
+  const parsed = schema.safeParse(json);
   if (!parsed.success)
     return {
       ok: false,
       code: "corrupt",
       reason: `has an unexpected shape (${formatIssues(parsed.error).join("; ")})`,
     };
-  return { ok: true, file: parsed.data };
+  return { ok: true, value: parsed.data };
+}
+
+/** Reads and validates a single-file ledger (`ledger.json`, the layout before issue 41) without changing anything. */
+export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
+  const read = await readChecked(path, LedgerFile);
+  return read.ok ? { ok: true, file: read.value } : read;
+}
+
+/** A file of the ledger that could not be used: which, why, and the account it held (null: file-wide). */
+export type LedgerDamage = {
+  path: string;
+  reason: string;
+  code: "corrupt" | "unreadable";
+  account: string | null;
+};
+
+/**
+ * The ledger as a state directory holds it, in either layout, read without changing anything (`status` and the
+ * store's `open` use it):
+ * - `files`: `ledger/meta.json` exists (the per-account layout is complete): meta.json and every
+ *   `ledger/<account>.json`; a `ledger.json` beside it is a migrated leftover (`legacyBeside`) and is not read;
+ * - `single`: no meta.json but a `ledger.json` (before issue 41, or a migration a crash interrupted: account files
+ *   already in `ledger/` are not read, the migration starts over);
+ * - `files` with meta.json damaged: account files without meta.json (and no ledger.json) mean meta.json was lost;
+ * - `none`: neither.
+ * `file` merges what could be read into the single-file shape; `damaged` lists what could not.
+ */
+export type LedgerState = {
+  layout: "files" | "single" | "none";
+  /** the directory of the per-account layout, or ledger.json */
+  path: string;
+  file: LedgerFile | null;
+  damaged: LedgerDamage[];
+  legacyBeside: boolean;
+};
+
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function accountFileNames(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((n) => ACCOUNT_FILE.test(n)).sort();
+  } catch {
+    return [];
+  }
+}
+
+export async function readLedgerState(stateDir: string): Promise<LedgerState> {
+  const dir = join(stateDir, LEDGER_DIR);
+  const single = join(stateDir, LEDGER_FILE);
+  const metaPath = join(dir, LEDGER_META_FILE);
+  const hasMeta = await exists(metaPath);
+  const hasSingle = await exists(single);
+  if (!hasMeta && hasSingle) {
+    const read = await readLedgerFile(single);
+    return read.ok
+      ? { layout: "single", path: single, file: read.file, damaged: [], legacyBeside: false }
+      : {
+          layout: "single",
+          path: single,
+          file: null,
+          damaged: [{ path: single, reason: read.reason, code: read.code, account: null }],
+          legacyBeside: false,
+        };
+  }
+  const names = await accountFileNames(dir);
+  if (!hasMeta && names.length === 0)
+    return { layout: "none", path: dir, file: null, damaged: [], legacyBeside: false };
+  const damaged: LedgerDamage[] = [];
+  let meta: LedgerMeta | null = null;
+  if (hasMeta) {
+    const read = await readChecked(metaPath, LedgerMeta);
+    if (read.ok) meta = read.value;
+    else damaged.push({ path: metaPath, reason: read.reason, code: read.code, account: null });
+  } else {
+    damaged.push({
+      path: metaPath,
+      reason: `is missing beside ${names.length} account file(s)`,
+      code: "corrupt",
+      account: null,
+    });
+  }
+  let updatedAt = meta?.updatedAt ?? 0;
+  let lastNonce = meta?.lastNonce ?? null;
+  const accounts: Record<string, LedgerEntry> = {};
+  for (const name of names) {
+    const account = (ACCOUNT_FILE.exec(name) as RegExpExecArray)[1] as string;
+    const path = join(dir, name);
+    const read = await readChecked(path, LedgerAccountFile);
+    if (!read.ok) {
+      damaged.push({ path, reason: read.reason, code: read.code, account });
+      continue;
+    }
+    if (read.value === null) continue; // removed between the listing and the read
+    if (read.value.entry.account !== account) {
+      damaged.push({
+        path,
+        reason: `holds the entry of ${read.value.entry.account}, not of ${account}`,
+        code: "corrupt",
+        account,
+      });
+      continue;
+    }
+    accounts[account] = read.value.entry;
+    updatedAt = Math.max(updatedAt, read.value.updatedAt);
+    if (read.value.lastNonce !== null) lastNonce = Math.max(lastNonce ?? 0, read.value.lastNonce);
+  }
+  return {
+    layout: "files",
+    path: dir,
+    file: {
+      version: LEDGER_VERSION,
+      updatedAt,
+      lastNonce,
+      assumeLimitOn: meta?.assumeLimitOn ?? null,
+      accounts,
+      engines: meta?.engines ?? {},
+    },
+    damaged,
+    legacyBeside: hasMeta && hasSingle,
+  };
 }
 
 /** The entry as it stands on `today`: an entry from an earlier day reads as 0 triggers (not assumed). */
@@ -141,6 +289,7 @@ export type Durability = "written" | "failed" | "timeout";
  * serialised and coalesced. `get(account)` is a pure view (rolled to the clock's UTC day, never backwards).
  */
 export class Ledger {
+  /** the ledger's directory, `<stateDir>/ledger` (logged at start as `ledger`) */
   readonly path: string;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -151,6 +300,10 @@ export class Ledger {
   readonly #verifiedNow: (() => number) | undefined;
   #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
+  /** the accounts changed since the last round took its list (or whose write failed): the next round writes them */
+  #dirtyAccounts = new Set<string>();
+  /** meta.json's fields changed (engines, assumeLimitOn), or it is not on disk yet */
+  #metaDirty = false;
   /** the accounts an engine held (the file's `engines`): only ever grows, once per account */
   #engines: Readonly<Record<string, EngineHeld>> = {};
   #assumeLimitOn: string | null = null;
@@ -167,7 +320,7 @@ export class Ledger {
   #pendingCorruptDetail: string | null = null;
   #loadedUpdatedAt: number | null = null;
   #lastNonce: number | null = null;
-  /** the state directory, opened at the first write and kept for its fsyncs (closed by `close`) */
+  /** the ledger's directory, opened at the first write and kept for its fsyncs (closed by `close`) */
   #dirFd: number | null = null;
   #tmpSeq = 0;
   /** this store's part of its temp files' names: two stores (two processes on one volume) never share one */
@@ -198,78 +351,143 @@ export class Ledger {
   }
 
   /**
-   * Opens `<stateDir>/ledger.json` (creating the directory) and removes temp files a crash left behind. A
-   * missing file is a fresh ledger; a corrupt or unreadable one is moved aside and the limit is assumed for
-   * today (never a silent reset to zero).
+   * Opens the ledger of `stateDir` (creating the directories) and removes temp files a crash left behind. Nothing
+   * there is a fresh ledger. A `ledger.json` without a complete per-account layout is migrated: every account's file
+   * is written, then meta.json (last: its presence says the migration is complete), then ledger.json is renamed
+   * `ledger.json.migrated-<ms>` and kept (docs/operations.md "State files"); a crash before meta.json is written
+   * starts the migration over at the next start. A corrupt or unreadable file is moved aside as `<file>.corrupt-<ms>`
+   * and the limit is assumed for today: for its account (an account's file), or for every account not stored
+   * (meta.json, ledger.json): never a silent reset to zero.
    */
   static async open(params: OpenLedgerParameters): Promise<Ledger> {
-    const path = join(params.stateDir, LEDGER_FILE);
+    const path = join(params.stateDir, LEDGER_DIR);
     const ledger = new Ledger(path, params);
     try {
-      mkdirSync(params.stateDir, { recursive: true, mode: 0o700 });
+      mkdirSync(path, { recursive: true, mode: 0o700 });
     } catch (error) {
       ledger.#log.error(
         {
           event: "ledger.write_failed",
-          path: params.stateDir,
+          path,
           reason: (error as NodeJS.ErrnoException).code,
         },
-        "cannot create the state directory; the ledger lives in memory only",
+        "cannot create the ledger's directory; the ledger lives in memory only",
       );
     }
     await ledger.#removeTempFiles(params.stateDir);
-    const read = await readLedgerFile(path);
+    await ledger.#removeTempFiles(path);
+    const state = await readLedgerState(params.stateDir);
     const now = params.clock.now();
-    if (read.ok) {
-      if (read.file) {
-        ledger.#assumeLimitOn = read.file.assumeLimitOn;
-        ledger.#loadedUpdatedAt = read.file.updatedAt;
-        ledger.#updatedAt = read.file.updatedAt;
-        ledger.#lastNonce = read.file.lastNonce;
-        ledger.#onDiskUpdatedAt = read.file.updatedAt;
-        ledger.#engines = read.file.engines;
-        for (const [account, entry] of Object.entries(read.file.accounts)) {
-          ledger.#accounts.set(account.toLowerCase(), {
-            ...entry,
-            limit: params.triggerLimit,
-            history: capHistory(entry.history, ledger.#historySize),
-          });
-        }
-        ledger.#log.info(
-          { event: "ledger.loaded", path, accounts: ledger.#accounts.size },
-          `trigger ledger read from ${path}`,
-        );
+    if (state.file) ledger.#load(state.file, state.layout === "files" ? path : state.path);
+    for (const damage of state.damaged) await ledger.#setAside(damage, now);
+    if (state.legacyBeside)
+      await ledger.#renameLegacy(now, "a ledger.json beside a complete per-account ledger");
+    if (state.layout === "files" && state.damaged.length === 0) return ledger;
+    // a migration, a fresh ledger, or a damaged meta.json: meta.json is (re)written now, in the same round as every
+    // account file and after them (a round writes meta.json last: a migration is complete only once it is there)
+    if (state.layout === "single") {
+      // account files an interrupted migration left for accounts not in this ledger.json are not this ledger's
+      for (const name of await accountFileNames(path)) {
+        const account = (ACCOUNT_FILE.exec(name) as RegExpExecArray)[1] as string;
+        if (!ledger.#accounts.has(account))
+          await rm(join(path, name), { force: true }).catch(() => undefined);
       }
-      return ledger;
+      for (const account of ledger.#accounts.keys()) ledger.#dirtyAccounts.add(account);
     }
-    // Corrupt or unreadable: keep the damaged file aside, assume the worst for today.
-    const aside = `${path}.corrupt-${now}`;
-    let moved: string | null = null;
+    ledger.#metaDirty = true;
+    ledger.#markDirty();
+    await ledger.flush();
+    if (state.layout === "single" && state.file !== null) {
+      if (ledger.#lastWriteError === null) await ledger.#renameLegacy(now, null);
+      else
+        ledger.#log.error(
+          { event: "ledger.migration_failed", path: state.path, reason: ledger.#lastWriteError },
+          `could not write the per-account ledger in ${path} (${ledger.#lastWriteError}); ${state.path} is kept and ` +
+            "read again at the next start, the in-memory ledger stays authoritative",
+        );
+    }
+    return ledger;
+  }
+
+  #load(file: LedgerFile, from: string): void {
+    this.#assumeLimitOn = file.assumeLimitOn;
+    this.#loadedUpdatedAt = file.updatedAt;
+    this.#updatedAt = file.updatedAt;
+    this.#lastNonce = file.lastNonce;
+    this.#onDiskUpdatedAt = file.updatedAt;
+    this.#engines = file.engines;
+    for (const [account, entry] of Object.entries(file.accounts)) {
+      this.#accounts.set(account.toLowerCase(), {
+        ...entry,
+        limit: this.#limit,
+        history: capHistory(entry.history, this.#historySize),
+      });
+    }
+    this.#log.info(
+      { event: "ledger.loaded", path: from, accounts: this.#accounts.size },
+      `trigger ledger read from ${from}`,
+    );
+  }
+
+  /** ledger.json → ledger.json.migrated-<ms> (kept: a copy of what the migration read), then the directory fsynced. */
+  async #renameLegacy(now: number, why: string | null): Promise<void> {
+    const single = join(dirname(this.path), LEDGER_FILE);
+    const aside = `${single}.migrated-${now}`;
     try {
-      await rename(path, aside);
-      moved = aside;
+      await rename(single, aside);
+      await this.#syncDir(dirname(this.path));
+      this.#log.warn(
+        { event: "ledger.migrated", from: single, to: this.path, kept: aside, accounts: this.#accounts.size },
+        why === null
+          ? `the trigger ledger moved to one file per account in ${this.path}; the old ${LEDGER_FILE} is kept as ${aside}`
+          : `${why}: renamed ${aside} (the per-account ledger in ${this.path} is the ledger)`,
+      );
     } catch (error) {
-      moved = null;
-      ledger.#log.error(
-        { event: "ledger.corrupt", path, reason: (error as NodeJS.ErrnoException).code },
-        "could not move the damaged ledger aside",
+      this.#log.error(
+        { event: "ledger.migration_failed", path: single, reason: (error as NodeJS.ErrnoException).code },
+        `could not rename ${single} aside after the migration; the per-account ledger in ${this.path} is the ledger`,
       );
     }
-    ledger.#assumeLimitOn = utcDay(now);
-    ledger.#log.error(
+  }
+
+  /** A damaged file: moved aside, the limit assumed today for its account, or for every account not stored. */
+  async #setAside(damage: LedgerDamage, now: number): Promise<void> {
+    const aside = `${damage.path}.corrupt-${now}`;
+    let moved: string | null = null;
+    try {
+      if (await exists(damage.path)) {
+        await rename(damage.path, aside);
+        moved = aside;
+      }
+    } catch (error) {
+      this.#log.error(
+        { event: "ledger.corrupt", path: damage.path, reason: (error as NodeJS.ErrnoException).code },
+        "could not move the damaged ledger file aside",
+      );
+    }
+    const detail = `${damage.reason}${moved ? `; moved to ${moved}` : ""}`;
+    const whom = damage.account === null ? "every account not in the ledger" : damage.account;
+    this.#log.error(
       {
         event: "ledger.corrupt",
-        path,
-        reason: read.reason,
+        path: damage.path,
+        account: damage.account,
+        reason: damage.reason,
         movedTo: moved,
-        assumedTriggersToday: params.triggerLimit,
+        assumedTriggersToday: this.#limit,
       },
-      `the trigger ledger ${read.reason}; ${moved ? `moved it to ${moved}; ` : ""}assuming the daily limit ` +
-        `(${params.triggerLimit}) is used today: pushes continue, but the switch reports not ready until 00:00 UTC`,
+      `the trigger ledger's ${damage.path} ${damage.reason}; ${moved ? `moved it to ${moved}; ` : ""}assuming the ` +
+        `daily limit (${this.#limit}) is used today for ${whom}: pushes continue, but the switch reports not ready ` +
+        "until 00:00 UTC",
     );
-    ledger.#pendingCorruptDetail = `${read.reason}${moved ? `; moved to ${moved}` : ""}`;
-    ledger.#markDirty();
-    return ledger;
+    if (damage.account === null) {
+      this.#assumeLimitOn = utcDay(now);
+      this.#pendingCorruptDetail = detail;
+      this.#metaDirty = true;
+      this.#markDirty();
+      return;
+    }
+    this.put(newEntry(damage.account, now, { limit: this.#limit, assumed: true, corruptDetail: detail }));
   }
 
   async #removeTempFiles(dir: string): Promise<void> {
@@ -279,7 +497,7 @@ export class Ledger {
     } catch {
       return;
     }
-    for (const name of names.filter((n) => n.startsWith(TMP_PREFIX))) {
+    for (const name of names.filter((n) => n.startsWith(".") && n.includes(`.json${TMP_MARK}`))) {
       await rm(join(dir, name), { force: true }).catch(() => undefined);
       this.#log.info(
         { event: "ledger.temp_removed", path: join(dir, name) },
@@ -334,6 +552,7 @@ export class Ledger {
     const next = withEngineHeld(this.#engines, account, this.#clock.now());
     if (next === this.#engines) return false;
     this.#engines = next;
+    this.#metaDirty = true;
     this.#markDirty();
     return true;
   }
@@ -360,7 +579,9 @@ export class Ledger {
 
   /** Stores `entry` (as the model computed it) and schedules a write. */
   put(entry: LedgerEntry): void {
-    this.#accounts.set(entry.account.toLowerCase(), structuredClone(entry));
+    const key = entry.account.toLowerCase();
+    this.#accounts.set(key, structuredClone(entry));
+    this.#dirtyAccounts.add(key);
     this.#markDirty();
   }
 
@@ -429,6 +650,7 @@ export class Ledger {
     const today = utcDay(now);
     if (this.#assumeLimitOn !== null && this.#assumeLimitOn < today) {
       this.#assumeLimitOn = null;
+      this.#metaDirty = true;
       this.#markDirty();
     }
     const out: string[] = [];
@@ -443,25 +665,16 @@ export class Ledger {
   }
 
   /**
-   * The whole file as it would be written now, with `accounts` (a copy of the map of stored entries).
-   * `updatedAt` only moves forward (a clock stepped back does not move it back); `lastNonce` is the highest nonce
-   * handed out so far (the next run's floor; docs/daemon.md). The entries are the stored ones themselves, not
-   * copies: a stored entry is never changed, only replaced (`put` stores a copy of what it is given, and every
-   * change here builds a new entry), so the snapshot stays as it was written.
+   * The stamps a round writes into every file it writes: `updatedAt` only moves forward (a clock stepped back does
+   * not move it back) and only to a verified time; `lastNonce` is the highest nonce handed out so far (the next
+   * run's floor; docs/daemon.md). A restart takes the highest of each over all the files (`readLedgerState`).
    */
-  #snapshot(accounts: ReadonlyMap<string, LedgerEntry>): LedgerFile {
+  #stamp(): { updatedAt: number; lastNonce: number | null } {
     const verified = this.#verifiedNow ? this.#verifiedNow() : this.#clock.now();
     this.#updatedAt = Math.max(this.#updatedAt, Math.floor(verified));
     const hint = this.#nonceHint?.() ?? 0;
     if (hint > 0) this.#lastNonce = Math.max(this.#lastNonce ?? 0, hint);
-    return {
-      version: LEDGER_VERSION,
-      updatedAt: this.#updatedAt,
-      lastNonce: this.#lastNonce,
-      assumeLimitOn: this.#assumeLimitOn,
-      accounts: Object.fromEntries(accounts),
-      engines: { ...this.#engines },
-    };
+    return { updatedAt: this.#updatedAt, lastNonce: this.#lastNonce };
   }
 
   #markDirty(): void {
@@ -470,15 +683,25 @@ export class Ledger {
     if (!this.#writing) this.#writing = this.#writeLoop();
   }
 
+  /**
+   * Rounds of writes until nothing is dirty. A round writes the files of the accounts changed since the last round
+   * (and those whose write failed), then meta.json if it changed, then fsyncs the directory once: a push costs its
+   * own account's file, whatever the number of accounts. The entries written are the stored ones themselves, not
+   * copies: a stored entry is never changed, only replaced (`put` stores a copy of what it is given, and every
+   * change here builds a new entry).
+   */
   async #writeLoop(): Promise<void> {
     try {
       while (this.#dirty) {
         this.#dirty = false;
         const carries = this.#changes;
-        const accounts = new Map(this.#accounts);
-        const snapshot = this.#snapshot(accounts);
-        const written = await this.#writeOnce(`${JSON.stringify(snapshot, null, 2)}\n`);
-        if (written) this.#onDiskUpdatedAt = snapshot.updatedAt;
+        const accounts = [...this.#dirtyAccounts];
+        this.#dirtyAccounts.clear();
+        const meta = this.#metaDirty;
+        this.#metaDirty = false;
+        const stamp = this.#stamp();
+        const written = await this.#writeRound(accounts, meta, stamp);
+        if (written) this.#onDiskUpdatedAt = stamp.updatedAt;
         this.#settledChanges = carries;
         const ready = this.#waiters.filter((w) => w.upTo <= carries);
         this.#waiters = this.#waiters.filter((w) => w.upTo > carries);
@@ -489,18 +712,94 @@ export class Ledger {
     }
   }
 
+  async #writeRound(
+    accounts: string[],
+    meta: boolean,
+    stamp: { updatedAt: number; lastNonce: number | null },
+  ): Promise<boolean> {
+    const failures: string[] = [];
+    const fileOf = async (name: string, value: unknown) => {
+      const reason = await this.#writeFile(name, `${JSON.stringify(value, null, 2)}\n`);
+      if (reason !== null) failures.push(reason);
+      return reason === null;
+    };
+    for (let at = 0; at < accounts.length; at += ROUND_PARALLEL) {
+      await Promise.all(
+        accounts.slice(at, at + ROUND_PARALLEL).map(async (account) => {
+          const entry = this.#accounts.get(account);
+          if (entry === undefined) return;
+          const file: LedgerAccountFile = { version: LEDGER_LAYOUT_VERSION, ...stamp, entry };
+          // a failed account is written again with the next round (its entry is still the latest)
+          if (!(await fileOf(`${account}.json`, file))) this.#dirtyAccounts.add(account);
+        }),
+      );
+    }
+    if (meta) {
+      const file: LedgerMeta = {
+        version: LEDGER_LAYOUT_VERSION,
+        ...stamp,
+        assumeLimitOn: this.#assumeLimitOn,
+        engines: { ...this.#engines },
+      };
+      if (!(await fileOf(LEDGER_META_FILE, file))) this.#metaDirty = true;
+    }
+    if (failures.length === 0 && (accounts.length > 0 || meta)) {
+      // the renames are durable once the directory is
+      await this.#syncDir(this.path);
+    }
+    if (failures.length > 0) {
+      const reason = failures[0] as string;
+      if (this.#lastWriteError !== reason) {
+        this.#log.error(
+          { event: "ledger.write_failed", path: this.path, reason },
+          `cannot write the trigger ledger in ${this.path} (${reason}); the in-memory ledger stays authoritative, ` +
+            "the previous files are intact, protection continues",
+        );
+      }
+      this.#lastWriteError = reason;
+      return false;
+    }
+    this.#writes++;
+    if (this.#lastWriteError !== null) {
+      this.#log.info(
+        { event: "ledger.write_recovered", path: this.path },
+        "the trigger ledger is written again",
+      );
+    }
+    this.#lastWriteError = null;
+    return true;
+  }
+
+  /** fsync of the ledger's directory (kept open) or another one; some filesystems refuse it (the rename is atomic). */
+  async #syncDir(dir: string): Promise<void> {
+    try {
+      if (dir === this.path) {
+        this.#dirFd ??= await openAsync(dir, "r");
+        await fsyncAsync(this.#dirFd);
+      } else {
+        const fd = await openAsync(dir, "r");
+        try {
+          await fsyncAsync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      }
+    } catch {
+      // Some filesystems refuse fsync on a directory; the rename is still atomic.
+    }
+  }
+
   /**
-   * One atomic, durable write: a temp file in the same directory is created, written, fsynced and closed, then
-   * renamed over the ledger, then the directory is fsynced. Whatever waits on the disk (creating the file, both
-   * fsyncs, the rename) runs on libuv's thread pool, so a hung disk never blocks the event loop: `durable` runs
-   * out of budget and the switch says why. Only the write into the page cache and the close after the fsync
-   * (nothing left to flush) run inline, and the directory is opened once and kept: four thread-pool trips a
-   * write instead of eight, each of which wakes two threads (issue 15: they were most of the daemon's context
-   * switches at rest, BENCHMARKS.md "CPU per hour").
+   * One atomic, durable file of the ledger's directory, but for the directory's fsync (the round does it once): a
+   * temp file in the same directory is created, written, fsynced and closed, then renamed over `name`. Whatever
+   * waits on the disk (creating the file, the fsync, the rename) runs on libuv's thread pool, so a hung disk never
+   * blocks the event loop: `durable` runs out of budget and the switch says why. Only the write into the page cache
+   * and the close after the fsync (nothing left to flush) run inline, and the directory is opened once and kept:
+   * four thread-pool trips a push instead of eight, each of which wakes two threads (issue 15: they were most of
+   * the daemon's context switches at rest, BENCHMARKS.md "CPU per hour"). Returns null, or the failure's reason.
    */
-  async #writeOnce(text: string): Promise<boolean> {
-    const dir = dirname(this.path);
-    const tmp = join(dir, `${TMP_PREFIX}${this.#tmpTag}-${this.#tmpSeq++}`);
+  async #writeFile(name: string, text: string): Promise<string | null> {
+    const tmp = join(this.path, `.${name}${TMP_MARK}${this.#tmpTag}-${this.#tmpSeq++}`);
     try {
       const fd = await openAsync(tmp, "w", 0o600);
       try {
@@ -511,34 +810,11 @@ export class Ledger {
       } finally {
         closeSync(fd);
       }
-      await renameAsync(tmp, this.path);
-      try {
-        this.#dirFd ??= await openAsync(dir, "r");
-        await fsyncAsync(this.#dirFd);
-      } catch {
-        // Some filesystems refuse fsync on a directory; the rename is still atomic.
-      }
-      this.#writes++;
-      if (this.#lastWriteError !== null) {
-        this.#log.info(
-          { event: "ledger.write_recovered", path: this.path },
-          "the trigger ledger is written again",
-        );
-      }
-      this.#lastWriteError = null;
-      return true;
+      await renameAsync(tmp, join(this.path, name));
+      return null;
     } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
       await rm(tmp, { force: true }).catch(() => undefined);
-      if (this.#lastWriteError !== reason) {
-        this.#log.error(
-          { event: "ledger.write_failed", path: this.path, reason },
-          `cannot write the trigger ledger ${this.path} (${reason}); the in-memory ledger stays authoritative, ` +
-            "the previous file is intact, protection continues",
-        );
-      }
-      this.#lastWriteError = reason;
-      return false;
+      return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     }
   }
 

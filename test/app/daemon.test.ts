@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { type ManualClock, utcDay } from "../../src/core/clock.js";
 import { EXPEDITE_LEAD_MS } from "../../src/switch/index.js";
-import { type LedgerFile, readLedgerFile } from "../../src/switch/ledger.js";
+import { type LedgerFile, readLedgerState } from "../../src/switch/ledger.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import { type Harness, harness } from "./helpers.js";
 
 let h: Harness | undefined;
@@ -66,8 +67,8 @@ describe("daemon against the simulator (ManualClock)", () => {
       expect(l.account).toBe(h.account);
     }
     await h.daemon.settle();
-    const file = await readLedgerFile(join(h.stateDir, "ledger.json"));
-    expect(file.ok && file.file?.accounts[h.account]?.armedUntil).toBe(schedule);
+    const file = await readLedgerState(h.stateDir);
+    expect(file.file?.accounts[h.account]?.armedUntil).toBe(schedule);
   });
 
   test("behavior: a blackhole longer than the deadline yields exactly one trigger, in the ledger and the simulator", async () => {
@@ -257,25 +258,25 @@ describe("daemon against the simulator (ManualClock)", () => {
 
   test("behavior: a crash right after the first confirmed push still counts the trigger (write-ahead ledger)", async () => {
     const stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-test-"));
-    let onDiskAtAck: string | null = null;
+    // What a SIGKILL at the instant the push is acknowledged would leave on disk: the ledger's files, copied then.
+    const crashDir = mkdtempSync(join(tmpdir(), "hl-deadman-test-"));
+    let copied = false;
     let ackedDeadline = 0;
     h = await harness({
       stateDir,
       onLine: (line) => {
-        if (line.event !== "heartbeat.ok" || onDiskAtAck !== null) return;
-        // What a SIGKILL at the instant the push is acknowledged would leave on disk.
-        onDiskAtAck = readFileSync(join(stateDir, "ledger.json"), "utf8");
+        if (line.event !== "heartbeat.ok" || copied) return;
+        cpSync(join(stateDir, "ledger"), join(crashDir, "ledger"), { recursive: true });
+        copied = true;
         ackedDeadline = line.deadline as number;
       },
     });
-    expect(onDiskAtAck).not.toBeNull();
-    const entry = JSON.parse(onDiskAtAck!).accounts[h.account];
+    expect(copied).toBe(true);
+    const entry = ledgerOnDisk(crashDir).accounts[h.account];
     expect(Math.max(entry.armedUntil ?? 0, entry.pendingUntil ?? 0)).toBe(ackedDeadline);
 
     await crashPastDeadline(h, 70_000);
-    // Restart from exactly those bytes.
-    const crashDir = mkdtempSync(join(tmpdir(), "hl-deadman-test-"));
-    writeFileSync(join(crashDir, "ledger.json"), onDiskAtAck!);
+    // Restart from exactly those files.
     await expectRestartCounts(h, crashDir, ackedDeadline);
   });
 
@@ -283,7 +284,7 @@ describe("daemon against the simulator (ManualClock)", () => {
     h = await harness({ user: { volumeUsd: 10 } });
     await h.daemon.ledger.flush();
     expect(h.events("switch.not_protected")).toHaveLength(1);
-    const entry = (await readLedgerFile(join(h.stateDir, "ledger.json"))) as { ok: true; file: LedgerFile };
+    const entry = (await readLedgerState(h.stateDir)) as { file: LedgerFile };
     expect(entry.file.accounts[h.account]).toMatchObject({ armedUntil: null, pendingUntil: null });
   });
 
@@ -304,12 +305,12 @@ describe("daemon against the simulator (ManualClock)", () => {
     // On disk: the confirmed deadline, which this later push on the same day needed no write-ahead record beside
     // (docs/daemon.md, "The ledger"): a restart counts the same trigger either way.
     expect(h.daemon.switches[0]!.model.disk.covered).toBe(1);
-    const read = (await readLedgerFile(join(h.stateDir, "ledger.json"))) as { ok: true; file: LedgerFile };
+    const read = (await readLedgerState(h.stateDir)) as { file: LedgerFile };
     expect(read.file.accounts[h.account]).toMatchObject({ armedUntil: armed, pendingUntil: null });
     // The next confirmed push is what the file holds next.
     h.sim.faults.clear();
     await h.advance(15_000);
-    const now = (await readLedgerFile(join(h.stateDir, "ledger.json"))) as { ok: true; file: LedgerFile };
+    const now = (await readLedgerState(h.stateDir)) as { file: LedgerFile };
     expect(h.daemon.status()[0]!.state).toBe("armed");
     expect(now.file.accounts[h.account]).toMatchObject({
       armedUntil: h.daemon.status()[0]!.armedUntil,

@@ -248,12 +248,13 @@ describe("startDaemon: ordered start, rollback, close", () => {
   });
 
   test("behavior: exposure and the action budget send their first requests after the first push settled, not beside it", async () => {
-    // The write-ahead of the first push waits on a slow disk until released.
+    // The write-ahead of the first push waits on a slow disk until released (the first fsync is the fresh
+    // ledger's meta.json, written at open; the second, the first push's intent).
     let release: () => void = () => {};
     let held = 0;
     const slowDisk = () => {
       held++;
-      return held === 1 ? new Promise<void>((done) => (release = done)) : Promise.resolve();
+      return held === 2 ? new Promise<void>((done) => (release = done)) : Promise.resolve();
     };
     // The roll-over job is scheduled in the start order; node-cron may start it only once `after` settled.
     let rolloverMayStart = false;
@@ -272,11 +273,11 @@ describe("startDaemon: ordered start, rollback, close", () => {
     );
     const daemon = await startDaemon(p);
     // Real time, bounded: on a loaded machine the first push reaches its write-ahead fsync after many ticks.
-    await eventually(() => held === 1, { timeoutMs: 5_000, what: "the first push's write-ahead" });
+    await eventually(() => held === 2, { timeoutMs: 5_000, what: "the first push's write-ahead" });
     for (let i = 0; i < 20; i++) await tick();
     // The first push is still writing its intent: nothing was asked of /info yet, nothing sent to /exchange, and
     // the roll-over job has not been let start.
-    expect(held).toBe(1);
+    expect(held).toBe(2);
     expect(sim.state.requestCount("info")).toBe(0);
     expect(sim.state.requestCount("exchange")).toBe(0);
     expect(recording.jobs.map((j) => j.expr)).toEqual(["0 0 * * *"]);

@@ -111,9 +111,10 @@ describe("the image's entry point, run as the container would run it", () => {
       );
 
       // The ledger landed in the volume's directory, and the key went nowhere.
-      expect(readdirSync(state)).toContain("ledger.json");
+      expect(readdirSync(state)).toContain("ledger");
       const secret = wallet.privateKey.slice(2);
-      expect(readFileSync(join(state, "ledger.json"), "utf8")).not.toContain(secret);
+      for (const name of readdirSync(join(state, "ledger")))
+        expect(readFileSync(join(state, "ledger", name), "utf8")).not.toContain(secret);
       expect(out.stdout() + out.stderr()).not.toContain(secret);
     } finally {
       out.kill("SIGKILL");

@@ -5,10 +5,9 @@
  * (a) 120 s behind on every answer, (b) 20 h ahead for 3 s across 00:00 UTC (libfaketime puts the daemon's clock
  * and the simulator's a few seconds before midnight), (c) 36 h ahead for 4 s, (d) the year 275760.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { offsetClock, systemClock, utcDay } from "../../src/core/clock.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import {
   assertBuilt,
   assertDeadlinesNeverMoveEarlier,
@@ -43,7 +42,7 @@ async function setup(label: string, offsetMs = 0) {
   });
   const start = (env: Record<string, string> = {}) => spawn([], env);
   const ledger = () =>
-    JSON.parse(readFileSync(path.join(state.dir, "ledger.json"), "utf8")) as {
+    ledgerOnDisk(state.dir) as {
       updatedAt: number;
       lastNonce: number | null;
       accounts: Record<string, { day: string; triggersToday: number }>;

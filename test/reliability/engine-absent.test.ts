@@ -7,9 +7,10 @@
  * real engine process holding the connection through `hl-deadman/engine`, real signals.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import { assertBuilt, eventually, processSetup, ROOT } from "./harness.js";
 
 const cleanups: Array<() => unknown> = [];
@@ -57,11 +58,11 @@ describe("reliability: a dead engine is not waited on for ever", () => {
     sim.state.addOrder(user, { coin: "BTC", side: "B", limitPx: "40000", sz: "0.02" });
     expect(sim.state.getOpenOrders(user)).toHaveLength(3);
     // the ledger has recorded the engine on disk (one write after its first up)
-    const ledgerFile = path.join(state.dir, "ledger.json");
+    const meta = path.join(state.dir, "ledger", "meta.json");
     await eventually(
       () => {
-        const read = existsSync(ledgerFile) ? JSON.parse(readFileSync(ledgerFile, "utf8")) : {};
-        return read.engines?.[user] !== undefined;
+        const read = existsSync(meta) ? ledgerOnDisk(state.dir) : null;
+        return read?.engines[user] !== undefined;
       },
       { what: "the engine recorded in the ledger", timeoutMs: 10_000 },
     );

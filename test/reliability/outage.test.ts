@@ -3,8 +3,10 @@
  * the exchange blackholed for a while. Both sides are checked: the simulator's schedule and triggers, and the
  * daemon's ledger, logs and readiness.
  */
+import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { utcDay } from "../../src/core/clock.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import { assertDeadlinesNeverMoveEarlier } from "./harness.js";
 import { type InProcess, simArmed, startInProcess } from "./inprocess.js";
 import { reliabilityFile } from "./report.js";
@@ -91,8 +93,7 @@ describe("reliability: outages", () => {
     expect(simArmed(t)).toBe(true);
     assertDeadlinesNeverMoveEarlier(sim.state.actions, user);
     // The ledger file on disk says the same.
-    const { readFileSync } = await import("node:fs");
-    const file = JSON.parse(readFileSync(daemon.ledger.path, "utf8"));
+    const file = ledgerOnDisk(path.dirname(daemon.ledger.path));
     expect(file.accounts[user].triggersToday).toBe(1);
     expect(file.accounts[user].history.filter((h: { type: string }) => h.type === "trigger")).toHaveLength(1);
     proven("outage-long");

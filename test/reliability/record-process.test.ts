@@ -3,9 +3,10 @@
  * against the simulator (real clock, in this process), real signals (docs/exchange-record.md). Both sides are
  * checked: the simulator's schedule and triggers, and the daemon's logs, exit code and ledger file.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import { assertBuilt, eventually, processSetup } from "./harness.js";
 import { reliabilityFile } from "./report.js";
 
@@ -45,8 +46,7 @@ describe.concurrent("reliability: the exchange's record (process)", () => {
     expect(sim.state.getTriggers(user)[0]!.cancelledOrders).toBe(2);
 
     // The ledger is lost: without the record the restart would start from 0 triggers.
-    const ledgerPath = path.join(state.dir, "ledger.json");
-    rmSync(ledgerPath);
+    rmSync(path.join(state.dir, "ledger"), { recursive: true });
     const second = start();
     const reconciled = await second.waitForEvent("ledger.reconciled", 10_000);
     expect(reconciled.account).toBe(user);
@@ -57,7 +57,7 @@ describe.concurrent("reliability: the exchange's record (process)", () => {
     await eventually(
       () => {
         try {
-          return JSON.parse(readFileSync(ledgerPath, "utf8")).accounts[user]?.triggersToday === 1;
+          return ledgerOnDisk(state.dir).accounts[user]?.triggersToday === 1;
         } catch {
           return false;
         }
@@ -69,7 +69,7 @@ describe.concurrent("reliability: the exchange's record (process)", () => {
     second.kill("SIGTERM");
     const exit = await second.exited;
     expect(exit.code).toBe(0);
-    expect(JSON.parse(readFileSync(ledgerPath, "utf8")).accounts[user].triggersToday).toBe(1);
+    expect(ledgerOnDisk(state.dir).accounts[user].triggersToday).toBe(1);
     expect(sim.state.getTriggers(user)).toHaveLength(1);
     proven("record-recover");
   });

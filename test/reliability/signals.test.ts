@@ -3,10 +3,9 @@
  * this process), real signals. Asserts both sides: the simulator's schedule, triggers and open orders, and the
  * daemon's logs, exit code, time to exit and ledger file.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { SimulatorHandle } from "../../src/sim/server.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import {
   assertBuilt,
   assertDeadlinesNeverMoveEarlier,
@@ -74,9 +73,8 @@ describe.concurrent("reliability: signals", () => {
     const hb = await armed(first, sim, user);
     // Kill at once: the ledger wrote the deadline ahead of the request (write-ahead `pendingUntil`), so even a
     // kill right after the first confirmed push leaves it on disk.
-    const ledgerPath = path.join(state.dir, "ledger.json");
     const onDiskAtKill = () => {
-      const entry = JSON.parse(readFileSync(ledgerPath, "utf8")).accounts[user];
+      const entry = ledgerOnDisk(state.dir).accounts[user];
       return Math.max(entry.armedUntil ?? 0, entry.pendingUntil ?? 0);
     };
     const lastDeadline = () => {
@@ -112,7 +110,7 @@ describe.concurrent("reliability: signals", () => {
     expect(sim.state.getSchedule(user)!).toBeGreaterThan(Date.now());
     second.kill("SIGTERM");
     expect((await second.exited).code).toBe(0);
-    const ledger = JSON.parse(readFileSync(path.join(state.dir, "ledger.json"), "utf8"));
+    const ledger = ledgerOnDisk(state.dir);
     const entry = ledger.accounts[user];
     expect(entry.triggersToday).toBe(sim.state.getTriggers(user).length);
     assertDeadlinesNeverMoveEarlier(sim.state.actions, user);

@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { utcDay } from "../../src/core/clock.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { LedgerFile } from "../../src/switch/ledger.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import {
   assertBuilt,
   type DaemonProcess,
@@ -151,11 +152,15 @@ describe.concurrent("reliability: state directory", () => {
     const p = start(stateDir, as);
     await p.waitForEvent("ledger.loaded", 10_000);
     await protecting(p, sim, user);
-    chmodSync(ledgerPath, 0o400);
+    // migrated at the start: the account's file in ledger/ is what a write would replace
+    const accountFile = path.join(stateDir, "ledger", `${user}.json`);
+    chmodSync(accountFile, 0o400);
+    chmodSync(path.join(stateDir, "ledger"), 0o500);
     chmodSync(stateDir, 0o500);
     cleanups.push(() => chmodSync(stateDir, 0o700));
-    const before = readFileSync(ledgerPath, "utf8");
-    const listing = readdirSync(stateDir).sort();
+    cleanups.push(() => chmodSync(path.join(stateDir, "ledger"), 0o700));
+    const before = readFileSync(accountFile, "utf8");
+    const listing = readdirSync(path.join(stateDir, "ledger")).sort();
     const failed = await p.waitForEvent("ledger.write_failed", 10_000);
     expect(failed.level).toBe(50); // error
     expect(String(failed.path)).toContain(stateDir);
@@ -173,8 +178,8 @@ describe.concurrent("reliability: state directory", () => {
     const exit = await stop(p);
     expect(exit.code).toBe(0);
     expect(sim.state.getSchedule(user)).toBeNull(); // removed on the way out
-    expect(readFileSync(ledgerPath, "utf8")).toBe(before);
-    expect(readdirSync(stateDir).sort()).toEqual(listing); // no temporary file left behind
+    expect(readFileSync(accountFile, "utf8")).toBe(before);
+    expect(readdirSync(path.join(stateDir, "ledger")).sort()).toEqual(listing); // no temporary file left behind
     proven("state-read-only");
   });
 
@@ -201,7 +206,8 @@ describe.concurrent("reliability: state directory", () => {
       await p.waitForEvent("ledger.write_recovered", 10_000);
       const exit = await stop(p);
       expect(exit.code).toBe(0);
-      const after = LedgerFile.parse(JSON.parse(readFileSync(ledgerPath, "utf8")));
+      // the migration failed at the start (ENOSPC: ledger.json kept); once written, the per-account ledger is it
+      const after = LedgerFile.parse({ version: 1, ...ledgerOnDisk(stateDir) });
       expect(after.accounts[user]!.triggersToday).toBe(2);
       expect(after.accounts[user]!.history.filter((h) => h.type === "trigger")).toHaveLength(2);
       console.log("reliability: state-full used a 64 KiB tmpfs (real ENOSPC)");
@@ -241,8 +247,9 @@ describe.concurrent("reliability: state directory", () => {
     expect(r.status).toBe(503);
     expect((r.body as { reasons: string[] }).reasons.join("\n")).toMatch(/daily trigger limit/);
     expect((await stop(p)).code).toBe(0);
-    // No silent reset: the new ledger and `status` both say 10 (assumed), with the corrupt event in history.
-    const after = LedgerFile.parse(JSON.parse(readFileSync(ledgerPath, "utf8")));
+    // No silent reset: the new ledger (ledger/, written after the damaged file was moved aside) and `status` both
+    // say 10 (assumed), with the corrupt event in history.
+    const after = LedgerFile.parse({ version: 1, ...ledgerOnDisk(stateDir) });
     expect(after.accounts[user]!.triggersToday).toBe(10);
     expect(after.accounts[user]!.assumed).toBe(true);
     expect(after.accounts[user]!.history.some((h) => h.type === "corrupt")).toBe(true);

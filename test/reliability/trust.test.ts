@@ -3,11 +3,12 @@
  * process) and real signals: a guessed trigger, a record that lies or lags, and the cancel mode. Both sides are
  * checked: the simulator's schedule, triggers and orders, and the daemon's logs, ledger file and `status --json`.
  */
-import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { utcDay } from "../../src/core/clock.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import { assertBuilt, eventually, processSetup, runCli } from "./harness.js";
 import { reliabilityFile } from "./report.js";
 
@@ -27,7 +28,7 @@ const setup = (label: string, explorer = true) =>
 
 const readLedger = (dir: string, user: string) => {
   try {
-    return JSON.parse(readFileSync(path.join(dir, "ledger.json"), "utf8")).accounts[user];
+    return ledgerOnDisk(dir).accounts[user];
   } catch {
     return undefined;
   }

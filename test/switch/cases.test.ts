@@ -3,7 +3,7 @@
  * ManualClock for the exchange; the daemon's wall clock can be stepped on its own through the clock seam).
  * Each must be impossible in the machine (docs/daemon.md "The switch machine").
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -18,6 +18,7 @@ import { createSwitch } from "../../src/switch/index.js";
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger, type Harness, harness, type LogLine } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 let hs: Harness[] = [];
@@ -307,7 +308,7 @@ describe("issue #11: never ready while nothing is armed", () => {
     });
     expect(first.daemon.switches[0]!.model.disk.covered).toBeGreaterThanOrEqual(2);
     await Promise.all(first.daemon.switches.map((s) => s.stop())); // SIGKILL: no removal
-    const onDisk = JSON.parse(readFileSync(join(stateDir, "ledger.json"), "utf8")).accounts[first.account];
+    const onDisk = ledgerOnDisk(stateDir).accounts[first.account];
     expect(onDisk).toMatchObject({ armedUntil: confirmed, pendingUntil: null, triggersToday: 0 });
     const h = track(await harness({ start: first.clock.now(), stateDir, wallet, startDaemonNow: false }));
     // The new simulator holds the confirmed deadline, as the real exchange would (the blackholed push never

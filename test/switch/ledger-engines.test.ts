@@ -4,14 +4,15 @@
  * once, a repeat writes nothing; it survives a reopen; a file written before the field existed reads as no engine
  * known, with every entry as it was.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
-import { Ledger, LedgerFile, readLedgerFile } from "../../src/switch/ledger.js";
+import { Ledger, LedgerFile, readLedgerState } from "../../src/switch/ledger.js";
 import { withEngineHeld } from "../../src/switch/ledger-model.js";
 import { captureLogger } from "../app/helpers.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 
 const A = "0x1111111111111111111111111111111111111111";
 const B = "0x2222222222222222222222222222222222222222";
@@ -44,15 +45,16 @@ describe("ledger: the engines that held accounts", () => {
     expect(l.markEngineHeld(A)).toBe(true);
     await l.flush();
     const writes = l.writes;
-    expect(writes).toBe(1);
+    // the fresh ledger's meta.json at open, then the mark
+    expect(writes).toBe(2);
     clock.advance(5_000);
     // a reconnection, a second connection, every later up: nothing to write
     for (let i = 0; i < 100; i++) expect(l.markEngineHeld(A)).toBe(false);
     await l.flush();
     expect(l.writes).toBe(writes);
     await l.close();
-    const read = await readLedgerFile(join(dir, "ledger.json"));
-    expect(read.ok && read.file?.engines).toEqual({ [A]: { since: T0 } });
+    const read = await readLedgerState(dir);
+    expect(read.file?.engines).toEqual({ [A]: { since: T0 } });
     const again = await open(dir, clock);
     expect(again.enginesHeld()).toEqual([A]);
     await again.close();
@@ -85,7 +87,7 @@ describe("ledger: the engines that held accounts", () => {
     expect(l.get(A)).toMatchObject({ triggersToday: 2, armedUntil: T0 + 30_000 });
     l.markEngineHeld(A);
     await l.close();
-    const written = JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8"));
+    const written = ledgerOnDisk(dir);
     expect(written.engines).toEqual({ [A]: { since: T0 } });
     expect(written.accounts[A].triggersToday).toBe(2);
   });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { ManualTimers } from "../../src/core/runtime.js";
-import { Ledger, type LedgerEntry, readLedgerFile } from "../../src/switch/ledger.js";
+import { Ledger, type LedgerEntry, readLedgerState } from "../../src/switch/ledger.js";
 import {
   withConfirmedPush,
   withIntent,
@@ -14,6 +14,7 @@ import {
   withTrigger,
 } from "../../src/switch/ledger-model.js";
 import { captureLogger } from "../app/helpers.js";
+import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 
 const A = "0x1111111111111111111111111111111111111111";
 const open = (stateDir: string, clock: ManualClock, log = captureLogger()) =>
@@ -55,9 +56,7 @@ describe("Ledger", () => {
     expect(await result).toBe("timeout");
     release?.();
     await l.flush();
-    expect(JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).accounts[A].armedUntil).toBe(
-      clock.now() - 5_000 + 75_000,
-    );
+    expect(ledgerOnDisk(dir).accounts[A].armedUntil).toBe(clock.now() - 5_000 + 75_000);
     timers.dispose();
   });
 
@@ -68,7 +67,7 @@ describe("Ledger", () => {
     const timers = new ManualTimers(clock);
     const B = "0x2222222222222222222222222222222222222222";
     let others = 0;
-    let fleet = true;
+    let fleet = false;
     const l: Ledger = await Ledger.open({
       stateDir: dir,
       clock,
@@ -81,16 +80,18 @@ describe("Ledger", () => {
         l.put(withConfirmedPush(l.get(B), clock.now() + 60_000 + others, clock.now()));
       },
     });
+    fleet = true;
     change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
     const result = l.durable(5_000, timers);
     const budget = setTimeout(() => clock.advance(5_000), 2_000);
     expect(await result).toBe("written");
     clearTimeout(budget);
-    // at most two writes: the one in flight when the change came (if any) and the one that carries it
-    expect(others).toBeLessThanOrEqual(2);
+    // at most two rounds: the one in flight when the change came (if any) and the one that carries it, each writing
+    // A's file and B's (an fsync each)
+    expect(others).toBeLessThanOrEqual(4);
     fleet = false;
     await l.close();
-    expect((await readLedgerFile(join(dir, "ledger.json"))).ok).toBe(true);
+    expect((await readLedgerState(dir)).damaged).toEqual([]);
     timers.dispose();
   });
 
@@ -107,7 +108,7 @@ describe("Ledger", () => {
     const fdsOnDir = () =>
       readdirSync("/proc/self/fd").filter((fd) => {
         try {
-          return readlinkSync(`/proc/self/fd/${fd}`) === dir;
+          return readlinkSync(`/proc/self/fd/${fd}`) === join(dir, "ledger");
         } catch {
           return false;
         }
@@ -124,8 +125,9 @@ describe("Ledger", () => {
       // each of these waits on the disk, off the event loop; nothing else goes to the pool
       expect(trips).toEqual(Array(3 * 4).fill("FSREQCALLBACK"));
       expect(fdsOnDir()).toBe(1);
-      expect(readdirSync(dir)).toEqual(["ledger.json"]);
-      expect((await readLedgerFile(join(dir, "ledger.json"))).ok).toBe(true);
+      expect(readdirSync(dir)).toEqual(["ledger"]);
+      expect(readdirSync(join(dir, "ledger")).sort()).toEqual([`${A}.json`, "meta.json"]);
+      expect((await readLedgerState(dir)).damaged).toEqual([]);
       await l.close();
       expect(fdsOnDir()).toBe(0);
     } finally {
@@ -143,7 +145,7 @@ describe("Ledger", () => {
     // Once per deadline.
     expect(count(l, clock.now() + 60_000, clock.now() + 62_000).counted).toBe(false);
     await l.flush();
-    expect(readdirSync(dir)).toEqual(["ledger.json"]);
+    expect(readdirSync(dir)).toEqual(["ledger"]);
     const again = await open(dir, clock);
     expect(again.get(A)).toMatchObject({ triggersToday: 1, armedUntil: null, day: "2026-01-01" });
     expect(again.get(A).history.map((e) => e.type)).toEqual(["trigger"]);
@@ -153,7 +155,7 @@ describe("Ledger", () => {
     const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
     const clock = new ManualClock(Date.UTC(2026, 0, 1, 12));
     const l = await open(dir, clock);
-    const onDisk = () => JSON.parse(readFileSync(join(dir, "ledger.json"), "utf8")).accounts[A];
+    const onDisk = () => ledgerOnDisk(dir).accounts[A];
     const t0 = clock.now();
 
     change(l, (e) => withIntent(e, t0 + 60_000));
@@ -218,7 +220,7 @@ describe("Ledger", () => {
     expect(log.events("ledger.corrupt")[0]).toMatchObject({ level: 50 });
     await l.flush();
     const files = readdirSync(dir).sort();
-    expect(files[0]).toBe("ledger.json");
+    expect(files[0]).toBe("ledger");
     expect(files[1]).toMatch(/^ledger\.json\.corrupt-\d+$/);
     expect(readFileSync(join(dir, files[1]!), "utf8")).toBe('{"version":1,"accounts":{"0x11');
     // The assumption ends with the UTC day.
@@ -234,7 +236,7 @@ describe("Ledger", () => {
     const l = await open(join(dir, "state"), clock, log);
     change(l, (e) => withConfirmedPush(e, clock.now() + 60_000, clock.now()));
     await l.flush();
-    const before = readFileSync(join(dir, "state", "ledger.json"), "utf8");
+    const before = readFileSync(join(dir, "state", "ledger", `${A}.json`), "utf8");
     // Replace the directory by a file: every write now fails (ENOTDIR), even as root.
     rmSync(join(dir, "state"), { recursive: true });
     writeFileSync(join(dir, "state"), "not a directory");
@@ -245,7 +247,7 @@ describe("Ledger", () => {
     expect(failed).toHaveLength(1);
     expect(failed[0]).toMatchObject({
       level: 50,
-      path: join(dir, "state", "ledger.json"),
+      path: join(dir, "state", "ledger"),
       reason: "ENOTDIR",
     });
     expect(before).toContain('"armedUntil"');
@@ -271,9 +273,9 @@ describe("Ledger", () => {
     expect(types).toEqual(["limit_error", "rollover"]);
     const file = await (async () => {
       await l.flush();
-      return readLedgerFile(join(dir, "ledger.json"));
+      return readLedgerState(dir);
     })();
-    expect(file.ok && file.file?.accounts[A]?.day).toBe("2026-01-02");
+    expect(file.file?.accounts[A]?.day).toBe("2026-01-02");
   });
 
   test("behavior: a deadline from an earlier UTC day is history, not today's count", async () => {

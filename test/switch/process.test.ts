@@ -54,10 +54,10 @@ const oks = (p: DaemonProcess) => p.lines.filter((l: LogLine) => l.event === "he
 
 describe("issue #11: process", () => {
   test("behavior: a /readyz storm between pushes leaves the ledger untouched (bytes and mtime)", async () => {
-    const { state, start, readyz } = await setup("readyz storm", "5s");
+    const { user, state, start, readyz } = await setup("readyz storm", "5s");
     const p = start();
     await p.waitForEvent("heartbeat.ok", 15_000);
-    const file = path.join(state.dir, "ledger.json");
+    const file = path.join(state.dir, "ledger", `${user}.json`);
     for (let attempt = 0; attempt < 3; attempt++) {
       await sleep(400); // the confirmation's write lands
       const before = oks(p);

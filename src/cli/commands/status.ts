@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { type Command, Option } from "commander";
 import { effectiveExplorerUrl, effectiveUrls, loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
@@ -10,7 +9,7 @@ import { ExitCode } from "../../core/exit-codes.js";
 import { redactUrl } from "../../core/redact.js";
 import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../protocol/hyperliquid/info.js";
-import { entryOnDay, LEDGER_FILE, type LedgerEntry, readLedgerFile } from "../../switch/ledger.js";
+import { entryOnDay, type LedgerEntry, readLedgerState } from "../../switch/ledger.js";
 import {
   atLimit,
   isExhausted,
@@ -205,11 +204,13 @@ export function registerStatus(program: Command, deps: CliDeps): void {
           `The state directory ${stateDir} does not exist (check --state-dir, HL_STATE_DIR or STATE_DIRECTORY).`,
           ExitCode.noInput,
         );
-      const path = join(stateDir, LEDGER_FILE);
-      const read = await readLedgerFile(path);
-      if (!read.ok)
+      // either layout: the per-account ledger/ directory, or a ledger.json the daemon has not migrated yet
+      const read = await readLedgerState(stateDir);
+      const path = read.path;
+      const damage = read.damaged[0];
+      if (damage !== undefined)
         throw new CliError(
-          `The trigger ledger ${path} ${read.reason}. The daemon moves such a file aside at start and assumes the daily limit is used.`,
+          `The trigger ledger's ${damage.path} ${damage.reason}${read.damaged.length > 1 ? ` (and ${read.damaged.length - 1} more damaged file(s))` : ""}. The daemon moves such a file aside at start and assumes the daily limit is used${damage.account ? ` for ${damage.account}` : ""}.`,
           ExitCode.runtime,
         );
       const now = deps.clock.now();
