@@ -6,6 +6,7 @@ import { effectiveExplorerUrl } from "../../config/load.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import { VERSION } from "../../core/version.js";
+import { announcedOpenOrders } from "../../protocol/hyperliquid/announced.js";
 import { createCancelExecutor, createMetaCache, type MetaCache } from "../../protocol/hyperliquid/cancel.js";
 import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
@@ -23,6 +24,7 @@ import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import type { RecordResult } from "../../switch/record.js";
 import { agentLog, agentMetrics } from "../../watchers/agent-watch.js";
+import { type AnnouncedOrders, createAnnouncedOrders } from "../../watchers/announced-orders.js";
 import { budgetLog, budgetMetrics } from "../../watchers/budget.js";
 import { chainLog, chainMetrics } from "../../watchers/chain-watch.js";
 import { clockLog, clockMetrics } from "../../watchers/clock.js";
@@ -253,6 +255,8 @@ export function recordComponent(): Component<
     killOrders: CancelOpenOrders | undefined;
     closePositions: ClosePositions | undefined;
     drillIo: DrillIo | undefined;
+    /** what the engines announce of their orders (the connection guard writes it, the cancel pass reads it) */
+    announcedOrders: AnnouncedOrders;
   }
 > {
   let explorer: ExplorerClient | null = null;
@@ -399,6 +403,18 @@ export function recordComponent(): Component<
         feed.start();
       }
       const knownFeed = feed;
+      // The orders a pass knows without a read (docs/operations.md, "Cancel on disconnect"): the order feed's fresh
+      // list where it follows the account, else what the account's engine last announced over the guard (turned
+      // into coins through the cached `meta`), else none (the pass reads first). The pass always reads to confirm.
+      const announcedOrders = createAnnouncedOrders(
+        plan.map((p) => (p.vaultAddress ?? p.account).toLowerCase()),
+      );
+      const knownOrders = (user: string) => {
+        const fresh = knownFeed?.fresh(user) ?? null;
+        if (fresh !== null) return fresh;
+        const a = announcedOrders.get(user);
+        return a ? announcedOpenOrders(a.orders, metaCache?.get() ?? null, a.at) : null;
+      };
       // Built per signer, reached per account: an account's cancels, closes and drill orders go out under its
       // own signer's key and nonces.
       const perSigner = <T>(build: (c: ScheduleCancelClient) => T | undefined) => {
@@ -420,7 +436,7 @@ export function recordComponent(): Component<
                     exchange: c,
                     onReport,
                     metaCache,
-                    ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user) } : {}),
+                    knownOrders,
                   })
                 : undefined,
             )
@@ -435,7 +451,7 @@ export function recordComponent(): Component<
               info,
               exchange: c,
               onReport,
-              ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user), metaCache } : {}),
+              ...(metaCache ? { knownOrders, metaCache } : {}),
             })
           : undefined,
       );
@@ -484,7 +500,15 @@ export function recordComponent(): Component<
             cancel: (p) => drills(p.account).cancel(p),
           }
         : undefined;
-      return { readRecord: read, startRecords, cancelOpenOrders, killOrders, closePositions, drillIo };
+      return {
+        readRecord: read,
+        startRecords,
+        cancelOpenOrders,
+        killOrders,
+        closePositions,
+        drillIo,
+        announcedOrders,
+      };
     },
     async close() {
       feed?.stop();
