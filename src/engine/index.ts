@@ -29,9 +29,9 @@ export {
   type AnnouncedOrder,
   GUARD_MAX_ORDERS,
   GUARD_PROTOCOL,
-  guardOrdersLines,
   type GuardNotice,
   guardHelloLine,
+  guardOrdersLines,
   parseGuardNotice,
 } from "../core/guard-protocol.js";
 
