@@ -84,6 +84,17 @@ describe("the room for a death", () => {
     expect(warned.message).toContain("starting anyway");
   });
 
+  test("behavior: the verdict flips exactly where the reserve passes the weight left", () => {
+    let seen = { fits: false, refused: false };
+    for (let n = 1; n <= 80; n++) {
+      const room = deathRoom(cancel(n, { interval: 15_000, deadline: 60_000 }))!;
+      expect(room.fits).toBe(room.reserve <= room.available);
+      if (room.fits) seen = { ...seen, fits: true };
+      else seen = { ...seen, refused: true };
+    }
+    expect(seen).toEqual({ fits: true, refused: true });
+  });
+
   test("behavior: a longer window than a minute has a minute's room for each minute", () => {
     const short = deathRoom(cancel(100, { interval: 60_000, deadline: 120_000 }))!;
     const long = deathRoom(cancel(100, { interval: 60_000, deadline: 240_000 }))!;
@@ -134,6 +145,9 @@ describe("a configuration that ran before", () => {
         JSON.stringify({ accounts: Object.fromEntries(list.map((a) => [a, {}])) }),
       );
     write(accounts(2));
+    expect(configRanBefore(dir, config)).toBe(false);
+    // as many accounts, but not these: another configuration's ledger
+    write(accounts(4).slice(1).map((a) => a.replace(/0x0/, "0xf")));
     expect(configRanBefore(dir, config)).toBe(false);
     write(accounts(3).map((a) => a.toUpperCase().replace("0X", "0x")));
     expect(configRanBefore(dir, config)).toBe(true);
