@@ -147,7 +147,11 @@ describe("a configuration that ran before", () => {
     write(accounts(2));
     expect(configRanBefore(dir, config)).toBe(false);
     // as many accounts, but not these: another configuration's ledger
-    write(accounts(4).slice(1).map((a) => a.replace(/0x0/, "0xf")));
+    write(
+      accounts(4)
+        .slice(1)
+        .map((a) => a.replace(/0x0/, "0xf")),
+    );
     expect(configRanBefore(dir, config)).toBe(false);
     write(accounts(3).map((a) => a.toUpperCase().replace("0X", "0x")));
     expect(configRanBefore(dir, config)).toBe(true);
