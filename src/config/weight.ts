@@ -207,7 +207,7 @@ export function deathRoom(config: Config, accounts = configuredAccounts(config))
     `a death of every engine at once needs ${known} × ${PASS_WEIGHT.knownInTime} (orders known from the order feed) + ` +
     `${accounts - known} × ${PASS_WEIGHT.readInTime} (read first) = ${reserve} weight within ${s(windowMs)} ` +
     `(deadline ${s(config.deadline)} − interval ${s(config.interval)}); the IP has ${available} left in it ` +
-    `((${IP_WEIGHT_PER_MINUTE} − ${round(plan.peakPerMinute)} the busiest minute's steady spend)${minutes > 1 ? ` × ${round(minutes)} min` : ""}), ` +
+    `(${IP_WEIGHT_PER_MINUTE} − ${round(plan.peakPerMinute)}, the busiest minute's steady spend${minutes > 1 ? `, × ${round(minutes)} min` : ""}), ` +
     `then ${accounts} × ${PASS_WEIGHT.confirm} for the confirming reads as weight allows`;
   return {
     accounts,
