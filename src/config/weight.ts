@@ -274,10 +274,15 @@ export function affordPasses(
  */
 export function deathRoomVerdict(
   room: DeathRoom | null,
-  { heldBefore }: { heldBefore: boolean },
+  { heldBefore, official = true }: { heldBefore: boolean; official?: boolean },
 ): { kind: "ok" } | { kind: "refuse" | "warn"; message: string } {
   if (room === null || room.fits) return { kind: "ok" };
   const what = `the configuration keeps no room in the IP's weight for a death of every guarded engine at once (docs/operations.md, "The IP's weight"):\n${describeDeathRoom(room)}`;
+  if (!official)
+    return {
+      kind: "warn",
+      message: `${what}\n(the official API's limit; this API host may have its own)`,
+    };
   return heldBefore
     ? {
         kind: "warn",

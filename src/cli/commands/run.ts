@@ -76,10 +76,11 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
   });
   // The room for a death of every guarded engine at once (docs/operations.md, "The IP's weight"): a new
   // configuration without it is refused; one that ran before this version starts, loudly (an upgrade never stops
-  // the pushes): on stderr now, and in the log as a config warning. The 1,200 a minute is the official API's and
-  // the simulator's (`--sim` enforces it): against another host it is only a warning.
+  // the pushes): on stderr now, and in the log as a config warning. The 1,200 a minute is the official API's:
+  // against another host (the simulator included, as for the steady spend) it is only a warning.
   const verdict = deathRoomVerdict(deathRoom(loaded.config), {
-    heldBefore: configRanBefore(state.dir, loaded.config) || !officialApi(loaded.config),
+    heldBefore: configRanBefore(state.dir, loaded.config),
+    official: officialApi(loaded.config, sim !== null),
   });
   if (verdict.kind === "refuse") throw new ConfigError([verdict.message], { file: loaded.file });
   if (verdict.kind === "warn") {
