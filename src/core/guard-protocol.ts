@@ -145,12 +145,13 @@ export function guardOrdersLines(account: string, orders: readonly AnnouncedOrde
 }
 
 /**
- * A line after the first: a heartbeat, a `detach <ms>`, or (version 2) a part of an `orders` announcement; a
- * malformed detach or announcement is only a heartbeat (logged).
+ * A line after the first on a connection of `version`: a heartbeat, a `detach <ms>`, or (version 2) a part of an
+ * `orders` announcement; a malformed detach or announcement is only a heartbeat (logged).
  */
-export function parseGuardLine(line: string): GuardLine {
+export function parseGuardLine(line: string, version: GuardVersion = 2): GuardLine {
   const text = line.replace(/\r$/, "").trim();
-  if (/^orders(\s|$)/.test(text)) return parseGuardOrders(text);
+  // version 1 knows no `orders` line: it is a heartbeat there, as every line but `detach` always was
+  if (version >= 2 && /^orders(\s|$)/.test(text)) return parseGuardOrders(text);
   if (!/^detach(\s|$)/.test(text)) return { type: "heartbeat" };
   const arg = text.slice("detach".length).trim();
   const ms = /^\d{1,9}$/.test(arg) ? Number(arg) : Number.NaN;

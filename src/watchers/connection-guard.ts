@@ -358,7 +358,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     if (c.gone) return;
     if (c.accounts === null) return hello(c, text);
     if (c.live !== null) c.live = heard(c.live, mono());
-    const parsed = parseGuardLine(text);
+    const parsed = parseGuardLine(text, c.version);
     if (parsed.type === "detach") {
       c.detachUntil = mono() + parsed.ms;
       bus.publish({
@@ -368,7 +368,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
         accounts: c.accounts,
         ms: parsed.ms,
       });
-    } else if (parsed.type === "orders" && c.version >= 2) announce(c, parsed);
+    } else if (parsed.type === "orders") announce(c, parsed);
     else if (parsed.type === "ignored")
       bus.publish({ module: "guard", type: "engineLineIgnored", connection: c.id, reason: parsed.reason });
     arm(c);

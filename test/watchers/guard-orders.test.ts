@@ -85,6 +85,9 @@ describe("guard protocol version 2: orders lines", () => {
     expect(reason(`orders ${A} 1/1 1:0:x`)).toMatch(/is not <oid>/);
     expect(reason(`orders ${A} 1/1 99999999999999999:0`)).toMatch(/is not <oid>/);
     expect(reason(`orders ${A} 1/1 12:3:tr`)).toBe("orders");
+    // version 1 knows no orders line: a heartbeat, silently, as before
+    expect(parseGuardLine(`orders ${A} 1/1 12:3:tr`, 1)).toEqual({ type: "heartbeat" });
+    expect(parseGuardLine("orders nonsense", 1)).toEqual({ type: "heartbeat" });
   });
 
   test("default: the pass's known orders carry each order's kind; meta names the coin; unknown assets left to the read", () => {
