@@ -138,7 +138,12 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from hl_deadman_guard import Guard, orders_lines
 orders = json.loads(sys.argv[4])
-print(json.dumps(orders_lines(sys.argv[3], orders)), flush=True)
+try:
+    orders_lines(sys.argv[3], [dict(oid=i, asset=0) for i in range(5001)])
+    too_many = "accepted"
+except ValueError as e:
+    too_many = str(e)
+print(json.dumps([orders_lines(sys.argv[3], orders), orders_lines(sys.argv[3], []), too_many]), flush=True)
 guard = Guard(sys.argv[2], [sys.argv[3]], heartbeat=0.2, backoff=(0.05, 0.2))
 guard.announce_orders(sys.argv[3], orders)  # before the connection: sent once the daemon answers ok
 guard.start()
@@ -161,9 +166,15 @@ while True:
       what: () => `the lines printed (stderr: ${stderr})`,
       timeoutMs: 10_000,
     });
-    const lines = JSON.parse(out.slice(0, out.indexOf("\n"))) as string[];
+    const [lines, none, tooMany] = JSON.parse(out.slice(0, out.indexOf("\n"))) as [
+      string[],
+      string[],
+      string,
+    ];
     expect(lines.length).toBeGreaterThan(1);
     expect(lines).toEqual(guardOrdersLines(ACCOUNT, orders));
+    expect(none).toEqual(guardOrdersLines(ACCOUNT, []));
+    expect(tooMany).toMatch(/5001 orders announced .* \(at most 5000\)/);
     await eventually(() => guard.g.orders(ACCOUNT)?.length === orders.length, {
       what: () => `the announcement kept by the daemon (stderr: ${stderr})`,
       timeoutMs: 10_000,
