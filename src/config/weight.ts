@@ -274,10 +274,25 @@ export function affordPasses(
  */
 export function deathRoomVerdict(
   room: DeathRoom | null,
-  { heldBefore, official = true }: { heldBefore: boolean; official?: boolean },
+  {
+    heldBefore,
+    official = true,
+    shortest,
+  }: {
+    heldBefore: boolean;
+    official?: boolean;
+    /** shortestIntervalWithRoom's answer, named in the message when given */
+    shortest?: number | null | undefined;
+  },
 ): { kind: "ok" } | { kind: "refuse" | "warn"; message: string } {
   if (room === null || room.fits) return { kind: "ok" };
-  const what = `the configuration keeps no room in the IP's weight for a death of every guarded engine at once (docs/operations.md, "The IP's weight"):\n${describeDeathRoom(room)}`;
+  const fitting =
+    shortest === undefined
+      ? ""
+      : shortest === null
+        ? "\n  no push interval keeps room at this deadline: lengthen the deadline or split the accounts over IPs"
+        : `\n  an interval of ${shortest / 1000} s keeps room at this deadline`;
+  const what = `the configuration keeps no room in the IP's weight for a death of every guarded engine at once (docs/operations.md, "The IP's weight"):\n${describeDeathRoom(room)}${fitting}`;
   if (!official)
     return {
       kind: "warn",
@@ -289,4 +304,22 @@ export function deathRoomVerdict(
         message: `${what}\nstarting anyway: this configuration ran before this version (its ledger holds these accounts); doctor fails it until it is changed`,
       }
     : { kind: "refuse", message: what };
+}
+
+/**
+ * The shortest push interval (whole seconds, up to half the deadline, as the interval rule allows) at which the
+ * steady spend fits and a death of every guarded engine keeps room, or null when none does (the deadline, or the
+ * number of accounts on this IP, has to change). Under a policy other than `cancel`: the steady spend's alone.
+ */
+export function shortestIntervalWithRoom(
+  config: Config,
+  accounts = configuredAccounts(config),
+): number | null {
+  for (let interval = 1_000; interval <= config.deadline / 2; interval += 1_000) {
+    const at = { ...config, interval };
+    if (!weightPlan(at, accounts).fits) continue;
+    const room = deathRoom(at, accounts);
+    if (room === null || room.fits) return interval;
+  }
+  return null;
 }

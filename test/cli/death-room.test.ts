@@ -42,6 +42,7 @@ describe("the room for a death (process)", () => {
     );
     expect(stderr).toMatch(/the IP has 959 left in it \(1200 − 240\.3, the busiest minute's steady spend\)/);
     expect(stderr).toMatch(/only 52 of 60 pass\(es\) fit in time/);
+    expect(stderr).toMatch(/no push interval keeps room at this deadline/);
   }, 30_000);
 
   test("behavior: the same configuration where it ran before is not refused: it starts, loudly", async () => {

@@ -17,6 +17,7 @@ import {
   IP_WEIGHT_PER_MINUTE,
   orderByRisk,
   PASS_WEIGHT,
+  shortestIntervalWithRoom,
   weightPlan,
 } from "../../src/config/weight.js";
 
@@ -102,6 +103,30 @@ describe("the room for a death", () => {
       Math.floor((IP_WEIGHT_PER_MINUTE - weightPlan(cancel(100, { interval: 60_000 })).peakPerMinute) * 3),
     );
     expect(long.available).toBeGreaterThan(short.available);
+  });
+});
+
+describe("the shortest interval that keeps room", () => {
+  test("behavior: the first whole second at which the steady spend fits and the death keeps room; null when none", () => {
+    const config = cancel(60, { deadline: 300_000 });
+    const i = shortestIntervalWithRoom(config)!;
+    expect(i).toBe(5_000);
+    const at = (interval: number) => ({ ...config, interval });
+    expect(weightPlan(at(i)).fits && deathRoom(at(i))!.fits).toBe(true);
+    expect(weightPlan(at(i - 1_000)).fits && deathRoom(at(i - 1_000))!.fits).toBe(false);
+    // at a 60 s deadline no interval keeps room for 60 accounts read first
+    expect(shortestIntervalWithRoom(cancel(60, { deadline: 60_000 }))).toBeNull();
+    const refused = deathRoomVerdict(deathRoom(cancel(60, { deadline: 300_000, interval: 4_000 })), {
+      heldBefore: false,
+      shortest: i,
+    });
+    expect(refused.kind === "refuse" && refused.message).toContain(
+      "an interval of 5 s keeps room at this deadline",
+    );
+    // another policy: the steady spend's alone
+    expect(shortestIntervalWithRoom({ ...load({}), accounts: accounts(60) })).toBe(
+      weightPlan({ ...load({}), accounts: accounts(60) }).fittingIntervalMs,
+    );
   });
 });
 

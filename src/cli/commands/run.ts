@@ -6,7 +6,7 @@ import { ConfigError } from "../../config/errors.js";
 import { type LoadedConfig, loadConfig } from "../../config/load.js";
 import { OPTIONS } from "../../config/options.js";
 import { officialApi } from "../../config/rules.js";
-import { deathRoom, deathRoomVerdict } from "../../config/weight.js";
+import { deathRoom, deathRoomVerdict, shortestIntervalWithRoom } from "../../config/weight.js";
 import type { CliDeps } from "../deps.js";
 import { addConfigFlags, addServiceOptions, SERVICE_KEYS } from "../options.js";
 
@@ -78,9 +78,11 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
   // configuration without it is refused; one that ran before this version starts, loudly (an upgrade never stops
   // the pushes): on stderr now, and in the log as a config warning. The 1,200 a minute is the official API's:
   // against another host (the simulator included, as for the steady spend) it is only a warning.
-  const verdict = deathRoomVerdict(deathRoom(loaded.config), {
+  const room = deathRoom(loaded.config);
+  const verdict = deathRoomVerdict(room, {
     heldBefore: configRanBefore(state.dir, loaded.config),
     official: officialApi(loaded.config, sim !== null),
+    shortest: room && !room.fits ? shortestIntervalWithRoom(loaded.config) : undefined,
   });
   if (verdict.kind === "refuse") throw new ConfigError([verdict.message], { file: loaded.file });
   if (verdict.kind === "warn") {
