@@ -8,6 +8,9 @@ Copy this one file next to the engine (it ships in the package as engines/python
                   on_notice=lambda notice: print("hl-deadman says", notice))
     guard.start()
     # ... trade; a planned restart: guard.detach(30_000) before exiting; a stop that should cancel: guard.close()
+    # whenever the account's resting orders change (the whole set; version 2):
+    guard.announce_orders("0x1111111111111111111111111111111111111111",
+                          [{"oid": 123, "asset": 0, "trigger": False, "reduce_only": False}])
 
 What it does (docs/operations.md, "Cancel on disconnect"):
 - It holds the connection in the engine's own process, in a daemon thread: when the engine dies (a crash, kill -9,
@@ -20,6 +23,10 @@ What it does (docs/operations.md, "Cancel on disconnect"):
 - What the daemon tells the engine (version 2) reaches `on_notice` as a dict: {"type": "halted", "account",
   "reason"} (stop trading the account until resumed), {"type": "resumed", "account"}, {"type": "drill", "account",
   "until"} (epoch ms). Callbacks run on the guard's thread; keep them short.
+- `announce_orders(account, orders)` (version 2) tells the daemon the account's resting orders, each a dict with
+  "oid", "asset" (the exchange's asset index), "trigger" and "reduce_only": on the engine's death the daemon cancels
+  them at once without reading first (reduce-only triggers, the stops, are kept unless it is told to cancel stops),
+  then reads to confirm. Send the whole set whenever it changes; it is sent again after each reconnect.
 """
 
 import re
@@ -27,11 +34,36 @@ import socket
 import threading
 import time
 
-__all__ = ["Guard", "parse_notice"]
+__all__ = ["Guard", "parse_notice", "orders_lines"]
 
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 _NOTICE = re.compile(r"^(halted|resumed|drill) (0x[0-9a-fA-F]{40})(?: (.*))?$")
 _MAX_LINE = 2048
+_MAX_ORDERS = 5000
+_MAX_PARTS = 256
+
+
+def orders_lines(account, orders):
+    """The `orders` lines announcing `account`'s resting orders, each at most 2,048 bytes with its newline."""
+    account = account.lower()
+    if not _ADDRESS.match(account):
+        raise ValueError("account must be a 0x address (40 hexadecimal digits)")
+    orders = list(orders)
+    if len(orders) > _MAX_ORDERS:
+        raise ValueError("%d orders announced for %s (at most %d)" % (len(orders), account, _MAX_ORDERS))
+    room = _MAX_LINE - 1 - len("orders %s %d/%d " % (account, _MAX_PARTS, _MAX_PARTS))
+    chunks, current = [], ""
+    for o in orders:
+        flags = ("t" if o.get("trigger") else "") + ("r" if o.get("reduce_only") else "")
+        item = "%d:%d%s" % (int(o["oid"]), int(o["asset"]), (":" + flags) if flags else "")
+        if current and len(current) + 1 + len(item) > room:
+            chunks.append(current)
+            current = ""
+        current = item if not current else current + "," + item
+    if current or not chunks:
+        chunks.append(current)
+    n = len(chunks)
+    return ["orders %s %d/%d%s\n" % (account, i + 1, n, (" " + c) if c else "") for i, c in enumerate(chunks)]
 
 
 def parse_notice(line):
@@ -78,6 +110,7 @@ class Guard:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._thread = None
+        self._orders = {}  # account -> its latest announcement's lines, sent again after each reconnect
 
     # -- the engine's calls -----------------------------------------------------------------------------------
     def start(self):
@@ -90,6 +123,21 @@ class Guard:
     def beat(self):
         """One heartbeat now (with auto_heartbeat=False, call it from the engine's loop)."""
         self._send(b"\n")
+
+    def announce_orders(self, account, orders):
+        """The account's resting orders (the whole set), for the daemon to cancel at once on the engine's death.
+
+        Returns whether it was written now (False while not connected, or to a daemon that speaks only version 1);
+        kept and sent again after each reconnect either way."""
+        account = account.lower()
+        if account not in self.accounts:
+            raise ValueError("%s is not an account this guard named" % account)
+        lines = orders_lines(account, orders)
+        with self._lock:
+            self._orders[account] = lines
+        if self.version < 2:
+            return False
+        return self._send("".join(lines).encode())
 
     def detach(self, ms):
         """A planned restart: no engine down if a new engine names the accounts within `ms`. Then closes."""
@@ -157,6 +205,8 @@ class Guard:
                 if self._closed.is_set():
                     return False
                 self._sock = s
+                if self.version >= 2 and self._orders:
+                    s.sendall("".join(l for lines in self._orders.values() for l in lines).encode())
             self.connected = True
             self._state("connected")
             s.settimeout(None)

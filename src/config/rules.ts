@@ -8,6 +8,15 @@ import type { Config } from "./options.js";
 import { show } from "./values.js";
 import { describeWeightPlan, weightPlan } from "./weight.js";
 
+/** Whether the configuration talks to the official API, whose weight limit (1,200 a minute) the plan counts on. */
+export function officialApi(config: Config, simulator = false): boolean {
+  return (
+    !simulator &&
+    (!config.apiUrl ||
+      Object.values(NETWORK_URLS).some((n) => n.apiUrl === config.apiUrl!.replace(/\/+$/, "")))
+  );
+}
+
 /** Where each effective value came from: `default`, `file <path>`, `env HL_X`, `flag --x`. */
 export type ConfigSources = Record<string, string>;
 
@@ -232,10 +241,7 @@ export function checkConfigRules(
   // The 1,200 a minute is the official API's: another host (a simulator, a provider's node) has limits of its own,
   // so there it is a warning.
   const plan = weightPlan(config);
-  const official =
-    !simulator &&
-    (!config.apiUrl ||
-      Object.values(NETWORK_URLS).some((n) => n.apiUrl === config.apiUrl!.replace(/\/+$/, "")));
+  const official = officialApi(config, simulator);
   if (!plan.fits)
     (official ? errors : warnings).push(
       `the configuration spends more of the IP's weight than fits${at(sources, "interval")}${official ? "" : " (the official API's limit; this API host may have its own)"}:\n${describeWeightPlan(plan)}`,

@@ -173,3 +173,179 @@ export function describeWeightPlan(p: WeightPlan): string {
       }`;
   return `${rows}\n  ${verdict}`;
 }
+
+/**
+ * The weight of a cancel pass at an engine's death (src/protocol/hyperliquid/cancel.ts), split into what must come
+ * before the scheduled cancel fires and what may follow as weight allows:
+ * - in time, orders known (the order feed's fresh list): the cancel actions alone, at most two (resting, triggers);
+ * - in time, orders read first: the read and the two actions;
+ * - after: the confirming read, never dropped (it catches what neither the feed nor the engine named).
+ * An engine that announces its orders (protocol version 2) makes its pass a known one; the plan does not count on
+ * it, since no configuration says which engines will.
+ */
+export const PASS_WEIGHT = Object.freeze({
+  knownInTime: 2 * WEIGHT.action,
+  readInTime: WEIGHT.info + 2 * WEIGHT.action,
+  confirm: WEIGHT.info,
+});
+
+export type DeathRoom = {
+  accounts: number;
+  /** accounts whose orders the order feed keeps fresh */
+  known: number;
+  /** the weight every account's pass needs in time at a simultaneous death */
+  reserve: number;
+  /** the confirming reads that follow (not reserved: they wait for weight) */
+  deferred: number;
+  /** the time a pass has before the scheduled cancel fires: deadline − interval (the last push may be that old) */
+  windowMs: number;
+  /** the IP's weight left in that time above the busiest minute's steady spend */
+  available: number;
+  fits: boolean;
+  /** how many passes fit in time, in risk order; the others fall back to the 5 s schedule (a trigger each) */
+  afforded: number;
+  arithmetic: string;
+};
+
+/**
+ * The room a configuration keeps for a death of every guarded engine at once (engine-down policy `cancel`), or
+ * null under another policy (no pass runs). The IP's limit is a rolling minute: at the death, the minute behind
+ * spent the busiest minute's steady weight, so what is left now is the limit less that, and over a window longer
+ * than a minute as much again for each further minute.
+ */
+export function deathRoom(config: Config, accounts = configuredAccounts(config)): DeathRoom | null {
+  if (config.onEngineDown !== "cancel") return null;
+  const plan = weightPlan(config, accounts);
+  const feed = Boolean(config.guardSocket) && config.orderFeedAccounts > 0;
+  const known = feed ? Math.min(accounts, config.orderFeedAccounts) : 0;
+  const reserve = known * PASS_WEIGHT.knownInTime + (accounts - known) * PASS_WEIGHT.readInTime;
+  const windowMs = Math.max(0, config.deadline - config.interval);
+  const minutes = Math.max(1, windowMs / 60_000);
+  const left = Math.max(0, IP_WEIGHT_PER_MINUTE - plan.peakPerMinute);
+  const available = Math.floor(left * minutes);
+  const fits = reserve <= available;
+  // in risk order the known passes are the cheaper ones; the count is the most that fit, known ones first
+  const k = Math.min(known, Math.floor(available / PASS_WEIGHT.knownInTime));
+  const afforded = fits
+    ? accounts
+    : k + Math.floor((available - k * PASS_WEIGHT.knownInTime) / PASS_WEIGHT.readInTime);
+  const arithmetic =
+    `a death of every engine at once needs ${known} × ${PASS_WEIGHT.knownInTime} (orders known from the order feed) + ` +
+    `${accounts - known} × ${PASS_WEIGHT.readInTime} (read first) = ${reserve} weight within ${s(windowMs)} ` +
+    `(deadline ${s(config.deadline)} − interval ${s(config.interval)}); the IP has ${available} left in it ` +
+    `(${IP_WEIGHT_PER_MINUTE} − ${round(plan.peakPerMinute)}, the busiest minute's steady spend${minutes > 1 ? `, × ${round(minutes)} min` : ""}), ` +
+    `then ${accounts} × ${PASS_WEIGHT.confirm} for the confirming reads as weight allows`;
+  return {
+    accounts,
+    known,
+    reserve,
+    deferred: accounts * PASS_WEIGHT.confirm,
+    windowMs,
+    available,
+    fits,
+    afforded: Math.min(accounts, afforded),
+    arithmetic,
+  };
+}
+
+/** One paragraph: the death's arithmetic and the verdict. */
+export function describeDeathRoom(room: DeathRoom): string {
+  return room.fits
+    ? `  ${room.arithmetic}: room kept`
+    : `  ${room.arithmetic}: no room: only ${room.afforded} of ${room.accounts} pass(es) fit in time (the others would fall back to the 5 s schedule, a trigger each); lengthen the interval, lengthen the deadline, or split the accounts over IPs`;
+}
+
+/** An account as the exposure poll last saw it: how near its liquidation (fraction, null when none) and how big. */
+export type AccountRisk = { account: string; liquidationDistance: number | null; notional: number };
+
+/**
+ * The order a simultaneous death's passes go in: nearest liquidation first (an account with no liquidation price
+ * after every one that has one), then the largest notional, then the account (a stable order).
+ */
+export function orderByRisk(accounts: readonly AccountRisk[]): AccountRisk[] {
+  const d = (a: AccountRisk) =>
+    a.liquidationDistance === null ? Number.POSITIVE_INFINITY : a.liquidationDistance;
+  return [...accounts].sort(
+    (x, y) =>
+      d(x) - d(y) || y.notional - x.notional || (x.account < y.account ? -1 : x.account > y.account ? 1 : 0),
+  );
+}
+
+/**
+ * Which passes the weight left affords in time, in risk order: each takes its in-time weight while the rest holds;
+ * an account whose pass cannot be afforded falls back to the 5 s schedule (a trigger), and says so.
+ */
+export function affordPasses(
+  ordered: readonly AccountRisk[],
+  inTimeWeight: (account: string) => number,
+  available: number,
+): { inTime: string[]; fallback: string[] } {
+  const inTime: string[] = [];
+  const fallback: string[] = [];
+  let left = available;
+  for (const a of ordered) {
+    const w = inTimeWeight(a.account);
+    if (w <= left) {
+      inTime.push(a.account);
+      left -= w;
+    } else fallback.push(a.account);
+  }
+  return { inTime, fallback };
+}
+
+/**
+ * What a start does with a configuration's death room: a new configuration without room is refused (exit code
+ * config); one that ran before this version (`heldBefore`: its state directory's ledger holds its accounts) starts
+ * with a loud warning, since an upgrade must never stop the pushes, and `doctor` fails it.
+ */
+export function deathRoomVerdict(
+  room: DeathRoom | null,
+  {
+    heldBefore,
+    official = true,
+    shortest,
+  }: {
+    heldBefore: boolean;
+    official?: boolean;
+    /** shortestIntervalWithRoom's answer, named in the message when given */
+    shortest?: number | null | undefined;
+  },
+): { kind: "ok" } | { kind: "refuse" | "warn"; message: string } {
+  if (room === null || room.fits) return { kind: "ok" };
+  const fitting =
+    shortest === undefined
+      ? ""
+      : shortest === null
+        ? "\n  no push interval keeps room at this deadline: lengthen the deadline or split the accounts over IPs"
+        : `\n  an interval of ${shortest / 1000} s keeps room at this deadline`;
+  const what = `the configuration keeps no room in the IP's weight for a death of every guarded engine at once (docs/operations.md, "The IP's weight"):\n${describeDeathRoom(room)}${fitting}`;
+  if (!official)
+    return {
+      kind: "warn",
+      message: `${what}\n(the official API's limit; this API host may have its own)`,
+    };
+  return heldBefore
+    ? {
+        kind: "warn",
+        message: `${what}\nstarting anyway: this configuration ran before this version (its ledger holds these accounts); doctor fails it until it is changed`,
+      }
+    : { kind: "refuse", message: what };
+}
+
+/**
+ * The shortest push interval (whole seconds, up to half the deadline, as the interval rule allows) at which the
+ * steady spend fits and a death of every guarded engine keeps room, or null when none does (the deadline, or the
+ * number of accounts on this IP, has to change). Under a policy other than `cancel`: the steady spend's alone.
+ */
+export function shortestIntervalWithRoom(
+  config: Config,
+  accounts = configuredAccounts(config),
+): number | null {
+  for (let interval = 1_000; interval <= config.deadline / 2; interval += 1_000) {
+    const at = { ...config, interval };
+    if (!weightPlan(at, accounts).fits) continue;
+    const room = deathRoom(at, accounts);
+    if (room === null || room.fits) return interval;
+  }
+  return null;
+}

@@ -11,6 +11,11 @@
  *   `resumed <account>` (the operator's reset) and `drill <account> <until>` (a drill's fire cancels whatever rests
  *   on the account until `until`, epoch ms). An engine ignores a notice it does not know (later versions add
  *   kinds); a version 1 engine is never sent one, so engines written for version 1 keep working unchanged.
+ * - version 2 only: `orders <account> <part>/<parts> [<oid>:<asset>[:<flags>],...]` announces the account's resting
+ *   orders as the engine knows them (flags: `t` a trigger order, `r` reduce-only), split over `parts` lines of at
+ *   most GUARD_MAX_LINE_BYTES, sent one after the other (guardOrdersLines); the last part replaces the account's
+ *   announced set. On the engine's death the daemon cancels these at once, without a read first, and reads to confirm
+ *   (the read catches whatever the engine had not yet announced). Each such line is also a heartbeat.
  */
 /** The newest version this daemon speaks; GUARD_VERSIONS lists every version it accepts. */
 export const GUARD_PROTOCOL = "hl-deadman-guard/2";
@@ -19,7 +24,18 @@ export type GuardVersion = 1 | 2;
 export const GUARD_VERSIONS: readonly GuardVersion[] = [1, 2];
 /** The longest line read (a first line naming GUARD_MAX_ACCOUNTS accounts fits in it). */
 export const GUARD_MAX_LINE_BYTES = 2048;
+/**
+ * The most accounts one connection names: the first line is one protocol line, and 32 addresses (43 bytes each with
+ * the comma) keep it well inside GUARD_MAX_LINE_BYTES. More accounts take more connections (GUARD_MAX_CONNECTIONS).
+ */
 export const GUARD_MAX_ACCOUNTS = 32;
+/**
+ * The most orders one account's announcement holds: the exchange's highest open-order limit per user (1,000, raised
+ * with volume up to 5,000). A longer announcement is refused as a whole (the account's orders are then read).
+ */
+export const GUARD_MAX_ORDERS = 5_000;
+/** The most lines one announcement is split over (5,000 orders of the longest form take about 70). */
+export const GUARD_MAX_ORDER_PARTS = 256;
 /** The longest `detach` grace: a planned restart that takes longer is an engine down. */
 export const GUARD_MAX_DETACH_MS = 600_000;
 
@@ -30,8 +46,11 @@ export const GUARD_MAX_DETACH_MS = 600_000;
 export type GuardHello =
   | { ok: true; version: GuardVersion; accounts: string[] }
   | { ok: false; reason: string; version: string; accounts: string[] };
+/** An order as its engine announces it: enough to cancel it (oid, asset index) and to choose how (trigger or not). */
+export type AnnouncedOrder = { oid: number; asset: number; trigger: boolean; reduceOnly: boolean };
 export type GuardLine =
   | { type: "heartbeat" }
+  | { type: "orders"; account: string; part: number; parts: number; orders: AnnouncedOrder[] }
   | { type: "detach"; ms: number }
   | { type: "ignored"; reason: string };
 
@@ -66,9 +85,73 @@ export function parseGuardHello(line: string): GuardHello {
   return { ok: true, version: n, accounts };
 }
 
-/** A line after the first: a heartbeat, or a `detach <ms>`; a malformed detach is only a heartbeat (logged). */
-export function parseGuardLine(line: string): GuardLine {
+const ORDER = /^(\d{1,16}):(\d{1,7})(?::([tr]{1,2}))?$/;
+
+/** An `orders` line (version 2): its account, which part of how many, and the orders in it; or why it is ignored. */
+export function parseGuardOrders(text: string): GuardLine {
+  const m = /^orders (0x[0-9a-fA-F]{40}) (\d{1,3})\/(\d{1,3})(?: (.*))?$/.exec(text);
+  if (!m)
+    return {
+      type: "ignored",
+      reason: '"orders" needs "<account> <part>/<parts> [<oid>:<asset>[:t|r|tr],...]"',
+    };
+  const part = Number(m[2]);
+  const parts = Number(m[3]);
+  if (!(part >= 1 && part <= parts && parts <= GUARD_MAX_ORDER_PARTS))
+    return { type: "ignored", reason: `"orders" part ${part}/${parts} (1..${GUARD_MAX_ORDER_PARTS} parts)` };
+  const orders: AnnouncedOrder[] = [];
+  const list = (m[4] ?? "").trim();
+  for (const item of list === "" ? [] : list.split(",")) {
+    const o = ORDER.exec(item.trim());
+    const oid = o ? Number(o[1]) : Number.NaN;
+    if (!o || !Number.isSafeInteger(oid))
+      return {
+        type: "ignored",
+        reason: `"orders": ${JSON.stringify(item.slice(0, 40))} is not <oid>:<asset>[:t|r|tr]`,
+      };
+    const flags = o[3] ?? "";
+    orders.push({ oid, asset: Number(o[2]), trigger: flags.includes("t"), reduceOnly: flags.includes("r") });
+  }
+  return { type: "orders", account: (m[1] as string).toLowerCase(), part, parts, orders };
+}
+
+/** An announced order as its item on an `orders` line. */
+const orderItem = (o: AnnouncedOrder) =>
+  `${Math.trunc(o.oid)}:${Math.trunc(o.asset)}${o.trigger || o.reduceOnly ? ":" : ""}${o.trigger ? "t" : ""}${o.reduceOnly ? "r" : ""}`;
+
+/**
+ * The lines that announce `account`'s resting orders (version 2), each at most GUARD_MAX_LINE_BYTES with its `\n`:
+ * as few as fit, numbered `part/parts`. No order is one line (the account has none resting). Throws past
+ * GUARD_MAX_ORDERS (the daemon would refuse it: the engine must know).
+ */
+export function guardOrdersLines(account: string, orders: readonly AnnouncedOrder[]): string[] {
+  if (orders.length > GUARD_MAX_ORDERS)
+    throw new RangeError(`${orders.length} orders announced for ${account} (at most ${GUARD_MAX_ORDERS})`);
+  // room for the items: the line less its `\n` and the longest head ("orders " + address + " 256/256 ")
+  const room =
+    GUARD_MAX_LINE_BYTES - 1 - `orders ${account} ${GUARD_MAX_ORDER_PARTS}/${GUARD_MAX_ORDER_PARTS} `.length;
+  const chunks: string[] = [];
+  let current = "";
+  for (const o of orders) {
+    const item = orderItem(o);
+    if (current !== "" && current.length + 1 + item.length > room) {
+      chunks.push(current);
+      current = "";
+    }
+    current = current === "" ? item : `${current},${item}`;
+  }
+  if (current !== "" || chunks.length === 0) chunks.push(current);
+  return chunks.map((c, i) => `orders ${account} ${i + 1}/${chunks.length}${c === "" ? "" : ` ${c}`}\n`);
+}
+
+/**
+ * A line after the first on a connection of `version`: a heartbeat, a `detach <ms>`, or (version 2) a part of an
+ * `orders` announcement; a malformed detach or announcement is only a heartbeat (logged).
+ */
+export function parseGuardLine(line: string, version: GuardVersion = 2): GuardLine {
   const text = line.replace(/\r$/, "").trim();
+  // version 1 knows no `orders` line: it is a heartbeat there, as every line but `detach` always was
+  if (version >= 2 && /^orders(\s|$)/.test(text)) return parseGuardOrders(text);
   if (!/^detach(\s|$)/.test(text)) return { type: "heartbeat" };
   const arg = text.slice("detach".length).trim();
   const ms = /^\d{1,9}$/.test(arg) ? Number(arg) : Number.NaN;

@@ -6,6 +6,8 @@
  *   import { holdSwitch } from "hl-deadman/engine";
  *   const hold = holdSwitch({ socket: "/run/hl-deadman/guard.sock", accounts: ["0xabc..."] });
  *   // ... trade; on a planned restart: await hold.detach(30_000); on a clean stop that should cancel: hold.close()
+ *   // whenever the account's resting orders change (protocol version 2):
+ *   hold.announceOrders("0xabc...", [{ oid: 123, asset: 0, trigger: false, reduceOnly: false }]);
  *
  * It connects, names the accounts, writes a heartbeat line every `heartbeatMs`, and reconnects whenever the
  * connection is lost, e.g. while the daemon restarts (after `reconnectMs`, doubling to `maxReconnectMs` while the
@@ -14,17 +16,22 @@
  */
 import { connect, type Socket } from "node:net";
 import {
+  type AnnouncedOrder,
   type GuardNotice,
   type GuardVersion,
   guardHelloLine,
+  guardOrdersLines,
   parseGuardNotice,
 } from "../core/guard-protocol.js";
 import { systemTimers, type TimerHandle, type Timers } from "../core/runtime.js";
 
 export {
+  type AnnouncedOrder,
+  GUARD_MAX_ORDERS,
   GUARD_PROTOCOL,
   type GuardNotice,
   guardHelloLine,
+  guardOrdersLines,
   parseGuardNotice,
 } from "../core/guard-protocol.js";
 
@@ -60,6 +67,14 @@ export type SwitchHold = {
   detach(ms: number): Promise<void>;
   /** Closes for good: the daemon sees the engine down for these accounts (its policy follows). */
   close(): Promise<void>;
+  /**
+   * Announces `account`'s resting orders (protocol version 2; the whole set each time, an empty list when none
+   * rests): on the engine's death the daemon cancels them at once, without reading first, keeps the reduce-only
+   * triggers (stops) unless told otherwise, and reads to confirm. Kept and sent again after a reconnect. Returns
+   * whether it was written now (false while not connected, or to a daemon that speaks only version 1). Throws for
+   * an account this hold did not name, or past GUARD_MAX_ORDERS.
+   */
+  announceOrders(account: string, orders: readonly AnnouncedOrder[]): boolean;
 };
 
 function target(socket: string): { path: string } | { host: string; port: number } {
@@ -80,6 +95,14 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
   const timers = options.timers ?? systemTimers();
   let beat: TimerHandle | undefined;
   let retry: TimerHandle | undefined;
+  const named = new Set(options.accounts.map((a) => a.toLowerCase()));
+  /** the latest announcement per account, as its lines: written on each change and again after each reconnect */
+  const announced = new Map<string, string[]>();
+  const writeOrders = (s: Socket, lines: readonly string[]) => {
+    if (!connected || version < 2 || s.destroyed) return false;
+    s.write(lines.join(""));
+    return true;
+  };
   const heartbeat = (s: Socket) => {
     beat = timers.after(heartbeatMs, () => {
       s.write("\n");
@@ -109,6 +132,7 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
         } else if (line === "ok") {
           connected = true;
           backoff = reconnectMs;
+          for (const lines of announced.values()) writeOrders(s, lines);
           options.onState?.("connected");
         } else {
           // A daemon older than version 2 refuses the version: speak 1 from the next connection on.
@@ -149,5 +173,12 @@ export function holdSwitch(options: HoldSwitchOptions): SwitchHold {
     },
     detach: (ms) => end(`detach ${Math.round(ms)}\n`),
     close: () => end(""),
+    announceOrders(account, orders) {
+      const a = account.toLowerCase();
+      if (!named.has(a)) throw new Error(`${account} is not an account this engine named`);
+      const lines = guardOrdersLines(a, orders);
+      announced.set(a, lines);
+      return socket !== undefined && writeOrders(socket, lines);
+    },
   };
 }

@@ -16,7 +16,9 @@
  *   switch hears `onChange(account, false, detail)` at once, in the same turn of the event loop as the close.
  *   Silence counts only over time the daemon was awake to hear it (src/watchers/liveness.ts): what the connection
  *   already holds is read before it is judged silent, and a late wake-up postpones the judgement.
- * Bounded: line length, connections, time to the first line. A malformed first line is refused with a one-line
+ * A version 2 engine may announce each account's resting orders (`orders` lines): the guard keeps the latest whole
+ * announcement per account (src/watchers/announced-orders.ts), for the cancel pass at the engine's death.
+ * Bounded: line length, connections, time to the first line, orders per account. A malformed first line is refused with a one-line
  * reason, logged, and changes nothing. What it sees it publishes on the bus (src/core/events.ts `GuardEvent`);
  * its log lines and metric are guard.ts's `guardLog` / `guardMetrics` subscribers.
  */
@@ -31,7 +33,9 @@ import {
   type EventBus,
 } from "../core/events.js";
 import {
+  type AnnouncedOrder,
   GUARD_MAX_LINE_BYTES,
+  GUARD_MAX_ORDERS,
   type GuardNotice,
   type GuardVersion,
   guardNoticeLine,
@@ -42,11 +46,16 @@ import type { Logger } from "../core/logger.js";
 import { afterTimed, type Runtime, type TimerHandle } from "../core/runtime.js";
 import type { GuardStatus } from "../core/status.js";
 import type { Metrics } from "../surface/metrics.js";
+import { type AnnouncedOrders, createAnnouncedOrders } from "./announced-orders.js";
 import { guardLog, guardMetrics } from "./guard.js";
 import { checked, dueAt, heard, type Liveness, livenessStart } from "./liveness.js";
 
-/** At most this many connections at once (an engine needs one per process; a stray client cannot exhaust fds). */
-export const GUARD_MAX_CONNECTIONS = 64;
+/**
+ * At most this many connections at once (an engine needs one per process; a stray client cannot exhaust fds): room
+ * for 300 accounts with an engine each, and each of them handing over to a new engine (two holders for a moment),
+ * with some to spare. Each connection is one file descriptor of the daemon's.
+ */
+export const GUARD_MAX_CONNECTIONS = 640;
 /** A connection that sends no first line within this is refused (it holds a slot and guards nothing). */
 export const GUARD_HELLO_TIMEOUT_MS = 5_000;
 /** The Unix socket's mode: owner and group (the engine's user in the daemon's group) may connect. */
@@ -95,6 +104,8 @@ export type CreateConnectionGuardParameters = {
   onHeld?: ((account: string) => void) | undefined;
   maxConnections?: number;
   helloTimeoutMs?: number;
+  /** where the engines' announced orders are kept (shared with the cancel pass); absent: the guard's own */
+  announced?: AnnouncedOrders | undefined;
 };
 
 export type ConnectionGuard = {
@@ -113,6 +124,8 @@ export type ConnectionGuard = {
    * connects later, so an engine that restarts learns the account is HALTED. Returns how many engines were told.
    */
   tell(notice: GuardNotice): number;
+  /** The resting orders an engine last announced for `account` (version 2), whole, or undefined. */
+  orders(account: string): readonly AnnouncedOrder[] | undefined;
 };
 
 type Connection = {
@@ -126,6 +139,8 @@ type Connection = {
   detachUntil: number | null;
   /** what the liveness rule knows of this connection's lines (with a heartbeat gap, after its first line) */
   live: Liveness | null;
+  /** per account, an `orders` announcement whose parts are still coming: how many, and the orders so far */
+  pending: Map<string, { parts: number; got: number; orders: AnnouncedOrder[] }>;
   timer: TimerHandle | undefined;
   gone: boolean;
 };
@@ -138,6 +153,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
   const helloTimeoutMs = params.helloTimeoutMs ?? GUARD_HELLO_TIMEOUT_MS;
   const bus = params.bus ?? createEventBus(guardLog(params.logger), guardMetrics(params.metrics));
   const known = new Set(params.accounts.map((a) => a.toLowerCase()));
+  const announced = params.announced ?? createAnnouncedOrders([...known]);
   const state = new Map<
     string,
     {
@@ -342,7 +358,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
     if (c.gone) return;
     if (c.accounts === null) return hello(c, text);
     if (c.live !== null) c.live = heard(c.live, mono());
-    const parsed = parseGuardLine(text);
+    const parsed = parseGuardLine(text, c.version);
     if (parsed.type === "detach") {
       c.detachUntil = mono() + parsed.ms;
       bus.publish({
@@ -352,9 +368,43 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
         accounts: c.accounts,
         ms: parsed.ms,
       });
-    } else if (parsed.type === "ignored")
+    } else if (parsed.type === "orders") announce(c, parsed);
+    else if (parsed.type === "ignored")
       bus.publish({ module: "guard", type: "engineLineIgnored", connection: c.id, reason: parsed.reason });
     arm(c);
+  };
+
+  /**
+   * A part of an `orders` announcement: parts 1..n in order on one connection; the last replaces the account's
+   * set. A part out of order, or an account the connection did not name, is ignored (logged) and drops what was
+   * pending for it: a set is kept only whole, since a part missing would leave orders the pass does not know of
+   * (the set before stays, and the pass's read finds the rest).
+   */
+  const announce = (c: Connection, p: Extract<ReturnType<typeof parseGuardLine>, { type: "orders" }>) => {
+    const ignore = (reason: string) => {
+      c.pending.delete(p.account);
+      bus.publish({ module: "guard", type: "engineLineIgnored", connection: c.id, reason });
+    };
+    if (!c.accounts?.includes(p.account))
+      return ignore(`"orders" for ${p.account}, which this connection did not name`);
+    const before = c.pending.get(p.account);
+    const next =
+      p.part === 1
+        ? { parts: p.parts, got: 0, orders: [] as AnnouncedOrder[] }
+        : before && before.parts === p.parts && before.got === p.part - 1
+          ? before
+          : null;
+    if (next === null) return ignore(`"orders" part ${p.part}/${p.parts} for ${p.account} out of order`);
+    next.got = p.part;
+    next.orders.push(...p.orders);
+    if (next.orders.length > GUARD_MAX_ORDERS)
+      return ignore(`"orders" for ${p.account}: more than ${GUARD_MAX_ORDERS} orders`);
+    if (next.got < next.parts) {
+      c.pending.set(p.account, next);
+      return;
+    }
+    c.pending.delete(p.account);
+    announced.set(p.account, { orders: next.orders, at: clock.now(), connection: c.id });
   };
 
   const data = (c: Connection, chunk: string) => {
@@ -396,6 +446,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       discarding: false,
       detachUntil: null,
       live: null,
+      pending: new Map(),
       timer: undefined,
       gone: false,
     };
@@ -483,6 +534,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
       for (const c of holders.get(account) ?? []) if (send(c, told)) count++;
       return count;
     },
+    orders: (account) => announced.get(account)?.orders,
     engine(account) {
       const s = state.get(account.toLowerCase());
       if (!s) return { up: true, detail: null, cause: "seen" };

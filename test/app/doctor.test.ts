@@ -128,6 +128,23 @@ describe("the checks' verdicts", () => {
     expect(many.action).toMatch(/--interval \d+s or more/);
   });
 
+  test("behavior: weight: a configuration that keeps no room for a death of every guarded engine fails (78)", () => {
+    const cancel = {
+      ...loadConfig({ options: {}, env: {}, cwd: "/tmp" }).config,
+      onEngineDown: "cancel" as const,
+      guardSocket: "/tmp/g.sock",
+      exposureInterval: 0,
+      budgetInterval: 0,
+    };
+    expect(checkWeight(cancel, 40).status).toBe("ok");
+    expect(checkWeight(cancel, 40).finding).toMatch(/weight kept for a death of every guarded engine/);
+    // 60 accounts at 15 s: the steady spend fits, the room for a death does not
+    const tight = checkWeight(cancel, 60);
+    expect([tight.status, tight.exitCode]).toEqual(["fail", 78]);
+    expect(tight.finding).toMatch(/= 1120 weight within 45 s/);
+    expect(tight.action).toMatch(/lengthen the interval or the deadline/);
+  });
+
   test("behavior: the lock: held names the holder's pid and fails with 75; free and stale pass", () => {
     const held = checkLock({ state: "held", path: "/s/daemon.lock", holder: { pid: 4242, host: "h1" } });
     expect([held.status, held.exitCode]).toEqual(["fail", 75]);

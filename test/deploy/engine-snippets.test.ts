@@ -4,7 +4,8 @@
  * on a Unix socket, survives a restart of the guard in the middle (it reconnects and stays alive), and when its own
  * process is killed (not its group) the guard sees the engine down. Python (`python3` with the shipped module
  * engines/python/hl_deadman_guard.py), the shell (`socat`) and TypeScript (`hl-deadman/engine`, resolved by the
- * package's own name from dist/, so `npm run build` first). A missing program fails the test with its install
+ * package's own name from dist/, so `npm run build` first); the TypeScript and Python snippets' announced orders
+ * (protocol version 2) reach the restarted daemon. A missing program fails the test with its install
  * command; nothing is skipped. And the engine subpath is proven dependency-free: importing it loads neither ethers,
  * got nor pino.
  */
@@ -52,7 +53,13 @@ const startGuard = (socket: string) => socketGuard(socket, [ACCOUNT]);
  * process (not its group: a crash or the OOM killer kills one process, and an orphan left holding the connection
  * must not hide the death), and waits for the down.
  */
-async function holdsAndDies(start: (socket: string) => ChildProcess, what: string) {
+/** The orders the TypeScript and Python snippets announce (version 2): a resting limit and a stop. */
+const ANNOUNCED = [
+  { oid: 91000000001, asset: 0, trigger: false, reduceOnly: false },
+  { oid: 91000000002, asset: 0, trigger: true, reduceOnly: true },
+];
+
+async function holdsAndDies(start: (socket: string) => ChildProcess, what: string, announces = false) {
   const dir = tempDir("hl-snip-");
   cleanups.push(() => dir.cleanup());
   const socket = path.join(dir.dir, "guard.sock");
@@ -91,6 +98,13 @@ async function holdsAndDies(start: (socket: string) => ChildProcess, what: strin
     timeoutMs: 15_000,
   });
   expect(exited, `${what} survives the daemon's restart (stderr: ${stderr})`).toBeNull();
+  if (announces) {
+    // the announcement is sent again to the restarted daemon, and kept there after the engine's death
+    await eventually(() => guard.g.orders(ACCOUNT)?.length === ANNOUNCED.length, {
+      what: () => `${what}'s orders announced to the restarted daemon (stderr: ${stderr})`,
+    });
+    expect(guard.g.orders(ACCOUNT)).toEqual(ANNOUNCED);
+  }
 
   process.kill(child.pid!, "SIGKILL");
   await eventually(() => guard.changes.length > 0, { what: `${what}'s death seen`, timeoutMs: 10_000 });
@@ -107,6 +121,7 @@ describe("engines of docs/operations.md", () => {
     await holdsAndDies(
       (socket) => run(process.execPath, ["--input-type=module", "-e", code.replace(DOC_SOCKET, socket)]),
       "TypeScript",
+      true,
     );
   });
 
@@ -121,6 +136,7 @@ describe("engines of docs/operations.md", () => {
           PYTHONPATH: path.join(ROOT, "engines/python"),
         }),
       "Python",
+      true,
     );
   });
 

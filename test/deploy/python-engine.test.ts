@@ -9,6 +9,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { type AnnouncedOrder, guardOrdersLines } from "../../src/core/guard-protocol.js";
 import { requireBinary } from "../helpers/binaries.js";
 import { eventually } from "../helpers/eventually.js";
 import { socketGuard } from "../helpers/guard.js";
@@ -109,5 +110,79 @@ describe("engines/python/hl_deadman_guard.py", () => {
     process.kill(child.pid!, "SIGKILL");
     await eventually(() => guard.changes.length > 0, { what: "the engine's death seen" });
     expect(guard.changes).toEqual([[ACCOUNT, false]]);
+  }, 30_000);
+
+  test("behavior: announce_orders writes the protocol's lines, byte for byte the TypeScript client's, and the daemon keeps the set", async () => {
+    const python = requireBinary("python3");
+    const dir = tempDir("hl-py-orders-");
+    cleanups.push(() => dir.cleanup());
+    const socket = path.join(dir.dir, "guard.sock");
+    const guard = startGuard(socket);
+    await guard.g.start();
+    cleanups.push(
+      () => guard.g.stop(),
+      () => guard.timers.dispose(),
+    );
+    // 400 orders: several lines; a resting limit, a trigger, a reduce-only stop, spot and perp assets
+    const orders: AnnouncedOrder[] = Array.from({ length: 400 }, (_, i) => ({
+      oid: 91_000_000_000 + i,
+      asset: i % 3 === 2 ? 10_000 + i : i % 7,
+      trigger: i % 4 >= 2,
+      reduceOnly: i % 4 === 3,
+    }));
+    const asPython = JSON.stringify(
+      orders.map((o) => ({ oid: o.oid, asset: o.asset, trigger: o.trigger, reduce_only: o.reduceOnly })),
+    );
+    const script = `
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from hl_deadman_guard import Guard, orders_lines
+orders = json.loads(sys.argv[4])
+try:
+    orders_lines(sys.argv[3], [dict(oid=i, asset=0) for i in range(5001)])
+    too_many = "accepted"
+except ValueError as e:
+    too_many = str(e)
+print(json.dumps([orders_lines(sys.argv[3], orders), orders_lines(sys.argv[3], []), too_many]), flush=True)
+guard = Guard(sys.argv[2], [sys.argv[3]], heartbeat=0.2, backoff=(0.05, 0.2))
+guard.announce_orders(sys.argv[3], orders)  # before the connection: sent once the daemon answers ok
+guard.start()
+while True:
+    time.sleep(0.05)
+`;
+    const child = spawn(python, ["-c", script, MODULE_DIR, socket, ACCOUNT, asPython], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    cleanups.push(() => child.kill("SIGKILL"));
+    let out = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      out += c;
+    });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      stderr += c;
+    });
+    await eventually(() => out.includes("\n"), {
+      what: () => `the lines printed (stderr: ${stderr})`,
+      timeoutMs: 10_000,
+    });
+    const [lines, none, tooMany] = JSON.parse(out.slice(0, out.indexOf("\n"))) as [
+      string[],
+      string[],
+      string,
+    ];
+    expect(lines.length).toBeGreaterThan(1);
+    expect(lines).toEqual(guardOrdersLines(ACCOUNT, orders));
+    expect(none).toEqual(guardOrdersLines(ACCOUNT, []));
+    expect(tooMany).toMatch(/5001 orders announced .* \(at most 5000\)/);
+    await eventually(() => guard.g.orders(ACCOUNT)?.length === orders.length, {
+      what: () => `the announcement kept by the daemon (stderr: ${stderr})`,
+      timeoutMs: 10_000,
+    });
+    expect(guard.g.orders(ACCOUNT)).toEqual(orders);
+    // the engine's death: the set is what the daemon cancels from
+    process.kill(child.pid!, "SIGKILL");
+    await eventually(() => guard.changes.length > 0, { what: "the engine's death seen" });
+    expect(guard.g.orders(ACCOUNT)).toEqual(orders);
   }, 30_000);
 });

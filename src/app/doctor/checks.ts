@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { ConfigError } from "../../config/errors.js";
 import { parseGuardSocket, parseListenAddress } from "../../config/listen.js";
 import type { Config } from "../../config/schema.js";
-import { describeWeightPlan, weightPlan } from "../../config/weight.js";
+import { deathRoom, describeDeathRoom, describeWeightPlan, weightPlan } from "../../config/weight.js";
 import type { Clock } from "../../core/clock.js";
 import { formatDuration } from "../../core/duration.js";
 import { BaseError } from "../../core/errors/base.js";
@@ -403,7 +403,23 @@ export async function checkExplorer(p: {
 export function checkWeight(config: Config, accounts: number): CheckResult {
   const plan = weightPlan(config, Math.max(1, accounts));
   const text = describeWeightPlan(plan).split("\n").at(-1)!.trim();
-  if (plan.fits) return ok("weight", null, `${accounts} account(s): ${text}`);
+  // the room for a death of every guarded engine at once: a configuration that ran before this version starts
+  // without it (loudly), and doctor fails it until it is changed
+  const room = deathRoom(config, Math.max(1, accounts));
+  if (plan.fits && room !== null && !room.fits)
+    return fail(
+      "weight",
+      null,
+      `${accounts} account(s): ${text}; but no room for a death of every guarded engine at once:\n${describeDeathRoom(room)}`,
+      "lengthen the interval or the deadline, or split the accounts over IPs",
+      ExitCode.config,
+    );
+  if (plan.fits)
+    return ok(
+      "weight",
+      null,
+      `${accounts} account(s): ${text}${room ? `; ${room.reserve} weight kept for a death of every guarded engine` : ""}`,
+    );
   return fail(
     "weight",
     null,

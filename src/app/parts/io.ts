@@ -6,6 +6,7 @@ import { effectiveExplorerUrl } from "../../config/load.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import { VERSION } from "../../core/version.js";
+import { announcedOpenOrders } from "../../protocol/hyperliquid/announced.js";
 import {
   type CancelExecutor,
   createCancelExecutor,
@@ -28,6 +29,7 @@ import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import type { RecordResult } from "../../switch/record.js";
 import { agentLog, agentMetrics } from "../../watchers/agent-watch.js";
+import { type AnnouncedOrders, createAnnouncedOrders } from "../../watchers/announced-orders.js";
 import { budgetLog, budgetMetrics } from "../../watchers/budget.js";
 import { chainLog, chainMetrics } from "../../watchers/chain-watch.js";
 import { clockLog, clockMetrics } from "../../watchers/clock.js";
@@ -267,6 +269,8 @@ export function recordComponent(): Component<
     fireCancel: CancelOpenOrders | undefined;
     /** the dexes the cancels, closes and fire checks cover */
     actOnDexes: string[];
+    /** what the engines announce of their orders (the connection guard writes it, the cancel pass reads it) */
+    announcedOrders: AnnouncedOrders;
   }
 > {
   let explorer: ExplorerClient | null = null;
@@ -413,6 +417,18 @@ export function recordComponent(): Component<
         feed.start();
       }
       const knownFeed = feed;
+      // The orders a pass knows without a read (docs/operations.md, "Cancel on disconnect"): the order feed's fresh
+      // list where it follows the account, else what the account's engine last announced over the guard (turned
+      // into coins through the cached `meta`), else none (the pass reads first). The pass always reads to confirm.
+      const announcedOrders = createAnnouncedOrders(
+        plan.map((p) => (p.vaultAddress ?? p.account).toLowerCase()),
+      );
+      const knownOrders = (user: string) => {
+        const fresh = knownFeed?.fresh(user) ?? null;
+        if (fresh !== null) return fresh;
+        const a = announcedOrders.get(user);
+        return a ? announcedOpenOrders(a.orders, metaCache?.get() ?? null, a.at) : null;
+      };
       // Built per signer, reached per account: an account's cancels, closes and drill orders go out under its
       // own signer's key and nonces.
       const perSigner = <T>(build: (c: ScheduleCancelClient) => T | undefined) => {
@@ -447,7 +463,7 @@ export function recordComponent(): Component<
                       exchange: c,
                       onReport,
                       metaCache,
-                      ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user) } : {}),
+                      knownOrders,
                     }),
                   )
                 : undefined,
@@ -464,7 +480,7 @@ export function recordComponent(): Component<
               dexes: actOnDexes,
               exchange: c,
               onReport,
-              ...(knownFeed ? { knownOrders: (user: string) => knownFeed.fresh(user), metaCache } : {}),
+              ...(metaCache ? { knownOrders, metaCache } : {}),
             })
           : undefined,
       );
@@ -537,6 +553,7 @@ export function recordComponent(): Component<
         drillIo,
         fireCancel,
         actOnDexes,
+        announcedOrders,
       };
     },
     async close() {

@@ -12,6 +12,7 @@ import type { GuardStatus } from "../../core/status.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { Ledger } from "../../switch/ledger.js";
 import { type AgentState, createAgentWatch } from "../../watchers/agent-watch.js";
+import type { AnnouncedOrders } from "../../watchers/announced-orders.js";
 import { createConnectionGuard } from "../../watchers/connection-guard.js";
 import { createGuard } from "../../watchers/guard.js";
 import { CrossingLatch } from "../../watchers/skew.js";
@@ -30,13 +31,13 @@ export type DaemonGuard = { status(): GuardStatus; idle(): Promise<void> };
  * `absent`, when no engine names it by then).
  */
 export function guardComponent(): Component<
-  Base & { logger: Logger; bus: EventBus; board: Board; ledger: Ledger },
+  Base & { logger: Logger; bus: EventBus; board: Board; ledger: Ledger; announcedOrders?: AnnouncedOrders },
   { guard: DaemonGuard | null; engine: Feed<Engine> & { now(account: string): Engine } }
 > {
   let close: (() => unknown) | undefined;
   return {
     name: "guard",
-    async start({ config, runtime, logger, metrics, bus, board, plan, ledger }) {
+    async start({ config, runtime, logger, metrics, bus, board, plan, ledger, announcedOrders }) {
       const engine = feed<Engine>();
       if (config.guardSocket) {
         const socket = createConnectionGuard({
@@ -52,6 +53,8 @@ export function guardComponent(): Component<
           heldBefore: ledger.enginesHeld(),
           connectGraceMs: guardConnectGraceOf(config),
           onHeld: (account) => ledger.markEngineHeld(account),
+          // the engines' announced orders go where the cancel pass looks (src/app/parts/io.ts)
+          announced: announcedOrders,
         });
         await socket.start();
         // Version 2 engines are told what the daemon does to their accounts (docs/operations.md, "Cancel on

@@ -3,7 +3,7 @@ import { planAccounts, planSigners } from "../../app/daemon.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../../app/master.js";
 import { loadSignerKeys, loadSigningKey } from "../../config/keys.js";
 import { CONFIG_KEYS, configJsonSchema, effectiveUrls, loadConfig } from "../../config/load.js";
-import { describeWeightPlan, weightPlan } from "../../config/weight.js";
+import { deathRoom, describeDeathRoom, describeWeightPlan, weightPlan } from "../../config/weight.js";
 import { formatDuration } from "../../core/duration.js";
 import { redactUrl } from "../../core/redact.js";
 import type { CliDeps } from "../deps.js";
@@ -129,6 +129,9 @@ async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promis
   out(
     `weight     the IP's weight a minute, steady (docs/operations.md, "The IP's weight"):\n${describeWeightPlan(plan)}`,
   );
+  const room = deathRoom(config);
+  if (room)
+    out(`death      the room kept for every guarded engine's death at once:\n${describeDeathRoom(room)}`);
   for (const s of CONFIG_KEYS) {
     const value = s.key.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], effective);
     if (value === undefined) continue;

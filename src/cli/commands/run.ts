@@ -1,8 +1,12 @@
 import { type Command, Option } from "commander";
+import { configRanBefore } from "../../app/death-room.js";
 import { prepareRun, runService } from "../../app/service.js";
 import { chooseStateDir } from "../../app/state-dir.js";
+import { ConfigError } from "../../config/errors.js";
 import { type LoadedConfig, loadConfig } from "../../config/load.js";
 import { OPTIONS } from "../../config/options.js";
+import { officialApi } from "../../config/rules.js";
+import { deathRoom, deathRoomVerdict, shortestIntervalWithRoom } from "../../config/weight.js";
 import type { CliDeps } from "../deps.js";
 import { addConfigFlags, addServiceOptions, SERVICE_KEYS } from "../options.js";
 
@@ -70,6 +74,21 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
     env: deps.env,
     move: true,
   });
+  // The room for a death of every guarded engine at once (docs/operations.md, "The IP's weight"): a new
+  // configuration without it is refused; one that ran before this version starts, loudly (an upgrade never stops
+  // the pushes): on stderr now, and in the log as a config warning. The 1,200 a minute is the official API's:
+  // against another host (the simulator included, as for the steady spend) it is only a warning.
+  const room = deathRoom(loaded.config);
+  const verdict = deathRoomVerdict(room, {
+    heldBefore: configRanBefore(state.dir, loaded.config),
+    official: officialApi(loaded.config, sim !== null),
+    shortest: room && !room.fits ? shortestIntervalWithRoom(loaded.config) : undefined,
+  });
+  if (verdict.kind === "refuse") throw new ConfigError([verdict.message], { file: loaded.file });
+  if (verdict.kind === "warn") {
+    deps.stderr.write(`WARNING: ${verdict.message}\n`);
+    loaded.warnings.push(verdict.message);
+  }
   await runService({
     loaded,
     stateDir: state.dir,

@@ -1,0 +1,196 @@
+/**
+ * The room a plan keeps for a death of every guarded engine at once (src/config/weight.ts, issue 41): the weight
+ * the passes need in time, the weight left in the window before the scheduled cancel fires, the verdict (a new
+ * configuration refused, one that ran before warned), the passes ordered by risk and the ones that fall back.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { describe, expect, test } from "vitest";
+import { configRanBefore } from "../../src/app/death-room.js";
+import { loadConfig } from "../../src/config/load.js";
+import {
+  type AccountRisk,
+  affordPasses,
+  deathRoom,
+  deathRoomVerdict,
+  IP_WEIGHT_PER_MINUTE,
+  orderByRisk,
+  PASS_WEIGHT,
+  shortestIntervalWithRoom,
+  weightPlan,
+} from "../../src/config/weight.js";
+
+const accounts = (n: number) =>
+  Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16).padStart(40, "0")}`);
+const load = (options: Record<string, unknown>) => loadConfig({ options, env: {}, cwd: "/tmp" }).config;
+const cancel = (n: number, extra: Record<string, unknown> = {}) => ({
+  ...load({}),
+  accounts: accounts(n),
+  onEngineDown: "cancel" as const,
+  guardSocket: "/tmp/g.sock",
+  ...extra,
+});
+
+describe("the room for a death", () => {
+  test("default: none under expedite or lapse (no pass runs); one account under cancel keeps room", () => {
+    expect(deathRoom(load({}))).toBeNull();
+    const room = deathRoom(cancel(1))!;
+    expect(room).toMatchObject({ accounts: 1, fits: true, afforded: 1 });
+    expect(deathRoomVerdict(room, { heldBefore: false })).toEqual({ kind: "ok" });
+  });
+
+  test("arithmetic: the reserve, the window, and what is left in it, named in the message", () => {
+    // 40 accounts at 15 s, deadline 60 s: the order feed knows 10, 30 read first
+    const config = cancel(40, { interval: 15_000, deadline: 60_000, orderFeedAccounts: 10 });
+    const room = deathRoom(config)!;
+    const peak = weightPlan(config).peakPerMinute;
+    expect(room.known).toBe(10);
+    expect(room.reserve).toBe(10 * PASS_WEIGHT.knownInTime + 30 * PASS_WEIGHT.readInTime);
+    expect(room.windowMs).toBe(45_000);
+    expect(room.available).toBe(Math.floor(IP_WEIGHT_PER_MINUTE - peak));
+    expect(room.deferred).toBe(40 * PASS_WEIGHT.confirm);
+    expect(room.arithmetic).toContain(
+      `10 × 2 (orders known from the order feed) + 30 × 22 (read first) = 680`,
+    );
+    expect(room.fits).toBe(true);
+  });
+
+  test("behavior: 300 accounts at 17 s (the steady spend fits) keep no room: refused new, warned when run before", () => {
+    const config = cancel(300, {
+      interval: 17_000,
+      deadline: 60_000,
+      exposureInterval: 0,
+      budgetInterval: 0,
+    });
+    expect(weightPlan(config).fits).toBe(true);
+    const room = deathRoom(config)!;
+    expect(room.fits).toBe(false);
+    expect(room.afforded).toBeLessThan(300);
+    // the afforded passes fit what is left, one more would not
+    const cost = (n: number) =>
+      Math.min(n, room.known) * PASS_WEIGHT.knownInTime +
+      Math.max(0, n - room.known) * PASS_WEIGHT.readInTime;
+    expect(cost(room.afforded)).toBeLessThanOrEqual(room.available);
+    expect(cost(room.afforded + 1)).toBeGreaterThan(room.available);
+    const refused = deathRoomVerdict(room, { heldBefore: false });
+    expect(refused.kind).toBe("refuse");
+    if (refused.kind === "ok") throw new Error("unreachable");
+    expect(refused.message).toContain(`= ${room.reserve} weight within 43 s`);
+    expect(refused.message).toContain(`the IP has ${room.available} left`);
+    expect(refused.message).toContain(`only ${room.afforded} of 300`);
+    const warned = deathRoomVerdict(room, { heldBefore: true });
+    expect(warned.kind).toBe("warn");
+    if (warned.kind === "ok") throw new Error("unreachable");
+    expect(warned.message).toContain("starting anyway");
+  });
+
+  test("behavior: the verdict flips exactly where the reserve passes the weight left", () => {
+    let seen = { fits: false, refused: false };
+    for (let n = 1; n <= 80; n++) {
+      const room = deathRoom(cancel(n, { interval: 15_000, deadline: 60_000 }))!;
+      expect(room.fits).toBe(room.reserve <= room.available);
+      if (room.fits) seen = { ...seen, fits: true };
+      else seen = { ...seen, refused: true };
+    }
+    expect(seen).toEqual({ fits: true, refused: true });
+  });
+
+  test("behavior: a longer window than a minute has a minute's room for each minute", () => {
+    const short = deathRoom(cancel(100, { interval: 60_000, deadline: 120_000 }))!;
+    const long = deathRoom(cancel(100, { interval: 60_000, deadline: 240_000 }))!;
+    expect(long.available).toBe(
+      Math.floor((IP_WEIGHT_PER_MINUTE - weightPlan(cancel(100, { interval: 60_000 })).peakPerMinute) * 3),
+    );
+    expect(long.available).toBeGreaterThan(short.available);
+  });
+});
+
+describe("the shortest interval that keeps room", () => {
+  test("behavior: the first whole second at which the steady spend fits and the death keeps room; null when none", () => {
+    const config = cancel(60, { deadline: 300_000 });
+    const i = shortestIntervalWithRoom(config)!;
+    expect(i).toBe(5_000);
+    const at = (interval: number) => ({ ...config, interval });
+    expect(weightPlan(at(i)).fits && deathRoom(at(i))!.fits).toBe(true);
+    expect(weightPlan(at(i - 1_000)).fits && deathRoom(at(i - 1_000))!.fits).toBe(false);
+    // at a 60 s deadline no interval keeps room for 60 accounts read first
+    expect(shortestIntervalWithRoom(cancel(60, { deadline: 60_000 }))).toBeNull();
+    const refused = deathRoomVerdict(deathRoom(cancel(60, { deadline: 300_000, interval: 4_000 })), {
+      heldBefore: false,
+      shortest: i,
+    });
+    expect(refused.kind === "refuse" && refused.message).toContain(
+      "an interval of 5 s keeps room at this deadline",
+    );
+    // another policy: the steady spend's alone
+    expect(shortestIntervalWithRoom({ ...load({}), accounts: accounts(60) })).toBe(
+      weightPlan({ ...load({}), accounts: accounts(60) }).fittingIntervalMs,
+    );
+  });
+});
+
+describe("the passes in risk order", () => {
+  const risk = (account: string, liquidationDistance: number | null, notional: number): AccountRisk => ({
+    account,
+    liquidationDistance,
+    notional,
+  });
+  test("default: nearest liquidation first, then the largest notional; no liquidation price last", () => {
+    const ordered = orderByRisk([
+      risk("a", null, 1_000_000),
+      risk("b", 0.2, 10),
+      risk("c", 0.05, 5),
+      risk("d", 0.2, 500),
+      risk("e", null, 2_000_000),
+    ]);
+    expect(ordered.map((r) => r.account)).toEqual(["c", "d", "b", "e", "a"]);
+  });
+
+  test("behavior: the weight left goes to the riskiest passes; the others fall back to the 5 s schedule", () => {
+    const ordered = orderByRisk([risk("x", null, 1), risk("y", 0.01, 1), risk("z", 0.5, 1)]);
+    expect(affordPasses(ordered, () => 22, 50)).toEqual({ inTime: ["y", "z"], fallback: ["x"] });
+    // a cheaper pass further down still fits what is left
+    expect(affordPasses(ordered, (a) => (a === "x" ? 2 : 22), 46)).toEqual({
+      inTime: ["y", "z", "x"],
+      fallback: [],
+    });
+    expect(affordPasses(ordered, () => 22, 0)).toEqual({ inTime: [], fallback: ["y", "z", "x"] });
+  });
+});
+
+describe("a configuration that ran before", () => {
+  test("behavior: its ledger holds every account it names (and as many as it arms); else it is new", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hl-ran-"));
+    const config = cancel(3);
+    expect(configRanBefore(dir, config)).toBe(false);
+    const write = (list: string[]) =>
+      writeFileSync(
+        path.join(dir, "ledger.json"),
+        JSON.stringify({ accounts: Object.fromEntries(list.map((a) => [a, {}])) }),
+      );
+    write(accounts(2));
+    expect(configRanBefore(dir, config)).toBe(false);
+    // as many accounts, but not these: another configuration's ledger
+    write(
+      accounts(4)
+        .slice(1)
+        .map((a) => a.replace(/0x0/, "0xf")),
+    );
+    expect(configRanBefore(dir, config)).toBe(false);
+    write(accounts(3).map((a) => a.toUpperCase().replace("0X", "0x")));
+    expect(configRanBefore(dir, config)).toBe(true);
+    writeFileSync(path.join(dir, "ledger.json"), "{torn");
+    expect(configRanBefore(dir, config)).toBe(false);
+  });
+
+  test("behavior: the per-account ledger (ledger/<account>.json) is read as well as ledger.json", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "hl-ran-files-"));
+    const config = cancel(3);
+    mkdirSync(path.join(dir, "ledger"));
+    for (const a of accounts(2)) writeFileSync(path.join(dir, "ledger", `${a.toLowerCase()}.json`), "{}");
+    expect(configRanBefore(dir, config)).toBe(false);
+    for (const a of accounts(3)) writeFileSync(path.join(dir, "ledger", `${a.toLowerCase()}.json`), "{}");
+    expect(configRanBefore(dir, config)).toBe(true);
+  });
+});
