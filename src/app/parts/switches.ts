@@ -22,6 +22,7 @@ import type { Ledger } from "../../switch/ledger.js";
 import type { RecordResult } from "../../switch/record.js";
 import { createBudgetMonitor } from "../../watchers/budget.js";
 import { createExposurePoller } from "../../watchers/exposure.js";
+import { createOpenOrdersWatch } from "../../watchers/open-orders.js";
 import type { Component } from "../components.js";
 import type { AgentFeeds, Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
@@ -308,6 +309,18 @@ export function pollersComponent(): Component<
         ctx.board.exposure = () => exposure.status();
         ctx.triggers.subscribe(() => void exposure.pollNow("trigger"));
       }
+      // What a fire would cancel, for the status page: each account's open orders on the exposure cadence (a few
+      // accounts only: src/watchers/open-orders.ts); read again after a trigger, which leaves none.
+      const openOrders = createOpenOrdersWatch({
+        info,
+        accounts,
+        dexes: config.dexes,
+        runtime,
+        logger,
+        intervalMs: config.exposureInterval,
+        bus,
+      });
+      ctx.triggers.subscribe(() => void openOrders.readNow());
       // The address's lifetime action budget, which every push spends (docs/exchange-behaviour.md §10).
       const budget = createBudgetMonitor({
         info,
@@ -333,6 +346,7 @@ export function pollersComponent(): Component<
         begun = true;
         firstPushesSettled();
         exposure?.start(slotOrigin);
+        openOrders.start(slotOrigin);
         budget.start();
         void chain?.start();
       };
@@ -343,6 +357,7 @@ export function pollersComponent(): Component<
           return exposure?.stop();
         },
       });
+      parts.push({ name: "open orders watch", close: () => openOrders.stop() });
       parts.push({ name: "budget monitor", close: () => budget.stop() });
       parts.push({ name: "chain watch", close: () => chain?.stop() });
       const rollover = () => {
