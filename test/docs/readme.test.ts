@@ -141,6 +141,9 @@ describe("the README's figures are the code's", () => {
     );
     expect(classifyExchangeError(`${quoted}123.`).kind).toBe("volume_gate");
     expect(orders).toContain("`volume_gate`");
+    expect(squash(orders)).toContain(
+      `asks again only every ${(defaults.permanentRecheckInterval as number) / 60_000} min`,
+    );
     // every order, reduce-only stops included
     expect(orders).toContain("**Every open order of the account is cancelled at the deadline**");
     expect(orders).toContain("reduce-only stops included");
