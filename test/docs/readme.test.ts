@@ -10,11 +10,9 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { Writable } from "node:stream";
 import type { Command, Option } from "commander";
 import { describe, expect, test } from "vitest";
 import { DEMO_HEALTH_PORT } from "../../src/cli/commands/run.js";
-import { createProgram } from "../../src/cli/program.js";
 import { effectiveExplorerUrl } from "../../src/config/networks.js";
 import { OPTIONS } from "../../src/config/options.js";
 import { actionsPerDay } from "../../src/config/rules.js";
@@ -23,6 +21,7 @@ import { classifyExchangeError } from "../../src/protocol/hyperliquid/errors.js"
 import { demoUser } from "../../src/sim/demo.js";
 import { VOLUME_GATE_USD } from "../../src/sim/exchange.js";
 import { ROOT } from "../helpers/process.js";
+import { quietProgram } from "./generated.js";
 import { codeBlocks, hlDeadmanArgs, sectionOf, shellCommands } from "./shell.js";
 
 const read = (f: string) => readFileSync(path.join(ROOT, f), "utf8");
@@ -35,14 +34,7 @@ const defaults = Object.fromEntries(OPTIONS.map((o) => [o.key, o.default])) as R
 
 // ---------------------------------------------------------------- commands
 
-const quiet = new Writable({ write: (_c, _e, done) => done() });
-const program = createProgram({
-  stdout: quiet,
-  stderr: quiet,
-  env: {},
-  cwd: "/",
-  clock: { now: () => 0 },
-} as never);
+const program = quietProgram();
 
 /** What `hl-deadman ARGS` would refuse before doing anything (commander's checks), or null. */
 function usageProblem(args: readonly string[]): string | null {
