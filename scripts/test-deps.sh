@@ -12,7 +12,7 @@ why=""
 has() { command -v "$1" >/dev/null 2>&1; }
 want() { need="$need $1"; why="$why
   $1: $2"; }
-has systemd-analyze || want systemd "systemd-analyze verifies the unit files (test/deploy/systemd.test.ts)"
+has systemd-analyze || want systemd "systemd-analyze verifies the unit files (test/deploy/systemd.test.ts, the README recipe in test/docs/recipe.test.ts)"
 { has promtool && has prometheus; } ||
   want prometheus "promtool checks the alert rules; a live Prometheus scrapes a daemon (test/observability, test/docs/alerts.test.ts)"
 has amtool || want prometheus-alertmanager "amtool checks the Alertmanager example (test/observability)"
@@ -29,7 +29,7 @@ done
 has etcd || want etcd-server "a real etcd for the replica-coordination tests (test/app/coordination.test.ts)"
 has socat || want socat "runs the shell engine of docs/operations.md (test/deploy/engine-snippets.test.ts)"
 has python3 ||
-  want python3 "runs the Python engine module engines/python/ (test/deploy/engine-snippets.test.ts, python-engine.test.ts)"
+  want python3 "runs the Python engine module engines/python/ (test/deploy/engine-snippets.test.ts, python-engine.test.ts, test/docs/recipe.test.ts)"
 
 [ -z "$need" ] && exit 0
 

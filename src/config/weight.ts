@@ -22,6 +22,17 @@ export const WEIGHT = Object.freeze({
 });
 export const BATCH_USERS = 50;
 
+/**
+ * The status page's open orders (src/watchers/open-orders.ts) are read only while the daemon arms at most this many
+ * accounts: one `frontendOpenOrders` (20) per account on the exposure cadence; a fleet's page says they are not read.
+ */
+export const OPEN_ORDERS_MAX_ACCOUNTS = 10;
+
+/** Whether the open orders of `accounts` accounts are read at all (not without the exposure poll's cadence). */
+export function readsOpenOrders(accounts: number, exposureIntervalMs: number): boolean {
+  return exposureIntervalMs > 0 && accounts > 0 && accounts <= OPEN_ORDERS_MAX_ACCOUNTS;
+}
+
 export type WeightLine = { what: string; perMinute: number; arithmetic: string };
 
 export type WeightPlan = {
@@ -73,6 +84,15 @@ export function weightPlan(config: Config, accounts = configuredAccounts(config)
       what: "exposure (batchClearinghouseStates)",
       perMinute: chunks * perMin(config.exposureInterval) * WEIGHT.batchClearinghouseStates,
       arithmetic: `${chunks} request(s) of ≤ ${BATCH_USERS} users × 60 s / ${s(config.exposureInterval)} × ${WEIGHT.batchClearinghouseStates}`,
+    });
+  }
+  // what a fire would cancel, for the status page: a few accounts only (src/watchers/open-orders.ts)
+  if (readsOpenOrders(accounts, config.exposureInterval)) {
+    const reads = accounts * Math.max(1, config.dexes.length);
+    others.push({
+      what: "open orders (frontendOpenOrders, for the status page)",
+      perMinute: reads * perMin(config.exposureInterval) * WEIGHT.info,
+      arithmetic: `${reads} read(s) × 60 s / ${s(config.exposureInterval)} × ${WEIGHT.info} (at most ${OPEN_ORDERS_MAX_ACCOUNTS} accounts)`,
     });
   }
   if (config.budgetInterval > 0)

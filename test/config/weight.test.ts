@@ -8,6 +8,8 @@ import { loadConfig } from "../../src/config/load.js";
 import {
   describeWeightPlan,
   IP_WEIGHT_PER_MINUTE,
+  OPEN_ORDERS_MAX_ACCOUNTS,
+  readsOpenOrders,
   WEIGHT_MARGIN,
   weightPlan,
 } from "../../src/config/weight.js";
@@ -17,15 +19,24 @@ const accounts = (n: number) =>
 const load = (options: Record<string, unknown>) => loadConfig({ options, env: {}, cwd: "/tmp" }).config;
 
 describe("the IP's weight", () => {
-  test("the default configuration: 4 pushes, 40 exposure, 2 budget and 0.3 agent a minute", () => {
+  test("the default configuration: 4 pushes, 40 exposure, 40 open orders, 2 budget and 0.3 agent a minute", () => {
     const p = weightPlan(load({}));
     expect(p.lines.map((l) => [l.what.split(" ")[0], l.perMinute])).toEqual([
       ["pushes", 4],
       ["exposure", 40],
+      ["open", 40],
       ["address", 2],
       ["agent", 0.3],
     ]);
-    expect(p).toMatchObject({ perMinute: 46.3, budget: IP_WEIGHT_PER_MINUTE * WEIGHT_MARGIN, fits: true });
+    expect(p).toMatchObject({ perMinute: 86.3, budget: IP_WEIGHT_PER_MINUTE * WEIGHT_MARGIN, fits: true });
+  });
+
+  test("the status page's open orders are read for at most 10 accounts, on the exposure cadence", () => {
+    const ten = weightPlan({ ...load({}), accounts: accounts(OPEN_ORDERS_MAX_ACCOUNTS) });
+    expect(ten.lines.find((l) => l.what.startsWith("open orders"))).toMatchObject({ perMinute: 400 });
+    const eleven = weightPlan({ ...load({}), accounts: accounts(OPEN_ORDERS_MAX_ACCOUNTS + 1) });
+    expect(eleven.lines.some((l) => l.what.startsWith("open orders"))).toBe(false);
+    expect(readsOpenOrders(1, 0)).toBe(false);
   });
 
   test("300 accounts at 15 s do not fit (1,200 pushes a minute alone); the message gives the arithmetic", () => {

@@ -86,20 +86,25 @@ export function errorPolicyTable(): string {
 
 // ---------------------------------------------------------------- commands
 
-/**
- * Every command of the program, as the program itself describes it: a heading per command path, its usage, its
- * description and its options; `run`'s configuration options (shared by run, doctor, schedule, …) are named once,
- * in docs/operations.md's option table, and each command that takes them says so.
- */
-export function commandsReference(): string {
+/** The program's own definition of its commands and options, writing nothing (for the docs' tests). */
+export function quietProgram(): Command {
   const quiet = new Writable({ write: (_c, _e, done) => done() });
-  const program = createProgram({
+  return createProgram({
     stdout: quiet,
     stderr: quiet,
     env: {},
     cwd: "/",
     clock: { now: () => 0 },
   } as never);
+}
+
+/**
+ * Every command of the program, as the program itself describes it: a heading per command path, its usage, its
+ * description and its options; `run`'s configuration options (shared by run, doctor, schedule, …) are named once,
+ * in docs/operations.md's option table, and each command that takes them says so.
+ */
+export function commandsReference(): string {
+  const program = quietProgram();
   const configFlags = new Set(OPTIONS.map((o) => `--${o.flag}`));
   const out: string[] = [];
   const walk = (cmd: Command, path: string[]) => {

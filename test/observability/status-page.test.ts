@@ -1,7 +1,7 @@
 /**
  * The live status page in a real headless Chromium (Debian's `chromium`, driven by playwright-core): the
  * built CLI runs against the simulator, the page shows the account, its state in words and colour and a
- * countdown that moves; a screenshot is taken (its path is printed); then the simulator refuses the account
+ * countdown that moves, the open orders a fire would cancel (by kind) and rounded figures; a screenshot is taken (its path is printed); then the simulator refuses the account
  * (volume gate) and the page turns to NOT PROTECTED. Nothing secret is on the page. The test never writes
  * docs/status-page.png: copy the printed screenshot there by hand to refresh it.
  */
@@ -39,7 +39,20 @@ beforeAll(async () => {
           { coin: "BTC", szi: "0.5", entryPx: "95000", leverage: 10 },
           { coin: "ETH", szi: "-4", entryPx: "3300", leverage: 5, marginMode: "isolated" },
         ],
-        orders: [{ coin: "BTC", side: "B", limitPx: 90_000, sz: 0.1 }],
+        orders: [
+          { coin: "BTC", side: "B", limitPx: 90_000, sz: 0.1 },
+          { coin: "ETH", side: "A", limitPx: 3_500, sz: 1 },
+          // a reduce-only stop: the scheduled cancel removes it too, and the page counts it as such
+          {
+            coin: "BTC",
+            side: "A",
+            limitPx: 80_000,
+            sz: 0.5,
+            reduceOnly: true,
+            orderType: "Stop Market",
+            triggerPx: 80_000,
+          },
+        ],
       },
     ],
   });
@@ -131,6 +144,12 @@ describe("status page (headless Chromium)", () => {
     expect(btc[0]).toBe("BTC");
     expect(btc[5]).toMatch(/^\d+\.\d\d %$/);
     expect(await card.locator('[data-coin="ETH"] td').first().textContent()).toBe("ETH");
+    // figures rounded for people: no price or size with more digits than it needs (issue 43: "4759.49367089")
+    for (const cell of [...btc.slice(1, 5)]) expect(cell).not.toMatch(/\.\d{5,}/);
+    // what a fire would cancel: every open order, the reduce-only stop named as such
+    await expect
+      .poll(() => card.locator('[data-field="open-orders"]').textContent(), { timeout: 10_000 })
+      .toBe("3 orders (1 trigger (stop / take-profit), 1 reduce-only): a fire cancels all");
     expect(await page.locator("#ready").textContent()).toBe("READY");
     // the audit trail's newest records, newest first: the daemon's start and the account armed
     const audit = page.locator('[data-audit="1"] td:nth-child(3)');

@@ -1,4 +1,6 @@
 /** The daemon's health, readiness and metrics server component (src/app/daemon.ts, `daemonComponents`). */
+
+import { readsOpenOrders } from "../../config/weight.js";
 import type { Logger } from "../../core/logger.js";
 import { EXPOSURE_OFF, NO_GUARD, type Readiness } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
@@ -101,6 +103,7 @@ export function healthComponent(): Component<
             deadlineMs: config.deadline,
             clockSkewWarnMs: config.clockSkewWarn,
             network: networkLabel,
+            openOrdersRead: readsOpenOrders(plan.length, config.exposureInterval),
             audit: () => ({ head: audit.head, recent: audit.recent(), unavailable: audit.unavailable }),
           }),
         });

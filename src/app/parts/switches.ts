@@ -25,6 +25,7 @@ import type { RecordResult } from "../../switch/record.js";
 import { type BlockWitness, createBlockWitness } from "../../watchers/block-time.js";
 import { createBudgetMonitor } from "../../watchers/budget.js";
 import { createExposurePoller } from "../../watchers/exposure.js";
+import { createOpenOrdersWatch } from "../../watchers/open-orders.js";
 import type { Component } from "../components.js";
 import type { AgentFeeds, Base, Board, DaemonChainWatch, Engine, Feed } from "../context.js";
 import { feed } from "../context.js";
@@ -357,6 +358,18 @@ export function pollersComponent(): Component<
       );
       ctx.triggers.subscribe((account) => fireChecks.fired(account));
       parts.push({ name: "fire checks", close: () => fireChecks.stop() });
+      // What a fire would cancel, for the status page: each account's open orders on the exposure cadence (a few
+      // accounts only: src/watchers/open-orders.ts); read again after a trigger, which leaves none.
+      const openOrders = createOpenOrdersWatch({
+        info,
+        accounts,
+        dexes: config.dexes,
+        runtime,
+        logger,
+        intervalMs: config.exposureInterval,
+        bus,
+      });
+      ctx.triggers.subscribe(() => void openOrders.readNow());
       // The address's lifetime action budget, which every push spends (docs/exchange-behaviour.md §10).
       const budget = createBudgetMonitor({
         info,
@@ -382,6 +395,7 @@ export function pollersComponent(): Component<
         begun = true;
         firstPushesSettled();
         exposure?.start(slotOrigin);
+        openOrders.start(slotOrigin);
         budget.start();
         void chain?.start();
       };
@@ -392,6 +406,7 @@ export function pollersComponent(): Component<
           return exposure?.stop();
         },
       });
+      parts.push({ name: "open orders watch", close: () => openOrders.stop() });
       parts.push({ name: "budget monitor", close: () => budget.stop() });
       parts.push({ name: "chain watch", close: () => chain?.stop() });
       const rollover = () => {

@@ -1,6 +1,6 @@
 /**
  * The status page's two routes on the health listener: `GET /` (the HTML of ./page.ts) and `GET /status.json`
- * (readiness plus what ./model.ts gathered: last push latency, exposure; and the page's figures: the
+ * (readiness plus what ./model.ts gathered: last push latency, exposure, open orders; and the page's figures: the
  * readiness margin, triggers left, the next 00:00 UTC reset). Nothing secret: no key, no URL.
  */
 
@@ -116,6 +116,7 @@ export function statusPageRoutes({
   deadlineMs,
   clockSkewWarnMs,
   network,
+  openOrdersRead = true,
   audit,
 }: {
   readiness: () => Readiness;
@@ -125,6 +126,11 @@ export function statusPageRoutes({
   deadlineMs: number;
   clockSkewWarnMs: number;
   network: string;
+  /**
+   * whether the daemon reads the accounts' open orders (src/watchers/open-orders.ts: a few accounts only, with
+   * the exposure poll); when not, the page says so instead of showing no orders
+   */
+  openOrdersRead?: boolean | undefined;
   /** the audit trail's head and newest records (the page shows the last AUDIT_SHOWN) */
   audit?:
     | (() => { head: ChainHead; recent: readonly AuditRecord[]; unavailable?: string | null | undefined })
@@ -149,6 +155,7 @@ export function statusPageRoutes({
       now: t,
       version: VERSION,
       network,
+      openOrdersRead,
       ready: r.ready,
       intervalMs,
       deadlineMs,
@@ -182,6 +189,7 @@ export function statusPageRoutes({
         triggersLeft: Math.max(0, a.triggerLimit - a.triggersToday),
         lastLatencyMs: model.lastLatencyMs(a.account),
         exposure: model.exposure(a.account),
+        openOrders: model.openOrders(a.account),
       })),
     };
   };

@@ -1,7 +1,7 @@
 /**
  * What the status page shows beyond readiness, gathered from the daemon's events on its bus (src/core/events.ts):
- * each account's last push latency (the switch's `pushConfirmed`) and its latest exposure (`exposure`, first perp dex and
- * others). Only figures: no key, URL or error object is kept.
+ * each account's last push latency (the switch's `pushConfirmed`), its latest exposure (`exposure`, first perp dex and
+ * others) and its open orders (`open_orders`, src/watchers/open-orders.ts: what a fire would cancel). Only figures: no key, URL or error object is kept.
  */
 import type { DaemonEvent } from "../../core/events.js";
 
@@ -25,10 +25,14 @@ export type ExposureView = {
   positions: PositionView[];
 };
 
+/** What a fire would cancel: the account's open orders at `at` (trigger and reduce-only may overlap). */
+export type OpenOrdersView = { at: number | null; total: number; trigger: number; reduceOnly: number };
+
 export type StatusModel = {
   onEvent(e: DaemonEvent): void;
   lastLatencyMs(account: string): number | null;
   exposure(account: string): ExposureView | null;
+  openOrders(account: string): OpenOrdersView | null;
 };
 
 const str = (v: unknown) => (typeof v === "string" ? v : typeof v === "number" ? String(v) : null);
@@ -38,6 +42,7 @@ export function createStatusModel({ now }: { now: () => number }): StatusModel {
   const latency = new Map<string, number>();
   /** account -> dex -> view */
   const exposure = new Map<string, Map<string, ExposureView>>();
+  const openOrders = new Map<string, OpenOrdersView>();
   return {
     onEvent(e) {
       // a confirmed push's latency (the switch's `pushConfirmed`), an account's exposure (the exposure report's)
@@ -49,6 +54,17 @@ export function createStatusModel({ now }: { now: () => number }): StatusModel {
       if (e.module !== "exposure") return;
       const account = typeof e.account === "string" ? e.account.toLowerCase() : null;
       if (!account) return;
+      if (e.event === "open_orders") {
+        const total = num(e.total);
+        if (total === null) return;
+        openOrders.set(account, {
+          at: num(e.at),
+          total,
+          trigger: num(e.trigger) ?? 0,
+          reduceOnly: num(e.reduceOnly) ?? 0,
+        });
+        return;
+      }
       if (e.event === "exposure") {
         const dex = typeof e.dex === "string" ? e.dex : "";
         const positions = Array.isArray(e.positions) ? (e.positions as Record<string, unknown>[]) : [];
@@ -73,6 +89,7 @@ export function createStatusModel({ now }: { now: () => number }): StatusModel {
       }
     },
     lastLatencyMs: (account) => latency.get(account) ?? null,
+    openOrders: (account) => openOrders.get(account) ?? null,
     exposure(account) {
       const byDex = exposure.get(account);
       if (!byDex) return null;

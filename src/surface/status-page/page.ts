@@ -60,6 +60,12 @@ function exposureTable(x){if(!x)return h("p",{"class":"k",text:"no exposure poll
 var ENGINES={up:["up (connected)",""],waiting:["WAITING: no engine has connected for this account since the daemon started","mid"],
  detached:["detached: a planned restart, up until its grace ends","mid"],down:["DOWN","near"]};
 function engineKv(a){if(a.engine==null)return null;var e=ENGINES[a.engine]||[a.engine,""];var d=kv("engine",e[0],"engine");if(e[1])d.lastChild.className="v "+e[1];return d;}
+function ordersKv(a){var o=a.openOrders,v;
+ if(!data.openOrdersRead)v="not read (more than 10 accounts, or no exposure poll: the IP's weight)";
+ else if(!o)v="not read yet";
+ else{var kinds=[];if(o.trigger)kinds.push(o.trigger+" trigger (stop / take-profit)");if(o.reduceOnly)kinds.push(o.reduceOnly+" reduce-only");
+  v=o.total===0?"none":o.total+" order"+(o.total===1?"":"s")+(kinds.length?" ("+kinds.join(", ")+")":"")+": a fire cancels all";}
+ return kv("open orders",v,"open-orders");}
 function card(a){var st=stateOf(a);var left=a.armedUntil==null?null:a.armedUntil-now();
  var c=h("section",{"class":"card","data-account":a.account,"data-state":a.state},
   h("div",{"class":"head"},h("span",{"class":"addr",text:a.account}),h("span",{"class":"state "+st[1],"data-field":"state",text:st[0]}),
@@ -72,7 +78,7 @@ function card(a){var st=stateOf(a);var left=a.armedUntil==null?null:a.armedUntil
    kv("push latency",a.lastLatencyMs==null?"-":Math.round(a.lastLatencyMs)+" ms"),
    kv("consecutive failures",String(a.consecutiveFailures),"failures"),
    kv("last error",a.lastError?a.lastError.kind+": "+a.lastError.message:"none"),
-   kv("exchange time",a.clockUnverified?"NOT VERIFIED: no two witnesses agree yet (not ready)":a.clockSuspect?"verified; the local clock is "+(a.clockOffMs==null?"more than 5 s":(a.clockOffMs/1000).toFixed(1)+" s")+" off it, beyond clock.suspect (not ready)":"verified"),engineKv(a)),
+   kv("exchange time",a.clockUnverified?"NOT VERIFIED: no two witnesses agree yet (not ready)":a.clockSuspect?"verified; the local clock is "+(a.clockOffMs==null?"more than 5 s":(a.clockOffMs/1000).toFixed(1)+" s")+" off it, beyond clock.suspect (not ready)":"verified"),ordersKv(a),engineKv(a)),
   exposureTable(a.exposure));
  return c;}
 function render(){if(!data)return;var r=document.getElementById("ready");r.textContent=data.ready?"READY":"NOT READY";r.className=data.ready?"ok":"bad";
