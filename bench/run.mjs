@@ -946,6 +946,8 @@ if (ONLY !== null) {
     log(`${table.join(", ")}: rows of the Results table, printed only (a full run writes them)`);
   console.log(JSON.stringify({ m, signing, npmStart, cold, steady, simulator, exposure, modules }, null, 2));
   const chosen = STANDALONE.filter((x) => wanted(x.name));
+  // the raw figures of the rewritten sections (the full run keeps them under "Raw figures")
+  console.log(JSON.stringify(Object.fromEntries(chosen.map((x) => [x.name, standalone[x.name]])), null, 2));
   if (chosen.length) {
     let md = existsSync(OUT) ? readFileSync(OUT, "utf8") : "# Benchmarks\n\n## Method\n";
     for (const x of chosen) {
