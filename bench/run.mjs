@@ -16,9 +16,14 @@
 //                    guard, 100 for it without the kept-fresh list, 25 for the fastest file guard, 3 for the slow modes)
 //   BENCH_CANCEL_ROWS   only these rows of the cancel section (keys of bench/cancel.mjs, comma-separated)
 //
-// `node --expose-gc bench/run.mjs --only cold,memory` runs only the named sections (signing, npm-start, cold,
-// memory (= the memory and CPU window), simulator, exposure, modules, cancel (bench/cancel.mjs), growth (bench/growth.mjs), ledger (bench/ledger.mjs)) and prints their results without writing
-// BENCHMARKS.md: the committed file always comes from a full run.
+//   BENCH_KILL_RUNS, BENCH_KILL_DEXES, BENCH_HOST_DEATH_RUNS, BENCH_HOST_DEATH_ROWS, BENCH_GUARD_MAX_CONNECTIONS:
+//                    see bench/kill.mjs and bench/host-death.mjs
+//
+// `npm run bench -- kill host-death` (or `--only kill,host-death`, or BENCH_ONLY=kill) runs only the named sections:
+// signing, npm-start, cold, memory (= the memory and CPU window), simulator, exposure, modules (the rows of the
+// Results table: printed only, a full run writes them), and the sections with a heading of their own (STANDALONE
+// below: cancel, growth, ledger, kill, host-death), which a partial run rewrites in place in BENCHMARKS.md, each with the
+// machine and the reference of this run, the rest of the file untouched. A full run writes the whole file.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -44,35 +49,66 @@ const STARTUP_MS = 30_000;
 const CEILING_RSS_MIB = 80;
 const CEILING_CPU_S_PER_H = 5;
 const OUT = process.env.BENCH_OUT ?? path.join(ROOT, "BENCHMARKS.md");
-const SECTIONS = [
-  "signing",
-  "npm-start",
-  "cold",
-  "memory",
-  "simulator",
-  "exposure",
-  "modules",
-  "cancel",
-  "growth",
-  "ledger",
+/**
+ * The sections that are a heading of their own in BENCHMARKS.md, in the file's order: one entry each (a section is a
+ * module with a bench and a render function). A partial run rewrites only these, in place, each between its
+ * markers (`<!-- bench:NAME -->` … `<!-- /bench:NAME -->`), with the machine it ran on and its own reference.
+ */
+const STANDALONE = [
+  {
+    name: "cancel",
+    module: "./cancel.mjs",
+    bench: "benchCancel",
+    render: "renderCancel",
+    title: "engine death → orders cancelled",
+  },
+  {
+    name: "growth",
+    module: "./growth.mjs",
+    bench: "benchGrowth",
+    render: "renderGrowth",
+    title: "the growth curve",
+  },
+  {
+    name: "ledger",
+    module: "./ledger.mjs",
+    bench: "benchLedger",
+    render: "renderLedger",
+    title: "the ledger's write per push",
+  },
+  { name: "kill", module: "./kill.mjs", bench: "benchKill", render: "renderKill", title: "the kill switch" },
+  {
+    name: "host-death",
+    module: "./host-death.mjs",
+    bench: "benchHostDeath",
+    render: "renderHostDeath",
+    title: "a host's death",
+  },
 ];
+/** The sections that are rows of the Results table (or its import-cost table): measured together by a full run. */
+const TABLE = ["signing", "npm-start", "cold", "memory", "simulator", "exposure", "modules"];
+const SECTIONS = [...TABLE, ...STANDALONE.map((x) => x.name)];
 const onlyArg = process.argv.find((a, i) => a.startsWith("--only=") || process.argv[i - 1] === "--only");
-// BENCH_ONLY=cancel is the same as --only cancel (handy through `npm run bench`)
-const onlyList = onlyArg
-  ? onlyArg.startsWith("--only=")
-    ? onlyArg.slice(7)
-    : onlyArg
-  : (process.env.BENCH_ONLY ?? "");
+// `npm run bench -- kill host-death` names sections as arguments; --only a,b and BENCH_ONLY=a,b do the same
+const positional = process.argv.slice(2).filter((a, i, all) => !a.startsWith("-") && all[i - 1] !== "--only");
+const onlyList = [
+  onlyArg ? (onlyArg.startsWith("--only=") ? onlyArg.slice(7) : onlyArg) : (process.env.BENCH_ONLY ?? ""),
+  ...positional,
+]
+  .filter((x) => x !== "")
+  .join(",");
 const ONLY = onlyList ? new Set(onlyList.split(",")) : null;
 for (const name of ONLY ?? [])
   if (!SECTIONS.includes(name))
-    throw new Error(`--only: unknown section ${name} (one of ${SECTIONS.join(", ")})`);
+    throw new Error(`unknown bench section ${name} (one of ${SECTIONS.join(", ")})`);
 const wanted = (name) => ONLY === null || ONLY.has(name);
 
 const { Wallet, id } = await import("ethers");
-const { benchCancel, renderCancel } = await import("./cancel.mjs");
-const { benchGrowth, renderGrowth } = await import("./growth.mjs");
-const { benchLedger, renderLedger } = await import("./ledger.mjs");
+for (const x of STANDALONE) {
+  const mod = await import(x.module);
+  x.benchFn = mod[x.bench];
+  x.renderFn = mod[x.render];
+}
 const { cpuNsMsOf, statusKb } = await import("./proc.mjs");
 // the library's public signing API (the bench signs its load through it, as a user of the package would)
 const ours = await import(path.join(ROOT, "dist/index.js"));
@@ -672,8 +708,7 @@ function machine() {
 }
 
 function render(results) {
-  const { m, signing, cold, steady, modules, simulator, exposure, npmStart, cancel, growth, ledger } =
-    results;
+  const { m, signing, cold, steady, modules, simulator, exposure, npmStart, standalone } = results;
   const flags = `\`node ${DEPLOYED_FLAGS.join(" ")}\``;
   const L = [];
   L.push("# Benchmarks");
@@ -783,9 +818,7 @@ function render(results) {
     L.push("");
   }
 
-  L.push(renderCancel(cancel));
-  L.push(renderGrowth(growth));
-  L.push(renderLedger(ledger));
+  for (const x of STANDALONE) L.push(standaloneBlock(x, standalone[x.name]));
 
   L.push("## Method");
   L.push("");
@@ -822,10 +855,56 @@ function render(results) {
   L.push("## Raw figures");
   L.push("");
   L.push("```json");
-  L.push(JSON.stringify({ npmStart, signing, cold, steady, simulator, exposure, modules, cancel }, null, 2));
+  L.push(
+    JSON.stringify({ npmStart, signing, cold, steady, simulator, exposure, modules, ...standalone }, null, 2),
+  );
   L.push("```");
   L.push("");
   return L.join("\n");
+}
+
+/**
+ * A section with a heading of its own, between its markers. A section whose figures do not say where they were
+ * measured gets the machine line of this run after its heading (kill and host-death carry their own).
+ */
+function standaloneBlock(x, result, m) {
+  let text = x.renderFn(result).replace(/\n+$/, "");
+  if (m && result?.ok && !result.machine) {
+    const [heading, ...rest] = text.split("\n");
+    text = [
+      heading,
+      "",
+      `Refreshed alone (\`npm run bench -- ${x.name}\`) on ${m.date}: ${m.cpu}, ${m.cores} cores (shared with other work), Node.js ${m.node}; load average ${m.loadStart} at the start, ${m.loadEnd} at the end.`,
+      ...rest,
+    ].join("\n");
+  }
+  return `<!-- bench:${x.name} -->\n${text}\n<!-- /bench:${x.name} -->\n`;
+}
+
+/**
+ * `md` with section `x` replaced by `block`: between its markers; else from its heading (a file written before the
+ * markers) to the next heading; else inserted before "## Method" (or at the end).
+ */
+function replaceSection(md, x, block) {
+  const open = `<!-- bench:${x.name} -->`;
+  const close = `<!-- /bench:${x.name} -->`;
+  const a = md.indexOf(open);
+  const b = md.indexOf(close);
+  if (a >= 0 && b > a) {
+    const end = md.indexOf("\n", b);
+    return md.slice(0, a) + block + md.slice(end < 0 ? md.length : end + 1);
+  }
+  const heading = block.split("\n")[1];
+  const lines = md.split("\n");
+  const h = lines.indexOf(heading);
+  if (h >= 0) {
+    let e = lines.findIndex((l, i) => i > h && (l.startsWith("## ") || l.startsWith("<!-- bench:")));
+    if (e < 0) e = lines.length;
+    return [...lines.slice(0, h), block, ...lines.slice(e)].join("\n");
+  }
+  const method = lines.indexOf("## Method");
+  if (method < 0) return `${md.replace(/\n*$/, "\n\n")}${block}`;
+  return [...lines.slice(0, method), block, ...lines.slice(method)].join("\n");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -851,50 +930,45 @@ if (sim) await sim.close();
 const signing = wanted("signing") ? await section("signing", benchSigning) : notRun;
 const exposure = wanted("exposure") ? await section("exposure", benchExposure) : notRun;
 const modules = wanted("modules") ? await section("import cost", benchModuleCost) : notRun;
-const cancel = wanted("cancel")
-  ? await section("engine death → orders cancelled", () =>
-      benchCancel({
-        root: ROOT,
-        cli: CLI,
-        flags: DEPLOYED_FLAGS,
-        log,
-        scale: Number(process.env.BENCH_CANCEL_SCALE ?? 1),
-      }),
-    )
-  : notRun;
-const growth = wanted("growth")
-  ? await section("the growth curve", () => benchGrowth({ root: ROOT, cli: CLI, flags: DEPLOYED_FLAGS, log }))
-  : notRun;
-const ledger = wanted("ledger")
-  ? await section("the ledger's write per push", () => benchLedger({ root: ROOT, log }))
-  : notRun;
+const standalone = {};
+for (const x of STANDALONE)
+  standalone[x.name] = wanted(x.name)
+    ? await section(x.title, () =>
+        x.benchFn({
+          root: ROOT,
+          cli: CLI,
+          flags: DEPLOYED_FLAGS,
+          log,
+          scale: Number(process.env.BENCH_CANCEL_SCALE ?? 1),
+        }),
+      )
+    : notRun;
 m.loadEnd = loadAverage();
 if (ONLY !== null) {
-  // a partial run: the figures only, never a BENCHMARKS.md
-  console.log(
-    JSON.stringify(
-      { m, signing, npmStart, cold, steady, simulator, exposure, modules, cancel, growth, ledger },
-      null,
-      2,
-    ),
-  );
-  if (wanted("cancel")) console.log(renderCancel(cancel));
-  if (wanted("growth")) console.log(renderGrowth(growth));
-  if (wanted("ledger")) console.log(renderLedger(ledger));
+  // A partial run: the chosen sections that have a heading of their own are rewritten in place in BENCHMARKS.md,
+  // each with the machine it ran on; the rows of the Results table are measured together (a full run) and are only
+  // printed here.
+  const table = TABLE.filter(wanted);
+  if (table.length)
+    log(`${table.join(", ")}: rows of the Results table, printed only (a full run writes them)`);
+  console.log(JSON.stringify({ m, signing, npmStart, cold, steady, simulator, exposure, modules }, null, 2));
+  const chosen = STANDALONE.filter((x) => wanted(x.name));
+  // the raw figures of the rewritten sections (the full run keeps them under "Raw figures")
+  console.log(JSON.stringify(Object.fromEntries(chosen.map((x) => [x.name, standalone[x.name]])), null, 2));
+  if (chosen.length) {
+    let md = existsSync(OUT) ? readFileSync(OUT, "utf8") : "# Benchmarks\n\n## Method\n";
+    for (const x of chosen) {
+      const block = standaloneBlock(x, standalone[x.name], m);
+      md = replaceSection(md, x, block);
+      console.log(block);
+    }
+    writeFileSync(OUT, md);
+    log(
+      `rewrote ${chosen.map((x) => x.name).join(", ")} in ${path.relative(ROOT, OUT)} in ${fmt((performance.now() - started) / 1000)} s`,
+    );
+  }
 } else {
-  const md = render({
-    m,
-    signing,
-    cold,
-    steady,
-    modules,
-    simulator,
-    exposure,
-    npmStart,
-    cancel,
-    growth,
-    ledger,
-  });
+  const md = render({ m, signing, cold, steady, modules, simulator, exposure, npmStart, standalone });
   writeFileSync(OUT, md);
   log(`wrote ${path.relative(ROOT, OUT)} in ${fmt((performance.now() - started) / 1000)} s`);
   console.log(md);
