@@ -5,7 +5,8 @@
  * order cancelled (stops included) by the daemon's own canceller (fast cancels, then the confirming read), with
  * `close` one reduce-only close pass by the daemon's own close executor, the pass written ahead and its answer after
  * it; each step appended to the audit trail. The next daemon finds the account HALTED (and a pass not finished
- * reported as "closing stopped at restart"). One signer (`keyFile`): a fleet of signers is killed through its daemon.
+ * reported as "closing stopped at restart"). Each account is acted on under its own signer's key (config `signers`),
+ * as the daemon does: a kill that took only one signer's accounts while naming `--all` would leave orders behind.
  */
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -20,7 +21,7 @@ import { AUDIT_DIR, AuditTrail } from "../surface/audit/trail.js";
 import type { CloseOutcome } from "../switch/api.js";
 import { createCloseExecutor } from "../switch/close-executor.js";
 import { Ledger } from "../switch/ledger.js";
-import { planAccounts } from "./daemon.js";
+import { planAccounts, planSigners } from "./daemon.js";
 import { acquireStateLock } from "./lock.js";
 
 export type KillAloneAnswer = {
@@ -41,12 +42,22 @@ export async function killAlone(p: {
   by: string;
   clock: Clock;
   monotonic: () => number;
-  wallet: { address: string; wallet: ConstructorParameters<typeof ExchangeClient>[0]["signer"] };
+  /** the signing keys: one (`keyFile`, the environment), or each of config `signers` with its accounts */
+  wallets: {
+    address: string;
+    wallet: ConstructorParameters<typeof ExchangeClient>[0]["signer"];
+    account?: string | undefined;
+    vaults?: readonly string[];
+  }[];
 }): Promise<KillAloneAnswer[]> {
   const { config, clock } = p;
-  const plan = planAccounts(config, p.wallet.address).filter(
-    (e) => p.account === "all" || e.account === p.account,
-  );
+  const first = p.wallets[0];
+  if (first === undefined) throw new Error("no signing key");
+  const everyAccount =
+    config.signers.length > 0
+      ? planSigners(p.wallets.map((w) => ({ address: w.address, account: w.account, vaults: w.vaults ?? [] })))
+      : planAccounts(config, first.address);
+  const plan = everyAccount.filter((e) => p.account === "all" || e.account === p.account);
   if (plan.length === 0)
     throw new Error(
       `${p.account} is not an account this configuration arms (check --account and the config)`,
@@ -67,29 +78,36 @@ export async function killAlone(p: {
     AuditTrail.unavailable({ dir: "", source: "", now: () => clock.now() }, String(e)),
   );
   const { apiUrl } = effectiveUrls(config);
-  const exchange = new ExchangeClient({
-    apiUrl,
-    signer: p.wallet.wallet,
-    isMainnet: config.network === "mainnet",
-    clock,
-    expiresAfterMs: config.requestTimeout,
-    timeoutMs: config.requestTimeout,
-  });
   const info = new InfoClient({ apiUrl, clock, timeoutMs: config.requestTimeout });
   // every listed dex, as the daemon's kill (docs/operations.md, "Every listed dex"): "" first, then each `--dex`
   const dexes = [...new Set(["", ...config.dexes])];
-  const cancel = createCancelExecutor({ info, exchange, dexes });
-  const closer = createCloseExecutor({
-    info,
-    dexes,
-    exchange,
-    cancelOpenOrders: cancel,
-    slippagePct: config.closeSlippagePct,
-    maxSliceUsd: config.closeSliceUsd,
-  });
+  // per signer: its exchange client (its own nonces), its canceller and its closer
+  const bySigner = new Map(
+    p.wallets.map((w) => {
+      const exchange = new ExchangeClient({
+        apiUrl,
+        signer: w.wallet,
+        isMainnet: config.network === "mainnet",
+        clock,
+        expiresAfterMs: config.requestTimeout,
+        timeoutMs: config.requestTimeout,
+      });
+      const cancel = createCancelExecutor({ info, exchange, dexes });
+      const closer = createCloseExecutor({
+        info,
+        dexes,
+        exchange,
+        cancelOpenOrders: cancel,
+        slippagePct: config.closeSlippagePct,
+        maxSliceUsd: config.closeSliceUsd,
+      });
+      return [w.address, { exchange, cancel, closer }] as const;
+    }),
+  );
   try {
     return await Promise.all(
-      plan.map(async ({ account, vaultAddress }) => {
+      plan.map(async ({ account, vaultAddress, signer }) => {
+        const { cancel, closer } = bySigner.get(signer)!;
         const started = p.monotonic();
         const entry = ledger.initial(account);
         const latched = entry.halted === undefined;
@@ -147,7 +165,7 @@ export async function killAlone(p: {
       }),
     );
   } finally {
-    exchange.close();
+    for (const { exchange } of bySigner.values()) exchange.close();
     info.close();
     await audit.close();
     await ledger.close();

@@ -4,12 +4,12 @@
  * master). Each account is armed by its own signer, the variable is taken out of the environment, no key is
  * logged, and a graceful stop removes every account's schedule.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
-import { fastCadence } from "../helpers/process.js";
+import { fastCadence, runCliProcess } from "../helpers/process.js";
 import { assertBuilt, eventually, freePort, spawnCli, tempDir } from "../reliability/harness.js";
 
 const a = new Wallet(id("hl-deadman signers test: a"));
@@ -91,5 +91,57 @@ describe("run with several signers", () => {
       await d.exited;
       tmp.cleanup();
     }
+  }, 40_000);
+});
+
+describe("kill --all with several signers and no daemon", () => {
+  test("behavior: every account of every signer is killed, each under its own key (not only the first key's)", async () => {
+    const tmp = tempDir();
+    writeFileSync(join(tmp.dir, "a.key"), a.privateKey, { mode: 0o600 });
+    const config = join(tmp.dir, "config.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        signers: [
+          { name: "desk-a", keyFile: "a.key", account: a.address, vaults: [vault] },
+          { name: "engine-b", keyEnv: "HL_KEY_ENGINE_B", account: master },
+        ],
+      }),
+    );
+    mkdirSync(join(tmp.dir, "state"), { mode: 0o700 });
+    const accounts = [a.address.toLowerCase(), vault, master];
+    for (const user of accounts) {
+      sim.state.addOrder(user, { coin: "BTC", side: "B", limitPx: "30000", sz: "0.001" });
+      sim.state.addOrder(user, { coin: "ETH", side: "A", limitPx: "9000", sz: "0.01" });
+    }
+    for (const user of accounts) expect(sim.state.getOpenOrders(user).length, user).toBeGreaterThanOrEqual(2);
+    const r = await runCliProcess(
+      [
+        "kill",
+        "--all",
+        "--yes",
+        "--json",
+        "--config",
+        config,
+        "--api-url",
+        sim.apiUrl,
+        "--state-dir",
+        join(tmp.dir, "state"),
+      ],
+      { HL_KEY_ENGINE_B: agent.privateKey },
+      { cwd: tmp.dir, timeoutMs: 30_000 },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const answer = JSON.parse(r.stdout) as { ok: boolean; accounts: { account: string }[] };
+    expect(answer.ok).toBe(true);
+    expect(answer.accounts.map((x) => x.account).sort()).toEqual([...accounts].sort());
+    for (const user of accounts) expect(sim.state.getOpenOrders(user), user).toEqual([]);
+    // each account's cancels went out under its own signer's key
+    const cancels = sim.state.actions.filter(
+      (x) => x.accepted && (x.action as { type?: string } | null)?.type === "cancel",
+    );
+    expect(cancels.find((x) => x.user === master)?.signer).toBe(agent.address.toLowerCase());
+    expect(cancels.find((x) => x.vaultAddress === vault)?.signer).toBe(a.address.toLowerCase());
+    tmp.cleanup();
   }, 40_000);
 });

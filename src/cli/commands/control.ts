@@ -7,7 +7,7 @@ import { controlRequest, controlSocketPath } from "../../app/control.js";
 import { describeResting, type RestingOnDex, stopsAtRisk } from "../../app/drill.js";
 import { killAlone } from "../../app/kill-alone.js";
 import { StateLockedError } from "../../app/lock.js";
-import { loadSigningKey } from "../../config/keys.js";
+import { loadSignerKeys, loadSigningKey } from "../../config/keys.js";
 import { loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
 import type { Config } from "../../config/schema.js";
@@ -267,9 +267,21 @@ async function killWithoutDaemon(
   close: boolean,
   deps: CliDeps,
 ): Promise<KillAnswer[]> {
-  let key: ReturnType<typeof loadSigningKey>;
+  // the keys the daemon would sign with: each of config `signers` (each with its own accounts), else the one key
+  let wallets: Parameters<typeof killAlone>[0]["wallets"];
   try {
-    key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
+    wallets =
+      config.signers.length > 0
+        ? loadSignerKeys(config.signers, { env: deps.env, cwd: deps.cwd }).map((s) => ({
+            address: s.address,
+            wallet: s.wallet,
+            account: s.account,
+            vaults: s.vaults,
+          }))
+        : [loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd })].map((k) => ({
+            address: k.address,
+            wallet: k.wallet,
+          }));
   } catch (error) {
     throw new CliError(
       `No daemon answers, and this command cannot sign alone: ${error instanceof Error ? error.message : String(error)}`,
@@ -285,7 +297,7 @@ async function killWithoutDaemon(
       by: whoAsks(),
       clock: deps.clock,
       monotonic: () => monotonicOf(deps.clock),
-      wallet: { address: key.address, wallet: key.wallet },
+      wallets,
     });
   } catch (error) {
     if (error instanceof StateLockedError)
