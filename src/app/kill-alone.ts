@@ -55,7 +55,9 @@ export async function killAlone(p: {
   if (first === undefined) throw new Error("no signing key");
   const everyAccount =
     config.signers.length > 0
-      ? planSigners(p.wallets.map((w) => ({ address: w.address, account: w.account, vaults: w.vaults ?? [] })))
+      ? planSigners(
+          p.wallets.map((w) => ({ address: w.address, account: w.account, vaults: w.vaults ?? [] })),
+        )
       : planAccounts(config, first.address);
   const plan = everyAccount.filter((e) => p.account === "all" || e.account === p.account);
   if (plan.length === 0)
