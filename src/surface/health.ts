@@ -105,7 +105,7 @@ export function computeReadiness({
       continue;
     }
     // The exchange's time must be verified by two witnesses, and the local clock must agree with it within the
-    // clock.suspect limit (docs/cli-contract.md): a schedule judged on a clock nothing confirmed is not evidence.
+    // clock.suspect limit (docs/daemon.md): a schedule judged on a clock nothing confirmed is not evidence.
     if (a.clockUnverified) {
       reasons.push(
         `${who}: the exchange's time is not verified yet (no two outside witnesses agree: answers' Date, HyperEVM block time, the exchange's verdicts on pushes; the local clock is never one${a.clockOffMs !== undefined && Math.abs(a.clockOffMs) > 5_000 ? `; the local clock is ${seconds(a.clockOffMs)} off the earliest candidate` : ""}); pushes go on, planned on the earliest candidate (clock.suspect)`,

@@ -380,7 +380,8 @@ export function createMetrics({
       name: `${p}clock_verified`,
       help: "1 while two outside witnesses (answers' Date with the HyperEVM block time, or with the exchange's acceptance of a push planned on it) agree on the exchange's time; 0: not ready. The local clock is never a witness.",
       labelNames: ["account"],
-      registers: r,
+      // detail: an unverified clock fails readiness, which the alert rules read already
+      registers: detail,
     }),
     clockDatesRefused: new Counter({
       name: `${p}clock_dates_refused_total`,

@@ -90,7 +90,7 @@ const ALERTS = {
   hl_deadman_address_budget_days_left: 1,
   hl_deadman_liquidation_distance_ratio: 1,
 };
-/** ...and under `all`: the push histogram (12), the triggers by proof (6), the budget's used and cap, the exposure. */
+/** ...and under `all`: the push histogram (12), the triggers by proof (6), the budget's used and cap, the clock's verdict, the exposure. */
 const ALL = {
   ...ALERTS,
   hl_deadman_push_duration_seconds_bucket: 10,
@@ -99,6 +99,7 @@ const ALL = {
   hl_deadman_triggers_today_by_proof: 6,
   hl_deadman_address_requests_used: 1,
   hl_deadman_address_requests_cap: 1,
+  hl_deadman_clock_verified: 1,
   hl_deadman_account_value_usd: 1,
   hl_deadman_total_notional_usd: 1,
   hl_deadman_margin_used_usd: 1,
@@ -143,6 +144,6 @@ describe("metrics: series per account", () => {
     // on one perp dex (one of them with a liquidation price) and a healthy switch.
     expect(Object.fromEntries(all)).toEqual(ALL);
     expect(Object.fromEntries(alerts)).toEqual(ALERTS);
-    expect({ all: total(all), alerts: total(alerts) }).toEqual({ all: 39, alerts: 10 });
+    expect({ all: total(all), alerts: total(alerts) }).toEqual({ all: 40, alerts: 10 });
   }, 60_000);
 });
