@@ -6,7 +6,8 @@
 // After each kill the account is released with `hl-deadman reset` (not timed); alone, each kill has a fresh state
 // directory instead (only a daemon carries out `reset`). Weight: what the simulator priced
 // while the kill ran (a running daemon's own pushes in that window included; one push weighs 1).
-// BENCH_KILL_RUNS (default 20) kills per row; BENCH_KILL_DEXES (comma-separated, default "": the first perp dex)
+// BENCH_KILL_RUNS (default 20) kills per row; BENCH_KILL_DEXES (comma-separated, default ",xyz": the first perp dex
+// and the simulator's builder dex `xyz`, both listed with --dex)
 // the dexes the orders rest on and the daemon lists, once the simulator knows builder dexes.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -188,7 +189,7 @@ export async function benchKill({ root, cli: cliPath, flags, log }) {
   const started = performance.now();
   const machine = await machineLine();
   const runs = Number(process.env.BENCH_KILL_RUNS ?? 20);
-  const dexes = (process.env.BENCH_KILL_DEXES ?? "").split(",");
+  const dexes = (process.env.BENCH_KILL_DEXES ?? ",xyz").split(",");
   const results = [];
   for (const row of rows()) {
     try {
@@ -226,7 +227,7 @@ export function renderKill(kill) {
       "",
     );
   L.push(
-    "Builder dexes: the simulator on this branch rests orders on the first perp dex only; once it knows builder dexes, `BENCH_KILL_DEXES=,xyz npm run bench -- kill` re-runs this section with the orders on each dex and the daemon listing them.",
+    "Every listed dex: each kill covers each dex named above (the daemon and the command list them with `--dex`); `BENCH_KILL_DEXES` changes the list (comma-separated; empty: the first perp dex only).",
   );
   L.push("");
   return L.join("\n");
