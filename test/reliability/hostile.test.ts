@@ -155,7 +155,9 @@ describe("hostile answers under the shipped heap cap", () => {
     expect(logged.length).toBeGreaterThanOrEqual(1);
     // Two readers of the RPC, each with its typed error: the chain watch (`chain.error`, each tick) and, since issue
     // 40, the block witness (`clock.block_unavailable`, once per outage: the exchange's time has a witness less).
-    expect(logged.every((l) => l.event === "chain.error" || l.event === "clock.block_unavailable")).toBe(true);
+    expect(logged.every((l) => l.event === "chain.error" || l.event === "clock.block_unavailable")).toBe(
+      true,
+    );
     expect(logged.some((l) => l.event === "chain.error")).toBe(true);
     expect(logged.filter((l) => l.event === "clock.block_unavailable").length).toBeLessThanOrEqual(1);
     for (const l of logged) expect(text(l)).toMatch(/Malformed response from the EVM RPC/);
