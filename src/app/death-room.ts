@@ -4,10 +4,11 @@
  * per-account files of `ledger/`, or a `ledger.json` not yet migrated). Read only; an unreadable or absent ledger is a
  * new configuration.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config/options.js";
 import { configuredAccounts } from "../config/weight.js";
+import { checkStateFile } from "../core/files.js";
 import { ACCOUNT_FILE, LEDGER_DIR, LEDGER_FILE } from "../switch/ledger-schema.js";
 
 /** The addresses a configuration names itself (its accounts, vault, signers' accounts and vaults), lower-case. */
@@ -28,15 +29,19 @@ function accountsInFiles(stateDir: string): string[] {
   }
 }
 
-export function configRanBefore(stateDir: string, config: Config): boolean {
+export async function configRanBefore(stateDir: string, config: Config): Promise<boolean> {
   const files = accountsInFiles(stateDir);
   if (files.length > 0) {
     const held = new Set(files);
     return held.size >= configuredAccounts(config) && namedAccounts(config).every((a) => held.has(a));
   }
+  // Read as the ledger reads it (src/core/files.ts): a symlink (to /dev/zero), a FIFO or a huge file is not read
+  // (a plain read would never end or never return, before the ledger could move it aside and assume the limit).
+  const checked = await checkStateFile(join(stateDir, LEDGER_FILE));
+  if (!checked.ok || !checked.exists) return false;
   let accounts: Record<string, unknown>;
   try {
-    const parsed = JSON.parse(readFileSync(join(stateDir, LEDGER_FILE), "utf8")) as { accounts?: unknown };
+    const parsed = JSON.parse(checked.text) as { accounts?: unknown };
     if (typeof parsed.accounts !== "object" || parsed.accounts === null) return false;
     accounts = parsed.accounts as Record<string, unknown>;
   } catch {

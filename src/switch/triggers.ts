@@ -5,6 +5,7 @@
  */
 import { nextUtcMidnight, utcDay } from "../core/clock.js";
 import type { Ctx } from "./context.js";
+import { EXCHANGE_MIN_LEAD_MS } from "./exchange-time.js";
 import type { LedgerEntry, TriggerRecord } from "./ledger.js";
 import {
   atLimit,
@@ -35,6 +36,23 @@ export function checkLapse(ctx: Ctx, detail?: string) {
   if (m.phase !== "running" && m.phase !== "stopping") return;
   const deadline = lapseDeadline(m);
   if (deadline === null || ctx.now.wall < deadline) return;
+  // The push in flight cannot have fired yet while less than the exchange's 5 s minimum lead has passed since it
+  // was asked for: had the exchange taken it, its time then was at most cancel time − 5 s, and it took it after
+  // `askedMono`. Judged on the monotonic clock, not on a candidate time: the latest candidate (a Date's upper
+  // bound, a clock ahead) may already be past a cancel time planned on the earliest (an expedite 5.5 s ahead, a
+  // push planned on a Date far behind), and counting it before the answer counted a lapse the exchange then
+  // refused as too early (a guess on top of the unknown outcomes' allowance: over, with nothing fired).
+  const sending = inflight(m);
+  if (
+    sending &&
+    sending.cancelAt === deadline &&
+    m.entry.armedUntil !== deadline &&
+    ctx.now.mono < sending.askedMono + EXCHANGE_MIN_LEAD_MS
+  ) {
+    // checked again when it could have fired (or at its answer)
+    m.wake.lapse = sending.askedMono + EXCHANGE_MIN_LEAD_MS;
+    return;
+  }
   // While the two clocks disagree, a lapse is judged on the later of the two, but one on a UTC day that only the
   // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.
   if (ctx.times.suspect && ctx.times.exchange < deadline && utcDay(deadline) > utcDay(ctx.times.day)) {
@@ -87,7 +105,6 @@ export function checkLapse(ctx: Ctx, detail?: string) {
     }
   }
   // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
-  const sending = inflight(m);
   if (sending) m.entry = withIntent(m.entry, sending.cancelAt);
   ctx.persist = true;
   const e = m.entry;

@@ -217,7 +217,7 @@ describe("doctor, each failure class provoked", () => {
       expect(r.code).toBe(1);
       expect(failing(r.report!)).toEqual(["clock"]);
       expect(row(r.report!, "clock").finding).toMatch(
-        /the local clock is (59\.\d+s|1m|1m0\.\d+s) behind the exchange's Date \(± .*\): .*readiness would fail/,
+        /the local clock is (59\.\d+s|1m|1m0\.\d+s) behind the exchange's Date \(± .*\): beyond the clock\.suspect limit \(5 s\): readiness would fail \(\/readyz 503\)/,
       );
     } finally {
       sim.faults.clear("info");

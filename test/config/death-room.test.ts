@@ -3,7 +3,8 @@
  * the passes need in time, the weight left in the window before the scheduled cancel fires, the verdict (a new
  * configuration refused, one that ran before warned), the passes ordered by risk and the ones that fall back.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
@@ -160,37 +161,49 @@ describe("the passes in risk order", () => {
 });
 
 describe("a configuration that ran before", () => {
-  test("behavior: its ledger holds every account it names (and as many as it arms); else it is new", () => {
+  test("behavior: its ledger holds every account it names (and as many as it arms); else it is new", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "hl-ran-"));
     const config = cancel(3);
-    expect(configRanBefore(dir, config)).toBe(false);
+    expect(await configRanBefore(dir, config)).toBe(false);
     const write = (list: string[]) =>
       writeFileSync(
         path.join(dir, "ledger.json"),
         JSON.stringify({ accounts: Object.fromEntries(list.map((a) => [a, {}])) }),
       );
     write(accounts(2));
-    expect(configRanBefore(dir, config)).toBe(false);
+    expect(await configRanBefore(dir, config)).toBe(false);
     // as many accounts, but not these: another configuration's ledger
     write(
       accounts(4)
         .slice(1)
         .map((a) => a.replace(/0x0/, "0xf")),
     );
-    expect(configRanBefore(dir, config)).toBe(false);
+    expect(await configRanBefore(dir, config)).toBe(false);
     write(accounts(3).map((a) => a.toUpperCase().replace("0X", "0x")));
-    expect(configRanBefore(dir, config)).toBe(true);
+    expect(await configRanBefore(dir, config)).toBe(true);
     writeFileSync(path.join(dir, "ledger.json"), "{torn");
-    expect(configRanBefore(dir, config)).toBe(false);
+    expect(await configRanBefore(dir, config)).toBe(false);
   });
 
-  test("behavior: the per-account ledger (ledger/<account>.json) is read as well as ledger.json", () => {
+  test("behavior: the per-account ledger (ledger/<account>.json) is read as well as ledger.json", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "hl-ran-files-"));
     const config = cancel(3);
     mkdirSync(path.join(dir, "ledger"));
     for (const a of accounts(2)) writeFileSync(path.join(dir, "ledger", `${a.toLowerCase()}.json`), "{}");
-    expect(configRanBefore(dir, config)).toBe(false);
+    expect(await configRanBefore(dir, config)).toBe(false);
     for (const a of accounts(3)) writeFileSync(path.join(dir, "ledger", `${a.toLowerCase()}.json`), "{}");
-    expect(configRanBefore(dir, config)).toBe(true);
+    expect(await configRanBefore(dir, config)).toBe(true);
+  });
+
+  // (a plain read of ledger.json read /dev/zero until the heap ran out, and blocked on a FIFO forever: run never
+  // reached the ledger, which moves such a file aside and assumes the limit)
+  test("behavior: a ledger.json symlinked to /dev/zero, or a FIFO, is not read: a new configuration", async () => {
+    const config = cancel(3);
+    const linked = mkdtempSync(path.join(tmpdir(), "hl-ran-zero-"));
+    symlinkSync("/dev/zero", path.join(linked, "ledger.json"));
+    expect(await configRanBefore(linked, config)).toBe(false);
+    const fifo = mkdtempSync(path.join(tmpdir(), "hl-ran-fifo-"));
+    expect(spawnSync("mkfifo", [path.join(fifo, "ledger.json")]).status, "mkfifo (coreutils)").toBe(0);
+    expect(await configRanBefore(fifo, config)).toBe(false);
   });
 });

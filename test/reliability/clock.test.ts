@@ -22,6 +22,10 @@ async function skewRow(offsetMs: number) {
   t = await startInProcess({
     label: `skew ${offsetMs}`,
     localOffsetMs: offsetMs,
+    // Two witnesses verify the exchange's time (the answers' Date and the block time): pushes are planned on it.
+    // (The Date alone verifies nothing since issue 40: with the local clock behind, the pushes are planned on the
+    // earliest candidate, the local clock, and the deadline below would be 3 s short.)
+    blockWitness: true,
     config: { exposureInterval: 30_000, clockSkewWarn: 2_000, requestTimeout: 5_000 },
   });
   let lapsed = false;
@@ -40,6 +44,7 @@ async function skewRow(offsetMs: number) {
   // Deadlines are computed on the exchange's clock (the local clock corrected from the answers' Date): each
   // accepted push sets the cancel one deadline after the exchange's time, within the Date header's 1 s
   // resolution, not deadline + offset.
+  expect(t.events("clock.verified").length).toBeGreaterThan(0);
   const last = t.sim.state.actions.filter((a) => a.accepted && a.user === t!.user).at(-1)!;
   const lead = (last.action as { time: number }).time - last.receivedAt;
   expect(Math.abs(lead - 60_000)).toBeLessThanOrEqual(1_000);

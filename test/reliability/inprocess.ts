@@ -59,6 +59,9 @@ export type StartInProcessParameters = {
   onLog?: (line: LogLine) => void;
   /** read the exchange's record from the simulator's explorer (`explorerUrl`) */
   record?: boolean;
+  /** the HyperEVM block witness from the simulator's RPC (`rpcUrl`, no watched addresses): with the answers' Date,
+   * a second witness that verifies the exchange's time (issue 40) */
+  blockWitness?: boolean;
   /** runs after the simulator started, before the daemon (faults present from the first request) */
   beforeStart?: (sim: SimulatorHandle) => void;
 };
@@ -71,6 +74,7 @@ export async function startInProcess({
   localOffsetMs = 0,
   register = true,
   chainWatch = false,
+  blockWitness = false,
   onLog,
   record = false,
   beforeStart,
@@ -105,6 +109,7 @@ export async function startInProcess({
     health: "127.0.0.1:0",
     stateDir: state.dir,
     ...(chainWatch ? { rpcUrl: sim.rpcUrl, watchAddresses: [user] } : {}),
+    ...(blockWitness && !chainWatch ? { rpcUrl: sim.rpcUrl } : {}),
     ...(record ? { explorerUrl: sim.explorerUrl } : {}),
     ...overrides,
   });

@@ -475,6 +475,28 @@ describe("escalation: the returning engine and the restart, fixed sequences", ()
 describe("switch machine: counterexamples found, replayed", () => {
   const cases: [string, Scenario][] = [
     [
+      // seed 20261139 (the escalation's part) after h39 and h40 merged: the engine down 10 s, an expedite push 5.5 s
+      // ahead; the answer's Date (± 2.5 s) put the latest candidate past its cancel time before the exchange refused
+      // it as too early, and the lapse was counted; the first push's unknown outcome then counted at its own time:
+      // 2 against 0 fires, beyond one per unknown outcome.
+      "an expedite push's cancel time passed on the latest candidate before its too-early answer (invariant 2)",
+      {
+        start: Date.UTC(2026, 0, 1, 12, 0, 0),
+        policy: "cancel",
+        used: 0,
+        guessed: 0,
+        escalation: true,
+        dexes: [""],
+        commands: [
+          { c: "engine", up: false },
+          { c: "advance", ms: 10_000 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 11_653 },
+          { c: "advance", ms: 35_847 },
+        ],
+      },
+    ],
+    [
       // the world on the real driver: the local clock 10 min behind across 00:00. The record withdrew the ledger's
       // Jan 1 guess but not the four Jan 2 guesses kept for their own day (`later`): 4 counted against 0 fires.
       "the local clock 10 min behind across 00:00, guesses kept for Jan 2, then a truthful record (invariant III)",

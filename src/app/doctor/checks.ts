@@ -471,7 +471,7 @@ export function checkClock(
     return fail(
       "clock",
       null,
-      `${said}: the Date was refused (${verdict.detail}); /readyz answers 503 while the local clock is this far off`,
+      `${said}: the Date was refused (${verdict.detail}); readiness would fail (/readyz 503) while the local clock is this far off`,
       "fix the host's time sync (chrony/NTP), or the proxy in front of the exchange",
       ExitCode.runtime,
     );
@@ -480,7 +480,7 @@ export function checkClock(
     return fail(
       "clock",
       null,
-      `${said}: beyond the clock.suspect limit (5 s), /readyz answers 503 while the daemon runs on this host`,
+      `${said}: beyond the clock.suspect limit (5 s): readiness would fail (/readyz 503) while the daemon runs on this host`,
       "fix the host's time sync (chrony/NTP), or the proxy in front of the exchange",
       ExitCode.runtime,
     );

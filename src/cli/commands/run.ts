@@ -80,7 +80,7 @@ async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<
   // against another host (the simulator included, as for the steady spend) it is only a warning.
   const room = deathRoom(loaded.config);
   const verdict = deathRoomVerdict(room, {
-    heldBefore: configRanBefore(state.dir, loaded.config),
+    heldBefore: await configRanBefore(state.dir, loaded.config),
     official: officialApi(loaded.config, sim !== null),
     shortest: room && !room.fits ? shortestIntervalWithRoom(loaded.config) : undefined,
   });
