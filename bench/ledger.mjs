@@ -125,7 +125,7 @@ export async function benchLedger({ root, log = () => {} }) {
     // the floor: a 1 KiB file, atomically
     const floorDir = mkdtempSync(path.join(base, "floor-"));
     const floorFd = openSync(floorDir, "r");
-    const kib = "x".repeat(1023) + "\n";
+    const kib = `${"x".repeat(1023)}\n`;
     floor = measureSync(PUSHES, (i) => atomicWrite(floorDir, floorFd, kib, i));
     closeSync(floorFd);
     log(`ledger: floor ${fmt(floor.p50Us)} µs`);
