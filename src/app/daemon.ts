@@ -23,11 +23,11 @@ import type { ShutdownOutcome, Switch } from "../switch/index.js";
 import type { Ledger } from "../switch/ledger.js";
 import { ComponentStartFailure, Components } from "./components.js";
 import type { Base, StartDaemonParameters } from "./context.js";
+import { chainWatchComponent } from "./parts/chain-watch.js";
 import { coordinationComponent } from "./parts/coordination.js";
 import { healthComponent } from "./parts/health.js";
 import {
   auditComponent,
-  chainWatchComponent,
   clientsComponent,
   ledgerComponent,
   notificationsComponent,
