@@ -30,20 +30,26 @@ afterAll(async () => {
   await sim?.close();
 });
 
+/** A temporary directory holding signer a's key file and a config of two signers (b's key from HL_KEY_ENGINE_B). */
+function twoSigners() {
+  const tmp = tempDir();
+  writeFileSync(join(tmp.dir, "a.key"), a.privateKey, { mode: 0o600 });
+  const config = join(tmp.dir, "config.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      signers: [
+        { name: "desk-a", keyFile: "a.key", account: a.address, vaults: [vault] },
+        { name: "engine-b", keyEnv: "HL_KEY_ENGINE_B", account: master },
+      ],
+    }),
+  );
+  return { tmp, config };
+}
+
 describe("run with several signers", () => {
   test("behavior: each account armed by its own signer; the variable scrubbed; SIGTERM removes every schedule", async () => {
-    const tmp = tempDir();
-    writeFileSync(join(tmp.dir, "a.key"), a.privateKey, { mode: 0o600 });
-    const config = join(tmp.dir, "config.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        signers: [
-          { name: "desk-a", keyFile: "a.key", account: a.address, vaults: [vault] },
-          { name: "engine-b", keyEnv: "HL_KEY_ENGINE_B", account: master },
-        ],
-      }),
-    );
+    const { tmp, config } = twoSigners();
     const port = await freePort();
     const d = spawnCli(
       [
@@ -96,18 +102,7 @@ describe("run with several signers", () => {
 
 describe("kill --all with several signers and no daemon", () => {
   test("behavior: every account of every signer is killed, each under its own key (not only the first key's)", async () => {
-    const tmp = tempDir();
-    writeFileSync(join(tmp.dir, "a.key"), a.privateKey, { mode: 0o600 });
-    const config = join(tmp.dir, "config.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        signers: [
-          { name: "desk-a", keyFile: "a.key", account: a.address, vaults: [vault] },
-          { name: "engine-b", keyEnv: "HL_KEY_ENGINE_B", account: master },
-        ],
-      }),
-    );
+    const { tmp, config } = twoSigners();
     mkdirSync(join(tmp.dir, "state"), { mode: 0o700 });
     const accounts = [a.address.toLowerCase(), vault, master];
     for (const user of accounts) {
