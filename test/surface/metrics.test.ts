@@ -78,9 +78,14 @@ describe("event-loop delay gauges", () => {
     busy(120);
     const got = await scrape(metrics);
     expect(got.get(`${P}event_loop_utilization_ratio`)).toBeGreaterThan(0.5);
-    await new Promise((r) => setTimeout(r, 150));
-    const idle = await scrape(metrics);
-    expect(idle.get(`${P}event_loop_utilization_ratio`)).toBeLessThan(0.5);
+    // idle again: the ratio since the last scrape falls below a half. A loaded machine (CI beside other work) can
+    // keep one 150 ms window busy, so up to ten windows are looked at; a gauge stuck at 1 still fails.
+    let idleRatio = 1;
+    for (let i = 0; i < 10 && idleRatio >= 0.5; i++) {
+      await new Promise((r) => setTimeout(r, 150));
+      idleRatio = (await scrape(metrics)).get(`${P}event_loop_utilization_ratio`) ?? 1;
+    }
+    expect(idleRatio).toBeLessThan(0.5);
   });
 });
 
