@@ -4,7 +4,13 @@
  * from its row; nothing here repeats a name, a default or a description.
  */
 import { type Command, Option } from "commander";
-import { type ConfigOption, formatDefault, OPTIONS } from "../config/options.js";
+import {
+  type ConfigOption,
+  formatDefault,
+  OPTION_TOPICS,
+  OPTIONS,
+  type OptionTopic,
+} from "../config/options.js";
 
 /** The parsed values of addServiceOptions, as commander hands them to an action. */
 export type ServiceOptions = {
@@ -59,12 +65,49 @@ export function addConfigFlags(cmd: Command, keys: readonly string[]): Command {
   return cmd;
 }
 
+/**
+ * The heading of each topic's group in the help of a command that takes every configuration key (`run`, `config
+ * check`, `doctor`), in OPTION_TOPICS' order. The general keys have none: they stay in the command's own first
+ * group (`Options:`), beside --config, --json and --help.
+ */
+export const HELP_HEADINGS: Readonly<Record<Exclude<OptionTopic, "general">, string>> = {
+  switch: "The switch (which accounts, how each one's cancel is kept armed):",
+  guard: "The engine guard:",
+  escalation: "Escalation (closing positions while the engine is down):",
+  exposure: "Exposure:",
+  chain: "The chain watch:",
+  fleet: "Fleet and replicas (one set of accounts, several daemons):",
+  observability: "Observability:",
+};
+
+/**
+ * Adds the flags of `keys` group by group: the general keys first (in the command's current group), then each
+ * topic's under its heading, each group in the table's order. Commander shows the groups in the order their first
+ * flag was added, so this order is the help's.
+ */
+export function addGroupedConfigFlags(cmd: Command, keys: readonly string[]): Command {
+  for (const topic of OPTION_TOPICS)
+    for (const option of OPTIONS.filter((o) => o.topic === topic && keys.includes(o.key))) {
+      const flag = configFlag(option);
+      if (topic !== "general") flag.helpGroup(HELP_HEADINGS[topic]);
+      cmd.addOption(flag);
+    }
+  return cmd;
+}
+
 /** Options shared by every command that talks to the service (README.md, "Commands": every command that talks to the service). */
 export function addServiceOptions(cmd: Command): Command {
-  cmd.addOption(new Option("--config <file>", "JSON config file (env HL_CONFIG)"));
+  cmd.addOption(configFileFlag());
   addConfigFlags(cmd, SERVICE_KEYS);
-  return cmd.addOption(new Option("--json", "machine-readable output: one JSON document on stdout"));
+  return cmd.addOption(jsonFlag());
 }
+
+/** --config: the config file, read under the environment and the flags. */
+export const configFileFlag = (): Option => new Option("--config <file>", "JSON config file (env HL_CONFIG)");
+
+/** --json: one JSON document on stdout (`run` gives it its own meaning: JSON log lines). */
+export const jsonFlag = (): Option =>
+  new Option("--json", "machine-readable output: one JSON document on stdout");
 
 /** Collects a repeatable option into an array. */
 export function collect(value: string, previous: string[] | undefined): string[] {

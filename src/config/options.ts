@@ -4,7 +4,8 @@
  * one-line description. Everything else is derived from this table:
  * - ConfigSchema (the parse of the merged file < env < flags, ./load.ts) and DEFAULTS;
  * - config/schema.json (`hl-deadman config schema`, ./json-schema.ts);
- * - the flags and their help (src/cli/options.ts), defaults formatted by formatDefault, never typed twice;
+ * - the flags and their help (src/cli/options.ts), defaults formatted by formatDefault, never typed twice, and
+ *   the groups of `run --help` by each row's topic;
  * - the option table of docs/operations.md (`npm run docs:generate`).
  *
  * Durations are milliseconds here; the loaders accept `500ms`, `15s`, `2m`, `1h` or plain milliseconds.
@@ -18,10 +19,29 @@ import { guardSocketProblem, LISTEN_ADDRESS_PATTERN, listenAddressProblem } from
 /** How a text value (a flag, an environment variable) is read for the key. */
 export type OptionKind = "string" | "duration" | "list" | "int" | "number" | "enum" | "boolean";
 
+/**
+ * What a key is about, in the order `run --help` shows its groups (src/cli/options.ts gives each its heading):
+ * where the service and the key are (general), the switch (each account's scheduled cancel), the engine guard,
+ * escalation (closing positions), exposure, the chain watch, the fleet and its replicas, observability.
+ */
+export const OPTION_TOPICS = [
+  "general",
+  "switch",
+  "guard",
+  "escalation",
+  "exposure",
+  "chain",
+  "fleet",
+  "observability",
+] as const;
+export type OptionTopic = (typeof OPTION_TOPICS)[number];
+
 /** What a row says besides its zod type and its default. */
 type RowMeta = {
   /** the long flag, without the leading dashes */
   flag: string;
+  /** what the key is about: its group in `run --help` */
+  topic: OptionTopic;
   /** environment variables, first match wins */
   env: string | readonly string[];
   kind: OptionKind;
@@ -116,6 +136,7 @@ export const ConfigSchema = z
   .object({
     network: option(z.enum(["mainnet", "testnet"]), {
       flag: "network",
+      topic: "general",
       env: "HL_NETWORK",
       kind: "enum",
       metavar: "NAME",
@@ -124,6 +145,7 @@ export const ConfigSchema = z
     }),
     apiUrl: option(httpUrl(), {
       flag: "api-url",
+      topic: "general",
       env: "HL_API_URL",
       kind: "string",
       metavar: "URL",
@@ -132,6 +154,7 @@ export const ConfigSchema = z
     }),
     rpcUrl: option(httpUrl(), {
       flag: "rpc-url",
+      topic: "general",
       env: "HL_RPC_URL",
       kind: "string",
       metavar: "URL",
@@ -139,6 +162,7 @@ export const ConfigSchema = z
     }),
     explorerUrl: option(httpUrl(), {
       flag: "explorer-url",
+      topic: "general",
       env: "HL_EXPLORER_URL",
       kind: "string",
       metavar: "URL",
@@ -147,6 +171,7 @@ export const ConfigSchema = z
     }),
     logLevel: option(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]), {
       flag: "log-level",
+      topic: "observability",
       env: "HL_LOG_LEVEL",
       kind: "enum",
       metavar: "LEVEL",
@@ -155,6 +180,7 @@ export const ConfigSchema = z
     }),
     accounts: option(z.array(address), {
       flag: "account",
+      topic: "switch",
       env: "HL_ACCOUNTS",
       kind: "list",
       metavar: "ADDR",
@@ -163,6 +189,7 @@ export const ConfigSchema = z
     }),
     vault: option(address, {
       flag: "vault",
+      topic: "switch",
       env: "HL_VAULT",
       kind: "string",
       metavar: "ADDR",
@@ -170,6 +197,7 @@ export const ConfigSchema = z
     }),
     interval: option(durationMs(), {
       flag: "interval",
+      topic: "switch",
       env: "HL_INTERVAL",
       kind: "duration",
       default: 15_000,
@@ -177,6 +205,7 @@ export const ConfigSchema = z
     }),
     deadline: option(durationMs(), {
       flag: "deadline",
+      topic: "switch",
       env: "HL_DEADLINE",
       kind: "duration",
       default: 60_000,
@@ -184,6 +213,7 @@ export const ConfigSchema = z
     }),
     requestTimeout: option(durationMs(), {
       flag: "request-timeout",
+      topic: "switch",
       env: "HL_REQUEST_TIMEOUT",
       kind: "duration",
       default: CLIENT_DEFAULTS.requestTimeoutMs,
@@ -192,6 +222,7 @@ export const ConfigSchema = z
     }),
     exposureInterval: option(durationMs(), {
       flag: "exposure-interval",
+      topic: "exposure",
       env: "HL_EXPOSURE_INTERVAL",
       kind: "duration",
       default: 30_000,
@@ -199,6 +230,7 @@ export const ConfigSchema = z
     }),
     exposureUsers: option(z.array(address), {
       flag: "exposure-user",
+      topic: "exposure",
       env: "HL_EXPOSURE_USERS",
       kind: "list",
       metavar: "ADDR",
@@ -207,6 +239,7 @@ export const ConfigSchema = z
     }),
     dexes: option(z.array(z.string()), {
       flag: "dex",
+      topic: "exposure",
       env: "HL_DEXES",
       kind: "list",
       metavar: "NAME",
@@ -215,6 +248,7 @@ export const ConfigSchema = z
     }),
     exposureChunkSize: option(z.number().int().min(1).max(1000), {
       flag: "exposure-chunk-size",
+      topic: "exposure",
       env: "HL_EXPOSURE_CHUNK_SIZE",
       kind: "int",
       default: CLIENT_DEFAULTS.chunkSize,
@@ -222,6 +256,7 @@ export const ConfigSchema = z
     }),
     exposureConcurrency: option(z.number().int().min(1).max(16), {
       flag: "exposure-concurrency",
+      topic: "exposure",
       env: "HL_EXPOSURE_CONCURRENCY",
       kind: "int",
       default: CLIENT_DEFAULTS.concurrency,
@@ -231,18 +266,21 @@ export const ConfigSchema = z
       .object({
         maxLeverage: option(z.number().positive(), {
           flag: "max-leverage",
+          topic: "exposure",
           env: "HL_MAX_LEVERAGE",
           kind: "number",
           description: "Maximum leverage (total notional / account value).",
         }),
         minLiquidationDistancePct: option(z.number().nonnegative(), {
           flag: "min-liquidation-distance-pct",
+          topic: "exposure",
           env: "HL_MIN_LIQUIDATION_DISTANCE_PCT",
           kind: "number",
           description: "Minimum distance to liquidation, in percent of the mark price.",
         }),
         maxNotionalUsd: option(z.number().positive(), {
           flag: "max-notional-usd",
+          topic: "exposure",
           env: "HL_MAX_NOTIONAL_USD",
           kind: "number",
           description: "Maximum total notional per account, in USD.",
@@ -254,6 +292,7 @@ export const ConfigSchema = z
       }),
     clockSkewWarn: option(durationMs(), {
       flag: "clock-skew-warn",
+      topic: "switch",
       env: "HL_CLOCK_SKEW_WARN",
       kind: "duration",
       default: 2_000,
@@ -261,6 +300,7 @@ export const ConfigSchema = z
     }),
     stateDir: option(z.string().min(1), {
       flag: "state-dir",
+      topic: "general",
       env: ["HL_STATE_DIR", "STATE_DIRECTORY"],
       kind: "string",
       metavar: "DIR",
@@ -269,6 +309,7 @@ export const ConfigSchema = z
     }),
     health: option(listenAddress, {
       flag: "health",
+      topic: "observability",
       env: "HL_HEALTH",
       kind: "string",
       metavar: "HOST:PORT|off",
@@ -277,6 +318,7 @@ export const ConfigSchema = z
     }),
     metricsPerAccount: option(z.enum(["auto", "all", "alerts"]), {
       flag: "metrics-per-account",
+      topic: "observability",
       env: "HL_METRICS_PER_ACCOUNT",
       kind: "enum",
       metavar: "MODE",
@@ -286,6 +328,7 @@ export const ConfigSchema = z
     }),
     onShutdown: option(z.enum(["remove", "keep"]), {
       flag: "on-shutdown",
+      topic: "switch",
       env: "HL_ON_SHUTDOWN",
       kind: "enum",
       metavar: "MODE",
@@ -294,6 +337,7 @@ export const ConfigSchema = z
     }),
     shutdownTimeout: option(durationMs(), {
       flag: "shutdown-timeout",
+      topic: "switch",
       env: "HL_SHUTDOWN_TIMEOUT",
       kind: "duration",
       default: 5_000,
@@ -301,6 +345,7 @@ export const ConfigSchema = z
     }),
     coordinate: option(coordinate, {
       flag: "coordinate",
+      topic: "fleet",
       env: "HL_COORDINATE",
       kind: "string",
       metavar: "ETCD_URL",
@@ -309,6 +354,7 @@ export const ConfigSchema = z
     }),
     coordinateTtl: option(durationMs(), {
       flag: "coordinate-ttl",
+      topic: "fleet",
       env: "HL_COORDINATE_TTL",
       kind: "duration",
       default: 10_000,
@@ -317,6 +363,7 @@ export const ConfigSchema = z
     }),
     actAlone: option(z.boolean(), {
       flag: "act-alone",
+      topic: "fleet",
       env: "HL_ACT_ALONE",
       kind: "boolean",
       default: false,
@@ -325,6 +372,7 @@ export const ConfigSchema = z
     }),
     guardFile: option(z.string().min(1), {
       flag: "guard-file",
+      topic: "guard",
       env: "HL_GUARD_FILE",
       kind: "string",
       metavar: "FILE",
@@ -332,6 +380,7 @@ export const ConfigSchema = z
     }),
     guardMaxAge: option(durationMs(), {
       flag: "guard-max-age",
+      topic: "guard",
       env: "HL_GUARD_MAX_AGE",
       kind: "duration",
       default: 10_000,
@@ -339,6 +388,7 @@ export const ConfigSchema = z
     }),
     guardUrl: option(httpUrl(), {
       flag: "guard-url",
+      topic: "guard",
       env: "HL_GUARD_URL",
       kind: "string",
       metavar: "URL",
@@ -346,6 +396,7 @@ export const ConfigSchema = z
     }),
     guardSocket: option(guardSocket, {
       flag: "guard-socket",
+      topic: "guard",
       env: "HL_GUARD_SOCKET",
       kind: "string",
       metavar: "SOCKET",
@@ -354,6 +405,7 @@ export const ConfigSchema = z
     }),
     guardHeartbeatGap: option(durationMs(), {
       flag: "guard-heartbeat-gap",
+      topic: "guard",
       env: "HL_GUARD_HEARTBEAT_GAP",
       kind: "duration",
       default: 0,
@@ -362,6 +414,7 @@ export const ConfigSchema = z
     }),
     guardConnectGrace: option(durationMs(), {
       flag: "guard-connect-grace",
+      topic: "guard",
       env: "HL_GUARD_CONNECT_GRACE",
       kind: "duration",
       description:
@@ -369,6 +422,7 @@ export const ConfigSchema = z
     }),
     orderFeedAccounts: option(z.number().int().min(0).max(10), {
       flag: "order-feed-accounts",
+      topic: "guard",
       env: "HL_ORDER_FEED_ACCOUNTS",
       kind: "int",
       default: 10,
@@ -377,6 +431,7 @@ export const ConfigSchema = z
     }),
     guardInterval: option(durationMs(), {
       flag: "guard-interval",
+      topic: "guard",
       env: "HL_GUARD_INTERVAL",
       kind: "duration",
       default: 2_000,
@@ -384,6 +439,7 @@ export const ConfigSchema = z
     }),
     onEngineDown: option(z.enum(["expedite", "lapse", "cancel"]), {
       flag: "on-engine-down",
+      topic: "guard",
       env: "HL_ON_ENGINE_DOWN",
       kind: "enum",
       metavar: "MODE",
@@ -393,6 +449,7 @@ export const ConfigSchema = z
     }),
     cancelStops: option(z.boolean(), {
       flag: "cancel-stops",
+      topic: "guard",
       env: "HL_CANCEL_STOPS",
       kind: "boolean",
       default: false,
@@ -400,6 +457,7 @@ export const ConfigSchema = z
     }),
     escalateAccounts: option(z.array(address), {
       flag: "escalate-account",
+      topic: "escalation",
       env: "HL_ESCALATE_ACCOUNTS",
       kind: "list",
       metavar: "ADDR",
@@ -409,6 +467,7 @@ export const ConfigSchema = z
     }),
     escalateAfter: option(durationMs(), {
       flag: "escalate-after",
+      topic: "escalation",
       env: "HL_ESCALATE_AFTER",
       kind: "duration",
       default: 0,
@@ -416,6 +475,7 @@ export const ConfigSchema = z
     }),
     escalateLiquidationPct: option(z.number().positive().max(100), {
       flag: "escalate-liquidation-pct",
+      topic: "escalation",
       env: "HL_ESCALATE_LIQUIDATION_PCT",
       kind: "number",
       description:
@@ -423,6 +483,7 @@ export const ConfigSchema = z
     }),
     escalateDrawdownPct: option(z.number().positive().max(100), {
       flag: "escalate-drawdown-pct",
+      topic: "escalation",
       env: "HL_ESCALATE_DRAWDOWN_PCT",
       kind: "number",
       description:
@@ -430,12 +491,14 @@ export const ConfigSchema = z
     }),
     escalateNotionalUsd: option(z.number().positive(), {
       flag: "escalate-notional-usd",
+      topic: "escalation",
       env: "HL_ESCALATE_NOTIONAL_USD",
       kind: "number",
       description: "Escalation: while the engine is down, a total notional above this (USD).",
     }),
     closeSlippagePct: option(z.number().positive().max(10), {
       flag: "close-slippage-pct",
+      topic: "escalation",
       env: "HL_CLOSE_SLIPPAGE_PCT",
       kind: "number",
       default: 1,
@@ -443,6 +506,7 @@ export const ConfigSchema = z
     }),
     closeSliceUsd: option(z.number().min(10), {
       flag: "close-slice-usd",
+      topic: "escalation",
       env: "HL_CLOSE_SLICE_USD",
       kind: "number",
       default: 50_000,
@@ -450,6 +514,7 @@ export const ConfigSchema = z
     }),
     closeRetryInterval: option(durationMs(), {
       flag: "close-retry-interval",
+      topic: "escalation",
       env: "HL_CLOSE_RETRY_INTERVAL",
       kind: "duration",
       default: 30_000,
@@ -457,6 +522,7 @@ export const ConfigSchema = z
     }),
     drillCoin: option(z.string().regex(/^[A-Za-z0-9]{1,20}$/, "must be a perp's name, e.g. BTC"), {
       flag: "drill-coin",
+      topic: "switch",
       env: "HL_DRILL_COIN",
       kind: "string",
       metavar: "COIN",
@@ -466,6 +532,7 @@ export const ConfigSchema = z
     }),
     permanentRecheckInterval: option(durationMs(), {
       flag: "permanent-recheck-interval",
+      topic: "switch",
       env: "HL_PERMANENT_RECHECK_INTERVAL",
       kind: "duration",
       default: 300_000,
@@ -474,6 +541,7 @@ export const ConfigSchema = z
     }),
     budgetInterval: option(durationMs(), {
       flag: "budget-interval",
+      topic: "switch",
       env: "HL_BUDGET_INTERVAL",
       kind: "duration",
       default: 600_000,
@@ -482,6 +550,7 @@ export const ConfigSchema = z
     }),
     budgetWarnDays: option(z.number().nonnegative(), {
       flag: "budget-warn-days",
+      topic: "switch",
       env: "HL_BUDGET_WARN_DAYS",
       kind: "number",
       default: 14,
@@ -489,6 +558,7 @@ export const ConfigSchema = z
     }),
     triggerLimit: option(z.number().int().min(1), {
       flag: "trigger-limit",
+      topic: "switch",
       env: "HL_TRIGGER_LIMIT",
       kind: "int",
       default: 10,
@@ -496,6 +566,7 @@ export const ConfigSchema = z
     }),
     triggerWarnRemaining: option(z.number().int().min(0), {
       flag: "trigger-warn-remaining",
+      topic: "switch",
       env: "HL_TRIGGER_WARN_REMAINING",
       kind: "int",
       default: 3,
@@ -503,6 +574,7 @@ export const ConfigSchema = z
     }),
     agentWarnDays: option(z.number().nonnegative(), {
       flag: "agent-warn-days",
+      topic: "switch",
       env: "HL_AGENT_WARN_DAYS",
       kind: "number",
       default: 7,
@@ -510,6 +582,7 @@ export const ConfigSchema = z
     }),
     agentCheckInterval: option(durationMs(), {
       flag: "agent-check-interval",
+      topic: "switch",
       env: "HL_AGENT_CHECK_INTERVAL",
       kind: "duration",
       default: 3_600_000,
@@ -518,6 +591,7 @@ export const ConfigSchema = z
     }),
     watchAddresses: option(z.array(address), {
       flag: "watch-address",
+      topic: "chain",
       env: "HL_WATCH_ADDRESSES",
       kind: "list",
       metavar: "ADDR",
@@ -527,6 +601,7 @@ export const ConfigSchema = z
     }),
     chainPollInterval: option(durationMs(), {
       flag: "chain-poll-interval",
+      topic: "chain",
       env: "HL_CHAIN_POLL_INTERVAL",
       kind: "duration",
       default: 2_000,
@@ -534,6 +609,7 @@ export const ConfigSchema = z
     }),
     chainStallThreshold: option(durationMs(), {
       flag: "chain-stall-threshold",
+      topic: "chain",
       env: "HL_CHAIN_STALL_THRESHOLD",
       kind: "duration",
       default: 60_000,
@@ -541,6 +617,7 @@ export const ConfigSchema = z
     }),
     chainMaxLagBlocks: option(z.number().int().min(1), {
       flag: "chain-max-lag-blocks",
+      topic: "chain",
       env: "HL_CHAIN_MAX_LAG_BLOCKS",
       kind: "int",
       default: 200,
@@ -548,6 +625,7 @@ export const ConfigSchema = z
     }),
     chainPageSize: option(z.number().int().min(1).max(1000), {
       flag: "chain-page-size",
+      topic: "chain",
       env: "HL_CHAIN_PAGE_SIZE",
       kind: "int",
       default: 100,
@@ -555,6 +633,7 @@ export const ConfigSchema = z
     }),
     notifyUrls: option(z.array(httpUrl()), {
       flag: "notify-url",
+      topic: "observability",
       env: "HL_NOTIFY_URLS",
       kind: "list",
       metavar: "URL",
@@ -564,6 +643,7 @@ export const ConfigSchema = z
     }),
     keyFile: option(z.string().min(1), {
       flag: "key-file",
+      topic: "general",
       env: "HL_KEY_FILE",
       kind: "string",
       metavar: "FILE",
@@ -589,6 +669,8 @@ export type ConfigOption = {
   flag: string;
   /** the commander attribute name the flag lands in */
   attr: string;
+  /** what the key is about: its group in `run --help` */
+  topic: OptionTopic;
   kind: OptionKind;
   description: string;
   /** the parsed default, or undefined when the key has none */
@@ -649,6 +731,7 @@ function readTable(shape: Record<string, z.ZodType>, prefix: string, out: Table)
       env: typeof row.env === "string" ? [row.env] : [...row.env],
       flag: row.flag,
       attr: row.flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase()),
+      topic: row.topic,
       kind: row.kind,
       description: row.description,
       default: key.split(".").reduce<unknown>((o, k) => (o as Record<string, unknown>)?.[k], DEFAULTS),

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { describe, expect, test } from "vitest";
+import { RUN_HELP_AFTER } from "../../src/cli/commands/run.js";
 import { runCli } from "../../src/cli/program.js";
 import { configJsonSchema } from "../../src/config/json-schema.js";
 import { type ConfigOption, DEFAULTS, OPTIONS } from "../../src/config/options.js";
@@ -48,8 +49,8 @@ async function helpEntries(): Promise<Map<string, string>> {
   expect(code).toBe(0);
   const entries = new Map<string, string>();
   let current: string | undefined;
-  // The Options section only (the text after it shows `--key-file FILE` again, as prose).
-  const section = stdout.slice(stdout.indexOf("Options:\n")).split("\n\n")[0]!;
+  // The option groups only, from `Options:` to the text after them (which shows `--key-file FILE` again, as prose).
+  const section = stdout.slice(stdout.indexOf("Options:\n"), stdout.indexOf(RUN_HELP_AFTER.trim()));
   for (const line of section.split("\n")) {
     const head = /^ {2}(?:-\w, )?(--[a-z-]+)(?: <[^>]+>)?\s+(.*)$/.exec(line);
     if (head) {

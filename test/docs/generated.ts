@@ -119,13 +119,20 @@ export function commandsReference(): string {
       }
       const own = sub.options.filter((o) => !configFlags.has(o.long ?? ""));
       const shared = sub.options.length - own.length;
+      // The groups the help shows the configuration options in (`run`'s topics), when there is more than one.
+      const groups = new Map<string, number>();
+      for (const o of sub.options.filter((o) => configFlags.has(o.long ?? ""))) {
+        const heading = o.helpGroupHeading ?? "Options:";
+        groups.set(heading, (groups.get(heading) ?? 0) + 1);
+      }
       out.push(`### \`hl-deadman ${full.join(" ")} ${sub.usage()}\``, "", `${sub.description()}.`, "");
       for (const o of own)
         out.push(`- \`${o.flags.replaceAll("|", "\\|")}\`: ${o.description.replaceAll("\n", " ")}`);
       if (shared > 0)
         out.push(
-          `- and ${shared} of \`run\`'s configuration options (docs/operations.md, "Options"; \`hl-deadman ${full.join(" ")} --help\`)`,
+          `- and ${shared} of \`run\`'s configuration options (docs/operations.md, "Options"; \`hl-deadman ${full.join(" ")} --help\`)${groups.size > 1 ? ", in the help's groups:" : ""}`,
         );
+      if (groups.size > 1) for (const [heading, n] of groups) out.push(`  - \`${heading}\` ${n}`);
       out.push("");
       walk(sub, full);
     }

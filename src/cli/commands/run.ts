@@ -8,16 +8,20 @@ import { OPTIONS } from "../../config/options.js";
 import { officialApi } from "../../config/rules.js";
 import { deathRoom, deathRoomVerdict, shortestIntervalWithRoom } from "../../config/weight.js";
 import type { CliDeps } from "../deps.js";
-import { addConfigFlags, addServiceOptions, SERVICE_KEYS } from "../options.js";
+import { addGroupedConfigFlags, configFileFlag, HELP_HEADINGS, jsonFlag } from "../options.js";
 
 export { DEMO_HEALTH_HOST, DEMO_HEALTH_PORT } from "../../app/service.js";
 
-/** Every configuration flag of `run` (also accepted by `config check`), made from the table of options. */
+/**
+ * Every configuration flag of `run` (also taken by `config check` and `doctor`), made from the table of options and
+ * shown in its topics' groups (src/cli/options.ts), --config and --json beside the general keys.
+ */
 export function addRunOptions(cmd: Command): Command {
-  return addConfigFlags(
-    addServiceOptions(cmd),
-    OPTIONS.map((o) => o.key).filter((k) => !SERVICE_KEYS.includes(k)),
+  addGroupedConfigFlags(
+    cmd.addOption(configFileFlag()),
+    OPTIONS.map((o) => o.key),
   );
+  return cmd.addOption(jsonFlag());
 }
 
 /** What `run --help` adds after the options: where the key comes from, examples (docs/cli.md). */
@@ -55,9 +59,12 @@ export function registerRun(program: Command, deps: CliDeps): void {
     .action(async (opts: Record<string, unknown>) => {
       await runDaemon(opts, deps);
     });
-  // For run, --json means JSON log lines (and JSON error lines) even on a terminal.
+  // For run, --json means JSON log lines (and JSON error lines) even on a terminal: shown with the logs' options.
   const json = run.options.find((o) => o.long === "--json");
-  if (json) json.description = "JSON log lines even on a terminal (the default when stdout is not one)";
+  if (json) {
+    json.description = "JSON log lines even on a terminal (the default when stdout is not one)";
+    json.helpGroup(HELP_HEADINGS.observability);
+  }
 }
 
 /**
