@@ -9,7 +9,9 @@ import { BaseError } from "../core/errors/base.js";
 import { parse } from "../core/errors/parse.js";
 import type { HandlerResult } from "./exchange.js";
 import { ENDPOINTS, type FaultController, FaultSpec } from "./faults.js";
-import type { SimStore, SimUserInput } from "./state.js";
+import type { SimUserInput } from "./records.js";
+import type { SimStore } from "./state.js";
+import { storeSummary } from "./summary.js";
 
 const FaultsBody = z.strictObject({
   endpoint: z.enum(["exchange", "info", "evm", "explorer", "all"]),
@@ -53,7 +55,7 @@ export function handleAdmin(ctx: AdminContext, method: string, path: string, raw
   try {
     if (method === "GET" && path === "/admin/state") {
       const faults = Object.fromEntries(ENDPOINTS.map((e) => [e, ctx.faults.get(e)]));
-      return ok({ ...ctx.store.summary(), faults });
+      return ok({ ...storeSummary(ctx.store), faults });
     }
     if (method !== "POST") return error(405, `${method} ${path} is not an admin route`);
     const body = readJson(rawBody);

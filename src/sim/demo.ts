@@ -5,7 +5,8 @@
  */
 import { simulatorDemoKey } from "../protocol/hyperliquid/simulator-id.js";
 import { createRng, deriveSeed, type Rng } from "./prng.js";
-import type { SimStore, SimUserInput } from "./state.js";
+import type { SimUserInput } from "./records.js";
+import type { SimStore } from "./state.js";
 
 export type DemoAccount = { privateKey: string; address: string };
 

@@ -7,7 +7,8 @@ import { z } from "zod";
 import { utcDay } from "../core/clock.js";
 import { DESERIALIZE_ERROR, type HandlerResult } from "./exchange.js";
 import type { FaultSpec } from "./faults.js";
-import type { SimExplorerTx, SimStore } from "./state.js";
+import type { SimExplorerTx } from "./records.js";
+import type { SimStore } from "./state.js";
 
 /** IP weight of an explorer request (the rate-limit page: 40). */
 export const EXPLORER_WEIGHT = 40;

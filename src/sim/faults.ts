@@ -6,7 +6,7 @@ import { z } from "zod";
 import { ArgumentError } from "../core/errors/argument.js";
 import { parse } from "../core/errors/parse.js";
 import { createRng, deriveSeed, type Rng } from "./prng.js";
-import type { SimEndpoint } from "./state.js";
+import type { SimEndpoint } from "./records.js";
 
 const Rate = z.number().min(0).max(1);
 

@@ -5,7 +5,9 @@
 import { z } from "zod";
 import { DESERIALIZE_ERROR, type HandlerResult } from "./exchange.js";
 import { decimal, price } from "./format.js";
-import { type SimAccount, type SimOrder, type SimPosition, type SimStore, szDecimalsOf } from "./state.js";
+import type { SimAccount, SimOrder, SimPosition } from "./records.js";
+import type { SimStore } from "./state.js";
+import { szDecimalsOf } from "./universe.js";
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
 const Dex = z.string().optional();
@@ -152,7 +154,7 @@ export function handleInfo(store: SimStore, rawBody: string): HandlerResult {
 }
 
 /**
- * `meta`: the dex's universe in index order, each with its size decimals (the simulator's table, state.ts); a
+ * `meta`: the dex's universe in index order, each with its size decimals (the simulator's table, universe.ts); a
  * builder-deployed dex's coins are named `dex:COIN`.
  */
 function meta(store: SimStore, dex = ""): Record<string, unknown> {

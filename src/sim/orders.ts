@@ -1,6 +1,6 @@
 /**
  * The simulator's `order` action: limit orders (Ioc, Alo, Gtc) and trigger orders against a one-level book around
- * each coin's mark (state.ts `SimBook`), with the exchange's checks and refusal texts:
+ * each coin's mark (records.ts `SimBook`), with the exchange's checks and refusal texts:
  *
  * - prices: 5 significant figures and at most 6 − szDecimals decimals, integers always
  *   ("Price must be divisible by tick size."); sizes: at most szDecimals decimals ("Order has invalid size.");
@@ -23,7 +23,9 @@ import { z } from "zod";
 import { abs, type Fixed, formatFixed, parseDecimal, SCALE } from "../core/decimal.js";
 import { isValidPerpPrice, isValidSize } from "../protocol/hyperliquid/order.js";
 import { decimal, price as priceText } from "./format.js";
-import { type SimAccount, type SimOrder, type SimStore, szDecimalsOf } from "./state.js";
+import type { SimAccount, SimOrder } from "./records.js";
+import type { SimStore } from "./state.js";
+import { szDecimalsOf } from "./universe.js";
 
 /** With this many other open orders, reduce-only and trigger orders are refused. */
 export const OPEN_ORDER_RULE = 1000;

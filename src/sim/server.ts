@@ -15,16 +15,9 @@ import { type HandlerResult, handleExchange } from "./exchange.js";
 import { EXPLORER_WEIGHT, handleExplorer } from "./explorer.js";
 import { FaultController, type Faults, tooManyRequests } from "./faults.js";
 import { handleInfo, infoWeight } from "./info.js";
+import type { SimEndpoint, SimOrderInput, SimPositionInput, SimTrigger, SimUserInput } from "./records.js";
 import { createRpcHandler, type RpcHandlerResult } from "./rpc.js";
-import {
-  type SimEndpoint,
-  type SimOrderInput,
-  type SimPositionInput,
-  type SimState,
-  SimStore,
-  type SimTrigger,
-  type SimUserInput,
-} from "./state.js";
+import { type SimState, SimStore } from "./state.js";
 import { attachWebSocket, type SimWebSocket } from "./ws.js";
 
 export type { DemoAccount } from "./demo.js";
@@ -35,9 +28,9 @@ export type {
   SimOrderInput,
   SimPosition,
   SimPositionInput,
-  SimState,
   SimTrigger,
-} from "./state.js";
+} from "./records.js";
+export type { SimState } from "./state.js";
 export type { SimWebSocket } from "./ws.js";
 
 export type SimulatorUser = {

@@ -1,161 +1,37 @@
 /**
  * The simulator's in-memory world: accounts (users, their agents and vaults), schedules, triggers, open
  * orders, positions, marks, per-signer nonce sets and a log of every request. Everything reads time from
- * the injected Clock, so a ManualClock drives triggers and the 00:00 UTC reset.
+ * the injected Clock, so a ManualClock drives triggers and the 00:00 UTC reset. The records it keeps are
+ * ./records.ts's, the perp universe ./universe.ts's, and GET /admin/state's summary ./summary.ts's.
  */
 import { keccak256 } from "ethers/crypto";
 import { toUtf8Bytes } from "ethers/utils";
-import { z } from "zod";
 import { normalizeAddress } from "../core/address.js";
 import { type Clock, utcDay } from "../core/clock.js";
 import { ArgumentError } from "../core/errors/argument.js";
 import { parse } from "../core/errors/parse.js";
 import { decimal } from "./format.js";
-
-export type SimEndpoint = "exchange" | "info" | "evm" | "explorer";
-
-const Decimalish = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/)]).transform(Number);
-
-export const SimOrderInput = z.strictObject({
-  coin: z.string().min(1),
-  side: z.enum(["B", "A"]),
-  limitPx: Decimalish,
-  sz: Decimalish,
-  /** Perp dex name; "" (default) is the first perp dex. */
-  dex: z.string().default(""),
-  cloid: z
-    .string()
-    .regex(/^0x[0-9a-fA-F]{32}$/)
-    .optional(),
-  reduceOnly: z.boolean().default(false),
-  orderType: z
-    .enum(["Limit", "Stop Market", "Stop Limit", "Take Profit Market", "Take Profit Limit"])
-    .default("Limit"),
-  tif: z.enum(["Gtc", "Alo", "Ioc"]).nullable().default("Gtc"),
-  triggerPx: Decimalish.optional(),
-});
-export type SimOrderInput = z.input<typeof SimOrderInput>;
-
-export type SimOrder = {
-  readonly oid: number;
-  readonly user: string;
-  readonly coin: string;
-  readonly side: "B" | "A";
-  readonly limitPx: string;
-  readonly sz: string;
-  readonly origSz: string;
-  readonly timestamp: number;
-  readonly dex: string;
-  readonly cloid: string | null;
-  readonly reduceOnly: boolean;
-  readonly orderType: string;
-  readonly tif: string | null;
-  readonly isTrigger: boolean;
-  readonly triggerPx: string;
-  readonly triggerCondition: string;
-};
-
-export const SimPositionInput = z.strictObject({
-  coin: z.string().min(1),
-  /** Signed size: negative is short. */
-  szi: Decimalish.refine((v) => v !== 0, { error: "szi must not be 0" }),
-  entryPx: Decimalish.refine((v) => v > 0, { error: "entryPx must be > 0" }),
-  leverage: z.number().int().min(1).max(100).default(10),
-  marginMode: z.enum(["cross", "isolated"]).default("cross"),
-  maxLeverage: z.number().int().min(1).max(100).optional(),
-  dex: z.string().default(""),
-  /** Mark price to start from (default: the current mark of the coin, or entryPx). */
-  markPx: Decimalish.optional(),
-});
-export type SimPositionInput = z.input<typeof SimPositionInput>;
-
-export type SimPosition = {
-  readonly coin: string;
-  readonly szi: number;
-  readonly entryPx: number;
-  readonly leverage: number;
-  readonly marginMode: "cross" | "isolated";
-  readonly maxLeverage: number;
-  readonly dex: string;
-};
-
-const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, { error: "must be 0x followed by 40 hex digits" });
-
-export const SimUserInput = z.strictObject({
-  address: Address,
-  /** Cumulative traded volume in USD; the scheduleCancel gate needs 1,000,000 (docs/exchange-behaviour.md §4). */
-  volumeUsd: z.number().min(0).default(2_000_000),
-  /** Per-user switch for the volume gate (default: the simulator's `volumeGate`). */
-  volumeGate: z.boolean().optional(),
-  /** API (agent) wallets approved by this user; they sign for the user and its vaults (docs/exchange-behaviour.md §7). */
-  agents: z.array(Address).default([]),
-  /** Vaults / sub-accounts this user may act for through `vaultAddress`. */
-  vaults: z.array(Address).default([]),
-  orders: z.array(SimOrderInput).default([]),
-  positions: z.array(SimPositionInput).default([]),
-  /** USDC collateral (account value before unrealized PnL). */
-  balanceUsd: z.number().min(0).default(10_000),
-  /** Address-based request budget (docs/exchange-behaviour.md §10); unlimited when absent. */
-  addressBudget: z.number().int().min(0).optional(),
-});
-export type SimUserInput = z.input<typeof SimUserInput>;
-
-export type SimTrigger = { time: number; day: string; cancelledOrders: number; counted: boolean };
-
-/** An order that left the book, as `historicalOrders` lists it (status strings of the docs' table). */
-export type SimHistoricalOrder = { order: SimOrder; status: string; statusTimestamp: number };
-
-/** One L1 transaction as the explorer's `userDetails` lists it; error null when accepted. */
-export type SimExplorerTx = {
-  action: Record<string, unknown>;
-  block: number;
-  error: string | null;
-  hash: string;
-  time: number;
-  user: string;
-};
-
-/** An approved API wallet: who it signs for, its name ("" unnamed) and when it expires (ms). */
-export type SimAgent = { address: string; user: string; name: string; validUntil: number };
-
-/** Default agent lifetime when none is given: 180 days (agents that never expire are not possible). */
-export const DEFAULT_AGENT_LIFETIME_MS = 180 * 86_400_000;
-/** The newest orders `historicalOrders` returns (the docs' cap). */
-export const HISTORICAL_ORDERS_LIMIT = 2000;
-
-export type ReceivedAction = {
-  receivedAt: number;
-  signer: string | null;
-  user: string | null;
-  vaultAddress: string | null;
-  action: unknown;
-  nonce: number | null;
-  expiresAfter: number | null;
-  httpStatus: number;
-  accepted: boolean;
-  response: unknown;
-};
-
-export type SimAccount = {
-  address: string;
-  volumeUsd: number;
-  volumeGate: boolean | undefined;
-  balanceUsd: number;
-  addressBudget: number | undefined;
-  requestsUsed: number;
-  /** For a vault / sub-account: the master user that may act for it. */
-  master: string | null;
-  /** True when registered as a user (a key holder that may sign), false for a vault-only account. */
-  isUser: boolean;
-  orders: SimOrder[];
-  positions: SimPosition[];
-  schedule: number | null;
-  triggers: SimTrigger[];
-  /** orders that left the book, oldest first */
-  history: SimHistoricalOrder[];
-  /** fills, oldest first (at most USER_FILLS_LIMIT kept) */
-  fills: SimFill[];
-};
+import {
+  DEFAULT_AGENT_LIFETIME_MS,
+  DEFAULT_BOOK,
+  HISTORICAL_ORDERS_LIMIT,
+  type ReceivedAction,
+  type SimAccount,
+  type SimAgent,
+  type SimBook,
+  type SimEndpoint,
+  type SimExplorerTx,
+  type SimFill,
+  type SimHistoricalOrder,
+  type SimOrder,
+  SimOrderInput,
+  type SimPosition,
+  SimPositionInput,
+  type SimTrigger,
+  SimUserInput,
+  USER_FILLS_LIMIT,
+} from "./records.js";
+import { coinOnDex, maxLeverageOf, SimUniverse, sizeText } from "./universe.js";
 
 export interface SimState {
   getSchedule(user: string): number | null;
@@ -215,70 +91,7 @@ export type SimStoreOptions = {
   fireReachesBuilderDexes?: () => boolean;
 };
 
-/** The first assets of the real perp universe, in order (asset index = position); others are appended. */
-export const SIM_UNIVERSE = Object.freeze(["BTC", "ETH", "ATOM", "MATIC", "DYDX", "SOL"]);
-
 const MAX_ACTIONS = 100_000;
-const DEFAULT_MAX_LEVERAGE: Record<string, number> = { BTC: 40, ETH: 25, SOL: 20 };
-/** `szDecimals` of the simulated universe (the real values of these assets); other coins get 4. */
-const SIZE_DECIMALS: Record<string, number> = { BTC: 5, ETH: 4, ATOM: 2, MATIC: 1, DYDX: 1, SOL: 2 };
-export const DEFAULT_SZ_DECIMALS = 4;
-
-export function szDecimalsOf(coin: string): number {
-  // a builder-deployed dex's coin is named `dex:COIN`; the simulator gives it the first dex's decimals of COIN
-  return SIZE_DECIMALS[baseCoin(coin)] ?? DEFAULT_SZ_DECIMALS;
-}
-
-/** `xyz:ETH` → `ETH`; a first-dex coin as it is. */
-export function baseCoin(coin: string): string {
-  const i = coin.indexOf(":");
-  return i < 0 ? coin : coin.slice(i + 1);
-}
-
-/**
- * A coin's name on `dex`: the first perp dex's coins are bare (`ETH`); a builder-deployed dex's are `dex:COIN`
- * (Hyperliquid docs, "Asset IDs": "builder-deployed perps always have name in the format {dex}:{coin}").
- */
-export function coinOnDex(coin: string, dex: string): string {
-  if (dex === "" || coin.startsWith(`${dex}:`)) return coin;
-  return `${dex}:${baseCoin(coin)}`;
-}
-
-/** Builder-deployed perps' asset ids: 100000 + perp_dex_index × 10000 + index_in_meta (Hyperliquid docs, "Asset IDs"). */
-export const BUILDER_ASSET_BASE = 100_000;
-export const BUILDER_DEX_SPAN = 10_000;
-
-export function sizeText(coin: string, sz: number): string {
-  return decimal(sz, szDecimalsOf(coin));
-}
-
-/**
- * The simulated book of a coin: one level on each side of the mark, bid = mark × (1 − spread), ask = mark ×
- * (1 + spread), each with `depth` coins (null: unlimited). The depth is what one order can take: it is not used
- * up (every order meets a fresh level), so a test sets the depth to get partial fills (docs/simulator.md, "Orders").
- */
-export type SimBook = { spreadBps: number; depth: number | null };
-export const DEFAULT_BOOK: SimBook = Object.freeze({ spreadBps: 10, depth: null });
-
-/** One fill as `userFills` lists it. */
-export type SimFill = {
-  coin: string;
-  px: string;
-  sz: string;
-  side: "B" | "A";
-  time: number;
-  startPosition: string;
-  dir: string;
-  closedPnl: string;
-  hash: string;
-  oid: number;
-  crossed: boolean;
-  fee: string;
-  tid: number;
-  feeToken: string;
-};
-/** `userFills` answers at most the 2,000 most recent fills. */
-export const USER_FILLS_LIMIT = 2000;
 
 /** The concrete state behind SimState, shared by the exchange, info and admin handlers. */
 export class SimStore implements SimState {
@@ -289,10 +102,8 @@ export class SimStore implements SimState {
   readonly agents = new Map<string, string>();
   /** agent address → name and expiry (every entry of `agents` has one) */
   readonly agentInfo = new Map<string, SimAgent>();
-  readonly #universe: string[] = [...SIM_UNIVERSE];
-  /** the perp dexes in `perpDexs` order ("" first) and each builder dex's universe */
-  readonly #dexes: string[] = [""];
-  readonly #dexUniverse = new Map<string, string[]>();
+  /** the perp dexes in `perpDexs` order ("" first) and each one's universe */
+  readonly #assets = new SimUniverse();
   /** address (user, signer or target) → its L1 transactions, oldest first */
   readonly #explorer = new Map<string, SimExplorerTx[]>();
   #block = 1_000_000;
@@ -329,6 +140,11 @@ export class SimStore implements SimState {
 
   countRequest(endpoint: SimEndpoint): void {
     this.#counts[endpoint]++;
+  }
+
+  /** the requests counted so far, per endpoint (a copy) */
+  requestCounts(): Record<SimEndpoint, number> {
+    return { ...this.#counts };
   }
 
   requestCount(endpoint?: SimEndpoint): number {
@@ -498,59 +314,30 @@ export class SimStore implements SimState {
   }
 
   get universe(): ReadonlyArray<string> {
-    return this.#universe;
+    return this.#assets.universe;
   }
 
   get dexes(): ReadonlyArray<string> {
-    return this.#dexes;
+    return this.#assets.dexes;
   }
 
   universeOf(dex: string): ReadonlyArray<string> {
-    if (dex === "") return this.#universe;
-    return this.#dexUniverse.get(dex) ?? [];
+    return this.#assets.universeOf(dex);
   }
 
   /** Registers a builder-deployed perp dex (appended to `perpDexs`); "" is always there. */
   addDex(dex: string): number {
-    let i = this.#dexes.indexOf(dex);
-    if (i < 0) {
-      if (!/^[a-z0-9]{1,8}$/.test(dex))
-        throw new ArgumentError(`dex must be 1-8 lower-case letters or digits, got ${JSON.stringify(dex)}`);
-      i = this.#dexes.push(dex) - 1;
-      this.#dexUniverse.set(dex, []);
-    }
-    return i;
+    return this.#assets.addDex(dex);
   }
 
-  /**
-   * The asset id of a perp coin on `dex` (appended to that dex's universe when new): its index on the first dex,
-   * 100000 + dex index × 10000 + its index on a builder-deployed dex.
-   */
+  /** The asset id of a perp coin on `dex` (appended to that dex's universe when new). */
   assetIndex(coin: string, dex = ""): number {
-    if (dex === "") {
-      let i = this.#universe.indexOf(coin);
-      if (i < 0) i = this.#universe.push(coin) - 1;
-      return i;
-    }
-    const d = this.addDex(dex);
-    const universe = this.#dexUniverse.get(dex)!;
-    const name = coinOnDex(coin, dex);
-    let i = universe.indexOf(name);
-    if (i < 0) i = universe.push(name) - 1;
-    return BUILDER_ASSET_BASE + d * BUILDER_DEX_SPAN + i;
+    return this.#assets.assetIndex(coin, dex);
   }
 
   /** The coin and dex an asset id names, or undefined. */
   assetOf(asset: number): { coin: string; dex: string } | undefined {
-    if (asset < BUILDER_ASSET_BASE) {
-      const coin = this.#universe[asset];
-      return coin === undefined ? undefined : { coin, dex: "" };
-    }
-    const d = Math.floor((asset - BUILDER_ASSET_BASE) / BUILDER_DEX_SPAN);
-    const dex = this.#dexes[d];
-    if (dex === undefined || dex === "") return undefined;
-    const coin = this.#dexUniverse.get(dex)?.[(asset - BUILDER_ASSET_BASE) % BUILDER_DEX_SPAN];
-    return coin === undefined ? undefined : { coin, dex };
+    return this.#assets.assetOf(asset);
   }
 
   /** Records an L1 transaction under each address that should list it (deduplicated). */
@@ -692,7 +479,7 @@ export class SimStore implements SimState {
       entryPx: p.entryPx,
       leverage: p.leverage,
       marginMode: p.marginMode,
-      maxLeverage: p.maxLeverage ?? DEFAULT_MAX_LEVERAGE[baseCoin(coin)] ?? 20,
+      maxLeverage: p.maxLeverage ?? maxLeverageOf(coin),
       dex: p.dex,
     };
     // One-way mode: a second position on the same coin and dex replaces the first.
@@ -751,64 +538,5 @@ export class SimStore implements SimState {
       this.onTrigger(acc.address, trigger);
     }
     this.onScheduleChange();
-  }
-
-  /** Human-readable summary for GET /admin/state. */
-  summary(): Record<string, unknown> {
-    const now = this.clock.now();
-    return {
-      now,
-      day: utcDay(now),
-      requests: { ...this.#counts },
-      actions: this.#actions.length,
-      // The last 100 cancel actions, fast flag included (tests and benchmarks read them over /admin/state).
-      cancels: this.#actions
-        .filter((a) => (a.action as { type?: unknown } | null)?.type === "cancel")
-        .slice(-100)
-        .map((a) => {
-          const action = a.action as { cancels?: Array<{ o?: unknown }>; f?: unknown };
-          return {
-            receivedAt: a.receivedAt,
-            user: a.user,
-            fast: action.f === true,
-            oids: Array.isArray(action.cancels) ? action.cancels.map((c) => c?.o ?? null) : [],
-            accepted: a.accepted,
-            response: a.response,
-          };
-        }),
-      marks: Object.fromEntries(this.marks),
-      books: Object.fromEntries(this.books),
-      agents: Object.fromEntries(this.agents),
-      agentInfo: [...this.agentInfo.values()],
-      accounts: [...this.accounts.values()].map((a) => ({
-        address: a.address,
-        isUser: a.isUser,
-        master: a.master,
-        volumeUsd: a.volumeUsd,
-        balanceUsd: a.balanceUsd,
-        requestsUsed: a.requestsUsed,
-        addressBudget: a.addressBudget ?? null,
-        schedule: a.schedule,
-        triggersToday: this.triggersOn(a.address, utcDay(now)),
-        triggers: a.triggers,
-        openOrders: a.orders.length,
-        // the orders a cancel on engine death must take (all but the reduce-only stops it keeps by default)
-        openOrdersNotStops: a.orders.filter((o) => !(o.reduceOnly && o.isTrigger)).length,
-        positions: a.positions.map((p) => ({
-          coin: p.coin,
-          szi: p.szi,
-          marginMode: p.marginMode,
-          ...(p.dex !== "" ? { dex: p.dex } : {}),
-        })),
-        ...(a.orders.some((o) => o.dex !== "")
-          ? {
-              openOrdersByDex: Object.fromEntries(
-                this.#dexes.map((d) => [d, a.orders.filter((o) => o.dex === d).length]),
-              ),
-            }
-          : {}),
-        fills: a.fills.length,
-      })),
-    };
   }
 }

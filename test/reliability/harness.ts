@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import type { Clock } from "../../src/core/clock.js";
+import type { ReceivedAction } from "../../src/sim/records.js";
 import { startSimulator } from "../../src/sim/server.js";
-import type { ReceivedAction } from "../../src/sim/state.js";
 import { FAST_CADENCE, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
 
 // One process helper, one JSON-lines reader and one polling helper for the whole suite (test/helpers/).
