@@ -11,7 +11,9 @@
  * never clears by itself), then 1 (the account must change: trade volume, buy budget, fix time sync), then 69
  * (may come back by itself), then 75 (clears when the other daemon stops).
  */
+import { BaseError } from "../../core/errors/base.js";
 import { ExitCode } from "../../core/exit-codes.js";
+import { HyperliquidApiError } from "../../protocol/hyperliquid/errors.js";
 
 export type CheckStatus = "ok" | "warn" | "fail";
 
@@ -110,3 +112,20 @@ export function summaryLine(results: readonly CheckResult[]): string {
     ? `all ${results.length} checks pass${warned ? ` (${warned} warning${warned > 1 ? "s" : ""})` : ""}: ready to go live`
     : `${failed} of ${results.length} checks fail${warned ? `, ${warned} warn` : ""}: exit ${code}`;
 }
+
+/** A failure's one line: the exchange's or our error's short message, never a stack. */
+export function reasonOf(error: unknown): string {
+  if (error instanceof BaseError) return error.shortMessage;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** 69 when the exchange could not be reached or answered nothing useful, 1 when it refused. */
+export function exchangeCode(error: unknown): ExitCode {
+  if (error instanceof HyperliquidApiError)
+    return error.retryable || error.kind === "malformed_response" ? ExitCode.unavailable : ExitCode.runtime;
+  return ExitCode.unavailable;
+}
+
+/** Whole dollars, rounded down (a volume just below the gate never reads as the gate), or up for what is missing. */
+export const usd = (n: number, round: (x: number) => number = Math.floor) =>
+  `$${round(n).toLocaleString("en-US")}`;
