@@ -276,6 +276,8 @@ export type ExposurePollEvent = { readonly module: "exposurePoll" } & (
       readonly kind: string;
       readonly message: string;
     }
+  /** a read of an account's open orders failed (src/watchers/open-orders.ts): the status page keeps the last count */
+  | { readonly type: "openOrdersFailed"; readonly account: string; readonly error: unknown }
   /** a poll that threw past its per-dex handling (a bug in the report's path) */
   | {
       readonly type: "exposurePollCrashed";

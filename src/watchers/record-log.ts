@@ -11,7 +11,7 @@ import type { LedgerView, ReconcileOutcome, RecordResult } from "../core/record.
 import type { CancelReport } from "../protocol/hyperliquid/cancel.js";
 import { createUnavailableGate } from "./record-read.js";
 
-export type ReconcileLogger = {
+export type ReconcileReporter = {
   /** Reconciles a ledger view (an ASSUMED count at start-up, `status --reconcile`) and publishes the changes. */
   (account: string, view: LedgerView, result: RecordResult): ReconcileOutcome;
   /** Only says whether the record can be read (once per outage); the switch's machine applies the record. */
@@ -20,7 +20,7 @@ export type ReconcileLogger = {
   assumed(account: string, view: LedgerView, result: RecordResult): ReconcileOutcome;
 };
 
-export type CreateReconcileLoggerParameters = {
+export type CreateReconcileReporterParameters = {
   /** the daemon's event bus */
   bus: EventBus;
   /**
@@ -31,10 +31,10 @@ export type CreateReconcileLoggerParameters = {
 };
 
 /** Reconciles and publishes; the unavailable record is published once per outage (per account). */
-export function createReconcileLogger({
+export function createReconcileReporter({
   bus,
   reconcile: rule,
-}: CreateReconcileLoggerParameters): ReconcileLogger {
+}: CreateReconcileReporterParameters): ReconcileReporter {
   const gates = new Map<string, ReturnType<typeof createUnavailableGate>>();
   const down = new Set<string>();
   const availability = (account: string, result: RecordResult) => {

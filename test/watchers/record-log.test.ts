@@ -6,7 +6,7 @@ import {
   readFinding,
   reconcileLedger,
 } from "../../src/switch/record.js";
-import { cancelReporter, createReconcileLogger } from "../../src/watchers/record-log.js";
+import { cancelReporter, createReconcileReporter } from "../../src/watchers/record-log.js";
 import { captureLogger } from "../app/helpers.js";
 import { watcherBus } from "../helpers/watcher-bus.js";
 
@@ -43,7 +43,7 @@ const finding: RecordFinding = readFinding(
 describe("reconcile log lines", () => {
   test("default: ledger.reconciled says what changed and why; unavailable is said once per outage", () => {
     const log = captureLogger();
-    const reconcile = createReconcileLogger({ bus: watcherBus(log.logger), reconcile: reconcileLedger });
+    const reconcile = createReconcileReporter({ bus: watcherBus(log.logger), reconcile: reconcileLedger });
     expect(reconcile(USER, view, finding).ledger.triggersToday).toBe(1);
     const line = log.events("ledger.reconciled")[0]!;
     expect(line.account).toBe(USER);

@@ -30,7 +30,7 @@ import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import { type RecordResult, readFinding, reconcileLedger } from "../../switch/record.js";
 import { type AnnouncedOrders, createAnnouncedOrders } from "../../watchers/announced-orders.js";
-import { cancelReporter, createReconcileLogger } from "../../watchers/record-log.js";
+import { cancelReporter, createReconcileReporter } from "../../watchers/record-log.js";
 import { readRecord } from "../../watchers/record-read.js";
 import type { Component } from "../components.js";
 import type { Base } from "../context.js";
@@ -287,7 +287,7 @@ export function recordComponent(): Component<
       const explorerUrl =
         params.explorerUrl ?? (params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config));
       explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
-      const reconcileLog = createReconcileLogger({ bus, reconcile: reconcileLedger });
+      const reconcileLog = createReconcileReporter({ bus, reconcile: reconcileLedger });
       const readAccountRecord = async (account: string): Promise<RecordResult> => {
         const controller = new AbortController();
         const onAbort = () => controller.abort();

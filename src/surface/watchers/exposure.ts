@@ -4,7 +4,8 @@
  * - `exposure` (info): the report's line as published, made by a child logger that removes the top-level secret
  *   keys only (no wildcard paths, which pino would walk on every line of every poll);
  * - `exposure.alert` (warn) / `exposure.alert.cleared` (info): once per crossing of a threshold;
- * - `exposure.failed`: a dex's poll failed (warn, counted) or a poll crashed (error);
+ * - `exposure.failed`: a dex's poll failed (warn, counted) or a poll crashed (error); `open_orders.failed` (debug):
+ *   a read of an account's open orders (src/watchers/open-orders.ts) failed;
  * - the account and position gauges follow what changed (the report publishes only that), a closed position's
  *   series are removed; the poll's duration and last success.
  */
@@ -84,6 +85,12 @@ export function exposureLog(logger: Logger): EventSubscriber {
         log.error(
           { event: "exposure.failed", reason: e.reason, kind: e.kind, err: e.message },
           "exposure poll crashed",
+        );
+        return;
+      case "openOrdersFailed":
+        log.debug(
+          { event: "open_orders.failed", account: e.account, err: e.error },
+          "reading the open orders failed",
         );
         return;
       case "exposureChanged":
