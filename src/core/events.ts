@@ -194,10 +194,10 @@ export type ChainEvent = { readonly module: "chain" } & (
 );
 
 /**
- * The local clock against the exchange's (src/watchers/clock.ts): its skew, measured by the exposure poll from the
- * states' `time` or, with the poll off, by the clock watch from the answers' `Date`; a wall-clock step; a failure of
+ * The local clock against the exchange's: its skew, measured by the exposure poll from the states' `time` or, with
+ * the poll off, by the clock watch (src/app/parts/watch.ts) from the answers' `Date`; a wall-clock step; a failure of
  * the daemon's per-interval hook, which runs in the clock watch's slot. `origin` is the part that measured it (the
- * `module` of its log line).
+ * `module` of its log line, src/surface/watchers/clock.ts).
  */
 export type ClockEvent = { readonly module: "clock"; readonly origin: "daemon" | "exposure" } & (
   | {
