@@ -214,7 +214,7 @@ export function createExposurePoller({
   function runOnce(reason: PollReason): Promise<void> {
     const p = poll(reason)
       .catch((error: unknown) => {
-        // poll() catches per dex; this only guards against a bug in the logging or metrics path
+        // poll() catches per dex; this only guards against a bug in the report (the bus never throws)
         lastError = `${errorKind(error)}: ${errorText(error)}`;
         bus.publish({
           module: "exposurePoll",
