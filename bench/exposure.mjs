@@ -73,6 +73,8 @@ async function main() {
   const { createExposurePoller } = await import(new URL("watchers/exposure.js", DIST).href);
   const { createExposureReporter } = await import(new URL("watchers/exposure-report.js", DIST).href);
   const { createMetrics } = await import(new URL("surface/metrics.js", DIST).href);
+  const { watcherSubscribers } = await import(new URL("surface/watchers/index.js", DIST).href);
+  const { createEventBus } = await import(new URL("core/events.js", DIST).href);
   const { InfoClient } = await import(new URL("protocol/hyperliquid/info.js", DIST).href);
   const { createLogger } = await import(new URL("core/logger.js", DIST).href);
   const { systemClock } = await import(new URL("core/clock.js", DIST).href);
@@ -93,7 +95,8 @@ async function main() {
       users: addresses,
       runtime: createRuntime({ clock: systemClock, timers: systemTimers() }),
       logger,
-      metrics,
+      // the poll publishes; its lines and metrics are the daemon's subscribers (src/surface/watchers/)
+      bus: createEventBus(...watcherSubscribers(logger, metrics)),
       intervalMs: 30_000,
       clockSkewWarnMs: 2_000,
       thresholds: { maxLeverage: 20, minLiquidationDistancePct: 5, maxNotionalUsd: 1_000_000 },
@@ -164,7 +167,7 @@ async function main() {
     // The two reporters and the reference in turn, as above: one fetch (its CPU joins the reference's samples),
     // one cycle on unchanged values, one on changed values, WARMUP + 40 times; medians after the warm-up.
     const reporterFor = () =>
-      createExposureReporter({ log: logger.child({ module: "exposure" }), metrics: createMetrics() });
+      createExposureReporter({ bus: createEventBus(...watcherSubscribers(logger, createMetrics())) });
     const unchangedReporter = reporterFor();
     const changedReporter = reporterFor();
     const reportOnce = (reporter, set) => {

@@ -19,6 +19,7 @@ export { DecimalError, parseDecimal, ratio } from "./core/decimal.js";
 export { parseDuration } from "./core/duration.js";
 export { ArgumentError } from "./core/errors/argument.js";
 export { BaseError, ValidationError } from "./core/errors/base.js";
+export { createEventBus, type DaemonEvent, type EventBus, type EventSubscriber } from "./core/events.js";
 export {
   createRuntime,
   every,
@@ -142,6 +143,8 @@ export {
   parseListenAddress,
 } from "./surface/health.js";
 export { createMetrics, type Metrics } from "./surface/metrics.js";
+// the watchers publish on a bus and word nothing: a bus with their log and metrics subscribers gives their lines
+export { watcherSubscribers } from "./surface/watchers/index.js";
 export { createSwitch, EXPEDITE_LEAD_MS, type Switch } from "./switch/index.js";
 export { Ledger, LedgerEntry, LedgerFile, readLedgerFile, readLedgerState } from "./switch/ledger.js";
 export { type BudgetMonitor, type BudgetStatus, createBudgetMonitor } from "./watchers/budget.js";

@@ -50,6 +50,12 @@ describe("architecture", () => {
       "sim/server.ts -> config/options.ts",
     ]);
     expect(
+      planted({ "watchers/guard.ts": 'import type { Metrics } from "../surface/metrics.js";' }).forbidden,
+    ).toEqual(["watchers/guard.ts -> surface/metrics.ts"]);
+    expect(
+      planted({ "watchers/record-read.ts": 'import { readFinding } from "../switch/record.js";' }).forbidden,
+    ).toEqual(["watchers/record-read.ts -> switch/record.ts"]);
+    expect(
       planted({
         "core/decimal.ts": 'export { X } from "./duration.js";',
         "core/duration.ts": 'import { Y } from "./decimal.js";',

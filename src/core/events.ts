@@ -1,12 +1,16 @@
 /**
  * The daemon's events on one bus: what one part of the daemon tells the others happened, as typed domain events.
  * Every event names the part it comes from (`module`, the same name its log lines carry). The switch publishes its
- * typed events (src/switch/events.ts) for one account; the guard, the budget monitor, the agent watch and the
- * chain watch publish theirs (below), the clock watch and the exposure poll the clock's; the exposure report and the protection watch publish events already named by
- * their contract name. Everything that follows them subscribes: the log lines and the metrics (each part's
- * `...Log` and `...Metrics` subscribers word and count its events, src/switch/log.ts, src/watchers/*), the
- * notifier and the status page. Nothing learns what happened by reading the log: the log is only written.
+ * typed events (src/switch/events.ts) for one account; the guard, the budget monitor, the agent watch, the
+ * chain watch, the exposure poll, the record's reconciliation and the engine-down cancel publish theirs (below), the
+ * clock watch and the exposure poll the clock's; the exposure report (its `exposure` line) and the protection watch
+ * publish events already named by their contract name. Everything that follows them subscribes: the log lines and
+ * the metrics (each part's `...Log` and `...Metrics` subscribers word and count its events, src/switch/log.ts for
+ * the switch, src/surface/watchers/* for the watchers: the producers word nothing), the notifier and the status
+ * page. Nothing learns what happened by reading the log: the log is only written.
  */
+
+import type { ReconcileOutcome, RecordFinding, UnavailableReason } from "./record.js";
 
 export type EventLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
 
@@ -190,10 +194,10 @@ export type ChainEvent = { readonly module: "chain" } & (
 );
 
 /**
- * The local clock against the exchange's (src/watchers/clock.ts): its skew, measured by the exposure poll from the
- * states' `time` or, with the poll off, by the clock watch from the answers' `Date`; a wall-clock step; a failure of
+ * The local clock against the exchange's: its skew, measured by the exposure poll from the states' `time` or, with
+ * the poll off, by the clock watch (src/app/parts/watch.ts) from the answers' `Date`; a wall-clock step; a failure of
  * the daemon's per-interval hook, which runs in the clock watch's slot. `origin` is the part that measured it (the
- * `module` of its log line).
+ * `module` of its log line, src/surface/watchers/clock.ts).
  */
 export type ClockEvent = { readonly module: "clock"; readonly origin: "daemon" | "exposure" } & (
   | {
@@ -210,6 +214,131 @@ export type ClockEvent = { readonly module: "clock"; readonly origin: "daemon" |
   | { readonly type: "intervalHookFailed"; readonly error: unknown }
 );
 
+/** One figure the exposure report changed on a poll of one account and dex (src/watchers/exposure-report.ts). */
+export type ExposureChange =
+  /** an account figure, as the exchange's decimal string */
+  | {
+      readonly figure: "accountValue" | "totalNtlPos" | "totalMarginUsed" | "withdrawable";
+      readonly value: string;
+    }
+  /** the account's leverage; null: not defined (no equity) */
+  | { readonly figure: "leverage"; readonly value: number | null }
+  /** a position's size or notional, as the exchange's decimal string */
+  | { readonly figure: "szi" | "positionValue"; readonly coin: string; readonly value: string }
+  /** a position's distance to liquidation (percent of mark); null: it has no liquidation price */
+  | { readonly figure: "liquidationDistancePct"; readonly coin: string; readonly value: number | null }
+  /** a position that closed since the last poll */
+  | { readonly figure: "closed"; readonly coin: string };
+
+/** A threshold the exposure report watches (`--max-leverage`, `--max-notional-usd`, `--min-liquidation-distance`). */
+export type ExposureAlertMetric = "leverage" | "totalNtlPos" | "liquidationDistancePct";
+
+/**
+ * The exposure poller and its report (src/watchers/exposure.ts, exposure-report.ts), besides the `exposure` line
+ * itself (a `NamedEvent`, below): what changed since the last poll (only what changed: the report compares the
+ * exchange's strings), each crossing of a threshold, each poll's end and failure.
+ */
+export type ExposurePollEvent = { readonly module: "exposurePoll" } & (
+  | {
+      readonly type: "exposureChanged";
+      readonly account: string;
+      /** "" is the first perp dex */
+      readonly dex: string;
+      readonly changes: readonly ExposureChange[];
+    }
+  | {
+      readonly type: "exposureAlert";
+      readonly account: string;
+      readonly dex: string;
+      readonly metric: ExposureAlertMetric;
+      readonly coin?: string | undefined;
+      /** the value that crossed (Infinity: leverage with open notional and no equity); null when not known */
+      readonly value: number | null;
+      readonly limit: number;
+      /**
+       * `raised` over the limit, `cleared` back within it, or a liquidation-distance alert that ended because its
+       * position `closed` or has `noLiquidationPrice` any more
+       */
+      readonly change: "raised" | "cleared" | "closed" | "noLiquidationPrice";
+    }
+  | {
+      readonly type: "exposurePolled";
+      /** how long the poll of every dex took (the monotonic clock) */
+      readonly durationMs: number;
+      /** when every dex was read (ms), or null when one failed */
+      readonly succeededAt: number | null;
+    }
+  | {
+      readonly type: "exposurePollFailed";
+      readonly reason: string;
+      readonly dex: string;
+      /** the error's kind (src/protocol/hyperliquid/errors.ts) or name */
+      readonly kind: string;
+      readonly message: string;
+    }
+  /** a read of an account's open orders failed (src/watchers/open-orders.ts): the status page keeps the last count */
+  | { readonly type: "openOrdersFailed"; readonly account: string; readonly error: unknown }
+  /** a poll that threw past its per-dex handling (a bug in the report's path) */
+  | {
+      readonly type: "exposurePollCrashed";
+      readonly reason: string;
+      readonly kind: string;
+      readonly message: string;
+    }
+);
+
+/**
+ * Reading the exchange's record and reconciling the ledger with it (src/watchers/record-log.ts), for `account`.
+ * The unavailability is published once per outage (and reason), its end once.
+ */
+export type ReconcileEvent = { readonly module: "reconcile"; readonly account: string } & (
+  | { readonly type: "recordUnavailable"; readonly reason: UnavailableReason; readonly detail: string }
+  | { readonly type: "recordAvailable" }
+  | {
+      readonly type: "ledgerReconciled";
+      readonly finding: RecordFinding;
+      readonly outcome: ReconcileOutcome;
+    }
+);
+
+/**
+ * One pass of the engine-down cancel on one dex, as src/protocol/hyperliquid/cancel.ts `CancelReport` tells it (the
+ * parts its line and counters read).
+ */
+export type CancelPass = {
+  readonly account: string;
+  /** a builder-deployed dex's name; absent for the first perp dex */
+  readonly dex?: string | undefined;
+  readonly targeted: readonly { readonly coin: string; readonly oid: number }[];
+  /** reduce-only TP/SL orders left in place */
+  readonly kept: readonly {
+    readonly coin: string;
+    readonly oid: number;
+    readonly orderType: string | undefined;
+  }[];
+  readonly statuses: readonly {
+    readonly asset: number;
+    readonly oid: number;
+    readonly ok: boolean;
+    readonly error?: string | undefined;
+  }[];
+  readonly stillOpen: readonly number[];
+  readonly confirmed: boolean;
+  readonly detail?: string | undefined;
+  readonly weight?: number | undefined;
+};
+
+/** The engine-down cancel (src/watchers/record-log.ts `cancelReporter`). */
+export type CancelEvent = {
+  readonly module: "cancel";
+  readonly type: "ordersCancelled";
+  readonly pass: CancelPass;
+  /** orders the exchange confirmed cancelled */
+  readonly cancelled: number;
+  /** kept stops not kept by an earlier pass (each is counted once, by its order id) */
+  readonly newlyKept: number;
+};
+
 /** The exposure report's and the protection watch's events, named by their contract name. */
 export type NamedEvent = DomainEvent & { readonly module: "exposure" | "notify" };
 
@@ -221,6 +350,9 @@ export type DaemonEvent =
   | AgentEvent
   | ChainEvent
   | ClockEvent
+  | ExposurePollEvent
+  | ReconcileEvent
+  | CancelEvent
   | NamedEvent;
 
 export type EventSubscriber = (event: DaemonEvent) => void;

@@ -12,15 +12,14 @@
  * A signer that is the master itself needs no check. A failed read changes no state (logged once per streak).
  * `onAgentState` is called on the first answer and on every change; the switch turns `missing` / `expired`
  * into NOT PROTECTED (agent_missing / agent_expired). What it reads it publishes as typed events on the bus
- * (src/core/events.ts `AgentEvent`); its log lines (`agentLog`) and its metric (`agentMetrics`) are subscribers.
+ * (src/core/events.ts `AgentEvent`); its log lines and its metric are subscribers in src/surface/watchers/agent.ts.
  */
 
 import { utcDay } from "../core/clock.js";
-import { type AgentEvent, createEventBus, type EventBus, type EventSubscriber } from "../core/events.js";
+import { type AgentEvent, createEventBus, type EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Runtime, TimerHandle } from "../core/runtime.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
-import type { Metrics } from "../surface/metrics.js";
 
 export const DEFAULT_AGENT_CHECK_INTERVAL_MS = 3_600_000;
 export const DEFAULT_AGENT_WARN_DAYS = 7;
@@ -57,13 +56,16 @@ export type CreateAgentWatchParameters = {
    * clock (the daemon's runtime over the exchange's time)
    */
   runtime: Runtime;
-  logger: Logger;
-  metrics?: Pick<Metrics, "agentValidUntil">;
   /**
-   * the daemon's event bus, where `agentLog` and `agentMetrics` subscribe once (src/app/parts/io.ts); without
-   * one, the watch's own bus with those on `logger` and `metrics`
+   * the daemon's event bus, where its log lines and metric subscribe (src/surface/watchers/agent.ts); without one
+   * (a one-off check: `hl-deadman doctor`), what it reads is told to no one but `onAgentState`
    */
   bus?: EventBus | undefined;
+  /**
+   * Not read: the watch words nothing itself (its lines are the bus's subscribers'). Accepted until its last
+   * caller that still passes one (src/app/doctor/checks.ts) stops doing so.
+   */
+  logger?: Logger | undefined;
   intervalMs?: number;
   warnDays?: number;
   onAgentState: (state: AgentState) => void;
@@ -84,9 +86,7 @@ export function createAgentWatch({
   account,
   signer,
   runtime,
-  logger,
-  metrics,
-  bus = createEventBus(agentLog(logger), ...(metrics ? [agentMetrics(metrics)] : [])),
+  bus = createEventBus(),
   intervalMs = DEFAULT_AGENT_CHECK_INTERVAL_MS,
   warnDays = DEFAULT_AGENT_WARN_DAYS,
   onAgentState,
@@ -234,52 +234,3 @@ export function createAgentWatch({
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-/**
- * The agent watch's log lines, a subscriber of the bus (on the logger's `{ module: "agent", account, agent }`
- * child): a state when it changes, the expiry warning, a failed read once per streak.
- */
-export function agentLog(logger: Logger): EventSubscriber {
-  const children = new Map<string, Logger>();
-  return (e) => {
-    if (e.module !== "agent") return;
-    const key = `${e.account} ${e.agent}`;
-    let log = children.get(key);
-    if (!log) {
-      log = logger.child({ module: "agent", account: e.account, agent: e.agent });
-      children.set(key, log);
-    }
-    switch (e.type) {
-      case "agentState": {
-        if (!e.changed) return;
-        const fields = { event: `agent.${e.state}`, validUntil: e.validUntil };
-        if (e.state === "ok") log.info(fields, e.detail);
-        else log.error(fields, e.detail);
-        return;
-      }
-      case "agentExpiring":
-        log.warn(
-          { event: "agent.expiring", validUntil: e.validUntil, daysLeft: e.daysLeft, warnDays: e.warnDays },
-          `the API wallet ${e.agent} ("${e.name}") expires at ${iso(e.validUntil)}: approve a new agent before then`,
-        );
-        return;
-      case "agentCheckFailed":
-        log.warn({ event: "agent.check_failed", message: e.message }, "could not read the API wallet list");
-        return;
-      case "agentCheckRecovered":
-        log.info({ event: "agent.check_recovered" }, "the API wallet list can be read again");
-        return;
-    }
-  };
-}
-
-/** The agent's expiry metric (0: not listed), a subscriber of the bus: set on every answer. */
-export function agentMetrics(metrics: Pick<Metrics, "agentValidUntil">): EventSubscriber {
-  return (e) => {
-    if (e.module !== "agent" || e.type !== "agentState") return;
-    metrics.agentValidUntil.set(
-      { account: e.account, agent: e.agent },
-      e.validUntil === null ? 0 : e.validUntil / 1000,
-    );
-  };
-}

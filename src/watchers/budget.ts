@@ -6,21 +6,13 @@
  * `userRateLimit` for each account on a slow cadence, publishes used / cap / left and the days left at the
  * daemon's own push rate, and warns once per crossing when fewer than `warnDays` remain. It publishes what it
  * reads and each crossing as typed events on the bus (src/core/events.ts `BudgetEvent`); its log lines
- * (`budgetLog`) and metrics (`budgetMetrics`) are subscribers.
+ * and metrics are subscribers in src/surface/watchers/budget.ts.
  */
 
-import {
-  type BudgetEvent,
-  type BudgetFigures,
-  createEventBus,
-  type EventBus,
-  type EventSubscriber,
-} from "../core/events.js";
-import type { Logger } from "../core/logger.js";
+import type { BudgetEvent, BudgetFigures, EventBus } from "../core/events.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
 import type { UserRateLimit } from "../protocol/hyperliquid/schemas.js";
-import type { Metrics } from "../surface/metrics.js";
 
 export type BudgetStatus = {
   account: string;
@@ -45,13 +37,8 @@ export type CreateBudgetMonitorParameters = {
   accounts: string[];
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
-  logger: Logger;
-  metrics: Metrics;
-  /**
-   * the daemon's event bus, where `budgetLog` and `budgetMetrics` subscribe once (src/app/parts/io.ts); without
-   * one, the monitor's own bus with those two on `logger` and `metrics`
-   */
-  bus?: EventBus | undefined;
+  /** the daemon's event bus, where its log lines and metrics subscribe (src/surface/watchers/budget.ts) */
+  bus: EventBus;
   /** check cadence (ms); 0 turns the monitor off */
   intervalMs: number;
   /** this daemon's pushes per day per account (86,400 s / interval) */
@@ -64,9 +51,7 @@ export function createBudgetMonitor({
   info,
   accounts,
   runtime,
-  logger,
-  metrics,
-  bus = createEventBus(budgetLog(logger), budgetMetrics(metrics)),
+  bus,
   intervalMs,
   actionsPerDay,
   warnDays,
@@ -152,71 +137,5 @@ export function createBudgetMonitor({
     },
     checkNow,
     status: () => [...latest.values()],
-  };
-}
-
-/** The fields every budget line carries (`daysLeft` rounded to 0.1). */
-const fieldsOf = (f: BudgetFigures) => ({
-  account: f.account,
-  used: f.used,
-  cap: f.cap,
-  left: f.left,
-  daysLeft: Number(f.daysLeft.toFixed(1)),
-  actionsPerDay: f.actionsPerDay,
-});
-
-/** The budget monitor's log lines, a subscriber of the bus (on the logger's `{ module: "budget" }` child). */
-export function budgetLog(logger: Logger): EventSubscriber {
-  const log = logger.child({ module: "budget" });
-  return (e) => {
-    if (e.module !== "budget") return;
-    switch (e.type) {
-      case "budgetExhausted":
-        log.error(
-          { event: "budget.exhausted", ...fieldsOf(e) },
-          `the address's action budget is used up (${e.used} of ${e.cap}): pushes are throttled to one per 10 s; trade volume or reserveRequestWeight frees more`,
-        );
-        return;
-      case "budgetRecovered":
-        log.info({ event: "budget.recovered", ...fieldsOf(e) }, "the address's action budget has room again");
-        return;
-      case "budgetLow":
-        log.warn(
-          { event: "budget.low", ...fieldsOf(e), warnDays: e.warnDays },
-          `${e.left.toLocaleString("en-US")} actions left: about ${e.daysLeft.toFixed(1)} days at ${e.actionsPerDay.toLocaleString("en-US")} pushes a day; lengthen --interval or add volume`,
-        );
-        return;
-      case "budgetOk":
-        log.info(
-          { event: "budget.ok", ...fieldsOf(e) },
-          "the address's action budget is above the warning level again",
-        );
-        return;
-      case "budgetRead":
-        if (e.first)
-          log.info({ event: "budget", ...fieldsOf(e) }, `address budget: ${e.used} of ${e.cap} actions used`);
-        return;
-      case "budgetCheckFailed":
-        log.warn(
-          { event: "budget.failed", account: e.account, message: e.message },
-          "could not read the address budget",
-        );
-        return;
-      case "budgetCheckRecovered":
-        log.info({ event: "budget.check_recovered" }, "the address budget can be read again");
-        return;
-    }
-  };
-}
-
-/** The budget monitor's metrics, a subscriber of the bus: the figures of every read (-1 days: no pushes). */
-export function budgetMetrics(metrics: Metrics): EventSubscriber {
-  return (e) => {
-    if (e.module !== "budget" || e.type !== "budgetRead") return;
-    const labels = { account: e.account };
-    metrics.addressRequestsUsed.set(labels, e.used);
-    metrics.addressRequestsCap.set(labels, e.cap);
-    metrics.addressRequestsLeft.set(labels, e.left);
-    metrics.addressBudgetDaysLeft.set(labels, Number.isFinite(e.daysLeft) ? e.daysLeft : -1);
   };
 }

@@ -15,17 +15,15 @@
  *   (`chain.error`) and retried next tick. Ticks never overlap.
  *
  * What it sees it publishes as typed events on the bus (src/core/events.ts `ChainEvent`); its log lines
- * (`chainLog`) and metrics (`chainMetrics`) are subscribers.
+ * and metrics are subscribers in src/surface/watchers/chain.ts.
  */
-import type { Logger } from "pino";
 import { normalizeAddress } from "../core/address.js";
-import { type ChainEvent, createEventBus, type EventBus, type EventSubscriber } from "../core/events.js";
+import type { ChainEvent, EventBus } from "../core/events.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { ChainWatchStatus } from "../core/status.js";
 import type { EvmClient } from "../protocol/evm/client.js";
 import { EvmNotFoundError } from "../protocol/evm/errors.js";
 import type { OtsHeader } from "../protocol/evm/schemas.js";
-import type { Metrics } from "../surface/metrics.js";
 
 export type CreateChainWatchParameters = {
   client: EvmClient;
@@ -33,13 +31,8 @@ export type CreateChainWatchParameters = {
   addresses: string[];
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
-  logger: Logger;
-  metrics: Metrics;
-  /**
-   * the daemon's event bus, where `chainLog` and `chainMetrics` subscribe once (src/app/parts/io.ts); without
-   * one, the watch's own bus with those two on `logger` and `metrics`
-   */
-  bus?: EventBus | undefined;
+  /** the daemon's event bus, where its log lines and metrics subscribe (src/surface/watchers/chain.ts) */
+  bus: EventBus;
   /** Time between ticks (ms). */
   pollIntervalMs: number;
   /** Warn when the newest header is older than this (ms). */
@@ -68,9 +61,7 @@ export function createChainWatch({
   client,
   addresses,
   runtime,
-  logger,
-  metrics,
-  bus = createEventBus(chainLog(logger), chainMetrics(metrics)),
+  bus,
   pollIntervalMs,
   stallThresholdMs,
   maxLagBlocks,
@@ -260,78 +251,5 @@ export function createChainWatch({
       return { enabled: enabled && !stopped, supported, headBlock, headLagMs, lastError };
     },
     tick,
-  };
-}
-
-/** The chain watch's log lines, a subscriber of the bus (on the logger's `{ module: "chain" }` child). */
-export function chainLog(logger: Logger): EventSubscriber {
-  const log = logger.child({ module: "chain" });
-  return (e) => {
-    if (e.module !== "chain") return;
-    switch (e.type) {
-      case "chainUnsupported":
-        log.error(
-          { event: "chain.unsupported", rpc: e.rpc },
-          "chain watch disabled: the node does not serve ots_ methods (ots_getHeaderByNumber: method not found); use an RPC that serves the ots_ namespace",
-        );
-        return;
-      case "chainStarted":
-        log.info(
-          { event: "chain.watch.started", rpc: e.rpc, apiLevel: e.apiLevel, addresses: e.addresses },
-          "chain watch started",
-        );
-        return;
-      case "chainStalled":
-        log.warn(
-          { event: "chain.stalled", headBlock: e.headBlock, lagMs: e.lagMs, thresholdMs: e.thresholdMs },
-          `HyperEVM head ${e.headBlock} is ${Math.round(e.lagMs / 1000)} s old: the chain or the node is stalled`,
-        );
-        return;
-      case "chainResumed":
-        log.info(
-          { event: "chain.resumed", headBlock: e.headBlock, lagMs: e.lagMs, stalledForMs: e.stalledForMs },
-          `HyperEVM blocks are coming again (head ${e.headBlock})`,
-        );
-        return;
-      case "chainSkipped":
-        log.warn(
-          { event: "chain.skipped", count: e.count, from: e.from, to: e.to, reason: e.reason },
-          `skipped ${e.count} block(s): ${e.reason}`,
-        );
-        return;
-      case "chainTx": {
-        const fields = {
-          event: "chain.tx",
-          block: e.block,
-          hash: e.hash,
-          from: e.from,
-          to: e.to,
-          ...(e.contractAddress ? { contractAddress: e.contractAddress } : {}),
-          value: e.value,
-          status: e.ok ? "ok" : "failed",
-          gasUsed: e.gasUsed,
-        };
-        if (e.ok) log.info(fields, "watched address transaction");
-        else log.warn(fields, "watched address transaction FAILED (receipt status 0x0)");
-        return;
-      }
-      case "chainError":
-        log[e.notFound ? "info" : "warn"](
-          { event: "chain.error", error: e.error },
-          `chain watch: ${e.error} (retrying next tick)`,
-        );
-        return;
-    }
-  };
-}
-
-/** The chain watch's metrics, a subscriber of the bus: head, lag, skipped blocks, watched transactions. */
-export function chainMetrics(metrics: Metrics): EventSubscriber {
-  return (e) => {
-    if (e.module !== "chain") return;
-    if (e.type === "chainHead") metrics.chainHead.set(e.block);
-    else if (e.type === "chainLag") metrics.chainHeadLag.set(e.lagMs / 1000);
-    else if (e.type === "chainSkipped") metrics.chainBlocksSkipped.inc(e.count);
-    else if (e.type === "chainTx") metrics.chainWatchedTxs.inc({ status: e.ok ? "ok" : "failed" });
   };
 }

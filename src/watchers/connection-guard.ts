@@ -20,18 +20,13 @@
  * announcement per account (src/watchers/announced-orders.ts), for the cancel pass at the engine's death.
  * Bounded: line length, connections, time to the first line, orders per account. A malformed first line is refused with a one-line
  * reason, logged, and changes nothing. What it sees it publishes on the bus (src/core/events.ts `GuardEvent`);
- * its log lines and metric are guard.ts's `guardLog` / `guardMetrics` subscribers.
+ * its log lines and metric are subscribers in src/surface/watchers/guard.ts.
  */
 import { chmod, lstat, unlink } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import type { GuardSocketAddress } from "../config/listen.js";
 import { monotonicOf } from "../core/clock.js";
-import {
-  createEventBus,
-  type EngineAccountState,
-  type EngineDownCause,
-  type EventBus,
-} from "../core/events.js";
+import type { EngineAccountState, EngineDownCause, EventBus } from "../core/events.js";
 import {
   type AnnouncedOrder,
   GUARD_MAX_LINE_BYTES,
@@ -42,12 +37,9 @@ import {
   parseGuardHello,
   parseGuardLine,
 } from "../core/guard-protocol.js";
-import type { Logger } from "../core/logger.js";
 import { afterTimed, type Runtime, type TimerHandle } from "../core/runtime.js";
 import type { GuardStatus } from "../core/status.js";
-import type { Metrics } from "../surface/metrics.js";
 import { type AnnouncedOrders, createAnnouncedOrders } from "./announced-orders.js";
-import { guardLog, guardMetrics } from "./guard.js";
 import { checked, dueAt, heard, type Liveness, livenessStart } from "./liveness.js";
 
 /**
@@ -90,9 +82,8 @@ export type CreateConnectionGuardParameters = {
   /** silence longer than this on a connection → its accounts down; 0: only the close counts */
   heartbeatGapMs: number;
   runtime: Runtime;
-  logger: Logger;
-  metrics: Metrics;
-  bus?: EventBus | undefined;
+  /** the daemon's event bus, where its log lines and metric subscribe (src/surface/watchers/guard.ts) */
+  bus: EventBus;
   onChange: (account: string, up: boolean, detail: string | null, cause: EngineDownCause) => void;
   /**
    * accounts the ledger says an engine held before this start (src/switch/ledger.ts `enginesHeld`): each waits at
@@ -151,7 +142,7 @@ export function createConnectionGuard(params: CreateConnectionGuardParameters): 
   const mono = () => monotonicOf(clock);
   const maxConnections = params.maxConnections ?? GUARD_MAX_CONNECTIONS;
   const helloTimeoutMs = params.helloTimeoutMs ?? GUARD_HELLO_TIMEOUT_MS;
-  const bus = params.bus ?? createEventBus(guardLog(params.logger), guardMetrics(params.metrics));
+  const { bus } = params;
   const known = new Set(params.accounts.map((a) => a.toLowerCase()));
   const announced = params.announced ?? createAnnouncedOrders([...known]);
   const state = new Map<

@@ -1,22 +1,21 @@
 /**
- * What one polled clearinghouse state turns into: the `exposure` log line, the exposure metrics, and the
- * `exposure.alert` / `exposure.alert.cleared` crossings. The poller (exposure.ts) owns the cadence and the
- * requests; this module owns the figures' way out, and keeps it cheap, since it runs once per account per poll
- * (1,000 accounts every 30 s is a normal configuration; BENCHMARKS.md, exposure):
+ * What one polled clearinghouse state turns into, published on the bus: the `exposure` line (a named event: the
+ * log, the status page and the escalating switches follow it), the figures that changed (`exposureChanged`: the
+ * metrics follow it) and the crossings of the thresholds (`exposureAlert`: `exposure.alert` /
+ * `exposure.alert.cleared`). Their wording and metrics are subscribers (src/surface/watchers/exposure.ts). The
+ * poller (exposure.ts) owns the cadence and the requests; this module owns the figures' way out, and keeps it cheap,
+ * since it runs once per account per poll (1,000 accounts every 30 s is a normal configuration; BENCHMARKS.md,
+ * exposure):
  *
- * - Metrics are set only when a value changed since the last poll (the exchange's decimal strings are compared,
- *   and converted to numbers only when they differ); a closed position's series are removed.
- * - The log line carries at most `maxLoggedPositions` positions: the largest by notional (|positionValue|), with
+ * - Only what changed since the last poll is published as changed (the exchange's decimal strings are compared);
+ *   a closed position is published as closed, so its series are removed.
+ * - The line carries at most `maxLoggedPositions` positions: the largest by notional (|positionValue|), with
  *   `positionCount` and `positionsOmitted` when there are more. An account with 45,000 positions would otherwise
- *   write a multi-MB line every poll; the metrics keep every position.
- * - The exposure log lines are made by a child logger that removes the top-level secret keys only (no wildcard
- *   paths, which pino would walk on every line): the fields are the figures built here, never a key or URL.
+ *   write a multi-MB line every poll; the changes keep every position.
  * - Alerts are indexed by account and dex, so clearing one never walks every other account's alerts.
  */
 
-import type { EventBus } from "../core/events.js";
-import type { Logger } from "../core/logger.js";
-import type { Metrics } from "../surface/metrics.js";
+import type { EventBus, ExposureAlertMetric, ExposureChange } from "../core/events.js";
 import { type AccountFigures, deriveFigures, type FiguresInput, type PositionFigures } from "./figures.js";
 
 /** Positions written into one `exposure` log line at most (the largest by notional). */
@@ -30,9 +29,9 @@ export type ExposureReportThresholds = {
   maxNotionalUsd?: number | undefined;
 };
 
-type AlertMetric = "leverage" | "totalNtlPos" | "liquidationDistancePct";
+type AlertMetric = ExposureAlertMetric;
 
-/** The last values written to the metrics of one account and dex (exchange strings, and the derived numbers). */
+/** The last values published of one account and dex (exchange strings, and the derived numbers). */
 type SeriesCache = {
   accountValue: string;
   totalNtlPos: string;
@@ -43,34 +42,37 @@ type SeriesCache = {
 };
 
 export type ExposureReporter = {
-  /** Derives the figures of one account's state, logs its line, updates metrics and alerts. Throws on bad decimals. */
+  /**
+   * Derives the figures of one account's state and publishes its line, what changed and its alerts. Throws on bad
+   * decimals.
+   */
   report(account: string, dex: string, state: FiguresInput, extra: Record<string, unknown>): AccountFigures;
 };
 
 export type CreateExposureReporterParameters = {
-  /** the poller's logger (module "exposure") */
-  log: Logger;
-  metrics: Metrics;
+  /** the daemon's event bus: the lines, changes and alerts are published there */
+  bus: EventBus;
   thresholds?: ExposureReportThresholds;
   maxLoggedPositions?: number;
-  /** the daemon's event bus: each exposure line is also published there (the status page subscribes) */
-  bus?: EventBus | undefined;
 };
 
 /** A decimal string as a gauge value: the exchange's strings are validated by deriveFigures first. */
 const gaugeValue = (decimal: string): number => Number(decimal) || 0;
 
-/** Top-level keys removed from every exposure line (defence in depth; see the module comment). */
-const LINE_REDACT = ["privateKey", "key", "wallet", "signature", "rpcUrl"];
+/**
+ * Top-level keys removed from every published exposure line (defence in depth: the fields are the figures built
+ * here, never a key or URL; the log's subscriber removes them again).
+ */
+export const LINE_REDACT = ["privateKey", "key", "wallet", "signature", "rpcUrl"];
+
+const withoutSecrets = (extra: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(extra).filter(([k]) => !LINE_REDACT.includes(k)));
 
 export function createExposureReporter({
-  log,
-  metrics,
+  bus,
   thresholds = {},
   maxLoggedPositions = MAX_LOGGED_POSITIONS,
-  bus,
 }: CreateExposureReporterParameters): ExposureReporter {
-  const lineLog = log.child({}, { redact: { paths: LINE_REDACT, remove: true } });
   const series = new Map<string, SeriesCache>();
   /** active alerts by account|dex, then by metric|coin */
   const alerts = new Map<string, Map<string, { metric: AlertMetric; coin?: string }>>();
@@ -92,18 +94,16 @@ export function createExposureReporter({
     const active = alerts.get(group)?.has(id) === true;
     const now = value !== null && outside(value, limit);
     if (now === active) return;
-    const fields = {
+    const alert = {
+      module: "exposurePoll",
+      type: "exposureAlert",
       account,
-      ...(dex ? { dex } : {}),
+      dex,
       metric,
-      // JSON has no Infinity: leverage without equity is logged as null with a note
-      value: value !== null && Number.isFinite(value) ? value : null,
-      ...(value === Number.POSITIVE_INFINITY
-        ? { note: "account value is zero or negative with open positions" }
-        : {}),
+      coin,
+      value,
       limit,
-      ...(coin !== undefined ? { coin } : {}),
-    };
+    } as const;
     if (now) {
       let map = alerts.get(group);
       if (!map) {
@@ -111,18 +111,12 @@ export function createExposureReporter({
         alerts.set(group, map);
       }
       map.set(id, coin !== undefined ? { metric, coin } : { metric });
-      log.warn(
-        { event: "exposure.alert", ...fields },
-        `${metric}${coin ? ` of ${coin}` : ""} is ${value} (limit ${limit}) for ${account}`,
-      );
+      bus.publish({ ...alert, change: "raised" });
     } else {
       const map = alerts.get(group);
       map?.delete(id);
       if (map?.size === 0) alerts.delete(group);
-      log.info(
-        { event: "exposure.alert.cleared", ...fields },
-        `${metric}${coin ? ` of ${coin}` : ""} is back within the limit for ${account}`,
-      );
+      bus.publish({ ...alert, change: "cleared" });
     }
   }
 
@@ -155,28 +149,28 @@ export function createExposureReporter({
       const pos = f.positions.find((p) => p.coin === key.coin);
       if (pos && pos.liquidationDistancePct !== undefined) continue;
       active.delete(id);
-      log.info(
-        {
-          event: "exposure.alert.cleared",
-          account,
-          ...(dex ? { dex } : {}),
-          metric: key.metric,
-          value: null,
-          limit: minDistance,
-          coin: key.coin,
-        },
-        `${key.coin} ${pos ? "no longer has a liquidation price" : "position closed"} for ${account}`,
-      );
+      bus.publish({
+        module: "exposurePoll",
+        type: "exposureAlert",
+        account,
+        dex,
+        metric: key.metric,
+        coin: key.coin,
+        value: null,
+        limit: minDistance,
+        change: pos ? "noLiquidationPrice" : "closed",
+      });
     }
     if (active.size === 0) alerts.delete(group);
   }
 
-  // ------------------------------------------------------------------------------------------ metrics
+  // ------------------------------------------------------------------------------------------ changes
 
-  function setMetrics(account: string, dex: string, f: AccountFigures) {
+  /** What changed since the last poll of this account and dex; empty when nothing did. */
+  function changesOf(account: string, dex: string, f: AccountFigures): ExposureChange[] {
     const key = `${account}|${dex}`;
     let cache = series.get(key);
-    const labels = { account, dex };
+    const changes: ExposureChange[] = [];
     if (!cache) {
       cache = {
         accountValue: "",
@@ -189,24 +183,23 @@ export function createExposureReporter({
       series.set(key, cache);
     }
     if (cache.accountValue !== f.accountValue) {
-      metrics.accountValue.set(labels, gaugeValue(f.accountValue));
+      changes.push({ figure: "accountValue", value: f.accountValue });
       cache.accountValue = f.accountValue;
     }
     if (cache.totalNtlPos !== f.totalNtlPos) {
-      metrics.totalNotional.set(labels, gaugeValue(f.totalNtlPos));
+      changes.push({ figure: "totalNtlPos", value: f.totalNtlPos });
       cache.totalNtlPos = f.totalNtlPos;
     }
     if (cache.totalMarginUsed !== f.totalMarginUsed) {
-      metrics.marginUsed.set(labels, gaugeValue(f.totalMarginUsed));
+      changes.push({ figure: "totalMarginUsed", value: f.totalMarginUsed });
       cache.totalMarginUsed = f.totalMarginUsed;
     }
     if (cache.withdrawable !== f.withdrawable) {
-      metrics.withdrawable.set(labels, gaugeValue(f.withdrawable));
+      changes.push({ figure: "withdrawable", value: f.withdrawable });
       cache.withdrawable = f.withdrawable;
     }
     if (cache.leverage !== f.leverage) {
-      if (f.leverage === null) metrics.leverage.remove(labels);
-      else metrics.leverage.set(labels, f.leverage);
+      changes.push({ figure: "leverage", value: f.leverage });
       cache.leverage = f.leverage;
     }
     const before = cache.positions;
@@ -220,14 +213,12 @@ export function createExposureReporter({
         last.liquidationDistance === distance
       )
         continue;
-      const l = { account, dex, coin: p.coin };
-      if (!last || last.szi !== p.szi) metrics.positionSize.set(l, gaugeValue(p.szi));
+      const coin = p.coin;
+      if (!last || last.szi !== p.szi) changes.push({ figure: "szi", coin, value: p.szi });
       if (!last || last.positionValue !== p.positionValue)
-        metrics.positionValue.set(l, gaugeValue(p.positionValue));
-      if (!last || last.liquidationDistance !== distance) {
-        if (distance === undefined) metrics.liquidationDistance.remove(l);
-        else metrics.liquidationDistance.set(l, distance / 100);
-      }
+        changes.push({ figure: "positionValue", coin, value: p.positionValue });
+      if (!last || last.liquidationDistance !== distance)
+        changes.push({ figure: "liquidationDistancePct", coin, value: distance ?? null });
       if (last) {
         last.szi = p.szi;
         last.positionValue = p.positionValue;
@@ -235,18 +226,16 @@ export function createExposureReporter({
       } else
         before.set(p.coin, { szi: p.szi, positionValue: p.positionValue, liquidationDistance: distance });
     }
-    // closed positions: drop their series so dashboards do not show a stale size
+    // closed positions: their series go, so dashboards do not show a stale size
     if (before.size !== f.positions.length) {
       const open = new Set(f.positions.map((p) => p.coin));
       for (const coin of before.keys()) {
         if (open.has(coin)) continue;
-        const l = { account, dex, coin };
-        metrics.positionSize.remove(l);
-        metrics.positionValue.remove(l);
-        metrics.liquidationDistance.remove(l);
+        changes.push({ figure: "closed", coin });
         before.delete(coin);
       }
     }
+    return changes;
   }
 
   // ------------------------------------------------------------------------------------------ the line
@@ -271,10 +260,13 @@ export function createExposureReporter({
       const f = deriveFigures(state);
       const shown = largestPositions(f.positions, maxLoggedPositions);
       const omitted = f.positions.length - shown.length;
-      const fields = {
+      // One object, built once: the line's fields in their order, then what the bus adds (the log's subscriber takes
+      // those three off). A secret key in `extra` is left out here rather than deleted after (a delete turns the
+      // object into a slow dictionary, on every line of every poll).
+      const line = {
         event: "exposure",
         account,
-        ...extra,
+        ...(LINE_REDACT.some((k) => Object.hasOwn(extra, k)) ? withoutSecrets(extra) : extra),
         accountValue: f.accountValue,
         totalNtlPos: f.totalNtlPos,
         totalMarginUsed: f.totalMarginUsed,
@@ -284,15 +276,14 @@ export function createExposureReporter({
         maintenanceMarginRatio: f.maintenanceMarginRatio,
         positions: shown.map(loggedPosition),
         ...(omitted > 0 ? { positionCount: f.positions.length, positionsOmitted: omitted } : {}),
+        level: "info" as const,
+        msg: exposureSummary(account, f),
+        module: "exposure" as const,
       };
-      const msg = exposureSummary(account, f);
-      lineLog.info(fields, msg);
-      if (bus) {
-        const published: Record<string, unknown> = { ...fields };
-        for (const k of LINE_REDACT) delete published[k];
-        bus.publish({ ...published, event: "exposure", level: "info", msg, module: "exposure", account });
-      }
-      setMetrics(account, dex, f);
+      bus.publish(line);
+      const changes = changesOf(account, dex, f);
+      if (changes.length > 0)
+        bus.publish({ module: "exposurePoll", type: "exposureChanged", account, dex, changes });
       checkThresholds(account, dex, f);
       return f;
     },

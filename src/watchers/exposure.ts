@@ -8,20 +8,21 @@
  * - One `exposure` log line per account (and dex) per poll, with the fields of docs/observability.md ("Log events") plus derived figures
  *   (figures.ts: exact BigInt decimals); `exposure.alert` / `exposure.alert.cleared` once per crossing of a
  *   threshold; `clock.skew` / `clock.skew.cleared` once per crossing of the skew limit (skew.ts).
- * - A failed poll (any dex) logs `exposure.failed` at warn with the error kind and message, counts
- *   `exposure_poll_failures_total`, and is retried at the next tick. It never throws out of the poller.
+ * - A failed poll (any dex) is published (`exposurePollFailed`: `exposure.failed` at warn with the error kind and
+ *   message, counted by `exposure_poll_failures_total`), and is retried at the next tick. It never throws out of
+ *   the poller.
+ * Everything it and its report see is published on the bus (src/core/events.ts `ExposurePollEvent`, the clock's
+ * `ClockEvent`, the `exposure` line); the wording and the metrics are subscribers (src/surface/watchers/).
  */
 
 import { normalizeAddress } from "../core/address.js";
 import { ArgumentError } from "../core/errors/argument.js";
-import { createEventBus, type EventBus } from "../core/events.js";
+import type { EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { ExposureStatus } from "../core/status.js";
 import type { HyperliquidErrorKind } from "../protocol/hyperliquid/errors.js";
 import type { ClearinghouseState } from "../protocol/hyperliquid/schemas.js";
-import type { Metrics } from "../surface/metrics.js";
-import { clockLog, clockMetrics } from "./clock.js";
 import { createExposureReporter } from "./exposure-report.js";
 import { CrossingLatch, SkewEstimator, sampleSkew } from "./skew.js";
 
@@ -58,15 +59,15 @@ export type CreateExposurePollerParameters = {
   dexes?: readonly string[];
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
+  /** where a poll loop that throws is reported (the runtime's `every`) */
   logger: Logger;
-  metrics: Metrics;
   /** poll cadence (ms); 0 disables the poller (start and pollNow do nothing) */
   intervalMs: number;
   thresholds?: ExposureThresholds;
   /** warn when |local − exchange| exceeds this (ms) */
   clockSkewWarnMs: number;
-  /** the daemon's event bus: each account's exposure is published there (exposure-report.ts) */
-  bus?: EventBus | undefined;
+  /** the daemon's event bus: each account's exposure, the clock's skew and the polls are published there */
+  bus: EventBus;
 };
 
 export type ExposurePoller = {
@@ -107,7 +108,6 @@ export function createExposurePoller({
   dexes = [""],
   runtime,
   logger,
-  metrics,
   intervalMs,
   thresholds = {},
   clockSkewWarnMs,
@@ -125,10 +125,8 @@ export function createExposurePoller({
 
   const skew = new SkewEstimator();
   const skewLatch = new CrossingLatch(clockSkewWarnMs);
-  // the figures' way out: log line, metrics, alerts (exposure-report.ts)
-  const reporter = createExposureReporter({ log, metrics, thresholds, bus });
-  // the skew's line and metric are the clock's subscribers (clock.ts): the daemon's, or a bus of the poll's own
-  const clockBus = bus ?? createEventBus(clockLog(logger), clockMetrics(metrics));
+  // the figures' way out: line, changes, alerts (exposure-report.ts)
+  const reporter = createExposureReporter({ bus, thresholds });
 
   let lastSuccessAt: number | null = null;
   let lastAttemptAt: number | null = null;
@@ -146,7 +144,7 @@ export function createExposurePoller({
   function updateSkew(sample: ReturnType<typeof sampleSkew>) {
     const estimate = skew.add(sample);
     if (!estimate) return;
-    clockBus.publish({
+    bus.publish({
       module: "clock",
       origin: "exposure",
       type: "clockSkew",
@@ -183,11 +181,7 @@ export function createExposurePoller({
       const kind = errorKind(error);
       const message = errorText(error);
       lastError = `${kind}: ${message}`;
-      metrics.pollFailures.inc();
-      log.warn(
-        { event: "exposure.failed", reason, ...(dex ? { dex } : {}), kind, err: message },
-        `exposure poll failed (${kind}); retrying at the next tick`,
-      );
+      bus.publish({ module: "exposurePoll", type: "exposurePollFailed", reason, dex, kind, message });
       return false;
     }
   }
@@ -204,23 +198,31 @@ export function createExposurePoller({
       if (signal.aborted) return;
       ok = (await pollDex(dex, reason, signal)) && ok;
     }
-    metrics.pollDuration.observe((performance.now() - t0) / 1000);
+    const durationMs = performance.now() - t0;
     if (ok) {
       lastSuccessAt = clock.now();
       lastError = null;
-      metrics.lastPoll.set(lastSuccessAt / 1000);
     }
+    bus.publish({
+      module: "exposurePoll",
+      type: "exposurePolled",
+      durationMs,
+      succeededAt: ok ? lastSuccessAt : null,
+    });
   }
 
   function runOnce(reason: PollReason): Promise<void> {
     const p = poll(reason)
       .catch((error: unknown) => {
-        // poll() catches per dex; this only guards against a bug in the logging or metrics path
+        // poll() catches per dex; this only guards against a bug in the report (the bus never throws)
         lastError = `${errorKind(error)}: ${errorText(error)}`;
-        log.error(
-          { event: "exposure.failed", reason, kind: errorKind(error), err: errorText(error) },
-          "exposure poll crashed",
-        );
+        bus.publish({
+          module: "exposurePoll",
+          type: "exposurePollCrashed",
+          reason,
+          kind: errorKind(error),
+          message: errorText(error),
+        });
       })
       .finally(() => {
         running = null;

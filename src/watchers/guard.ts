@@ -9,20 +9,19 @@
  * A failure seen by a look that ran late (the daemon stalled) is taken again at once before it counts.
  * Checked every `intervalMs` on a drift-free loop; `onChange(up, detail)` is called on every change (the
  * daemon tells the switches, which log `engine.down` / `engine.up` per account). What it sees it publishes as
- * typed events on the bus (src/core/events.ts `GuardEvent`); its log lines (`guardLog`) and its metric
- * (`guardMetrics`) are subscribers.
+ * typed events on the bus (src/core/events.ts `GuardEvent`); its log lines and its metric are subscribers in
+ * src/surface/watchers/guard.ts.
  */
 import { stat } from "node:fs/promises";
 import { DEFAULTS } from "../config/options.js";
 import { monotonicOf } from "../core/clock.js";
-import { createEventBus, type EventBus, type EventSubscriber } from "../core/events.js";
+import { createEventBus, type EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
 import { redactUrl } from "../core/redact.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { GuardStatus } from "../core/status.js";
 import { TransportError } from "../protocol/http/errors.js";
 import { createHttpTransport, type HttpTransport } from "../protocol/http/http.js";
-import type { Metrics } from "../surface/metrics.js";
 import { lateToleranceMs } from "./liveness.js";
 
 export const URL_FAILURES_FOR_DOWN = 2;
@@ -48,13 +47,18 @@ export type CreateGuardParameters = {
   intervalMs: number;
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
+  /** where a check loop that throws is reported (the runtime's `every`) */
   logger: Logger;
-  metrics: Metrics;
   /**
-   * the daemon's event bus, where `guardLog` and `guardMetrics` subscribe once (src/app/parts/io.ts); without
-   * one, the guard's own bus with those two on `logger` and `metrics`
+   * the daemon's event bus, where its log lines and metric subscribe (src/surface/watchers/guard.ts); without one
+   * (a one-off check: `hl-deadman doctor`), what it sees is told to no one but `onChange`
    */
   bus?: EventBus | undefined;
+  /**
+   * Not read: the guard counts nothing itself (its metric is a subscriber of the bus). Accepted until its last
+   * caller that still passes one (src/app/doctor/checks.ts) stops doing so.
+   */
+  metrics?: unknown;
   onChange: (up: boolean, detail: string | null) => void;
   /** injectable for tests; default a transport of its own for `url` (closed by `stop`) */
   transport?: HttpTransport | undefined;
@@ -87,7 +91,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       : undefined);
   const kind: "file" | "url" = file ? "file" : "url";
   const log = params.logger.child({ module: "guard" });
-  const bus = params.bus ?? createEventBus(guardLog(params.logger), guardMetrics(params.metrics));
+  const bus = params.bus ?? createEventBus();
   let up = true;
   let lastCheckAt: number | null = null;
   let detail: string | null = null;
@@ -214,96 +218,5 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       if (checking) await checking.catch(() => undefined);
     },
     status: () => ({ configured: true, up, kind, lastCheckAt, detail }),
-  };
-}
-
-/** The guard's log lines, a subscriber of the bus (on the logger's `{ module: "guard" }` child). */
-export function guardLog(logger: Logger): EventSubscriber {
-  const log = logger.child({ module: "guard" });
-  return (e) => {
-    if (e.module !== "guard") return;
-    if (e.type === "guardFutureMtime")
-      log.warn(
-        { event: "guard.future_mtime", file: e.file, aheadMs: e.aheadMs },
-        `guard file ${e.file} has an mtime ${e.aheadMs} ms in the future: treated as stale until it is touched with the right time`,
-      );
-    else if (e.type === "guardChecked")
-      log.debug({ event: "guard.check", ok: e.ok, detail: e.detail }, "guard checked");
-    // the connection guard (src/watchers/connection-guard.ts)
-    else if (e.type === "guardListening")
-      log.info(
-        { event: "guard.listening", address: e.address, accounts: e.accounts },
-        `connection guard listening on ${e.address}; waiting for the engine to connect for ${e.accounts.join(", ")}`,
-      );
-    else if (e.type === "engineConnected")
-      log.info(
-        {
-          event: "guard.connected",
-          connection: e.connection,
-          accounts: e.accounts,
-          connections: e.connections,
-        },
-        `engine connected (connection ${e.connection}) for ${e.accounts.join(", ")}`,
-      );
-    else if (e.type === "engineRefused") {
-      // A first line read and refused is an engine that believes it guards accounts it does not: said at error,
-      // with what it tried (the accounts stay `waiting`, or go down at their connect grace).
-      if (e.hello)
-        log.error(
-          {
-            event: "guard.refused",
-            connection: e.connection,
-            reason: e.reason,
-            version: e.hello.version,
-            accounts: e.hello.accounts,
-          },
-          `engine connection ${e.connection} refused (${e.hello.version || "no version"} for ${e.hello.accounts.join(", ") || "no account"}): ${e.reason}; it guards nothing`,
-        );
-      else
-        log.warn(
-          { event: "guard.refused", connection: e.connection, reason: e.reason },
-          `engine connection ${e.connection} refused: ${e.reason}`,
-        );
-    } else if (e.type === "engineDetach")
-      log.info(
-        { event: "guard.detach", connection: e.connection, accounts: e.accounts, graceMs: e.ms },
-        `engine connection ${e.connection} detaches: closing within ${e.ms} ms is a planned restart`,
-      );
-    else if (e.type === "engineLineIgnored")
-      log.warn(
-        { event: "guard.line_ignored", connection: e.connection, reason: e.reason },
-        `engine connection ${e.connection}: ${e.reason}`,
-      );
-    else if (e.type === "engineDisconnected")
-      log.info(
-        { event: "guard.disconnected", connection: e.connection, accounts: e.accounts, reason: e.reason },
-        `engine connection ${e.connection} gone (${e.reason}): ${e.detail}`,
-      );
-    else if (e.type === "engineAccount") {
-      const fields = { event: `guard.engine_${e.state}`, account: e.account, detail: e.detail };
-      if (e.state === "down") log.warn(fields, `engine down for ${e.account}: ${e.detail}`);
-      else log.info(fields, `engine ${e.state} for ${e.account}: ${e.detail}`);
-    }
-  };
-}
-
-/**
- * The guard's metrics, a subscriber of the bus: `engineUp` up when configured, then every change; the connection
- * guard's `engine_state` per account.
- */
-export function guardMetrics(metrics: Metrics): EventSubscriber {
-  const changed = new Set<string>();
-  return (e) => {
-    if (e.module !== "guard") return;
-    if (e.type === "guardConfigured") metrics.engineUp.set({ guard: e.kind }, 1);
-    else if (e.type === "engineChanged") metrics.engineUp.set({ guard: e.kind }, e.up ? 1 : 0);
-    // the connection guard's accounts: each waits from the start until an engine names it, then follows its changes
-    // (an engine may connect while the socket's mode is set, before `guardListening`: its state is not undone)
-    else if (e.type === "guardListening") {
-      for (const a of e.accounts) if (!changed.has(a)) metrics.setEngineState(a, "waiting");
-    } else if (e.type === "engineAccount") {
-      changed.add(e.account);
-      metrics.setEngineState(e.account, e.state);
-    }
   };
 }

@@ -8,7 +8,8 @@
  * - Read only while the daemon arms at most OPEN_ORDERS_MAX_ACCOUNTS accounts (src/config/weight.ts): each read weighs 20 of the IP's
  *   1,200 a minute (src/config/weight.ts counts it), so a fleet's page says the count is not read, never a guess.
  * - Publishes an `open_orders` event on the bus (module `exposure`) per account after each read of all its dexes;
- *   a failed read publishes nothing (the page keeps the last count with its time) and logs at debug.
+ *   a failed read publishes `openOrdersFailed` instead (the page keeps the last count with its time; the line,
+ *   `open_orders.failed` at debug, is src/surface/watchers/exposure.ts's).
  */
 import { readsOpenOrders } from "../config/weight.js";
 import type { EventBus } from "../core/events.js";
@@ -51,6 +52,7 @@ export function createOpenOrdersWatch({
   accounts: readonly string[];
   dexes?: readonly string[];
   runtime: Runtime;
+  /** where a read loop that throws is reported (the runtime's `every`) */
   logger: Logger;
   intervalMs: number;
   bus: EventBus;
@@ -94,7 +96,7 @@ export function createOpenOrdersWatch({
           await readAccount(account);
         } catch (error) {
           if (controller.signal.aborted) return;
-          log.debug({ event: "open_orders.failed", account, err: error }, "reading the open orders failed");
+          bus.publish({ module: "exposurePoll", type: "openOrdersFailed", account, error });
         }
       }
     })().finally(() => {

@@ -1,22 +1,18 @@
 /**
- * The log lines of the reconcile and of the cancel mode, in one place so the switch's wiring stays small:
- * `ledger.reconciled` (info: what changed and why), `record.unavailable` (warn, once per outage),
- * `record.available` (info, when it comes back), and `orders.cancelled` (info or error) with the counters.
+ * What the reconcile and the cancel mode publish, in one place so the switch's wiring stays small: the record's
+ * unavailability (once per outage) and its return, each reconciliation of a ledger view with it (what changed and
+ * why), and each engine-down cancel pass (its kept stops counted once). Their log lines (`ledger.reconciled`,
+ * `record.unavailable`, `record.available`, `orders.cancelled`) and counters are subscribers
+ * (src/surface/watchers/record.ts).
  */
 
-import type { Logger } from "../core/logger.js";
+import type { EventBus } from "../core/events.js";
+import type { LedgerView, ReconcileOutcome, RecordResult } from "../core/record.js";
 import type { CancelReport } from "../protocol/hyperliquid/cancel.js";
-import type { Metrics } from "../surface/metrics.js";
-import {
-  type LedgerView,
-  type ReconcileOutcome,
-  type RecordResult,
-  reconcileLedger,
-} from "../switch/record.js";
 import { createUnavailableGate } from "./record-read.js";
 
-export type ReconcileLogger = {
-  /** Reconciles a ledger view (an ASSUMED count at start-up, `status --reconcile`) and logs the changes. */
+export type ReconcileReporter = {
+  /** Reconciles a ledger view (an ASSUMED count at start-up, `status --reconcile`) and publishes the changes. */
   (account: string, view: LedgerView, result: RecordResult): ReconcileOutcome;
   /** Only says whether the record can be read (once per outage); the switch's machine applies the record. */
   availability(account: string, result: RecordResult): void;
@@ -24,9 +20,21 @@ export type ReconcileLogger = {
   assumed(account: string, view: LedgerView, result: RecordResult): ReconcileOutcome;
 };
 
-/** Reconciles and logs; the unavailable message is said once per outage (per account). */
-export function createReconcileLogger(logger: Logger): ReconcileLogger {
-  const log = logger.child({ module: "reconcile" });
+export type CreateReconcileReporterParameters = {
+  /** the daemon's event bus */
+  bus: EventBus;
+  /**
+   * the rule that corrects a ledger view from the record (src/switch/record.ts `reconcileLedger`, pure), handed in by
+   * the app: this room does not see the switch's
+   */
+  reconcile: (view: LedgerView, result: RecordResult) => ReconcileOutcome;
+};
+
+/** Reconciles and publishes; the unavailable record is published once per outage (per account). */
+export function createReconcileReporter({
+  bus,
+  reconcile: rule,
+}: CreateReconcileReporterParameters): ReconcileReporter {
   const gates = new Map<string, ReturnType<typeof createUnavailableGate>>();
   const down = new Set<string>();
   const availability = (account: string, result: RecordResult) => {
@@ -38,59 +46,34 @@ export function createReconcileLogger(logger: Logger): ReconcileLogger {
     if (!result.available) {
       if (gate(result)) {
         down.add(account);
-        log.warn(
-          { event: "record.unavailable", account, reason: result.reason, detail: result.detail },
-          "the exchange's record cannot be read; the ledger keeps its own count (a lapse counts as a guessed trigger)",
-        );
+        bus.publish({
+          module: "reconcile",
+          type: "recordUnavailable",
+          account,
+          reason: result.reason,
+          detail: result.detail,
+        });
       }
       return;
     }
     gate(result);
-    if (down.delete(account)) {
-      log.info({ event: "record.available", account }, "the exchange's record can be read again");
-    }
+    if (down.delete(account)) bus.publish({ module: "reconcile", type: "recordAvailable", account });
   };
   const reconcile = (account: string, view: LedgerView, result: RecordResult): ReconcileOutcome => {
     availability(account, result);
-    const outcome = reconcileLedger(view, result);
+    const outcome = rule(view, result);
     if (!result.available) return outcome;
-    if (outcome.changes.length > 0) {
-      log.info(
-        {
-          event: "ledger.reconciled",
-          account,
-          changes: outcome.changes,
-          notes: outcome.notes,
-          firesToday: result.firesToday,
-          coversDay: result.coversDay,
-        },
-        outcome.changes.map((c) => `${c.field} ${String(c.from)} → ${String(c.to)}: ${c.reason}`).join("; "),
-      );
-    } else {
-      log.debug(
-        {
-          event: "record.checked",
-          account,
-          firesToday: result.firesToday,
-          coversDay: result.coversDay,
-          notes: outcome.notes,
-        },
-        "the ledger agrees with the exchange's record",
-      );
-    }
+    bus.publish({ module: "reconcile", type: "ledgerReconciled", account, finding: result, outcome });
     return outcome;
   };
   return Object.assign(reconcile, { availability, assumed: reconcile });
 }
 
-/** An `onReport` for createCancelExecutor: logs `orders.cancelled` and counts cancelled and kept orders. */
-export function cancelReportLogger(
-  logger: Logger,
-  metrics?: Pick<Metrics, "ordersCancelled" | "ordersKept">,
-): (report: CancelReport) => void {
-  const log = logger.child({ module: "cancel" });
-  // The cancel mode runs a pass at every interval while the engine is down: a stop kept is counted once (by its
-  // order id), and a pass that found nothing to do says so at debug level only.
+/**
+ * An `onReport` for createCancelExecutor: publishes each pass. The cancel mode runs a pass at every interval while
+ * the engine is down: a stop kept is counted once (by its order id).
+ */
+export function cancelReporter(bus: EventBus): (report: CancelReport) => void {
   const keptSeen = new Map<string, Set<number>>();
   return (report) => {
     const cancelled = report.statuses.filter((s) => s.ok).length;
@@ -99,30 +82,12 @@ export function cancelReportLogger(
     const newlyKept = report.kept.filter((k) => !seen.has(k.oid));
     for (const k of newlyKept) seen.add(k.oid);
     if (seen.size > 10_000) seen.clear();
-    metrics?.ordersCancelled.inc({ account: report.account }, cancelled);
-    metrics?.ordersKept.inc({ account: report.account }, newlyKept.length);
-    if (report.confirmed && report.targeted.length === 0 && newlyKept.length === 0) {
-      log.debug(
-        { event: "orders.checked", account: report.account, kept: report.kept.length },
-        "no open order to cancel",
-      );
-      return;
-    }
-    const fields = {
-      event: "orders.cancelled",
-      account: report.account,
-      ...(report.dex !== undefined ? { dex: report.dex } : {}),
-      confirmed: report.confirmed,
+    bus.publish({
+      module: "cancel",
+      type: "ordersCancelled",
+      pass: report,
       cancelled,
-      kept: report.kept.length,
-      keptOrders: report.kept,
-      refused: report.statuses.filter((s) => !s.ok),
-      stillOpen: report.stillOpen,
-      ...(report.weight !== undefined ? { weight: report.weight } : {}),
-      ...(report.detail !== undefined ? { detail: report.detail } : {}),
-    };
-    const message = `${report.dex !== undefined ? `dex ${report.dex}: ` : ""}cancelled ${cancelled} order(s), kept ${report.kept.length} reduce-only stop(s); no trigger spent${report.confirmed ? "" : ` — NOT confirmed: ${report.detail ?? "unknown"}`}`;
-    if (report.confirmed) log.info(fields, message);
-    else log.error(fields, message);
+      newlyKept: newlyKept.length,
+    });
   };
 }

@@ -4,16 +4,20 @@
  * (`sayUnavailableOnce`) and keeps today's behaviour (docs/exchange-record.md, "When the record is
  * unavailable").
  */
+
+import type { FindingOptions, RecordFinding, RecordResult, RecordUnavailable } from "../core/record.js";
 import { HyperliquidApiError } from "../protocol/hyperliquid/errors.js";
 import type { ExplorerClient } from "../protocol/hyperliquid/explorer.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
-import type { ExplorerTx } from "../protocol/hyperliquid/schemas.js";
-import {
-  type FindingOptions,
-  type RecordResult,
-  type RecordUnavailable,
-  readFinding,
-} from "../switch/record.js";
+import type { ExplorerTx, HistoricalOrder } from "../protocol/hyperliquid/schemas.js";
+
+/** The pure reading of what the record lists (src/switch/record.ts `readFinding`). */
+export type ReadFinding = (
+  txs: ReadonlyArray<ExplorerTx>,
+  orders: ReadonlyArray<HistoricalOrder>,
+  now: number,
+  options?: FindingOptions,
+) => RecordFinding;
 
 export type ReadRecordParameters = {
   /** null when no explorer is configured (e.g. a third-party API host without one) */
@@ -29,6 +33,8 @@ export type ReadRecordParameters = {
   now: () => number;
   signal?: AbortSignal | undefined;
   options?: FindingOptions;
+  /** what the lists say, handed in by the app or the command: the rule is the switch's, which this room does not see */
+  readFinding: ReadFinding;
 };
 
 export function unavailableFrom(error: unknown, what: string): RecordUnavailable {
@@ -66,6 +72,7 @@ export async function readRecord({
   now,
   signal,
   options,
+  readFinding,
 }: ReadRecordParameters): Promise<RecordResult> {
   if (!explorer) {
     return { available: false, reason: "not_configured", detail: "no explorer URL is configured" };

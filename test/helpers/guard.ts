@@ -9,6 +9,7 @@ import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createConnectionGuard } from "../../src/watchers/connection-guard.js";
 import { captureLogger } from "../app/helpers.js";
+import { watcherBus } from "./watcher-bus.js";
 
 export function socketGuard(socket: string, accounts: readonly string[]) {
   const clock = new ManualClock(0);
@@ -19,8 +20,10 @@ export function socketGuard(socket: string, accounts: readonly string[]) {
     accounts,
     heartbeatGapMs: 0,
     runtime: createRuntime({ clock, timers }),
-    logger: captureLogger().logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
+    bus: watcherBus(
+      captureLogger().logger,
+      createMetrics({ registry: new Registry(), defaultMetrics: false }),
+    ),
     onChange: (a, up) => changes.push([a, up]),
   });
   return { g, changes, timers };

@@ -160,8 +160,6 @@ export async function startInProcess({
           chain = createChainWatch({
             client: new EvmClient({ rpcUrl: sim.rpcUrl, timeoutMs: 2_000 }),
             addresses: config.watchAddresses,
-            logger: deps.logger,
-            metrics: deps.metrics,
             bus: deps.bus,
             // the daemon's clock on real timers, whose hour is never due in a test: `run` ticks it
             runtime: createRuntime({ clock: deps.runtime.clock, timers: systemTimers() }),

@@ -8,7 +8,7 @@ import type { GuardStatus, SwitchStatus } from "../../src/core/status.js";
 import { computeReadiness } from "../../src/surface/health.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { engineOf, guardView } from "../../src/surface/status-page/index.js";
-import { guardMetrics } from "../../src/watchers/guard.js";
+import { guardMetrics } from "../../src/surface/watchers/guard.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 const A = "0x1111111111111111111111111111111111111111";

@@ -17,6 +17,7 @@ import {
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createExposurePoller } from "../../src/watchers/exposure.js";
 import { captureLogger } from "../app/helpers.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 const ACCOUNT = "0x1111111111111111111111111111111111111111";
@@ -384,7 +385,7 @@ describe("health server against the simulator", () => {
       users: [ACCOUNT],
       runtime: createRuntime({ clock: systemClock, timers: systemTimers() }),
       logger: captureLogger().logger,
-      metrics,
+      bus: watcherBus(captureLogger().logger, metrics),
       intervalMs: 30_000,
       clockSkewWarnMs: 2_000,
     });
@@ -438,7 +439,7 @@ describe("health server against the simulator", () => {
       users: [ACCOUNT],
       runtime: createRuntime({ clock, timers: systemTimers() }),
       logger: captureLogger().logger,
-      metrics: createMetrics({ defaultMetrics: false }),
+      bus: watcherBus(captureLogger().logger, createMetrics({ defaultMetrics: false })),
       intervalMs: 15_000,
       clockSkewWarnMs: 2_000,
     });

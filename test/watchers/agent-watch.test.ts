@@ -9,6 +9,7 @@ import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { type AgentState, createAgentWatch } from "../../src/watchers/agent-watch.js";
 import { captureLogger } from "../app/helpers.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 import { post, simulatorPerTest, testWallet } from "../sim/helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -33,8 +34,7 @@ async function setup({ validUntil = T0 + 90 * DAY, name = "hl-deadman", signer =
     account: master,
     signer,
     runtime: createRuntime({ clock, timers }),
-    logger: log.logger,
-    metrics,
+    bus: watcherBus(log.logger, metrics),
     intervalMs: HOUR,
     warnDays: 7,
     onAgentState: (s) => states.push(s),

@@ -8,6 +8,7 @@ import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createBudgetMonitor } from "../../src/watchers/budget.js";
 import { captureLogger, type Harness, harness } from "../app/helpers.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 
 let sim: SimulatorHandle | undefined;
 let h: Harness | undefined;
@@ -43,8 +44,7 @@ function monitorFor({
     info,
     accounts: [user],
     runtime: createRuntime({ clock, timers: new ManualTimers(clock) }),
-    logger: log.logger,
-    metrics,
+    bus: watcherBus(log.logger, metrics),
     intervalMs: 600_000,
     actionsPerDay: 5_760,
     warnDays: 14,

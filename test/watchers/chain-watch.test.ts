@@ -7,6 +7,7 @@ import { SimChain } from "../../src/sim/chain.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createChainWatch } from "../../src/watchers/chain-watch.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 import { noOtsAnswer, startFakeRpc } from "../protocol/evm/helpers.js";
 
 const KEY = "chainWatchSecretKey42";
@@ -39,8 +40,7 @@ async function setup(
     client,
     addresses: opts.addresses ?? [],
     runtime: createRuntime({ clock, timers: systemTimers() }),
-    logger,
-    metrics,
+    bus: watcherBus(logger, metrics),
     pollIntervalMs: 60_000,
     stallThresholdMs: opts.stallThresholdMs ?? 10_000,
     maxLagBlocks: opts.maxLagBlocks ?? 100,

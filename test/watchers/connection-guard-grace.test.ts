@@ -17,6 +17,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { ABSENT_DETAIL, createConnectionGuard } from "../../src/watchers/connection-guard.js";
 import { captureLogger } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 import { tempDir } from "../reliability/harness.js";
 
 const A = `0x${"aa".repeat(20)}`;
@@ -41,8 +42,7 @@ async function guardFor(heldBefore: string[]) {
     accounts: [A, B],
     heartbeatGapMs: 0,
     runtime: createRuntime({ clock, timers }),
-    logger: log.logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
+    bus: watcherBus(log.logger, createMetrics({ registry: new Registry(), defaultMetrics: false })),
     onChange: (account, up, detail, cause) => changes.push([account, up, detail, cause]),
     heldBefore,
     connectGraceMs: GRACE,

@@ -19,6 +19,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createConnectionGuard } from "../../src/watchers/connection-guard.js";
 import { captureLogger } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 import { tempDir } from "../reliability/harness.js";
 
 const A = `0x${"aa".repeat(20)}`;
@@ -42,8 +43,7 @@ async function guardFor(opts: { heartbeatGapMs?: number; maxConnections?: number
     accounts: [A, B],
     heartbeatGapMs: opts.heartbeatGapMs ?? 0,
     runtime: createRuntime({ clock, timers }),
-    logger: log.logger,
-    metrics,
+    bus: watcherBus(log.logger, metrics),
     onChange: (account, up) => changes.push([account, up]),
     ...(opts.maxConnections ? { maxConnections: opts.maxConnections } : {}),
   });
@@ -208,8 +208,10 @@ describe("connection guard", () => {
       accounts: [A],
       heartbeatGapMs: 0,
       runtime: createRuntime({ clock, timers: new ManualTimers(clock) }),
-      logger: captureLogger().logger,
-      metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
+      bus: watcherBus(
+        captureLogger().logger,
+        createMetrics({ registry: new Registry(), defaultMetrics: false }),
+      ),
       onChange: () => undefined,
     });
     await expect(guard.start()).rejects.toThrow(`guard socket ${file} exists and is not a socket`);
@@ -237,8 +239,10 @@ describe("connection guard", () => {
       accounts: [A],
       heartbeatGapMs: 0,
       runtime: createRuntime({ clock, timers: new ManualTimers(clock) }),
-      logger: captureLogger().logger,
-      metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
+      bus: watcherBus(
+        captureLogger().logger,
+        createMetrics({ registry: new Registry(), defaultMetrics: false }),
+      ),
       onChange: (a, up) => changes.push([a, up]),
     });
     await second.start();

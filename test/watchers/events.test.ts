@@ -1,7 +1,7 @@
 /**
  * The watchers on the bus (src/core/events.ts): the guard, the budget monitor, the agent watch and the chain watch
  * publish typed events and write nothing themselves; their log lines and metrics are the subscribers'
- * (`...Log`, `...Metrics`), the ones the daemon subscribes once (src/app/parts/io.ts). Each watcher runs twice on
+ * (`...Log`, `...Metrics`, src/surface/watchers/), the ones the daemon subscribes once (src/app/parts/io.ts). Each watcher runs twice on
  * the same input: on a bus without subscribers (events, no line, no metric) and on a bus with its two subscribers
  * (the lines and the metric).
  */
@@ -21,10 +21,20 @@ import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import type { EvmClient } from "../../src/protocol/evm/client.js";
 import type { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { createMetrics, type Metrics } from "../../src/surface/metrics.js";
-import { agentLog, agentMetrics, createAgentWatch } from "../../src/watchers/agent-watch.js";
-import { budgetLog, budgetMetrics, createBudgetMonitor } from "../../src/watchers/budget.js";
-import { chainLog, chainMetrics, createChainWatch } from "../../src/watchers/chain-watch.js";
-import { createGuard, guardLog, guardMetrics } from "../../src/watchers/guard.js";
+import {
+  agentLog,
+  agentMetrics,
+  budgetLog,
+  budgetMetrics,
+  chainLog,
+  chainMetrics,
+  guardLog,
+  guardMetrics,
+} from "../../src/surface/watchers/index.js";
+import { createAgentWatch } from "../../src/watchers/agent-watch.js";
+import { createBudgetMonitor } from "../../src/watchers/budget.js";
+import { createChainWatch } from "../../src/watchers/chain-watch.js";
+import { createGuard } from "../../src/watchers/guard.js";
 import { captureLogger } from "../app/helpers.js";
 
 const ACCOUNT = "0x00000000000000000000000000000000000000aa";
@@ -68,13 +78,12 @@ describe("the watchers publish typed events; their log lines and metrics are sub
     const { bare, subscribed } = await bothWays(
       (l, m) => [guardLog(l), guardMetrics(m)],
       "hl_deadman_engine_up",
-      async ({ bus, logger, metrics, runtime }) => {
+      async ({ bus, logger, runtime }) => {
         const guard = createGuard({
           file,
           intervalMs: 1_000,
           runtime,
           logger,
-          metrics,
           bus,
           onChange: () => {},
         });
@@ -103,13 +112,11 @@ describe("the watchers publish typed events; their log lines and metrics are sub
     const { bare, subscribed } = await bothWays(
       (l, m) => [budgetLog(l), budgetMetrics(m)],
       "hl_deadman_address_requests_left",
-      async ({ bus, logger, metrics, runtime }) => {
+      async ({ bus, runtime }) => {
         const monitor = createBudgetMonitor({
           info,
           accounts: [ACCOUNT],
           runtime,
-          logger,
-          metrics,
           bus,
           intervalMs: 600_000,
           actionsPerDay: 5_760,
@@ -152,14 +159,12 @@ describe("the watchers publish typed events; their log lines and metrics are sub
     const { bare, subscribed } = await bothWays(
       (l, m) => [agentLog(l), agentMetrics(m)],
       "hl_deadman_agent_valid_until_timestamp_seconds",
-      async ({ bus, logger, metrics, runtime }) => {
+      async ({ bus, runtime }) => {
         const watch = createAgentWatch({
           info,
           account: ACCOUNT,
           signer: AGENT,
           runtime,
-          logger,
-          metrics,
           bus,
           onAgentState: () => {},
         });
@@ -198,13 +203,11 @@ describe("the watchers publish typed events; their log lines and metrics are sub
     const { bare, subscribed } = await bothWays(
       (l, m) => [chainLog(l), chainMetrics(m)],
       "hl_deadman_chain_head_block",
-      async ({ bus, logger, metrics, runtime }) => {
+      async ({ bus, runtime }) => {
         const watch = createChainWatch({
           client,
           addresses: [ACCOUNT],
           runtime,
-          logger,
-          metrics,
           bus,
           pollIntervalMs: 1_000,
           stallThresholdMs: 30_000,

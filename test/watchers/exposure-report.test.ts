@@ -8,6 +8,7 @@ import {
   MAX_LOGGED_POSITIONS,
 } from "../../src/watchers/exposure-report.js";
 import type { FiguresInput } from "../../src/watchers/figures.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 
 const A = `0x${"a".repeat(40)}`;
 
@@ -57,7 +58,7 @@ describe("exposure log line bound (45,000 positions)", () => {
   test("behavior: the line holds the largest positions only, counts the rest; the metrics keep them all", async () => {
     const { logger, raw, lines } = capture();
     const metrics = createMetrics({ defaultMetrics: false });
-    const reporter = createExposureReporter({ log: logger, metrics });
+    const reporter = createExposureReporter({ bus: watcherBus(logger, metrics) });
     const n = 45_000;
     reporter.report(A, "", state(n), { reason: "interval" });
     expect(raw).toHaveLength(1);
@@ -79,10 +80,7 @@ describe("exposure log line bound (45,000 positions)", () => {
 
   test("default: up to the bound every position is logged, without the count fields", () => {
     const { logger, lines } = capture();
-    const reporter = createExposureReporter({
-      log: logger,
-      metrics: createMetrics({ defaultMetrics: false }),
-    });
+    const reporter = createExposureReporter({ bus: watcherBus(logger) });
     reporter.report(A, "", state(MAX_LOGGED_POSITIONS), { reason: "start" });
     const line = lines()[0]!;
     expect(line.positions).toHaveLength(MAX_LOGGED_POSITIONS);
@@ -115,10 +113,7 @@ describe("exposure log line bound (45,000 positions)", () => {
 describe("the exposure line's text", () => {
   test("behavior: the whole line is ASCII, so V8 keeps it a one-byte string (one ellipsis made every line two-byte)", () => {
     const { logger, raw } = capture();
-    const reporter = createExposureReporter({
-      log: logger,
-      metrics: createMetrics({ defaultMetrics: false }),
-    });
+    const reporter = createExposureReporter({ bus: watcherBus(logger) });
     reporter.report(A, "", state(3), { reason: "interval" });
     expect(raw).toHaveLength(1);
     expect(raw[0]).toMatch(/^[\x20-\x7e]*$/);
@@ -141,7 +136,7 @@ describe("exposure metrics are set only when a value changed", () => {
       sets.positionSize++;
       return origPs(...args);
     }) as typeof metrics.positionSize.set;
-    const reporter = createExposureReporter({ log: logger, metrics });
+    const reporter = createExposureReporter({ bus: watcherBus(logger, metrics) });
     reporter.report(A, "", state(3), {});
     expect(sets).toEqual({ accountValue: 1, positionSize: 3 });
     reporter.report(A, "", state(3), {});

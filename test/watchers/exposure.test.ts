@@ -8,8 +8,9 @@ import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../src/protocol/hyperliquid/schemas.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { clockLog, clockMetrics } from "../../src/watchers/clock.js";
+import { clockLog, clockMetrics } from "../../src/surface/watchers/clock.js";
 import { createExposurePoller, type ExposureInfo } from "../../src/watchers/exposure.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 
 const A = `0x${"a".repeat(40)}`;
 const B = `0x${"b".repeat(40)}`;
@@ -89,8 +90,8 @@ function setup({
     info: info ?? client,
     users: [A, B, C],
     runtime: createRuntime({ clock: pollerClock ?? clock, timers: timers ?? systemTimers() }),
-    logger,
-    metrics,
+    logger: logger,
+    bus: watcherBus(logger, metrics),
     intervalMs,
     thresholds,
     clockSkewWarnMs,
@@ -338,8 +339,7 @@ describe("exposure poller against the simulator", () => {
         info: client,
         users: [A],
         runtime: createRuntime({ clock: pollerClock, timers: systemTimers() }),
-        logger,
-        metrics,
+        logger: logger,
         intervalMs: 30_000,
         clockSkewWarnMs: 2_000,
         bus,
@@ -427,7 +427,7 @@ describe("exposure poller against the simulator", () => {
         users: [A, "0x123"],
         runtime: createRuntime({ clock: systemClock, timers: systemTimers() }),
         logger: capture().logger,
-        metrics: createMetrics({ defaultMetrics: false }),
+        bus: watcherBus(capture().logger, createMetrics({ defaultMetrics: false })),
         intervalMs: 1000,
         clockSkewWarnMs: 2000,
       }),

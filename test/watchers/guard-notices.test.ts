@@ -23,6 +23,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createConnectionGuard } from "../../src/watchers/connection-guard.js";
 import { captureLogger } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 import { tempDir } from "../reliability/harness.js";
 
 const A = `0x${"aa".repeat(20)}`;
@@ -43,8 +44,10 @@ async function guardFor() {
     accounts: [A, B],
     heartbeatGapMs: 0,
     runtime: createRuntime({ clock, timers }),
-    logger: captureLogger().logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
+    bus: watcherBus(
+      captureLogger().logger,
+      createMetrics({ registry: new Registry(), defaultMetrics: false }),
+    ),
     onChange: () => undefined,
   });
   await guard.start();

@@ -26,6 +26,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createConnectionGuard } from "../../src/watchers/connection-guard.js";
 import { captureLogger } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 import { tempDir } from "../reliability/harness.js";
 
 const A = `0x${"aa".repeat(20)}`;
@@ -137,8 +138,7 @@ async function guardFor() {
     accounts: [A, B],
     heartbeatGapMs: 0,
     runtime: createRuntime({ clock, timers }),
-    logger: log.logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
+    bus: watcherBus(log.logger, createMetrics({ registry: new Registry(), defaultMetrics: false })),
     onChange: () => undefined,
   });
   await guard.start();
@@ -225,8 +225,10 @@ describe("connection guard: announced orders", () => {
       accounts: [A],
       heartbeatGapMs: 0,
       runtime: createRuntime({ clock, timers: new ManualTimers(clock) }),
-      logger: captureLogger().logger,
-      metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
+      bus: watcherBus(
+        captureLogger().logger,
+        createMetrics({ registry: new Registry(), defaultMetrics: false }),
+      ),
       onChange: () => undefined,
     });
     await second.start();

@@ -1,8 +1,14 @@
 import { describe, expect, test } from "vitest";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { type LedgerView, type RecordFinding, readFinding } from "../../src/switch/record.js";
-import { cancelReportLogger, createReconcileLogger } from "../../src/watchers/record-log.js";
+import {
+  type LedgerView,
+  type RecordFinding,
+  readFinding,
+  reconcileLedger,
+} from "../../src/switch/record.js";
+import { cancelReporter, createReconcileReporter } from "../../src/watchers/record-log.js";
 import { captureLogger } from "../app/helpers.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 
 const USER = "0x1111111111111111111111111111111111111111";
 const DAY = Date.parse("2026-11-23T00:00:00Z");
@@ -37,7 +43,7 @@ const finding: RecordFinding = readFinding(
 describe("reconcile log lines", () => {
   test("default: ledger.reconciled says what changed and why; unavailable is said once per outage", () => {
     const log = captureLogger();
-    const reconcile = createReconcileLogger(log.logger);
+    const reconcile = createReconcileReporter({ bus: watcherBus(log.logger), reconcile: reconcileLedger });
     expect(reconcile(USER, view, finding).ledger.triggersToday).toBe(1);
     const line = log.events("ledger.reconciled")[0]!;
     expect(line.account).toBe(USER);
@@ -59,7 +65,7 @@ describe("reconcile log lines", () => {
   test("orders.cancelled: counted and logged; not confirmed is an error", async () => {
     const log = captureLogger();
     const metrics = createMetrics({ defaultMetrics: false });
-    const onReport = cancelReportLogger(log.logger, metrics);
+    const onReport = cancelReporter(watcherBus(log.logger, metrics));
     onReport({
       account: USER,
       targeted: [],

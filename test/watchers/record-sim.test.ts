@@ -10,7 +10,7 @@ import { ExplorerClient } from "../../src/protocol/hyperliquid/explorer.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import { localSigner } from "../../src/protocol/hyperliquid/signing.js";
 import type { FaultSpec, SimulatorOptions } from "../../src/sim/server.js";
-import { type LedgerView, reconcileLedger } from "../../src/switch/record.js";
+import { type LedgerView, readFinding, reconcileLedger } from "../../src/switch/record.js";
 import { createUnavailableGate, readRecord } from "../../src/watchers/record-read.js";
 import { simulatorPerTest, testWallet } from "../sim/helpers.js";
 
@@ -40,7 +40,14 @@ async function setup(options: SimulatorOptions = {}) {
     () => explorer.close(),
   );
   const read = () =>
-    readRecord({ explorer, info, account: user.address, signer: agent.address, now: () => clock.now() });
+    readRecord({
+      explorer,
+      info,
+      account: user.address,
+      signer: agent.address,
+      now: () => clock.now(),
+      readFinding,
+    });
   return { clock, sim, exchange, info, explorer, read };
 }
 
@@ -131,6 +138,7 @@ describe("reconcile against the simulator", () => {
   test("no explorer configured → unavailable (not_configured)", async () => {
     const s = await setup();
     const r = await readRecord({
+      readFinding,
       explorer: null,
       info: s.info,
       account: user.address,

@@ -26,8 +26,6 @@ export function chainWatchComponent(): Component<
         client: new EvmClient({ rpcUrl: config.rpcUrl, timeoutMs: config.requestTimeout }),
         addresses: config.watchAddresses,
         runtime,
-        logger,
-        metrics,
         bus,
         pollIntervalMs: config.chainPollInterval,
         stallThresholdMs: config.chainStallThreshold,

@@ -22,19 +22,15 @@ import { auditSubscriber } from "../../surface/audit/events.js";
 import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
+import { watcherSubscribers } from "../../surface/watchers/index.js";
 import { createCloseExecutor } from "../../switch/close-executor.js";
 import { createDrillIo, type DrillIo } from "../../switch/drill-io.js";
 import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../../switch/index.js";
 import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
-import type { RecordResult } from "../../switch/record.js";
-import { agentLog, agentMetrics } from "../../watchers/agent-watch.js";
+import { type RecordResult, readFinding, reconcileLedger } from "../../switch/record.js";
 import { type AnnouncedOrders, createAnnouncedOrders } from "../../watchers/announced-orders.js";
-import { budgetLog, budgetMetrics } from "../../watchers/budget.js";
-import { chainLog, chainMetrics } from "../../watchers/chain-watch.js";
-import { clockLog, clockMetrics } from "../../watchers/clock.js";
-import { guardLog, guardMetrics } from "../../watchers/guard.js";
-import { cancelReportLogger, createReconcileLogger } from "../../watchers/record-log.js";
+import { cancelReporter, createReconcileReporter } from "../../watchers/record-log.js";
 import { readRecord } from "../../watchers/record-read.js";
 import type { Component } from "../components.js";
 import type { Base } from "../context.js";
@@ -54,22 +50,13 @@ export function notificationsComponent(): Component<
     name: "notifications",
     start({ params, config, metrics, runtime }) {
       // The daemon's events: the switches, the watchers and the exposure report publish typed events; their log
-      // lines and metrics, the notifier and the status page subscribe (src/core/events.ts), in this order, once.
-      // The log is only written, never read back.
+      // lines and metrics (the switch's, src/switch/log.ts; the watchers', src/surface/watchers/), the notifier and
+      // the status page subscribe (src/core/events.ts), in this order, once. The log is only written, never read back.
       const logger = params.logger;
       const bus = createEventBus(
         switchLog(logger),
         switchMetrics(metrics),
-        guardLog(logger),
-        guardMetrics(metrics),
-        agentLog(logger),
-        agentMetrics(metrics),
-        budgetLog(logger),
-        budgetMetrics(metrics),
-        chainLog(logger),
-        chainMetrics(metrics),
-        clockLog(logger),
-        clockMetrics(metrics),
+        ...watcherSubscribers(logger, metrics),
       );
       notifications = createDaemonNotifications({
         urls: config.notifyUrls,
@@ -250,8 +237,8 @@ export function hasCancel(client: object): client is Pick<ExchangeClient, "cance
  */
 export function recordComponent(): Component<
   Base & {
-    logger: Logger;
     log: Logger;
+    bus: EventBus;
     ledger: Ledger;
     info: InfoClient;
     client: ScheduleCancelClient;
@@ -287,13 +274,12 @@ export function recordComponent(): Component<
       accounts,
       plan,
       apiUrl,
-      logger,
       log,
       ledger,
       info,
       client,
       signerClients,
-      metrics,
+      bus,
     }) {
       // Each account's requests are signed by its own signer (plan); its record is read for that signer too.
       const signers = new Map(plan.map((p) => [p.account, p.signer]));
@@ -301,7 +287,7 @@ export function recordComponent(): Component<
       const explorerUrl =
         params.explorerUrl ?? (params.apiUrl && !config.explorerUrl ? null : effectiveExplorerUrl(config));
       explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs: config.requestTimeout }) : null;
-      const reconcileLog = createReconcileLogger(logger);
+      const reconcileLog = createReconcileReporter({ bus, reconcile: reconcileLedger });
       const readAccountRecord = async (account: string): Promise<RecordResult> => {
         const controller = new AbortController();
         const onAbort = () => controller.abort();
@@ -315,6 +301,7 @@ export function recordComponent(): Component<
             signer: signerOf(account),
             now: () => time.now(),
             signal: controller.signal,
+            readFinding,
           });
           reconcileLog.availability(account, result);
           return result;
@@ -440,7 +427,7 @@ export function recordComponent(): Component<
         }
         return (account: string) => built.get(signerOf(account))!;
       };
-      const onReport = cancelReportLogger(logger, metrics);
+      const onReport = cancelReporter(bus);
       // The cancels and closes act on the first perp dex and on every dex of `--dex` (the exposure poll's list).
       const actOnDexes = dexesToActOn(config.dexes);
       // Under `cancel`, each listed builder dex's asset ids (`perpDexs`, its `meta`) are read now, in the background

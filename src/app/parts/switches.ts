@@ -316,8 +316,7 @@ export function pollersComponent(): Component<
   return {
     name: "pollers",
     start(ctx) {
-      const { params, config, runtime, accounts, info, logger, metrics, bus, switches, ledger, slotOrigin } =
-        ctx;
+      const { params, config, runtime, accounts, info, logger, bus, switches, ledger, slotOrigin } = ctx;
       log = ctx.log;
       // The exposure poller: the accounts plus extra users.
       const exposure =
@@ -328,7 +327,6 @@ export function pollersComponent(): Component<
               dexes: config.dexes,
               runtime,
               logger,
-              metrics,
               intervalMs: config.exposureInterval,
               thresholds: config.thresholds,
               clockSkewWarnMs: config.clockSkewWarn,
@@ -375,8 +373,6 @@ export function pollersComponent(): Component<
         info,
         accounts,
         runtime,
-        logger,
-        metrics,
         bus,
         intervalMs: config.budgetInterval,
         actionsPerDay: actionsPerDay(config.interval),

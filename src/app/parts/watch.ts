@@ -37,7 +37,7 @@ export function guardComponent(): Component<
   let close: (() => unknown) | undefined;
   return {
     name: "guard",
-    async start({ config, runtime, logger, metrics, bus, board, plan, ledger, announcedOrders }) {
+    async start({ config, runtime, logger, bus, board, plan, ledger, announcedOrders }) {
       const engine = feed<Engine>();
       if (config.guardSocket) {
         const socket = createConnectionGuard({
@@ -45,8 +45,6 @@ export function guardComponent(): Component<
           accounts: plan.map((p) => p.account),
           heartbeatGapMs: config.guardHeartbeatGap,
           runtime,
-          logger,
-          metrics,
           bus,
           onChange: (account, up, detail, cause) =>
             engine.publish({ up, detail, cause, accounts: [account] }),
@@ -94,7 +92,6 @@ export function guardComponent(): Component<
         intervalMs: config.guardInterval,
         runtime,
         logger,
-        metrics,
         bus,
         onChange: (up, detail) => engine.publish({ up, detail }),
       });
@@ -131,7 +128,7 @@ export function agentWatchComponent(): Component<
   const watches: ReturnType<typeof createAgentWatch>[] = [];
   return {
     name: "agent watch",
-    async start({ config, runtime, time, plan, logger, metrics, bus, info }) {
+    async start({ config, runtime, time, plan, bus, info }) {
       const agents: AgentFeeds = [];
       for (const signer of new Set(plan.map((p) => p.signer))) {
         const mine = plan.filter((p) => p.signer === signer);
@@ -144,8 +141,6 @@ export function agentWatchComponent(): Component<
           signer,
           // validity is judged on the exchange's time
           runtime: runtime.withClock(time),
-          logger,
-          metrics,
           bus,
           intervalMs: config.agentCheckInterval,
           warnDays: config.agentWarnDays,

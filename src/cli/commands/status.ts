@@ -17,7 +17,12 @@ import {
   type ProofCounts,
   proofCounts,
 } from "../../switch/ledger-model.js";
-import { type ReconcileOutcome, type RecordResult, reconcileLedger } from "../../switch/record.js";
+import {
+  type ReconcileOutcome,
+  type RecordResult,
+  readFinding,
+  reconcileLedger,
+} from "../../switch/record.js";
 import { readRecord } from "../../watchers/record-read.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
@@ -80,7 +85,7 @@ async function reconcileAccounts(
   const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs }) : null;
   try {
     for (const a of accounts) {
-      const record = await readRecord({ explorer, info, account: a.account, now: () => now });
+      const record = await readRecord({ explorer, info, account: a.account, now: () => now, readFinding });
       const entry = stored[a.account];
       const outcome = reconcileLedger(
         {

@@ -7,9 +7,9 @@
  * - `clock.step` (warn, `deltaMs`) and `daemon.interval_failed` (warn), on the daemon's `module`;
  * - `hl_deadman_clock_skew_seconds` on every measure, `hl_deadman_clock_steps_total` on every step.
  */
-import type { EventSubscriber } from "../core/events.js";
-import type { Logger } from "../core/logger.js";
-import type { Metrics } from "../surface/metrics.js";
+import type { EventSubscriber } from "../../core/events.js";
+import type { Logger } from "../../core/logger.js";
+import type { Metrics } from "../metrics.js";
 
 export function clockLog(logger: Logger): EventSubscriber {
   const logs = { daemon: logger.child({ module: "daemon" }), exposure: logger.child({ module: "exposure" }) };
