@@ -475,6 +475,70 @@ describe("escalation: the returning engine and the restart, fixed sequences", ()
 describe("switch machine: counterexamples found, replayed", () => {
   const cases: [string, Scenario][] = [
     [
+      // random seed -1931838477 (issue 40's witnesses): a Date 148 s behind, nothing verified. Pushes planned on the
+      // earliest candidate (that Date) were judged lapsed on the latest (the local clock, here the right one): the
+      // first guess, for 11:59:01.5, named the confirmed 12:01:00 as its alternative. A record 60 s behind showed
+      // 11:59:01.5 never held and withdrew the guess with its alternative, although the record is not fresh for
+      // 12:01:00, which fired: the ledger 0, the exchange 1. The guess now stands for the alternative.
+      "a Date 148 s behind, unanswered pushes, a record 60 s behind withdrawing a guess whose alternative fired (invariant 2)",
+      {
+        start: Date.UTC(2026, 0, 1, 12, 0, 0),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "date", offsetMs: -148_001 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "advance", ms: 68_000 },
+          { c: "record", lagMs: 60_000, lie: "none" },
+          { c: "advance", ms: 20_000 },
+          { c: "ghost" },
+        ],
+      },
+    ],
+    [
+      // random seed 842085083: no answer until 00:00:38 (every push timed out), so nothing verified and the ledger
+      // stayed on Jan 1; the pending 00:00:00 deadline was guessed for Jan 2 (`later`). A fresh, truthful record
+      // read on Jan 2 changed nothing ("another day"), leaving the Jan 2 guess the record shows never held: 1
+      // counted against 0 fires. A record read on a later day now settles the guesses kept for it.
+      "a ledger left on Jan 1 by an unverified clock, a Jan 2 guess, a fresh Jan 2 record (invariant III)",
+      {
+        start: Date.UTC(2026, 0, 1, 23, 58, 30),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "advance", ms: 121_464 },
+          { c: "date", offsetMs: -86_438_001 },
+          { c: "advance", ms: 6_536 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "record", lagMs: 0, lie: "none" },
+          { c: "engine", up: false },
+        ],
+      },
+    ],
+    [
+      // random seed 2117239909: 9 triggers used, the first push applied with its answer lost, the local clock
+      // stepped 10 min back (the earliest candidate). The next push, planned on it, was guessed lapsed with the lost
+      // push's 12:01:00 as its alternative; a fresh record showed the guessed deadline never held and withdrew the
+      // guess, and the 12:01:00 fire it listed with orders took one of the 9 counts of unrecorded proof (`slot`):
+      // the ledger 9, the exchange 10. The guess now stands for 12:01:00, and the record upgrades it to `orders`.
+      "9 used, a lost answer applied, the clock stepped back, a record showing the alternative's fire (invariant 2)",
+      {
+        start: Date.UTC(2026, 0, 1, 12, 0, 0),
+        policy: "expedite",
+        used: 9,
+        guessed: 0,
+        commands: [
+          { c: "respond", kind: "lost", applied: true },
+          { c: "step", deltaMs: -600_000 },
+          { c: "advance", ms: 62_501 },
+          { c: "record", lagMs: 0, lie: "none" },
+          { c: "respond", kind: "ok", applied: false },
+        ],
+      },
+    ],
+    [
       // seed 20261139 (the escalation's part) after h39 and h40 merged: the engine down 10 s, an expedite push 5.5 s
       // ahead; the answer's Date (± 2.5 s) put the latest candidate past its cancel time before the exchange refused
       // it as too early, and the lapse was counted; the first push's unknown outcome then counted at its own time:
