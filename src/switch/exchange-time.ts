@@ -98,6 +98,11 @@ export type TimeModel = {
   verifiedBy?: string | null | undefined;
   /** the time (as an offset) the last push the exchange accepted was planned on: a verdict a Date may agree with */
   accepted?: number | null | undefined;
+  /**
+   * the floor (the ledger's `updatedAt`) was ahead of the time two witnesses just verified, and was set back: said
+   * once by the machine (`timeFloorRepaired`), then cleared
+   */
+  floorRepaired?: { from: number; to: number } | null | undefined;
 };
 
 export type Sample = { date: number; sentMono: number; receivedMono: number };
@@ -344,13 +349,19 @@ function verifyOn(t: TimeModel, r: Reading, by: string): { time: TimeModel; verd
   // the reading's middle it could lead the exchange by up to that uncertainty (a lapse counted before it fired).
   const correct = Math.abs(r.offset - t.offset) > r.uncertainty + CORRECTION_THRESHOLD_MS;
   const correctionMs = correct ? r.offset - t.offset : 0;
+  // The floor (the ledger's last verified write) ahead of what two witnesses now agree on was written on a wrong
+  // clock (a local clock ahead believed before issue 40): set back to the verified time, said once. Left ahead, it
+  // would rule out every candidate behind it whenever the verification is lost again, and refuse every Date.
+  const low = Math.floor(r.mono + r.offset - r.uncertainty);
+  const floorAhead = t.floor > r.mono + r.offset + r.uncertainty + WINDOW_SLACK_MS;
   return {
     time: {
       ...t,
       offset: correct ? r.offset : t.offset,
       sampled: true,
       anchorMono: r.mono,
-      floor: Math.max(t.floor, Math.floor(r.mono + r.offset - r.uncertainty)),
+      floor: floorAhead ? low : Math.max(t.floor, low),
+      ...(floorAhead ? { floorRepaired: { from: t.floor, to: low } } : {}),
       verifiedBy: by,
       source: "exchange",
       refusals: 0,

@@ -292,6 +292,12 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
  */
 function repairDay(ctx: Step) {
   const m = ctx.m;
+  // the time floor too (exchange-time.ts `verifyOn`), said once
+  const f = m.time?.floorRepaired;
+  if (m.time && f) {
+    m.time = { ...m.time, floorRepaired: null };
+    ctx.emit({ type: "timeFloorRepaired", from: f.from, to: f.to });
+  }
   const day = utcDay(ctx.times.exchange);
   if (!(m.entry.day > day)) return;
   const from = m.entry.day;
