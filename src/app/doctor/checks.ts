@@ -431,6 +431,9 @@ export function checkWeight(config: Config, accounts: number): CheckResult {
   );
 }
 
+// issue 40: the second witness (the HyperEVM block time) against the Date, in its own file
+export { checkClockWitness } from "./clock-witness.js";
+
 /**
  * The exchange's time from one answer's Date, judged by the switch's own model (src/switch/exchange-time.ts): a
  * Date refused as implausible, or a disagreement with the local clock that makes the switch `suspect` (readiness
