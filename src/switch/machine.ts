@@ -626,6 +626,17 @@ class Step extends Ctx {
           plan + m.cfg.deadlineMs + m.cfg.intervalMs,
         ),
       );
+    // Nor does a push move the confirmed deadline earlier but by the operator's policy (an expedite, the drill): the
+    // one planned while nothing was verified, up to deadline + interval ahead, is kept by the next once the time is
+    // verified, as long as it stays within that bound (invariant 3: a push for 15 s less right after `clock.verified`).
+    const held = e.armedUntil;
+    if (
+      mode === "arm" &&
+      held !== null &&
+      cancelAt < held &&
+      held <= plan + m.cfg.deadlineMs + m.cfg.intervalMs
+    )
+      cancelAt = held;
     const id = m.nextId++;
     const push = {
       id,

@@ -491,6 +491,42 @@ describe("escalation: the returning engine and the restart, fixed sequences", ()
 describe("switch machine: counterexamples found, replayed", () => {
   const cases: [string, Scenario][] = [
     [
+      // random seed hunt (HL_PROPERTY_SEEDS=random) after the block was drawn: the local clock stepped 10 min ahead
+      // and back, the push planned meanwhile bumped to deadline + interval toward the later candidate; once the
+      // exchange's acceptance verified the time, the next push was planned at deadline only and the exchange held a
+      // deadline 15 s earlier than the confirmed one (invariant 3; on main as well; the same with a block 12 h
+      // ahead)
+      "a push bumped while unverified, the next one at deadline once verified (invariant 3)",
+      {
+        start: Date.UTC(2026, 0, 1, 12, 0, 0),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "step", deltaMs: 600_000 },
+          { c: "advance", ms: 6_000 },
+          { c: "step", deltaMs: -600_000 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "respond", kind: "ok", applied: false },
+        ],
+      },
+    ],
+    [
+      "a block 12 h ahead, a push bumped toward it, the next one at deadline once verified (invariant 3)",
+      {
+        start: Date.UTC(2026, 0, 1, 12, 0, 0),
+        policy: "expedite",
+        used: 0,
+        guessed: 0,
+        commands: [
+          { c: "block", offsetMs: 43_200_000 },
+          { c: "advance", ms: 20_000 },
+          { c: "respond", kind: "ok", applied: false },
+          { c: "respond", kind: "ok", applied: false },
+        ],
+      },
+    ],
+    [
       // part 2 (seed 20261128) once the block's answers were drawn in the shared parts: a Date a day ahead, the local
       // clock stepped 10 min back (the earliest candidate). A "nonce too high" answer ruled the local clock out, but
       // the retry sent in the same step was planned on the times the step began with: 10 min short of the deadline
