@@ -12,6 +12,7 @@ import {
   isPlausibleTime,
   type Times,
   timeRefused,
+  timesAt,
   timeVerdict,
 } from "./exchange-time.js";
 import { limitRefused, type ProofCounts, proofCounts, rollEntry } from "./ledger-model.js";
@@ -34,7 +35,8 @@ export class Ctx {
     readonly m: SwitchModel,
     /** `wall` here is the time the switch acts on (`times.act`), not the local clock */
     readonly now: Now,
-    readonly times: Times,
+    /** the step's times; taken again when a verdict in the step moves them (`timeRefusal`) */
+    public times: Times,
     readonly ready: Ready,
   ) {}
 
@@ -92,6 +94,10 @@ export class Ctx {
     }
     const { time, switched } = timeRefused(this.m.time!, this.now.mono, this.times.local);
     this.m.time = time;
+    // The verdict may have ruled candidates out: a push planned later in this step (a retry at once) is planned on
+    // what is left, not on the earliest candidate the step began with (a local clock stepped back, ruled out by a
+    // "nonce too high" answer, still planned the next push 10 min short: invariant II, seed 20261128 part 2).
+    this.times = timesAt(time, this.now.mono, this.times.local);
     if (switched)
       this.emit({ type: "clockSourceSwitched", reason: ev.kind, message: ev.message, to: time.source });
   }

@@ -24,6 +24,8 @@ export type SwitchEvent =
   | { type: "clockUnverified"; exchangeMs: number; localMs: number }
   | { type: "blockRefused"; reason: string; detail: string }
   | { type: "dayRepaired"; from: string; to: string; triggersToday: number }
+  /** (issue 40) the time floor (the ledger's updatedAt) was ahead of the verified time: set back (ms) */
+  | { type: "timeFloorRepaired"; from: number; to: number }
   | { type: "clockStepped"; deltaMs: number }
   | { type: "nonceRederived"; floor: number; reason: string }
   // ---- ledger and record

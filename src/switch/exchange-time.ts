@@ -98,6 +98,11 @@ export type TimeModel = {
   verifiedBy?: string | null | undefined;
   /** the time (as an offset) the last push the exchange accepted was planned on: a verdict a Date may agree with */
   accepted?: number | null | undefined;
+  /**
+   * the floor (the ledger's `updatedAt`) was ahead of the time two witnesses just verified, and was set back: said
+   * once by the machine (`timeFloorRepaired`), then cleared
+   */
+  floorRepaired?: { from: number; to: number } | null | undefined;
 };
 
 export type Sample = { date: number; sentMono: number; receivedMono: number };
@@ -169,15 +174,42 @@ export function withinBounds(t: TimeModel, offset: number, uncertainty = 0): boo
   return true;
 }
 
-/** The candidates for the exchange's time at `mono` (ms): every source the verdicts and the floor leave. */
-function candidates(t: TimeModel, mono: number, wall: number): number[] {
+/** The candidates' offsets (± their uncertainty) at `mono`: every source the verdicts and the floor leave. */
+function candidateOffsets(t: TimeModel, mono: number, wall: number): { offset: number; u: number }[] {
   const all: { offset: number; u: number }[] = [{ offset: t.offset, u: 0 }];
   if (Number.isFinite(wall)) all.push({ offset: wall - mono, u: 0 });
   if (t.date) all.push({ offset: t.date.offset, u: t.date.uncertainty });
   if (t.block) all.push({ offset: t.block.offset, u: t.block.uncertainty });
-  const left = all
-    .filter((c) => withinBounds(t, c.offset, c.u) && mono + c.offset + c.u + WINDOW_SLACK_MS >= t.floor)
-    .map((c) => Math.floor(mono + c.offset));
+  return all.filter(
+    (c) => withinBounds(t, c.offset, c.u) && mono + c.offset + c.u + WINDOW_SLACK_MS >= t.floor,
+  );
+}
+
+/**
+ * While nothing is verified: the time now on the latest candidate under which the exchange would have taken a push
+ * for `cancelAt` asked at `askedMono` (its time then at most cancel time − 5 s, within the candidate's uncertainty
+ * + BOUND_SLACK_MS), or null when no candidate would have (the push is refused as too early under every one: it
+ * cannot fire). A push in flight planned on the earliest candidate lapses on a candidate that would have taken it,
+ * never on a later one that would have refused it (a local clock 2 h behind and a true Date: the push planned on
+ * the local clock was counted lapsed on the Date 5 s after it was asked for, with nothing able to fire).
+ */
+export function acceptingNow(
+  t: TimeModel,
+  mono: number,
+  wall: number,
+  cancelAt: number,
+  askedMono: number,
+): number | null {
+  const taking = candidateOffsets(t, mono, wall).filter(
+    (c) => askedMono + c.offset - c.u - BOUND_SLACK_MS <= cancelAt - EXCHANGE_MIN_LEAD_MS,
+  );
+  if (taking.length === 0) return null;
+  return Math.floor(mono + Math.max(...taking.map((c) => c.offset)));
+}
+
+/** The candidates for the exchange's time at `mono` (ms): every source the verdicts and the floor leave. */
+function candidates(t: TimeModel, mono: number, wall: number): number[] {
+  const left = candidateOffsets(t, mono, wall).map((c) => Math.floor(mono + c.offset));
   if (left.length > 0) return left;
   // every source is ruled out: the bounds themselves, nearest the estimate
   let o = t.offset;
@@ -344,13 +376,19 @@ function verifyOn(t: TimeModel, r: Reading, by: string): { time: TimeModel; verd
   // the reading's middle it could lead the exchange by up to that uncertainty (a lapse counted before it fired).
   const correct = Math.abs(r.offset - t.offset) > r.uncertainty + CORRECTION_THRESHOLD_MS;
   const correctionMs = correct ? r.offset - t.offset : 0;
+  // The floor (the ledger's last verified write) ahead of what two witnesses now agree on was written on a wrong
+  // clock (a local clock ahead believed before issue 40): set back to the verified time, said once. Left ahead, it
+  // would rule out every candidate behind it whenever the verification is lost again, and refuse every Date.
+  const low = Math.floor(r.mono + r.offset - r.uncertainty);
+  const floorAhead = t.floor > r.mono + r.offset + r.uncertainty + WINDOW_SLACK_MS;
   return {
     time: {
       ...t,
       offset: correct ? r.offset : t.offset,
       sampled: true,
       anchorMono: r.mono,
-      floor: Math.max(t.floor, Math.floor(r.mono + r.offset - r.uncertainty)),
+      floor: floorAhead ? low : Math.max(t.floor, low),
+      ...(floorAhead ? { floorRepaired: { from: t.floor, to: low } } : {}),
       verifiedBy: by,
       source: "exchange",
       refusals: 0,

@@ -434,7 +434,12 @@ export function withRecord(
 ): { entry: LedgerEntry; changes: RecordChange[]; notes: string[] } {
   const changes: RecordChange[] = [];
   const notes: string[] = [];
-  if (utcDay(rec.at) !== entry.day) {
+  // A record read on another UTC day than the ledger's changes nothing of the ledger's day; read on a later day, it
+  // still settles the guesses kept for later days (`later`: they hold no count today, and a push never held was
+  // never held whatever day the ledger is on; random seed 842085083: a ledger left on Jan 1 by a clock nothing
+  // verified kept a Jan 2 guess a fresh Jan 2 record showed never held).
+  const otherDay = utcDay(rec.at) !== entry.day;
+  if (otherDay && !(utcDay(rec.at) > entry.day && (entry.later ?? []).length > 0)) {
     notes.push(`the record was read on ${utcDay(rec.at)}, the ledger is on ${entry.day}; nothing changed`);
     return { entry, changes, notes };
   }
@@ -466,8 +471,36 @@ export function withRecord(
   // 1. Guesses the record shows replaced in time by one of this daemon's own pushes, or never held: those counted
   // today and those kept for a later day (`later`, counted when the day rolls; they hold no count today).
   let rearm: { deadline: number; txTime: number } | null = null;
-  const stands = (t: TriggerRecord, counted: boolean): boolean => {
-    if (!trusted || (t.proof !== "guess" && t.proof !== "record") || t.deadline === null) return true;
+  // Deadlines the ledger already follows (an alternative among them needs nothing more).
+  const followed = new Set<number>(
+    [entry.armedUntil, entry.pendingUntil, entry.pendingLatest, entry.lastCountedDeadline].filter(
+      (d): d is number => d !== null,
+    ),
+  );
+  for (const t of [...entry.triggers, ...(entry.later ?? [])])
+    if (t.deadline !== null) followed.add(t.deadline);
+  /** alternatives of guesses never held that are still ahead: possible deadlines again (pending) */
+  const reopened: number[] = [];
+  // A guess is counted for the earliest cancel time the exchange may hold, with the others as `alt` (it fires at
+  // most one). When the record shows the earliest was never held, the exchange may still hold, or have fired, one
+  // of the others: withdrawing the guess with them left a fire at one of them uncounted (a push planned on the
+  // earliest candidate judged lapsed on the latest while the confirmed push it was to replace fired; random seeds
+  // -1931838477 and 2117239909). An alternative is settled only by a record fresh for it that shows no fire there,
+  // or by a push confirmed after the guess and before it (the schedule replaced in time); the others stand.
+  const openAlternatives = (t: TriggerRecord): number[] =>
+    [...new Set(t.alt ?? [])]
+      .filter(
+        (a) =>
+          a !== t.deadline &&
+          !followed.has(a) &&
+          !(fresh(a) && !rec.fires.some((f) => f.deadline >= a - 2_000 && f.deadline <= a + window)) &&
+          !own.confirmed.some((c) => c.at > t.at && c.at < a && c.cancelAt !== a) &&
+          !(entry.lastPushAt !== null && entry.lastPushAt > t.at && entry.lastPushAt < a),
+      )
+      .sort((x, y) => x - y);
+  /** The guess after the record: itself, moved to an alternative that may have fired, or null (withdrawn). */
+  const settle = (t: TriggerRecord, counted: boolean): TriggerRecord | null => {
+    if (!trusted || (t.proof !== "guess" && t.proof !== "record") || t.deadline === null) return t;
     const d = t.deadline;
     const mine = (x: number) => own.sent.includes(x) || (t.alt ?? []).includes(x);
     // the push that set the guessed deadline must be listed, and the replacing one after it (an expedite sets
@@ -483,20 +516,35 @@ export function withRecord(
           s.deadline > d &&
           mine(s.deadline),
       );
-    if (ordersAt(d)) return true;
+    if (ordersAt(d)) return t;
     if (!by) {
       // Never held: the record covers the time its push was sent and is fresh for the deadline, and lists no
       // accepted push for it (the push never reached the exchange, or was refused).
       const covers = oldest !== null && oldest <= d - own.pushLeadMs;
-      if (setter || listed.has(d) || !covers || !fresh(d)) return true;
+      if (setter || listed.has(d) || !covers || !fresh(d)) return t;
+      const why = `the record covers ${isoOf(oldest!)} to ${isoOf(rec.newestTx!)} and lists no accepted push for this deadline: the exchange never held it`;
+      const open = t.proof === "guess" ? openAlternatives(t) : [];
+      const passed = open.filter((x) => x <= own.now);
+      if (passed.length > 0) {
+        // one of them has passed: the guess stands for the earliest (the record may prove it: step 2)
+        const to = passed[0]!;
+        const others = open.filter((x) => x !== to);
+        followed.add(to);
+        changes.push({
+          field: "trigger",
+          from: `${isoOf(d)} (${t.proof})`,
+          to: `${isoOf(to)} (guess)`,
+          reason: `${why}; the exchange may have held ${isoOf(to)} instead (this guess's alternative), which has passed and which the record does not settle: the guess stands for it`,
+        });
+        const { alt: _alt, ...rest } = t;
+        return { ...rest, deadline: to, ...(others.length > 0 ? { alt: others } : {}) };
+      }
       if (counted && !t.slot) count = Math.max(0, count - 1);
-      changes.push({
-        field: "trigger",
-        from: `${isoOf(d)} (${t.proof})`,
-        to: null,
-        reason: `the record covers ${isoOf(oldest!)} to ${isoOf(rec.newestTx!)} and lists no accepted push for this deadline: the exchange never held it`,
-      });
-      return false;
+      changes.push({ field: "trigger", from: `${isoOf(d)} (${t.proof})`, to: null, reason: why });
+      // still ahead: possible deadlines again, their lapse judged in turn
+      for (const x of open) followed.add(x);
+      reopened.push(...open);
+      return null;
     }
     if (counted && !t.slot) count = Math.max(0, count - 1);
     changes.push({
@@ -508,19 +556,39 @@ export function withRecord(
     const last = accepted.at(-1);
     if (last?.deadline != null && mine(last.deadline) && (rearm === null || last.txTime > rearm.txTime))
       rearm = { deadline: last.deadline, txTime: last.txTime };
-    return false;
+    return null;
   };
-  triggers = triggers.filter((t) => stands(t, true));
+  if (!otherDay)
+    triggers = triggers.map((t) => settle(t, true)).filter((t): t is TriggerRecord => t !== null);
   const laterBefore = entry.later ?? [];
-  const later = laterBefore.filter((t) => stands(t, false));
-  if (later.length !== laterBefore.length) {
+  const later = laterBefore.map((t) => settle(t, false)).filter((t): t is TriggerRecord => t !== null);
+  if (later.length !== laterBefore.length || later.some((t, i) => t !== laterBefore[i])) {
     const { later: _all, ...rest } = next;
     next = later.length > 0 ? { ...rest, later } : rest;
   }
+  // A guess of today moved to an alternative on a later day: counted for that day instead.
+  const movedOn = triggers.filter((t) => t.deadline !== null && utcDay(t.deadline) > entry.day);
+  if (movedOn.length > 0) {
+    triggers = triggers.filter((t) => !movedOn.includes(t));
+    for (const t of movedOn) if (!t.slot) count = Math.max(0, count - 1);
+    const { later: _all, ...rest } = next;
+    // (the 8 kept of `later`: model.ts LATER_KEPT)
+    next = { ...rest, later: [...(next.later ?? []), ...movedOn].slice(-8) };
+  }
+  for (const x of reopened) {
+    const before = next.pendingUntil;
+    next = withIntent(next, x);
+    changes.push({
+      field: "pendingUntil",
+      from: before,
+      to: next.pendingUntil,
+      reason: `a withdrawn guess's alternative ${isoOf(x)} is still ahead and the record does not settle it: it may fire`,
+    });
+  }
 
-  // 2. Fires the record shows.
+  // 2. Fires the record shows (of the ledger's day).
   for (const f of rec.fires) {
-    if (f.day !== entry.day) continue;
+    if (otherDay || f.day !== entry.day) continue;
     const d = f.deadline;
     let proof: TriggerProof;
     if (f.proof === "lapse") {

@@ -41,6 +41,7 @@ import { formatIssues } from "../core/errors/parse.js";
 import { checkStateFile } from "../core/files.js";
 import type { Logger } from "../core/logger.js";
 import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
+import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import {
   capHistory,
   HISTORY_SIZE,
@@ -279,7 +280,15 @@ export type OpenLedgerParameters = {
    * nonce floor (default: `clock`)
    */
   verifiedNow?: (() => number) | undefined;
+  /**
+   * what a restart's nonce floor allows for (src/protocol/hyperliquid/nonce.ts): with it, an `updatedAt` ahead of
+   * the verified time is set back to it, the nonce floor it seeded carried into `lastNonce` (`#repairUpdatedAt`)
+   */
+  nonceSpan?: NonceSpan | undefined;
 };
+
+/** `updatedAt` further ahead of the verified time than this was written on a wrong clock (exchange-time.ts SUSPECT_MS). */
+export const UPDATED_AT_AHEAD_MS = 5_000;
 
 /** How a durable write ended: on disk, failed (logged), or still running when the budget ran out. */
 export type Durability = "written" | "failed" | "timeout";
@@ -298,6 +307,7 @@ export class Ledger {
   readonly #beforeSync: (() => Promise<void>) | undefined;
   readonly #nonceHint: (() => number) | undefined;
   readonly #verifiedNow: (() => number) | undefined;
+  readonly #nonceSpan: NonceSpan | undefined;
   #updatedAt = 0;
   #accounts = new Map<string, LedgerEntry>();
   /** the accounts changed since the last round took its list (or whose write failed): the next round writes them */
@@ -338,9 +348,11 @@ export class Ledger {
       beforeSync,
       nonceHint,
       verifiedNow,
+      nonceSpan,
     }: OpenLedgerParameters,
   ) {
     this.#verifiedNow = verifiedNow;
+    this.#nonceSpan = nonceSpan;
     this.#nonceHint = nonceHint;
     this.path = path;
     this.#clock = clock;
@@ -669,6 +681,38 @@ export class Ledger {
    * not move it back) and only to a verified time; `lastNonce` is the highest nonce handed out so far (the next
    * run's floor; docs/daemon.md). A restart takes the highest of each over all the files (`readLedgerState`).
    */
+  /**
+   * `updatedAt` ahead of the verified time (issue 40): a wrong clock ahead wrote it (the local clock believed before
+   * the two witnesses). As a time it is no longer believed: set back to the verified time, in every file (a restart
+   * takes the highest of them), logged (`ledger.updated_at_repaired`; the switch says and audits the time floor it
+   * seeded: `clock.floor_repaired`). The nonce floor it seeded is never lowered (the exchange keeps the nonces a
+   * signer used): carried into `lastNonce`, so that `nonceFloor` gives a restart at least what it gave before
+   * (`updatedAt + requestTimeout + deadline` ≤ `lastNonce + requestTimeout`); `nonce.rederived` stays the way
+   * forward when the exchange names its window. Only with a verified time and the nonce span.
+   */
+  #repairUpdatedAt(): void {
+    if (!this.#verifiedNow || !this.#nonceSpan) return;
+    const verified = Math.floor(this.#verifiedNow());
+    if (!(verified > 0) || !(this.#updatedAt > verified + UPDATED_AT_AHEAD_MS)) return;
+    const from = this.#updatedAt;
+    const lastNonceBefore = this.#lastNonce;
+    this.#lastNonce = Math.max(this.#lastNonce ?? 0, from + this.#nonceSpan.deadlineMs);
+    this.#updatedAt = verified;
+    for (const account of this.#accounts.keys()) this.#dirtyAccounts.add(account);
+    this.#metaDirty = true;
+    this.#log.warn(
+      {
+        event: "ledger.updated_at_repaired",
+        from: new Date(from).toISOString(),
+        to: new Date(verified).toISOString(),
+        aheadMs: from - verified,
+        lastNonce: this.#lastNonce,
+        lastNonceBefore,
+      },
+      `the ledger's updatedAt ${new Date(from).toISOString()} is ${from - verified} ms ahead of the exchange's verified time (a wrong clock wrote it): set back to ${new Date(verified).toISOString()} in every file; the nonce floor it gave a restart is kept in lastNonce (${this.#lastNonce})`,
+    );
+  }
+
   #stamp(): { updatedAt: number; lastNonce: number | null } {
     const verified = this.#verifiedNow ? this.#verifiedNow() : this.#clock.now();
     this.#updatedAt = Math.max(this.#updatedAt, Math.floor(verified));
@@ -694,6 +738,7 @@ export class Ledger {
     try {
       while (this.#dirty) {
         this.#dirty = false;
+        this.#repairUpdatedAt();
         const carries = this.#changes;
         const accounts = [...this.#dirtyAccounts];
         this.#dirtyAccounts.clear();

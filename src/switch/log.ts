@@ -144,6 +144,15 @@ export const PUBLISH: { [T in SwitchEventType]: Row<T> } = {
         `the ledger's day ${e.from} is ahead of the exchange's verified time (a wrong clock wrote it): set back to ${e.to}, its ${e.triggersToday} trigger(s) kept (never fewer than counted); the exchange's record is read`,
       ),
   },
+  timeFloorRepaired: {
+    log: (e) =>
+      line(
+        "warn",
+        "clock.floor_repaired",
+        { from: iso(e.from), to: iso(e.to), aheadMs: e.from - e.to },
+        `the ledger's last verified time ${iso(e.from)} is ahead of the exchange's time two witnesses just verified (a wrong clock wrote it): no longer believed, the exchange's time is taken as not before ${iso(e.to)}; the nonce floor is kept (the ledger carries it in lastNonce: ledger.updated_at_repaired)`,
+      ),
+  },
   clockStepped: {
     log: (e) =>
       line(

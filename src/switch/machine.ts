@@ -292,6 +292,12 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
  */
 function repairDay(ctx: Step) {
   const m = ctx.m;
+  // the time floor too (exchange-time.ts `verifyOn`), said once
+  const f = m.time?.floorRepaired;
+  if (m.time && f) {
+    m.time = { ...m.time, floorRepaired: null };
+    ctx.emit({ type: "timeFloorRepaired", from: f.from, to: f.to });
+  }
   const day = utcDay(ctx.times.exchange);
   if (!(m.entry.day > day)) return;
   const from = m.entry.day;
@@ -620,6 +626,17 @@ class Step extends Ctx {
           plan + m.cfg.deadlineMs + m.cfg.intervalMs,
         ),
       );
+    // Nor does a push move the confirmed deadline earlier but by the operator's policy (an expedite, the drill): the
+    // one planned while nothing was verified, up to deadline + interval ahead, is kept by the next once the time is
+    // verified, as long as it stays within that bound (invariant 3: a push for 15 s less right after `clock.verified`).
+    const held = e.armedUntil;
+    if (
+      mode === "arm" &&
+      held !== null &&
+      cancelAt < held &&
+      held <= plan + m.cfg.deadlineMs + m.cfg.intervalMs
+    )
+      cancelAt = held;
     const id = m.nextId++;
     const push = {
       id,

@@ -5,7 +5,7 @@
  */
 import { nextUtcMidnight, utcDay } from "../core/clock.js";
 import type { Ctx } from "./context.js";
-import { EXCHANGE_MIN_LEAD_MS } from "./exchange-time.js";
+import { acceptingNow, EXCHANGE_MIN_LEAD_MS } from "./exchange-time.js";
 import type { LedgerEntry, TriggerRecord } from "./ledger.js";
 import {
   atLimit,
@@ -52,6 +52,17 @@ export function checkLapse(ctx: Ctx, detail?: string) {
     // checked again when it could have fired (or at its answer)
     m.wake.lapse = sending.askedMono + EXCHANGE_MIN_LEAD_MS;
     return;
+  }
+  // While nothing is verified, the push in flight lapses on the latest candidate that would have taken it (its
+  // time then at most cancel time − 5 s): a later candidate would have refused it as too early, and under no
+  // candidate that refuses it can it fire (a push planned on a local clock hours behind, judged on a true Date).
+  if (sending && sending.cancelAt === deadline && m.entry.armedUntil !== deadline && !ctx.times.witnessed) {
+    const at = acceptingNow(m.time!, ctx.now.mono, ctx.times.local, deadline, sending.askedMono);
+    if (at === null || at < deadline) {
+      // checked again when it could have fired on that candidate (or at its answer)
+      if (at !== null) m.wake.lapse = ctx.now.mono + (deadline - at);
+      return;
+    }
   }
   // While the two clocks disagree, a lapse is judged on the later of the two, but one on a UTC day that only the
   // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.

@@ -144,6 +144,7 @@ describe("doctor, all well", () => {
       "account",
       "network",
       "clock",
+      "clock-witness",
       "agent",
       "volume",
       "budget",
@@ -151,7 +152,7 @@ describe("doctor, all well", () => {
       "weight",
     ])
       expect(r.stdout).toMatch(new RegExp(`^${check}\\s+\\S+\\s+ok\\s`, "m"));
-    expect(r.stdout).toMatch(/all 14 checks pass: ready to go live/);
+    expect(r.stdout).toMatch(/all 15 checks pass: ready to go live/);
     expect(r.stdout).not.toContain(agent.privateKey.slice(2));
     // The probe is one noop, accepted; nothing was armed.
     const sent = sim.state.actions.slice(before);

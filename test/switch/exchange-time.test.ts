@@ -265,4 +265,38 @@ describe("issue 40: what a wrong clock wrote is repaired", () => {
     ok = { ...ok, time: accepted(initialTime(0, T0, null), T0, 0) };
     expect(logs(step(ok, sample(T0, 0, 0), at(0)).ready)).not.toContain("ledger.day_repaired");
   });
+
+  test("behavior: a time floor (the ledger's updatedAt) a wrong clock wrote 20 h ahead is no longer believed once a Date and a block agree: set back, logged, audited", () => {
+    const floor = T0 + 72_000_000;
+    let m = step(
+      initialModel(SWITCH_CFG, newEntry(SWITCH_CFG.account, T0, { limit: 10 }), floor),
+      { type: "start" },
+      at(0),
+    ).model;
+    // before: the floor rules out every candidate behind it
+    expect(timesOf(m, at(0)).plan).toBeGreaterThanOrEqual(floor);
+    m = step(m, { type: "blockSample", timestampSec: T0 / 1000, sentMono: 0, receivedMono: 0 }, at(0)).model;
+    const r = step(m, sample(T0, 0, 0), at(0));
+    expect(logs(r.ready)).toEqual(expect.arrayContaining(["clock.verified", "clock.floor_repaired"]));
+    expect(r.ready.events).toContainEqual(
+      expect.objectContaining({ type: "timeFloorRepaired", from: floor }),
+    );
+    expect(r.model.time!.floor).toBeLessThanOrEqual(T0 + 2_000);
+    expect(timesOf(r.model, at(1_000)).plan).toBeLessThan(T0 + 5_000);
+    // said once
+    const again = step(r.model, sample(T0 + 1_000, 1_000, 1_000), at(1_000));
+    expect(logs(again.ready)).not.toContain("clock.floor_repaired");
+    // a floor not ahead of the verified time is left alone
+    let ok = step(
+      initialModel(SWITCH_CFG, newEntry(SWITCH_CFG.account, T0, { limit: 10 }), T0 - 60_000),
+      { type: "start" },
+      at(0),
+    ).model;
+    ok = step(
+      ok,
+      { type: "blockSample", timestampSec: T0 / 1000, sentMono: 0, receivedMono: 0 },
+      at(0),
+    ).model;
+    expect(logs(step(ok, sample(T0, 0, 0), at(0)).ready)).not.toContain("clock.floor_repaired");
+  });
 });

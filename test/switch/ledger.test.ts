@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { ManualTimers } from "../../src/core/runtime.js";
+import { nonceFloor } from "../../src/protocol/hyperliquid/nonce.js";
 import { Ledger, type LedgerEntry, readLedgerState } from "../../src/switch/ledger.js";
 import {
   withConfirmedPush,
@@ -285,5 +286,68 @@ describe("Ledger", () => {
     const r = count(l, Date.UTC(2026, 0, 1, 23, 59), clock.now());
     expect(r.counted).toBe(false);
     expect(l.get(A).triggersToday).toBe(0);
+  });
+
+  test("issue 40: an updatedAt a wrong clock wrote 20 h ahead is set back to the verified time in every file, the nonce floor kept in lastNonce, logged", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hl-ledger-"));
+    const T = Date.UTC(2026, 0, 1, 12);
+    const span = { requestTimeoutMs: 5_000, deadlineMs: 60_000 };
+    const B = "0x2222222222222222222222222222222222222222";
+    // a run on a clock 20 h ahead believed as verified (before issue 40) wrote updatedAt there
+    const ahead = new ManualClock(T + 72_000_000);
+    const first = await Ledger.open({
+      stateDir: dir,
+      clock: ahead,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+      verifiedNow: () => ahead.now(),
+      nonceSpan: span,
+    });
+    first.put(withConfirmedPush(first.get(A), ahead.now() + 60_000, ahead.now()));
+    first.put(withConfirmedPush(first.get(B), ahead.now() + 60_000, ahead.now()));
+    await first.close();
+    const before = await readLedgerState(dir);
+    expect(before.file!.updatedAt).toBe(T + 72_000_000);
+    const floorBefore = nonceFloor(before.file!.updatedAt, before.file!.lastNonce, span);
+    // the next run: nothing verified yet, nothing repaired (the local clock alone never verifies)
+    const clock = new ManualClock(T);
+    let verified = 0;
+    const log = captureLogger();
+    const l = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: log.logger,
+      triggerLimit: 10,
+      verifiedNow: () => verified,
+      nonceSpan: span,
+    });
+    l.put(withConfirmedPush(l.get(A), T + 60_000, T));
+    await l.flush();
+    expect((await readLedgerState(dir)).file!.updatedAt).toBe(T + 72_000_000);
+    expect(log.events("ledger.updated_at_repaired")).toEqual([]);
+    // two witnesses verified T: set back in every file (a restart takes the highest), the nonce floor never lower
+    verified = T;
+    l.put(withConfirmedPush(l.get(A), T + 75_000, T));
+    await l.close();
+    const after = await readLedgerState(dir);
+    expect(after.file!.updatedAt).toBe(T);
+    expect(nonceFloor(after.file!.updatedAt, after.file!.lastNonce, span)).toBeGreaterThanOrEqual(
+      floorBefore,
+    );
+    expect(log.events("ledger.updated_at_repaired")).toEqual([
+      expect.objectContaining({ aheadMs: 72_000_000, to: new Date(T).toISOString() }),
+    ]);
+    // a restart believes the repaired time
+    const again = await Ledger.open({
+      stateDir: dir,
+      clock,
+      logger: captureLogger().logger,
+      triggerLimit: 10,
+    });
+    expect(again.loadedUpdatedAt).toBe(T);
+    expect(nonceFloor(again.loadedUpdatedAt, again.loadedLastNonce, span)).toBeGreaterThanOrEqual(
+      floorBefore,
+    );
+    await again.close();
   });
 });

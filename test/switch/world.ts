@@ -253,6 +253,9 @@ export class World {
     this.used = used;
     this.clock = new ManualClock(start + startWallOffsetMs);
     this.wallDelta = startWallOffsetMs;
+    // a local clock off from the start is a wall-clock step taken before the run: what a step allows (invariant 2's
+    // over-count while the clocks disagree, the nonces' lead on the later clock) it allows
+    if (startWallOffsetMs !== 0) this.stepsSeen++;
     this.txs.push({ time: start - 86_400_000, deadline: start, error: "too_early" });
     this.time = new ExchangeTime(this.clock);
     this.persisted = {
@@ -935,6 +938,12 @@ export class World {
       case "kill":
         return this.kill(cmd.close);
       case "block":
+        // (issue 40) a block off the exchange's time is a witness fault, as an erratic Date is: while the candidates
+        // disagree a lapse is judged on the latest (over, never under) and nonces are taken on it (`datesSeen`)
+        if (Math.abs(cmd.offsetMs) > 2_000) {
+          this.datesSeen++;
+          this.correctedSinceConfirm = true;
+        }
         // (issue 40) the block's timestamp in whole seconds, read at once
         this.sw.blockTime({
           timestampSec: Math.floor((this.t + cmd.offsetMs) / 1000),

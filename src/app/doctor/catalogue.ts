@@ -12,6 +12,10 @@ export const DOCTOR_CHECKS: readonly { check: string; asks: string }[] = Object.
   { check: "account", asks: "what run would arm, found as run finds it" },
   { check: "network", asks: "--probe only: a signed noop accepted on this network" },
   { check: "clock", asks: "the exchange's time against the local clock" },
+  {
+    check: "clock-witness",
+    asks: "the HyperEVM block time against the Date: the exchange's time verified, the local clock within 5 s",
+  },
   { check: "agent", asks: "an agent key's approval: not expired, not expiring soon" },
   { check: "volume", asks: "the exchange's $1,000,000 traded-volume requirement" },
   { check: "budget", asks: "the address's action budget left at this --interval" },

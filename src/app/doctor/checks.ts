@@ -23,3 +23,4 @@ export {
 } from "./host-checks.js";
 export { reasonOf } from "./report.js";
 export { checkAgent, checkPlan, checkRole, probeNetwork, roleRow } from "./signer-checks.js";
+export { checkClockWitness } from "./clock-witness.js";

@@ -20,6 +20,7 @@ import {
   checkAgent,
   checkBudget,
   checkClock,
+  checkClockWitness,
   checkExplorer,
   checkGuard,
   checkHealth,
@@ -189,12 +190,17 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
       if (!clocked) {
         clocked = true;
         const sentAt = p.clock.now();
-        rows.push(
-          await info.batchClearinghouseStatesWithMeta({ users: [direct] }).then(
-            (r) => checkClock({ date: r.serverDate, sentAt, receivedAt: r.receivedAt }, config.clockSkewWarn),
-            (error: unknown) => checkClock(null, config.clockSkewWarn, error),
-          ),
+        const date = await info.batchClearinghouseStatesWithMeta({ users: [direct] }).then(
+          (r) => ({ date: r.serverDate, sentAt, receivedAt: r.receivedAt }),
+          (error: unknown) => ({ error }),
         );
+        rows.push(
+          "error" in date
+            ? checkClock(null, config.clockSkewWarn, date.error)
+            : checkClock(date, config.clockSkewWarn),
+        );
+        // the second witness, the HyperEVM block time, against that Date (issue 40)
+        rows.push(await checkClockWitness({ config, clock: p.clock, date: "error" in date ? null : date }));
       }
       rows.push(
         await checkAgent({

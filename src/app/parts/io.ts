@@ -154,6 +154,8 @@ export function ledgerComponent(): Component<
         logger: logger.child({ module: "ledger" }),
         triggerLimit: config.triggerLimit,
         beforeSync: params.beforeLedgerSync,
+        // an updatedAt a wrong clock wrote ahead is set back once verified, the nonce floor kept (ledger.ts)
+        nonceSpan,
       });
       ledger = opened;
       // The exchange's time is never before the ledger's last write (a clock stepped back while down).

@@ -23,6 +23,8 @@ const SWITCH: Readonly<Record<string, readonly [type: string, fields: readonly s
   limitReset: ["switch.limit-reset", ["day", "triggersToday"]],
   // issue 40: a ledger day a wrong clock wrote ahead of the verified time, set back
   dayRepaired: ["ledger.day-repaired", ["from", "to", "triggersToday"]],
+  // and its last verified time (the ledger's updatedAt) ahead of the verified time, no longer believed
+  timeFloorRepaired: ["clock.floor-repaired", ["from", "to"]],
   notProtected: ["switch.not-protected", ["reason", "message"]],
   protected: ["switch.protected-again", ["previousReason", "by"]],
   recovered: ["switch.recovered", ["outageMs"]],
