@@ -27,7 +27,9 @@ type Op =
   | { op: "ask"; account: string; inTime: number; confirm: number; within: number }
   | { op: "answer"; account: string; confirmed: boolean }
   | { op: "confirmAsked"; account: string }
-  | { op: "tick"; advance: number };
+  | { op: "tick"; advance: number }
+  /** a host's death: every account's engine down at once, and each asks for its pass */
+  | { op: "hostDeath"; within: number; known: boolean };
 
 const account = fc.constantFrom(...ACCOUNTS);
 const op: fc.Arbitrary<Op> = fc.oneof(
@@ -48,6 +50,11 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant("answer" as const), account, confirmed: fc.boolean() }),
   fc.record({ op: fc.constant("confirmAsked" as const), account }),
   fc.record({ op: fc.constant("tick" as const), advance: fc.integer({ min: 0, max: 30_000 }) }),
+  fc.record({
+    op: fc.constant("hostDeath" as const),
+    within: fc.integer({ min: 0, max: 240_000 }),
+    known: fc.boolean(),
+  }),
 );
 
 /** Plays a history through the machine, checking every step; at the end, time runs on until nothing waits. */
@@ -130,6 +137,20 @@ function play(budget: number, ops: Op[]) {
         if (!running.has(o.account)) break;
         feed({ type: "confirmAsked", account: o.account, id: confirmId++, weight: 20 });
         break;
+      case "hostDeath":
+        for (const a of ACCOUNTS) {
+          up.set(a, false);
+          feed({ type: "engine", account: a, up: false });
+          if (running.has(a)) continue;
+          if (!m.accounts[a]?.confirmed) unresolved.add(a);
+          feed({
+            type: "ask",
+            account: a,
+            giveUpAt: now + o.within,
+            cost: o.known ? { inTime: 2, confirm: 20 } : { inTime: 22, confirm: 20 },
+          });
+        }
+        break;
       case "tick":
         now += o.advance;
         wakeAt = feed({ type: "tick" }).wakeAt;
@@ -151,7 +172,7 @@ describe("the passes of a simultaneous death (property)", () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 50, max: 400 }),
-        fc.array(op, { minLength: 1, maxLength: 80 }),
+        fc.array(op, { minLength: 1, maxLength: 120, size: "max" }),
         (budget, ops) => play(budget, ops),
       ),
       runs,
