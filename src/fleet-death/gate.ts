@@ -67,9 +67,10 @@ export function createDeathGate(deps: DeathGateDeps): DeathGate {
   let wake: TimerHandle | null = null;
   let closed = false;
   let nextId = 1;
+  /** the passes asked for and not yet carried out; a second ask before then shares the first one's answer */
   const asked = new Map<
     string,
-    { params: Parameters<CancelOpenOrders>[0]; resolve: (r: CancelOpenOrdersResult) => void }
+    { params: Parameters<CancelOpenOrders>[0]; resolve: ((r: CancelOpenOrdersResult) => void)[] }
   >();
   /** passes the gate started, until they answer: only their confirming reads wait on the machine */
   const running = new Set<string>();
@@ -96,7 +97,7 @@ export function createDeathGate(deps: DeathGateDeps): DeathGate {
   const answer = (account: string, result: CancelOpenOrdersResult) => {
     const a = asked.get(account);
     asked.delete(account);
-    a?.resolve(result);
+    for (const resolve of a?.resolve ?? []) resolve(result);
   };
   const carryOut = (commands: readonly DeathCommand[]) => {
     if (commands.length > 0) deps.onCommands?.(commands);
@@ -120,7 +121,7 @@ export function createDeathGate(deps: DeathGateDeps): DeathGate {
             running.delete(c.account);
             feed({ type: "answered", account: c.account, confirmed: result.confirmed });
             soon();
-            a.resolve(result);
+            for (const resolve of a.resolve) resolve(result);
           });
       } else if (c.kind === "fallback")
         answer(c.account, {
@@ -153,9 +154,10 @@ export function createDeathGate(deps: DeathGateDeps): DeathGate {
           resolve({ confirmed: false, cancelled: 0, kept: 0, detail: "the daemon is stopping" });
           return;
         }
-        // a switch runs one pass at a time: an ask not yet carried out is replaced (answered as dropped)
-        answer(account, { confirmed: false, cancelled: 0, kept: 0, detail: "replaced by a later pass" });
-        asked.set(account, { params, resolve });
+        // A switch runs one pass at a time; an ask not yet carried out when another comes (the engine down, up and
+        // down again within a turn) shares its answer: the switch takes the first, and ignores the second.
+        const before = asked.get(account);
+        asked.set(account, { params, resolve: [...(before?.resolve ?? []), resolve] });
         const deadline = deadlineOf(account);
         const now = deps.mono();
         const giveUpAt = deadline === null ? now : now + (deadline - deps.wall()) - deps.marginMs;
