@@ -105,11 +105,12 @@ export function spentIn(m: DeathModel, now: number): number {
 
 /**
  * The least weight that can still be issued from `now` up to `until` under the rolling window: what the window
- * leaves now, and a whole budget again at each further window's start before `until`. Negative when `until` passed.
+ * leaves now, and a whole budget again at each further window's start before `until`. A give-up time already passed
+ * (a deadline shorter than the margin) leaves what the window leaves now: a pass the weight affords at once still
+ * runs (it may well answer in time; before the gate it always ran), only one that would have to wait falls back.
  */
 export function capacity(m: DeathModel, now: number, until: number): number {
-  if (until < now) return -1;
-  const windows = 1 + Math.floor((until - now) / m.cfg.windowMs);
+  const windows = 1 + Math.floor(Math.max(0, until - now) / m.cfg.windowMs);
   return windows * m.cfg.budget - spentIn(m, now);
 }
 

@@ -181,6 +181,17 @@ describe("the passes of a simultaneous death (property)", () => {
 });
 
 describe("the passes of a simultaneous death (examples)", () => {
+  // (a give-up already passed made every pass fall back: a short deadline turned a cheap cancel into a trigger)
+  test("behavior: a give-up time already passed: a pass the window affords now still runs, one that would wait falls back", () => {
+    let m = initialDeath({ budget: 50, windowMs: WINDOW });
+    for (const a of ["a", "b"]) {
+      m = step(m, { type: "engine", account: a, up: false }, 1_000).model;
+      m = step(m, { type: "ask", account: a, giveUpAt: 0, cost: { inTime: 22, confirm: 20 } }, 1_000).model;
+    }
+    const r = step(m, { type: "tick" }, 1_000);
+    expect(r.commands.map((c) => `${c.kind} ${c.account}`)).toEqual(["fallback b", "run a"]);
+  });
+
   test("behavior: a host's death, 5 accounts, room for 3 whole passes: risk order, then the fallbacks at once", () => {
     let m = initialDeath({ budget: 130, windowMs: WINDOW });
     const risks: AccountRisk[] = [
