@@ -10,8 +10,9 @@
 // cancelled, as the simulator records it (statusTimestamp, its wall clock), or never (counted, and the orders a
 // fired trigger took are counted as the trigger's). Percentiles over every account's kill of every run.
 // A run ends once every order is gone and every account's pass answered (or the deadline + 15 s passed); a pass that
-// fell back is given 7 s more (its 5 s schedule fires). A run that spent more than 200 weight is followed by a
-// minute without deaths, so that the next death finds the IP's minute as a death would.
+// fell back is given 7 s more (its 5 s schedule fires). The engines then come back at once, and a run that spent more
+// than 200 weight is followed by a minute without deaths, so that the next death finds the IP's minute as a death
+// would.
 // Knobs: BENCH_HOST_DEATH_RUNS (default 3), BENCH_HOST_DEATH_ROWS (default 1,10,100,300),
 // BENCH_GUARD_MAX_CONNECTIONS (default 64: the daemon's cap today; accounts per connection = ceil(N / it)),
 // BENCH_HOST_DEATH_PARALLEL (default 1: the rows of N >= 100, which mostly wait for the IP's weight, run at the same
@@ -179,7 +180,7 @@ async function runRow({ root, cliPath, flags, n, guard, runs, maxConnections, lo
     // death right after it is another question; the first death waits until the start's weight left the minute
     if (n >= 100) await sleep(61_000);
     for (let run = 0; run < runs; run++) {
-      if (guard === "socket" || run > 0) await startEngines();
+      if (guard === "socket" && run === 0) await startEngines();
       await sleep(500); // the guard counts the engines up
       await sim.ask({ op: "place", accounts: fleet.accounts, orders: [...RESTING, STOP] });
       const open = await sim.ask({ op: "open", accounts: fleet.accounts });
@@ -241,9 +242,12 @@ async function runRow({ root, cliPath, flags, n, guard, runs, maxConnections, lo
       log(
         `host-death ${guard} N=${n} run ${run}: p99 so far ${f0(pct(kills, 99))} ms, triggers ${tally.triggers}, 429 ${tally.limited}, fallbacks ${tally.fallbacks}, answered ${answered.size}/${n} in ${f0(answeredIn.at(-1))} ms`,
       );
-      // the next death finds the IP's minute as a death would: a heavy run's weight leaves the window first
-      if (run < runs - 1 && after.weight - before.weight > 200)
-        await sleep(Math.max(0, lastAnswer + 61_000 - Date.now()));
+      if (run < runs - 1) {
+        // the engines back at once (their accounts' passes repeated each interval while down stop), then the next
+        // death finds the IP's minute as a death would: a heavy run's weight leaves the window first
+        await startEngines();
+        if (after.weight - before.weight > 200) await sleep(61_000);
+      }
     }
   } finally {
     engines?.kill("SIGKILL");
@@ -315,7 +319,7 @@ export function renderHostDeath(h) {
   if (!h.ok) return [...L, `Not measured: ${h.error}`, ""].join("\n");
   L.push(h.machine, "");
   L.push(
-    `N accounts (signers of up to 100: a master and its subaccounts) whose engines are held by one load process (bench/fleet-engines.mjs; the connection guard's connections name ceil(N / 64) accounts each, in guard protocol 2, and announce each account's orders after they are placed; the file guard's engines share one file), each account resting 3 orders and a reduce-only stop; the load process is SIGKILLed (every connection closes at once). The simulator runs in its own process at the exchange's per-IP limit (1,200 weight a minute, fixed windows; over it, 429). Interval: the shortest of ${CANDIDATES.join(", ")} that the plan accepts on the official API (\`hl-deadman config check\` accepts the steady spend, and the death room fits: against the simulator, a non-official host, the daemon only warns about it; exposure and budget polls off; deadline the default minute, or three intervals when longer); the row states the death room's reserve and the weight left for it. The daemon runs the passes of the deaths in risk order inside the weight left (src/fleet-death/). Per account: the death → the last of its orders that is not a reduce-only stop cancelled, by the simulator's record (statusTimestamp); percentiles over every account of every run (${h.runs} runs a row). "Never": accounts whose orders were not all gone within the deadline + 15 s. "All answered": the death → the last account's pass answered (its confirming read included; the slowest run). Fallbacks: passes the weight could not afford, answered at once with \`engine.cancel_failed\` \`weight_unaffordable\` (each costs a trigger). Triggers: scheduled cancels that fired during the runs (the orders they took count in the percentiles). 429 answers and weight: as the simulator counted them from each death to the end of its wait (the daemon's pushes in that time included). A run ends once every order is gone and every pass answered; a run that spent more than 200 weight is followed by a minute without deaths, and at N ≥ 100 the first death comes a minute after every account was armed (the start's record reads, 20 or more an account, fill the IP's minute).${h.parallel ? " The rows of N ≥ 100 ran at the same time (each its own simulator, daemon and load process: they mostly wait for the IP's weight)." : ""} Section run time ${f0(h.seconds)} s.`,
+    `N accounts (signers of up to 100: a master and its subaccounts) whose engines are held by one load process (bench/fleet-engines.mjs; the connection guard's connections name ceil(N / 64) accounts each, in guard protocol 2, and announce each account's orders after they are placed; the file guard's engines share one file), each account resting 3 orders and a reduce-only stop; the load process is SIGKILLed (every connection closes at once). The simulator runs in its own process at the exchange's per-IP limit (1,200 weight a minute, fixed windows; over it, 429). Interval: the shortest of ${CANDIDATES.join(", ")} that the plan accepts on the official API (\`hl-deadman config check\` accepts the steady spend, and the death room fits: against the simulator, a non-official host, the daemon only warns about it; exposure and budget polls off; deadline the default minute, or three intervals when longer); the row states the death room's reserve and the weight left for it. The daemon runs the passes of the deaths in risk order inside the weight left (src/fleet-death/). Per account: the death → the last of its orders that is not a reduce-only stop cancelled, by the simulator's record (statusTimestamp); percentiles over every account of every run (${h.runs} runs a row). "Never": accounts whose orders were not all gone within the deadline + 15 s. "All answered": the death → the last account's pass answered (its confirming read included; the slowest run). Fallbacks: passes the weight could not afford, answered at once with \`engine.cancel_failed\` \`weight_unaffordable\` (each costs a trigger). Triggers: scheduled cancels that fired during the runs (the orders they took count in the percentiles). 429 answers and weight: as the simulator counted them from each death to the end of its wait (the daemon's pushes in that time included). A run ends once every order is gone and every pass answered; the engines then come back at once (the passes repeated each interval for a dead engine stop) and a run that spent more than 200 weight is followed by a minute without deaths, and at N ≥ 100 the first death comes a minute after every account was armed (the start's record reads, 20 or more an account, fill the IP's minute).${h.parallel ? " The rows of N ≥ 100 ran at the same time (each its own simulator, daemon and load process: they mostly wait for the IP's weight)." : ""} Section run time ${f0(h.seconds)} s.`,
   );
   L.push("");
   L.push(

@@ -14,7 +14,8 @@
  *   the weight the budget still allows before the account's give-up time) falls back at once: every dead account
  *   gets a pass or a fallback, never neither.
  * - A repeated pass (one each interval while the engine stays down, its orders already cancelled) waits for weight
- *   and never falls back: the schedule is renewed meanwhile.
+ *   and never falls back: the schedule is renewed meanwhile. It spends only what the window leaves above a whole
+ *   pass for every live engine (`reserveEach`), the room the next death needs.
  * Same model + input + now → same result. Time is monotonic ms.
  */
 import { type AccountRisk, affordPasses, orderByRisk } from "../config/weight.js";
@@ -23,6 +24,11 @@ export type DeathConfig = {
   /** the weight the passes may issue in any `windowMs` (the IP's limit less the steady spend's busiest minute) */
   budget: number;
   windowMs: number;
+  /**
+   * The weight kept for each live engine's death (one whole pass): a repeated pass spends only what the window
+   * leaves above it, so that passes repeated each interval for the dead never eat the room of the next death.
+   */
+  reserveEach: number;
 };
 
 /** A pass's weight: its in-time part, and its confirming reads (issued one by one as `confirm` is asked). */
@@ -247,8 +253,10 @@ function decide(m: DeathModel, now: number): DeathStep {
         m.waiting.filter((w) => w.repeat),
       );
       const ran = new Set<string>();
+      const live = Object.values(m.accounts).filter((x) => !x.down).length;
+      const room = m.cfg.budget - live * m.cfg.reserveEach;
       for (const a of repeats) {
-        if (spentIn(m, now) + a.cost.inTime > m.cfg.budget) break;
+        if (spentIn(m, now) + a.cost.inTime > room) break;
         issue(a.cost.inTime);
         m.owed[a.account] = (m.owed[a.account] ?? 0) + a.cost.confirm;
         ran.add(a.account);

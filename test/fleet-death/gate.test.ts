@@ -47,7 +47,7 @@ describe("the death gate", () => {
     const confirmsSent: string[] = [];
     const gate = createDeathGate({
       // 100 a minute: two read-first passes of 42 (22 + a confirm of 20) fit, a third does not
-      config: { budget: 100, windowMs: 60_000 },
+      config: { budget: 100, windowMs: 60_000, reserveEach: 42 },
       canceller: () => async (p) => {
         ran.push(p.account);
         // the executor's confirming read waits on the gate
@@ -88,7 +88,7 @@ describe("the death gate", () => {
     const t = fakeTimers();
     const ran: string[] = [];
     const gate = createDeathGate({
-      config: { budget: 1_000, windowMs: 60_000 },
+      config: { budget: 1_000, windowMs: 60_000, reserveEach: 42 },
       canceller: () => async (p) => {
         ran.push(p.account);
         return { confirmed: true, cancelled: 0, kept: 0 };

@@ -2,7 +2,7 @@
  * The passes of a simultaneous death (src/fleet-death/machine.ts), its invariants over random histories: never a
  * pass for an account whose engine is up; every dead account's first pass runs or falls back, never neither; the
  * first passes of one decision go in risk order and none waiting outranks one that ran; the weight issued in any
- * window never exceeds the budget. Replay one seed with HL_PROPERTY_SEEDS=<seed>.
+ * window never exceeds the budget (and a repeated pass never spends the room kept for the live engines). Replay one seed with HL_PROPERTY_SEEDS=<seed>.
  */
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
@@ -58,8 +58,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 
 /** Plays a history through the machine, checking every step; at the end, time runs on until nothing waits. */
-function play(budget: number, ops: Op[]) {
-  let m: DeathModel = initialDeath({ budget, windowMs: WINDOW });
+function play(budget: number, reserveEach: number, ops: Op[]) {
+  let m: DeathModel = initialDeath({ budget, windowMs: WINDOW, reserveEach });
   let now = 0;
   let confirmId = 0;
   const up = new Map(ACCOUNTS.map((a) => [a, true]));
@@ -84,6 +84,13 @@ function play(budget: number, ops: Op[]) {
     // the budget: the weight issued in any window ending now
     const inWindow = issued.filter((e) => e.at > now - WINDOW).reduce((s, e) => s + e.weight, 0);
     expect(inWindow, `weight ${inWindow} in a window, budget ${budget}`).toBeLessThanOrEqual(budget);
+    // a repeated pass never spends the room kept for the live engines' next death
+    if (commands.some((c) => c.kind === "run" && c.repeat)) {
+      const live = Object.values(before.accounts).filter((x) => !x.down).length;
+      expect(inWindow, "a repeat spent the live engines' room").toBeLessThanOrEqual(
+        budget - live * reserveEach,
+      );
+    }
     if (input.type === "tick" && ranFirst.length > 0) {
       // risk order: the first passes of one decision in the order of their risk...
       const asks = before.waiting.filter((w) => ranFirst.includes(w.account));
@@ -172,8 +179,9 @@ describe("the passes of a simultaneous death (property)", () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 50, max: 400 }),
+        fc.constantFrom(0, 22, 42),
         fc.array(op, { minLength: 1, maxLength: 120, size: "max" }),
-        (budget, ops) => play(budget, ops),
+        (budget, reserveEach, ops) => play(budget, reserveEach, ops),
       ),
       runs,
     );
@@ -181,9 +189,30 @@ describe("the passes of a simultaneous death (property)", () => {
 });
 
 describe("the passes of a simultaneous death (examples)", () => {
+  // (the bench's 10 accounts at 1 s repeated their passes each second while their engines stayed down, filled the
+  // minute, and the next death's passes fell back: 4 triggers)
+  test("behavior: repeated passes keep a whole pass of room for every live engine", () => {
+    let m = initialDeath({ budget: 100, windowMs: WINDOW, reserveEach: 42 });
+    m = step(m, { type: "engine", account: "live", up: true }, 0).model;
+    m = step(m, { type: "engine", account: "dead", up: false }, 0).model;
+    m = step(m, { type: "answered", account: "dead", confirmed: true }, 0).model;
+    for (let i = 0; i < 5; i++) {
+      m = step(
+        m,
+        { type: "ask", account: "dead", giveUpAt: 50_000, cost: { inTime: 22, confirm: 0 } },
+        i,
+      ).model;
+      const r = step(m, { type: "tick" }, i);
+      m = r.model;
+      if (i < 2) expect(r.commands).toEqual([{ kind: "run", account: "dead", weight: 22, repeat: true }]);
+      // 44 spent: one more (66) would leave less than the live engine's 42
+      else expect(r.commands).toEqual([]);
+    }
+  });
+
   // (a give-up already passed made every pass fall back: a short deadline turned a cheap cancel into a trigger)
   test("behavior: a give-up time already passed: a pass the window affords now still runs, one that would wait falls back", () => {
-    let m = initialDeath({ budget: 50, windowMs: WINDOW });
+    let m = initialDeath({ budget: 50, windowMs: WINDOW, reserveEach: 42 });
     for (const a of ["a", "b"]) {
       m = step(m, { type: "engine", account: a, up: false }, 1_000).model;
       m = step(m, { type: "ask", account: a, giveUpAt: 0, cost: { inTime: 22, confirm: 20 } }, 1_000).model;
@@ -193,7 +222,7 @@ describe("the passes of a simultaneous death (examples)", () => {
   });
 
   test("behavior: a host's death, 5 accounts, room for 3 whole passes: risk order, then the fallbacks at once", () => {
-    let m = initialDeath({ budget: 130, windowMs: WINDOW });
+    let m = initialDeath({ budget: 130, windowMs: WINDOW, reserveEach: 42 });
     const risks: AccountRisk[] = [
       { account: "a", liquidationDistance: null, notional: 10 },
       { account: "b", liquidationDistance: 0.05, notional: 10 },
@@ -220,7 +249,7 @@ describe("the passes of a simultaneous death (examples)", () => {
   });
 
   test("behavior: what cannot be afforded before the give-up time falls back at once, lowest risk first", () => {
-    let m = initialDeath({ budget: 100, windowMs: WINDOW });
+    let m = initialDeath({ budget: 100, windowMs: WINDOW, reserveEach: 42 });
     m = step(m, { type: "risk", risk: { account: "a", liquidationDistance: 0.01, notional: 1 } }, 0).model;
     for (const a of ["a", "b", "c", "d"]) {
       m = step(m, { type: "engine", account: a, up: false }, 0).model;

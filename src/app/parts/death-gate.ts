@@ -69,7 +69,13 @@ export function buildDeathGate({
     );
   };
   return createDeathGate({
-    config: { budget, windowMs: DEATH_WINDOW_MS },
+    config: {
+      budget,
+      windowMs: DEATH_WINDOW_MS,
+      // a live engine's death needs its whole pass (read first unless the engines announce their orders)
+      reserveEach:
+        passWeight(Boolean(config.guardSocket) && config.guardAnnouncedOrders) + builders * passWeight(false),
+    },
     canceller,
     timers: runtime.timers,
     mono: () => monotonicOf(runtime.clock),
