@@ -48,15 +48,16 @@ describe("the room for a death", () => {
     const room = deathRoom(config)!;
     const peak = weightPlan(config).peakPerMinute;
     expect(room.known).toBe(10);
-    // each whole pass: its in-time part and its confirming read (the switch holds its pushes until it answers)
+    // each whole pass: its in-time part, its confirming read (the switch holds its pushes until it answers) and the
+    // push that renews the schedule after it
     expect(room.reserve).toBe(
-      10 * (PASS_WEIGHT.knownInTime + PASS_WEIGHT.confirm) +
-        30 * (PASS_WEIGHT.readInTime + PASS_WEIGHT.confirm),
+      10 * (PASS_WEIGHT.knownInTime + PASS_WEIGHT.confirm + PASS_WEIGHT.renewal) +
+        30 * (PASS_WEIGHT.readInTime + PASS_WEIGHT.confirm + PASS_WEIGHT.renewal),
     );
     expect(room.windowMs).toBe(45_000);
     expect(room.available).toBe(Math.floor(IP_WEIGHT_PER_MINUTE - peak));
     expect(room.arithmetic).toContain(
-      `10 × (2 + 20) (orders known from the order feed) + 30 × (22 + 20) (read first) = 1480 weight`,
+      `10 × (2 + 20 + 1) (orders known from the order feed) + 30 × (22 + 20 + 1) (read first) = 1520 weight`,
     );
     expect(room.fits).toBe(false);
   });
@@ -80,7 +81,9 @@ describe("the room for a death", () => {
     const refused = deathRoomVerdict(room, { heldBefore: false });
     expect(refused.kind).toBe("refuse");
     if (refused.kind === "ok") throw new Error("unreachable");
-    expect(refused.message).toContain(`= ${room.reserve} weight, the confirming reads included, within 43 s`);
+    expect(refused.message).toContain(
+      `= ${room.reserve} weight, the confirming reads and the renewing pushes included, within 43 s`,
+    );
     expect(refused.message).toContain(`the IP has ${room.available} left`);
     expect(refused.message).toContain(`only ${room.afforded} of 300`);
     const warned = deathRoomVerdict(room, { heldBefore: true });
@@ -113,14 +116,14 @@ describe("the room for a death", () => {
 describe("the engines' announcements", () => {
   test("behavior: every announced account's pass is a known one; the saving is named, the verdict follows it", () => {
     // 100 accounts at 60 s, deadline 240 s (3,299 left in the window): read first (10 followed by the order feed)
-    // they need 10 × 22 + 90 × 42 = 4,000; announced, 100 × 22 = 2,200
+    // they need 10 × 23 + 90 × 43 = 4,100; announced, 100 × 23 = 2,300
     const base = { interval: 60_000, deadline: 240_000, exposureInterval: 0, budgetInterval: 0 };
     const read = deathRoom(cancel(100, base))!;
     const announced = deathRoom(cancel(100, { ...base, guardAnnouncedOrders: true }))!;
-    expect(read.reserve).toBe(10 * 22 + 90 * 42);
-    expect(announced).toMatchObject({ known: 100, announced: 100, reserve: 100 * 22 });
+    expect(read.reserve).toBe(10 * 23 + 90 * 43);
+    expect(announced).toMatchObject({ known: 100, announced: 100, reserve: 100 * 23 });
     expect(announced.savedByAnnouncements).toBe(read.reserve - announced.reserve);
-    expect(announced.arithmetic).toContain("100 × (2 + 20) (orders announced by their engines)");
+    expect(announced.arithmetic).toContain("100 × (2 + 20 + 1) (orders announced by their engines)");
     expect(announced.arithmetic).toContain(`the engines' announcements save ${90 * 20} in reads`);
     expect(read.fits).toBe(false);
     expect(announced.fits).toBe(true);

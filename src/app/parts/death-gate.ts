@@ -46,8 +46,13 @@ export function buildDeathGate({
   const builders = Math.max(0, new Set(["", ...dexes]).size - 1);
   // The steady spend's busiest minute is the IP's already; the rest is the death's. Never below one whole pass:
   // a plan without room was refused or warned about, and its passes still go one at a time, as before.
+  // The renewing push after each pass is not issued through the gate: its weight is kept out of the budget.
   const budget = Math.max(
-    Math.floor(IP_WEIGHT_PER_MINUTE - weightPlan(config, plan.length).peakPerMinute),
+    Math.floor(
+      IP_WEIGHT_PER_MINUTE -
+        weightPlan(config, plan.length).peakPerMinute -
+        plan.length * PASS_WEIGHT.renewal,
+    ),
     passWeight(false) * (1 + builders),
   );
   const log = logger.child({ module: "fleet-death" });
