@@ -110,7 +110,7 @@ async function runRow({ root, cliPath, flags, n, guard, runs, maxConnections, lo
   const kills = [];
   let never = 0;
   let byTrigger = 0;
-  const tally = { triggers: 0, limited: 0, weight: 0, fallbacks: 0, retries: 0 };
+  const tally = { triggers: 0, limited: 0, weight: 0, fallbacks: 0, retries: 0, failed: {} };
   const answeredIn = []; // per run: the death → the last account's pass answered (ms)
   let nextLine;
   const startEngines = async () => {
@@ -167,7 +167,11 @@ async function runRow({ root, cliPath, flags, n, guard, runs, maxConnections, lo
         if (a) armed.add(a);
       } else if ((e === "engine.orders_cancelled" || e === "engine.cancel_failed") && a && !answered.has(a)) {
         answered.set(a, { at: Date.now(), e });
-        if (e === "engine.cancel_failed" && l.includes("weight_unaffordable")) tally.fallbacks++;
+        if (e === "engine.cancel_failed") {
+          const reason = /"reason":"([^"]+)"/.exec(l)?.[1] ?? "?";
+          if (reason === "weight_unaffordable") tally.fallbacks++;
+          else tally.failed[reason] = (tally.failed[reason] ?? 0) + 1;
+        }
       } else if (e === "engine.cancel_retry") tally.retries++;
     });
     const armedBy = performance.now() + ms(interval) + 60_000;
@@ -358,5 +362,11 @@ export function missOf(r) {
   const goal = r.n === 10 ? r.p99 <= 1_000 && r.triggers === 0 : r.n >= 100 ? r.triggers === 0 : true;
   if (goal) return null;
   const deadline = ms(deadlineOf(r.interval)) / 1_000;
-  return `N = ${r.n}, ${r.guard === "socket" ? "connection" : "file"} guard, missed (p99 ${f0(r.p99)} ms, ${r.triggers} triggers over ${r.runs} runs): the plan accepted ${r.interval} (deadline ${deadline} s) with a reserve of ${f0(r.reserve)} in ${f0(r.available)} left; the deaths took ${f0(r.weight / r.runs)} weight a run (${(r.weight / r.runs / r.n).toFixed(1)} an account, the pushes of that time included), drew ${f0(r.limited / r.runs)} answers 429 and ${r.retries} passes tried again over the runs, ${r.fallbacks} passes fell back for weight${r.never ? `; ${r.never} account-kills were never completed in the wait` : ""}; the slowest run's last pass answered ${Number.isNaN(r.answeredMax) ? "never within the wait" : `${f0(r.answeredMax)} ms after the death`}.`;
+  return `N = ${r.n}, ${r.guard === "socket" ? "connection" : "file"} guard, missed (p99 ${f0(r.p99)} ms, ${r.triggers} triggers over ${r.runs} runs): the plan accepted ${r.interval} (deadline ${deadline} s) with a reserve of ${f0(r.reserve)} in ${f0(r.available)} left; the deaths took ${f0(r.weight / r.runs)} weight a run (${(r.weight / r.runs / r.n).toFixed(1)} an account, the pushes of that time included), drew ${f0(r.limited / r.runs)} answers 429 and ${r.retries} passes tried again over the runs, ${r.fallbacks} passes fell back for weight${
+    Object.keys(r.failed ?? {}).length > 0
+      ? `, ${Object.entries(r.failed)
+          .map(([k, v]) => `${v} not confirmed (${k})`)
+          .join(", ")}`
+      : ""
+  }${r.never ? `; ${r.never} account-kills were never completed in the wait` : ""}; the slowest run's last pass answered ${Number.isNaN(r.answeredMax) ? "never within the wait" : `${f0(r.answeredMax)} ms after the death`}.`;
 }
