@@ -200,8 +200,8 @@ export function describeWeightPlan(p: WeightPlan): string {
  * - then the confirming read, never dropped (it catches what neither the feed nor the engine named). It waits for
  *   weight at a simultaneous death (src/fleet-death/), but it is part of the pass the plan reserves: the switch holds
  *   its pushes until the pass answers, so a confirm that came after the deadline would cost the trigger;
- * - then the push that renews the schedule once the pass is confirmed: every account's at once, beyond the steady
- *   rate (the host-death bench's 100 accounts at 2 min drew 13 to 25 answers 429 a death without it counted).
+ * - then the push that renews the schedule once the pass is confirmed, in the minute of its confirm, beyond the
+ *   steady rate (the host-death bench's 100 accounts at 2 min drew 13 to 25 answers 429 a death without it counted).
  */
 export const PASS_WEIGHT = Object.freeze({
   knownInTime: 2 * WEIGHT.action,

@@ -46,15 +46,13 @@ export function buildDeathGate({
   const builders = Math.max(0, new Set(["", ...dexes]).size - 1);
   // The steady spend's busiest minute is the IP's already; the rest is the death's. Never below one whole pass:
   // a plan without room was refused or warned about, and its passes still go one at a time, as before.
-  // The renewing push after each pass is not issued through the gate: its weight is kept out of the budget.
   const budget = Math.max(
-    Math.floor(
-      IP_WEIGHT_PER_MINUTE -
-        weightPlan(config, plan.length).peakPerMinute -
-        plan.length * PASS_WEIGHT.renewal,
-    ),
+    Math.floor(IP_WEIGHT_PER_MINUTE - weightPlan(config, plan.length).peakPerMinute),
     passWeight(false) * (1 + builders),
   );
+  // A confirming read is charged with the push that renews the schedule once it confirms the pass: that push is not
+  // issued through the gate, and every account's comes in the minute of its confirm, beyond the steady rate.
+  const confirmWeight = PASS_WEIGHT.confirm + PASS_WEIGHT.renewal;
   const log = logger.child({ module: "fleet-death" });
   const said = (commands: readonly DeathCommand[]) => {
     const ran = commands.filter((c) => c.kind === "run" && !c.repeat).map((c) => c.account);
@@ -90,10 +88,10 @@ export function buildDeathGate({
       return {
         inTime:
           (known ? PASS_WEIGHT.knownInTime : PASS_WEIGHT.readInTime) + builders * PASS_WEIGHT.readInTime,
-        confirm: (1 + builders) * PASS_WEIGHT.confirm,
+        confirm: (1 + builders) * confirmWeight,
       };
     },
-    confirmWeight: PASS_WEIGHT.confirm,
+    confirmWeight,
     // a pass must answer before the 5 s fall-back's lead, with room for a read and a confirming read
     marginMs: EXPEDITE_LEAD_MS + 2 * config.requestTimeout,
     accountOf: (user) => users.get(user.toLowerCase()) ?? user,
