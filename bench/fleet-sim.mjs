@@ -3,7 +3,8 @@
 // this process's stdin (one JSON line a question, one JSON line an answer on stdout), never over /info.
 // Usage: node bench/fleet-sim.mjs '<options JSON>'. First stdout line: {"apiUrl","pid"}. Questions:
 //   {"op":"place","accounts":[...],"orders":[...]}  the orders rest on each account (the simulator's admin path)
-//   {"op":"open","accounts":[...]}                  each account's open orders: {oid, stop} (stop: reduce-only trigger)
+//   {"op":"open","accounts":[...]}                  each account's open orders: {oid, stop, asset, trigger, reduceOnly}
+//                                                   (stop: a reduce-only trigger; asset: its index on the first dex)
 //   {"op":"ended","accounts":[...],"since":ms}      orders ended since `since` (wall ms): {account, oid, status, at}
 //   {"op":"counters","accounts":[...]}              weight spent on /exchange and /info as the simulator prices it,
 //                                                   429 answers, triggers today per account
@@ -41,6 +42,9 @@ const answer = (q) => {
           (store.account(a)?.orders ?? []).map((o) => ({
             oid: o.oid,
             stop: !!(o.reduceOnly && o.isTrigger),
+            asset: store.universe.indexOf(o.coin),
+            trigger: !!o.isTrigger,
+            reduceOnly: !!o.reduceOnly,
           })),
         ]),
       );

@@ -429,6 +429,14 @@ export const ConfigSchema = z
       description:
         "With guardSocket and cancel: accounts whose open orders are kept fresh over the exchange's WebSocket, at most 10 (its limit per IP); 0: none, every cancel reads first.",
     }),
+    guardAnnouncedOrders: option(z.boolean(), {
+      flag: "guard-announced-orders",
+      env: "HL_GUARD_ANNOUNCED_ORDERS",
+      kind: "boolean",
+      default: false,
+      description:
+        "With guardSocket and cancel: every engine announces its orders (guard protocol 2, `orders` lines); the weight plan counts each death's pass as one whose orders are known (no read first).",
+    }),
     guardInterval: option(durationMs(), {
       flag: "guard-interval",
       topic: "guard",

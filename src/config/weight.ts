@@ -125,9 +125,7 @@ export function weightPlan(config: Config, accounts = configuredAccounts(config)
   // The cancels, closes and fire checks cover the first perp dex and every listed one, each with a pass of its own
   // (docs/operations.md, "Every listed dex"); a builder dex's asset ids need one `perpDexs` read and its own `meta`,
   // each read once (at start under `cancel`, else at its first pass).
-  const feed =
-    config.onEngineDown === "cancel" && Boolean(config.guardSocket) && config.orderFeedAccounts > 0;
-  const followed = feed ? Math.min(accounts, config.orderFeedAccounts) : 0;
+  const followed = config.onEngineDown === "cancel" ? knownAtDeath(config, accounts) : 0;
   const knownPass = WEIGHT.info + WEIGHT.action;
   const readPass = 2 * WEIGHT.info + WEIGHT.action;
   const cancelMeta = config.onEngineDown === "cancel" ? WEIGHT.info : 0;
@@ -143,7 +141,7 @@ export function weightPlan(config: Config, accounts = configuredAccounts(config)
           : "an engine death (a cancel pass of every account)",
       perMinute:
         followed * knownPass + (accounts - followed) * readPass + accounts * builders * readPass + once,
-      arithmetic: `${followed} × (${WEIGHT.info} + ${WEIGHT.action}) with the orders known from the order feed + ${accounts - followed} × (${WEIGHT.info} + ${WEIGHT.action} + ${WEIGHT.info}) read first${
+      arithmetic: `${followed} × (${WEIGHT.info} + ${WEIGHT.action}) with the orders known from ${config.guardAnnouncedOrders && config.guardSocket ? "the engines' announcements" : "the order feed"} + ${accounts - followed} × (${WEIGHT.info} + ${WEIGHT.action} + ${WEIGHT.info}) read first${
         builders > 0
           ? ` + ${accounts} × ${builders} builder dex(es) × (${WEIGHT.info} + ${WEIGHT.action} + ${WEIGHT.info}) read first + ${once} (perpDexs and each builder dex's meta, once)`
           : ""
@@ -195,28 +193,49 @@ export function describeWeightPlan(p: WeightPlan): string {
 }
 
 /**
- * The weight of a cancel pass at an engine's death (src/protocol/hyperliquid/cancel.ts), split into what must come
- * before the scheduled cancel fires and what may follow as weight allows:
- * - in time, orders known (the order feed's fresh list): the cancel actions alone, at most two (resting, triggers);
- * - in time, orders read first: the read and the two actions;
- * - after: the confirming read, never dropped (it catches what neither the feed nor the engine named).
- * An engine that announces its orders (protocol version 2) makes its pass a known one; the plan does not count on
- * it, since no configuration says which engines will.
+ * The weight of a cancel pass at an engine's death (src/protocol/hyperliquid/cancel.ts):
+ * - orders known (the order feed's fresh list, or the engine's announcement over guard protocol 2): the cancel
+ *   actions alone, at most two (resting, triggers);
+ * - orders read first: the read and the two actions;
+ * - then the confirming read, never dropped (it catches what neither the feed nor the engine named). It waits for
+ *   weight at a simultaneous death (src/fleet-death/), but it is part of the pass the plan reserves: the switch holds
+ *   its pushes until the pass answers, so a confirm that came after the deadline would cost the trigger;
+ * - then the push that renews the schedule once the pass is confirmed, in the minute of its confirm, beyond the
+ *   steady rate (the host-death bench's 100 accounts at 2 min drew 13 to 25 answers 429 a death without it counted).
  */
 export const PASS_WEIGHT = Object.freeze({
   knownInTime: 2 * WEIGHT.action,
   readInTime: WEIGHT.info + 2 * WEIGHT.action,
   confirm: WEIGHT.info,
+  renewal: WEIGHT.action,
 });
+
+/** A whole pass: its in-time part, its confirming read, and the renewing push after it. */
+export const passWeight = (known: boolean) =>
+  (known ? PASS_WEIGHT.knownInTime : PASS_WEIGHT.readInTime) + PASS_WEIGHT.confirm + PASS_WEIGHT.renewal;
+
+/**
+ * How many of `accounts` accounts' passes know their orders at a death: every account when the engines announce
+ * them (`guardAnnouncedOrders`, guard protocol 2: the operator's word that each engine sends its `orders` lines),
+ * else those the order feed follows (at most 10), else none. An account whose engine did not announce reads first
+ * at its death: the pass is dearer than planned and, when the weight left cannot afford it, falls back.
+ */
+export function knownAtDeath(config: Config, accounts: number): number {
+  if (!config.guardSocket) return 0;
+  if (config.guardAnnouncedOrders) return accounts;
+  return config.orderFeedAccounts > 0 ? Math.min(accounts, config.orderFeedAccounts) : 0;
+}
 
 export type DeathRoom = {
   accounts: number;
-  /** accounts whose orders the order feed keeps fresh */
+  /** accounts whose orders are known at the death (the order feed's, or announced by their engines) */
   known: number;
-  /** the weight every account's pass needs in time at a simultaneous death */
+  /** whose engines announce their orders (guard protocol 2), among `known` */
+  announced: number;
+  /** the weight every account's whole pass needs before the deadline at a simultaneous death */
   reserve: number;
-  /** the confirming reads that follow (not reserved: they wait for weight) */
-  deferred: number;
+  /** what the announcements save in reads: the reserve without them, less the reserve */
+  savedByAnnouncements: number;
   /** the time a pass has before the scheduled cancel fires: deadline − interval (the last push may be that old) */
   windowMs: number;
   /** the IP's weight left in that time above the busiest minute's steady spend */
@@ -236,30 +255,32 @@ export type DeathRoom = {
 export function deathRoom(config: Config, accounts = configuredAccounts(config)): DeathRoom | null {
   if (config.onEngineDown !== "cancel") return null;
   const plan = weightPlan(config, accounts);
-  const feed = Boolean(config.guardSocket) && config.orderFeedAccounts > 0;
-  const known = feed ? Math.min(accounts, config.orderFeedAccounts) : 0;
-  const reserve = known * PASS_WEIGHT.knownInTime + (accounts - known) * PASS_WEIGHT.readInTime;
+  const known = knownAtDeath(config, accounts);
+  const announced = config.guardSocket && config.guardAnnouncedOrders ? accounts : 0;
+  const reserveOf = (k: number) => k * passWeight(true) + (accounts - k) * passWeight(false);
+  const reserve = reserveOf(known);
+  const withoutAnnouncements = reserveOf(knownAtDeath({ ...config, guardAnnouncedOrders: false }, accounts));
   const windowMs = Math.max(0, config.deadline - config.interval);
   const minutes = Math.max(1, windowMs / 60_000);
   const left = Math.max(0, IP_WEIGHT_PER_MINUTE - plan.peakPerMinute);
   const available = Math.floor(left * minutes);
   const fits = reserve <= available;
   // in risk order the known passes are the cheaper ones; the count is the most that fit, known ones first
-  const k = Math.min(known, Math.floor(available / PASS_WEIGHT.knownInTime));
-  const afforded = fits
-    ? accounts
-    : k + Math.floor((available - k * PASS_WEIGHT.knownInTime) / PASS_WEIGHT.readInTime);
+  const k = Math.min(known, Math.floor(available / passWeight(true)));
+  const afforded = fits ? accounts : k + Math.floor((available - k * passWeight(true)) / passWeight(false));
+  const source = announced > 0 ? "announced by their engines" : "known from the order feed";
   const arithmetic =
-    `a death of every engine at once needs ${known} × ${PASS_WEIGHT.knownInTime} (orders known from the order feed) + ` +
-    `${accounts - known} × ${PASS_WEIGHT.readInTime} (read first) = ${reserve} weight within ${s(windowMs)} ` +
+    `a death of every engine at once needs ${known} × (${PASS_WEIGHT.knownInTime} + ${PASS_WEIGHT.confirm} + ${PASS_WEIGHT.renewal}) (orders ${source}) + ` +
+    `${accounts - known} × (${PASS_WEIGHT.readInTime} + ${PASS_WEIGHT.confirm} + ${PASS_WEIGHT.renewal}) (read first) = ${reserve} weight, the confirming reads and the renewing pushes included, within ${s(windowMs)} ` +
     `(deadline ${s(config.deadline)} − interval ${s(config.interval)}); the IP has ${available} left in it ` +
-    `(${IP_WEIGHT_PER_MINUTE} − ${round(plan.peakPerMinute)}, the busiest minute's steady spend${minutes > 1 ? `, × ${round(minutes)} min` : ""}), ` +
-    `then ${accounts} × ${PASS_WEIGHT.confirm} for the confirming reads as weight allows`;
+    `(${IP_WEIGHT_PER_MINUTE} − ${round(plan.peakPerMinute)}, the busiest minute's steady spend${minutes > 1 ? `, × ${round(minutes)} min` : ""})` +
+    (announced > 0 ? `; the engines' announcements save ${withoutAnnouncements - reserve} in reads` : "");
   return {
     accounts,
     known,
+    announced,
     reserve,
-    deferred: accounts * PASS_WEIGHT.confirm,
+    savedByAnnouncements: withoutAnnouncements - reserve,
     windowMs,
     available,
     fits,

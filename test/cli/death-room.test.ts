@@ -38,10 +38,10 @@ describe("the room for a death (process)", () => {
     expect(code).toBe(78);
     expect(stderr).toMatch(/keeps no room in the IP's weight for a death of every guarded engine/);
     expect(stderr).toMatch(
-      /10 × 2 \(orders known from the order feed\) \+ 50 × 22 \(read first\) = 1120 weight within 45 s/,
+      /10 × \(2 \+ 20 \+ 1\) \(orders known from the order feed\) \+ 50 × \(22 \+ 20 \+ 1\) \(read first\) = 2380 weight, the confirming reads and the renewing pushes included, within 45 s/,
     );
     expect(stderr).toMatch(/the IP has 959 left in it \(1200 − 240\.3, the busiest minute's steady spend\)/);
-    expect(stderr).toMatch(/only 52 of 60 pass\(es\) fit in time/);
+    expect(stderr).toMatch(/only 26 of 60 pass\(es\) fit in time/);
     expect(stderr).toMatch(/no push interval keeps room at this deadline/);
   }, 30_000);
 

@@ -18,6 +18,7 @@ import {
   IP_WEIGHT_PER_MINUTE,
   orderByRisk,
   PASS_WEIGHT,
+  passWeight,
   shortestIntervalWithRoom,
   weightPlan,
 } from "../../src/config/weight.js";
@@ -47,14 +48,18 @@ describe("the room for a death", () => {
     const room = deathRoom(config)!;
     const peak = weightPlan(config).peakPerMinute;
     expect(room.known).toBe(10);
-    expect(room.reserve).toBe(10 * PASS_WEIGHT.knownInTime + 30 * PASS_WEIGHT.readInTime);
+    // each whole pass: its in-time part, its confirming read (the switch holds its pushes until it answers) and the
+    // push that renews the schedule after it
+    expect(room.reserve).toBe(
+      10 * (PASS_WEIGHT.knownInTime + PASS_WEIGHT.confirm + PASS_WEIGHT.renewal) +
+        30 * (PASS_WEIGHT.readInTime + PASS_WEIGHT.confirm + PASS_WEIGHT.renewal),
+    );
     expect(room.windowMs).toBe(45_000);
     expect(room.available).toBe(Math.floor(IP_WEIGHT_PER_MINUTE - peak));
-    expect(room.deferred).toBe(40 * PASS_WEIGHT.confirm);
     expect(room.arithmetic).toContain(
-      `10 × 2 (orders known from the order feed) + 30 × 22 (read first) = 680`,
+      `10 × (2 + 20 + 1) (orders known from the order feed) + 30 × (22 + 20 + 1) (read first) = 1520 weight`,
     );
-    expect(room.fits).toBe(true);
+    expect(room.fits).toBe(false);
   });
 
   test("behavior: 300 accounts at 17 s (the steady spend fits) keep no room: refused new, warned when run before", () => {
@@ -70,14 +75,15 @@ describe("the room for a death", () => {
     expect(room.afforded).toBeLessThan(300);
     // the afforded passes fit what is left, one more would not
     const cost = (n: number) =>
-      Math.min(n, room.known) * PASS_WEIGHT.knownInTime +
-      Math.max(0, n - room.known) * PASS_WEIGHT.readInTime;
+      Math.min(n, room.known) * passWeight(true) + Math.max(0, n - room.known) * passWeight(false);
     expect(cost(room.afforded)).toBeLessThanOrEqual(room.available);
     expect(cost(room.afforded + 1)).toBeGreaterThan(room.available);
     const refused = deathRoomVerdict(room, { heldBefore: false });
     expect(refused.kind).toBe("refuse");
     if (refused.kind === "ok") throw new Error("unreachable");
-    expect(refused.message).toContain(`= ${room.reserve} weight within 43 s`);
+    expect(refused.message).toContain(
+      `= ${room.reserve} weight, the confirming reads and the renewing pushes included, within 43 s`,
+    );
     expect(refused.message).toContain(`the IP has ${room.available} left`);
     expect(refused.message).toContain(`only ${room.afforded} of 300`);
     const warned = deathRoomVerdict(room, { heldBefore: true });
@@ -107,11 +113,40 @@ describe("the room for a death", () => {
   });
 });
 
+describe("the engines' announcements", () => {
+  test("behavior: every announced account's pass is a known one; the saving is named, the verdict follows it", () => {
+    // 100 accounts at 60 s, deadline 240 s (3,299 left in the window): read first (10 followed by the order feed)
+    // they need 10 × 23 + 90 × 43 = 4,100; announced, 100 × 23 = 2,300
+    const base = { interval: 60_000, deadline: 240_000, exposureInterval: 0, budgetInterval: 0 };
+    const read = deathRoom(cancel(100, base))!;
+    const announced = deathRoom(cancel(100, { ...base, guardAnnouncedOrders: true }))!;
+    expect(read.reserve).toBe(10 * 23 + 90 * 43);
+    expect(announced).toMatchObject({ known: 100, announced: 100, reserve: 100 * 23 });
+    expect(announced.savedByAnnouncements).toBe(read.reserve - announced.reserve);
+    expect(announced.arithmetic).toContain("100 × (2 + 20 + 1) (orders announced by their engines)");
+    expect(announced.arithmetic).toContain(`the engines' announcements save ${90 * 20} in reads`);
+    expect(read.fits).toBe(false);
+    expect(announced.fits).toBe(true);
+    // without the connection guard nothing is announced (the file guard has no line to say it on)
+    const filed = deathRoom({
+      ...cancel(100, { ...base, guardAnnouncedOrders: true }),
+      guardSocket: undefined,
+    })!;
+    expect(filed).toMatchObject({ known: 0, announced: 0, savedByAnnouncements: 0 });
+    // and the shortest interval that keeps room shortens with them
+    const at = (x: Record<string, unknown>) =>
+      shortestIntervalWithRoom(
+        cancel(100, { deadline: 240_000, exposureInterval: 0, budgetInterval: 0, ...x }),
+      );
+    expect(at({ guardAnnouncedOrders: true })!).toBeLessThan(at({}) ?? Number.POSITIVE_INFINITY);
+  });
+});
+
 describe("the shortest interval that keeps room", () => {
   test("behavior: the first whole second at which the steady spend fits and the death keeps room; null when none", () => {
     const config = cancel(60, { deadline: 300_000 });
     const i = shortestIntervalWithRoom(config)!;
-    expect(i).toBe(5_000);
+    expect(i).toBe(7_000);
     const at = (interval: number) => ({ ...config, interval });
     expect(weightPlan(at(i)).fits && deathRoom(at(i))!.fits).toBe(true);
     expect(weightPlan(at(i - 1_000)).fits && deathRoom(at(i - 1_000))!.fits).toBe(false);
@@ -122,7 +157,7 @@ describe("the shortest interval that keeps room", () => {
       shortest: i,
     });
     expect(refused.kind === "refuse" && refused.message).toContain(
-      "an interval of 5 s keeps room at this deadline",
+      "an interval of 7 s keeps room at this deadline",
     );
     // another policy: the steady spend's alone
     expect(shortestIntervalWithRoom({ ...load({}), accounts: accounts(60) })).toBe(

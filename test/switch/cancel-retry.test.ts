@@ -139,6 +139,29 @@ describe("the cancel pass gives up last", () => {
     expect(c.ready.wakeAt).toBe(3_100);
   });
 
+  // issue 41: the death gate (src/fleet-death/gate.ts) answers a pass it cannot afford with this failure
+  test("behavior: a pass the IP's weight cannot afford (weight_unaffordable) falls back at once, never tried again", () => {
+    const b = step(
+      down().model,
+      {
+        type: "ordersCancelled",
+        confirmed: false,
+        cancelled: 0,
+        kept: 0,
+        detail: "the IP's weight cannot afford this pass before the deadline",
+        failure: { kind: "weight_unaffordable", request: "read", retryable: false },
+      },
+      at(1_100),
+    );
+    expect(b.ready.send).toMatchObject({ kind: "push", cancelAt: T0 + 1_100 + EXPEDITE_LEAD_MS });
+    expect(b.ready.wakeAt).not.toBe(3_100);
+    expect(logOf(b.ready, "engine.cancel_failed")!.fields).toMatchObject({
+      reason: "weight_unaffordable",
+      retries: 0,
+      detail: expect.stringContaining("cannot afford"),
+    });
+  });
+
   test("behavior: the engine back while a try again waits: no pass, the pushes resume at full deadlines", () => {
     const r = step(down().model, refused(LIMITED), at(1_100));
     const up = step(r.model, { type: "engine", up: true }, at(1_500));

@@ -6,6 +6,7 @@ import { effectiveExplorerUrl } from "../../config/load.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import { VERSION } from "../../core/version.js";
+import type { DeathGate } from "../../fleet-death/gate.js";
 import { announcedOpenOrders } from "../../protocol/hyperliquid/announced.js";
 import {
   type CancelExecutor,
@@ -34,6 +35,7 @@ import { cancelReporter, createReconcileReporter } from "../../watchers/record-l
 import { readRecord } from "../../watchers/record-read.js";
 import type { Component } from "../components.js";
 import type { Base } from "../context.js";
+import { buildDeathGate } from "./death-gate.js";
 
 export function notificationsComponent(): Component<
   Base,
@@ -260,10 +262,13 @@ export function recordComponent(): Component<
     actOnDexes: string[];
     /** what the engines announce of their orders (the connection guard writes it, the cancel pass reads it) */
     announcedOrders: AnnouncedOrders;
+    /** the engine-down passes of a simultaneous death, in risk order within the IP's weight (src/fleet-death/) */
+    deathGate: DeathGate | undefined;
   }
 > {
   let explorer: ExplorerClient | null = null;
   let feed: OpenOrderFeed | null = null;
+  let deathGate: DeathGate | undefined;
   const reconciling = new Set<Promise<unknown>>();
   return {
     name: "exchange record",
@@ -440,6 +445,23 @@ export function recordComponent(): Component<
         void priming.finally(() => reconciling.delete(priming));
         return executor;
       };
+      // A simultaneous death's passes share the IP's weight in risk order (src/fleet-death/); the closes, the kill
+      // and the checks after a fire go to their cancellers directly.
+      let raw: CancelOpenOrders | undefined;
+      const gate =
+        !params.cancelOpenOrders && config.onEngineDown === "cancel"
+          ? buildDeathGate({
+              config,
+              runtime,
+              now: () => time.now(),
+              plan,
+              dexes: actOnDexes,
+              knows: (user) => knownOrders(user) !== null && (metaCache?.get() ?? null) !== null,
+              canceller: () => raw!,
+              logger,
+            })
+          : undefined;
+      deathGate = gate;
       const cancellers =
         config.onEngineDown === "cancel"
           ? perSigner((c) =>
@@ -453,13 +475,15 @@ export function recordComponent(): Component<
                       onReport,
                       metaCache,
                       knownOrders,
+                      beforeConfirm: gate?.beforeConfirm,
                     }),
                   )
                 : undefined,
             )
           : undefined;
+      raw = cancellers ? (p) => cancellers(p.account)(p) : undefined;
       const cancelOpenOrders: CancelOpenOrders | undefined =
-        params.cancelOpenOrders ?? (cancellers ? (p) => cancellers(p.account)(p) : undefined);
+        params.cancelOpenOrders ?? (raw && gate ? gate.cancel : raw);
       // The operator's kill (`hl-deadman kill`) cancels every resting order whatever the engine-down policy: its
       // own canceller (the same fast cancels, then the confirming read).
       const killers = perSigner((c) =>
@@ -498,7 +522,7 @@ export function recordComponent(): Component<
               info,
               dexes: actOnDexes,
               exchange: c,
-              cancelOpenOrders: cancelOpenOrders ?? killOrders,
+              cancelOpenOrders: params.cancelOpenOrders ?? raw ?? killOrders,
               slippagePct: config.closeSlippagePct,
               maxSliceUsd: config.closeSliceUsd,
             })
@@ -543,10 +567,12 @@ export function recordComponent(): Component<
         fireCancel,
         actOnDexes,
         announcedOrders,
+        deathGate,
       };
     },
     async close() {
       feed?.stop();
+      deathGate?.close();
       await Promise.allSettled([...reconciling]);
       explorer?.close();
     },

@@ -2,10 +2,12 @@
 import { ConfigError } from "../../config/errors.js";
 import { actionsPerDay } from "../../config/load.js";
 import { effectiveBlockTimeUrl } from "../../config/networks.js";
+import type { AccountRisk } from "../../config/weight.js";
 import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import { cronScheduler } from "../../core/scheduler.js";
+import type { DeathGate } from "../../fleet-death/gate.js";
 import { EvmClient } from "../../protocol/evm/client.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { NonceSource, NonceSpan } from "../../protocol/hyperliquid/nonce.js";
@@ -58,6 +60,23 @@ export function pushSpacing(intervalMs: number, accounts: number): number {
 }
 
 /**
+ * An account's risk as the exposure poll saw it on the first perp dex (src/config/weight.ts `orderByRisk`): its
+ * nearest liquidation (a fraction; null without one) and its total notional; null when the figures are unreadable.
+ */
+export function riskOf(account: string, positions: unknown, totalNtlPos: unknown): AccountRisk | null {
+  const notional = Number(totalNtlPos);
+  if (!Number.isFinite(notional)) return null;
+  const distances = (Array.isArray(positions) ? (positions as { liquidationDistancePct?: unknown }[]) : [])
+    .map((p) => p.liquidationDistancePct)
+    .filter((d): d is number => typeof d === "number" && Number.isFinite(d));
+  return {
+    account,
+    liquidationDistance: distances.length > 0 ? Math.min(...distances) / 100 : null,
+    notional: Math.abs(notional),
+  };
+}
+
+/**
  * The switches, one per account: they follow the guard, the agent watch and the clock watch from here on, apply
  * the start-up record once started, and push at once and then on the slots. Closing them is the graceful stop:
  * stop pushing, then remove or keep the schedule (`stop.mode`).
@@ -74,6 +93,7 @@ export function switchesComponent(): Component<
     readRecord: ((account: string) => Promise<RecordResult>) | undefined;
     startRecords: Map<string, RecordResult>;
     cancelOpenOrders: CancelOpenOrders | undefined;
+    deathGate: DeathGate | undefined;
     killOrders: CancelOpenOrders | undefined;
     closePositions: ClosePositions | undefined;
     drillIo: DrillIo | undefined;
@@ -177,6 +197,22 @@ export function switchesComponent(): Component<
         ctx.board.coordination = () => c.status();
       }
       const byAccount = new Map(switches.map((s) => [s.account, s]));
+      // The passes of a simultaneous death (src/fleet-death/): the gate hears every engine change, each account's
+      // deadline and risk, before the switches ask it for their passes.
+      const gate = ctx.deathGate;
+      if (gate) {
+        gate.attach((account) => byAccount.get(account)?.protection().armedUntil ?? null);
+        for (const s of switches) gate.engine(s.account, ctx.engine.now(s.account).up);
+        ctx.engine.subscribe(({ up, accounts }) => {
+          for (const s of switches) if (!accounts || accounts.includes(s.account)) gate.engine(s.account, up);
+        });
+        bus.subscribe((e) => {
+          if (e.module !== "exposure" || e.event !== "exposure" || typeof e.account !== "string") return;
+          if ((e.dex ?? "") !== "" || !byAccount.has(e.account)) return;
+          const risk = riskOf(e.account, e.positions, e.totalNtlPos);
+          if (risk) gate.risk(risk);
+        });
+      }
       for (const s of switches) {
         const engine = ctx.engine.now(s.account);
         if (!engine.up) s.setEngineUp(false, engine.detail, engine.cause);

@@ -67,6 +67,12 @@ export type CancelExecutorDeps = {
   knownOrders?: ((user: string) => FrontendOpenOrder[] | null) | undefined;
   /** the first perp dex's `meta` as last read, shared by the executors of one IP; absent: a cache of its own */
   metaCache?: MetaCache | undefined;
+  /**
+   * Awaited before each confirming read: the weight of a simultaneous death is shared out by src/fleet-death/, which
+   * lets the read go when the IP's weight allows (true), or not at all when the engine is back (false: the pass
+   * ends unconfirmed, which the switch ignores once the engine is up). Absent: the read goes at once.
+   */
+  beforeConfirm?: ((user: string) => Promise<boolean>) | undefined;
 };
 
 export type CancelReport = {
@@ -203,6 +209,7 @@ export function createCancelExecutor({
   onReport,
   knownOrders,
   metaCache = createMetaCache(info),
+  beforeConfirm,
 }: CancelExecutorDeps): CancelExecutor {
   // Each builder dex's `meta` cached as the first dex's is; its offset from `perpDexs`, read once (asset-ids.ts).
   const metaCaches = new Map<string, MetaCache>([["", metaCache]]);
@@ -278,6 +285,12 @@ export function createCancelExecutor({
       };
     };
     const keepOf = (orders: FrontendOpenOrder[]) => (cancelStops ? [] : orders.filter(isProtectiveStop));
+    /** a confirming read waits for the weight shared out at a simultaneous death; false: not sent */
+    const mayConfirm = async () => {
+      if (!beforeConfirm || (await beforeConfirm(user))) return true;
+      problems.push("the confirming read was not sent (the engine is back)");
+      return false;
+    };
 
     const read = async (what: string): Promise<FrontendOpenOrder[] | null> => {
       try {
@@ -346,7 +359,8 @@ export function createCancelExecutor({
     // follows the first perp dex: a builder dex's pass starts at its read.)
     const known = dex === "" ? (knownOrders?.(user) ?? null) : null;
     const cachedMeta = dexMeta.get();
-    if (known !== null && cachedMeta !== null) {
+    const knew = known !== null && cachedMeta !== null;
+    if (knew) {
       const keep = keepOf(known);
       const early = known.filter(
         (o) =>
@@ -363,6 +377,7 @@ export function createCancelExecutor({
 
     // 2. The open orders read after every cancel above was answered: with a known list this is the confirming read
     // (whatever the list missed, or a cancel that failed, is still open here); without one it is the first look.
+    if (knew && !(await mayConfirm())) return done(false, 0);
     const open = await read("reading the open orders");
     if (open === null) return done(false, 0);
     const keep = keepOf(open);
@@ -407,6 +422,7 @@ export function createCancelExecutor({
     if (batches.length > 0) await send(batches);
 
     // 4. Confirm from a further read: an order refused as "already canceled, or filled" is gone too.
+    if (!(await mayConfirm())) return done(false, keep.length);
     const after = await read("the confirming read");
     if (after === null) return done(false, keep.length);
     const goOids = new Set(go.map((o) => o.oid));
