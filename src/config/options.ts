@@ -431,6 +431,7 @@ export const ConfigSchema = z
     }),
     guardAnnouncedOrders: option(z.boolean(), {
       flag: "guard-announced-orders",
+      topic: "guard",
       env: "HL_GUARD_ANNOUNCED_ORDERS",
       kind: "boolean",
       default: false,

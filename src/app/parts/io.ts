@@ -458,7 +458,7 @@ export function recordComponent(): Component<
               dexes: actOnDexes,
               knows: (user) => knownOrders(user) !== null && (metaCache?.get() ?? null) !== null,
               canceller: () => raw!,
-              logger,
+              logger: params.logger,
             })
           : undefined;
       deathGate = gate;
