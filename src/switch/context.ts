@@ -16,6 +16,8 @@ import {
 } from "./exchange-time.js";
 import { limitRefused, type ProofCounts, proofCounts, rollEntry } from "./ledger-model.js";
 import {
+  EFFECT_ORDER,
+  type Effect,
   type Gauges,
   inflight,
   lapseDeadline,
@@ -40,6 +42,28 @@ export class Ctx {
 
   emit(e: SwitchEvent) {
     this.ready.events.push(e);
+  }
+
+  /**
+   * The model's entry goes to the store with this step, and must be durable before the step's request or act leaves
+   * (the write-ahead, within the request's budget: write-ahead.ts, the escalation's latch).
+   */
+  syncFirst() {
+    this.persist = true;
+    this.ready.mustSync = true;
+    this.ready.syncBudgetMs = this.m.cfg.requestTimeoutMs;
+  }
+
+  /**
+   * Asks the driver for an effect. The list stays in the order the driver carries it out (`EFFECT_ORDER`); one
+   * effect per slot and step: asked again, the step's later decision replaces the earlier.
+   */
+  effect(e: Effect) {
+    const rank = EFFECT_ORDER[e.kind];
+    const list = this.ready.effects.filter((x) => EFFECT_ORDER[x.kind] !== rank);
+    const at = list.findIndex((x) => EFFECT_ORDER[x.kind] > rank);
+    list.splice(at < 0 ? list.length : at, 0, e);
+    this.ready.effects = list;
   }
 
   /** `clock.suspect` when the local clock and the exchange estimate start to disagree, `clock.agreed` when not. */
@@ -86,7 +110,7 @@ export class Ctx {
             });
         }
         const reason = `nonce ${ev.nonceDetail}`;
-        this.ready.nonceFloor = { floor, reason };
+        this.effect({ kind: "nonceFloor", floor, reason });
         this.emit({ type: "nonceRederived", floor, reason });
       }
     }

@@ -138,6 +138,7 @@ function refusedStep(model: SwitchModel, event: unknown, reason: string): StepRe
     model,
     ready: {
       mustSync: false,
+      effects: [],
       events: [{ type: "eventRefused", eventType: type.slice(0, 40), reason: reason.slice(0, 300) }],
       wakeAt: wakeAtOf(model.wake),
     },
@@ -244,7 +245,7 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   // (a signer's nonce that is not a number bounds nothing: every push is then written ahead)
   const nonce = now.nonce === undefined || finite(now.nonce) ? now.nonce : Number.POSITIVE_INFINITY;
   m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
-  const ready: Ready = { mustSync: false, events: [], wakeAt: null };
+  const ready: Ready = { mustSync: false, effects: [], events: [], wakeAt: null };
   // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.
   let sampleApplied = false;
   const witnessedBefore = m.time.anchorMono !== null;
@@ -635,7 +636,7 @@ class Step extends Ctx {
     m.entry = withIntent(e, cancelAt);
     // Write-ahead: the request leaves only once the intent is durable, unless the file already says as much.
     writeAhead(this, m.entry);
-    this.ready.send = { kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs };
+    this.effect({ kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs });
   }
 
   /** The write-ahead of push `id` was not durable within its budget: the request never left. */
@@ -843,7 +844,7 @@ class Step extends Ctx {
       return;
     }
     m.pipe = { kind: "removing" };
-    this.ready.send = { kind: "removal", expiresAfterMs: m.cfg.requestTimeoutMs };
+    this.effect({ kind: "removal", expiresAfterMs: m.cfg.requestTimeoutMs });
   }
 
   removalConfirmed() {

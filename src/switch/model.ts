@@ -146,7 +146,7 @@ export type Event =
   | { type: "halt" }
   /** the exposure poll's figures for this account (the escalation's rules read them) */
   | { type: "exposure"; accountValue: number; notionalUsd: number; minLiquidationPct: number | null }
-  /** a close pass (the Ready's `closePositions`) answered: `flat` when nothing but dust is left */
+  /** a close pass (a `closePositions` effect, or a kill's close) answered: `flat` when nothing but dust is left */
   | {
       type: "closeResult";
       flat: boolean;
@@ -163,7 +163,7 @@ export type Event =
     }
   /** the operator's kill switch (`hl-deadman kill`, over the control channel): latch, cancel, optionally close */
   | { type: "kill"; by: string; close: boolean }
-  /** the kill's cancels answered (the Ready's `kill`) */
+  /** the kill's cancels answered (the `kill` effect) */
   | {
       type: "killCancelled";
       by: string;
@@ -209,17 +209,73 @@ export type ShutdownOutcome = {
   message?: string;
 };
 
-/** What goes out: a request to the exchange. */
-export type Send =
+/**
+ * What the driver is asked to do, one tagged effect each (style: "effects as a list"): a feature adds a kind and
+ * its handler in the driver's one table (effects.ts), never a field of `Ready`. Each is answered, if at all, by
+ * the machine's events named here.
+ */
+export type Effect =
+  /** a push of the schedule (answered with `pushConfirmed` / `pushFailed`, or `syncFailed`) */
   | { kind: "push"; id: number; cancelAt: number; expiresAfterMs: number }
-  | { kind: "removal"; expiresAfterMs: number };
+  /** a stop's removal of the schedule (answered with `removalConfirmed` / `removalFailed`) */
+  | { kind: "removal"; expiresAfterMs: number }
+  /** the engine-down policy's cancel of the account's orders (answered with `ordersCancelled`) */
+  | { kind: "cancelOrders"; cancelStops: boolean }
+  /**
+   * the operator's kill: cancel every resting order of the account (stops included) at once, then the confirming
+   * read (answered with `killCancelled`); with `close`, the kill's close pass, after the cancels
+   */
+  | { kind: "kill"; by: string; close?: ClosePass | undefined }
+  /** the escalation's step 2: cancel, then close the positions reduce-only (answered with `closeResult`) */
+  | ({ kind: "closePositions" } & ClosePass)
+  /** the drill: place its resting order (answered with `drillPlaced`) */
+  | { kind: "drillPlace"; id: string }
+  /** the drill: read its order's status (answered with `drillVerified`) */
+  | { kind: "drillVerify"; id: string; oid: number; coin: string }
+  /** the drill ended without its order being cancelled by the exchange: cancel that one order */
+  | { kind: "drillCancel"; oid: number; coin: string }
+  /** read the exchange's record (answered with a `record` event) */
+  | { kind: "readRecord"; reason: string }
+  /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
+  | { kind: "nonceFloor"; floor: number; reason: string }
+  /** a trigger was counted: the daemon polls exposure */
+  | { kind: "pollExposure" };
+
+/** One close pass of the escalation (or the kill's): its reason and number (the latch's `pass`). */
+export type ClosePass = { reason: string; pass: number };
+
+/** One effect of kind `K`. */
+export type EffectOf<K extends Effect["kind"]> = Extract<Effect, { kind: K }>;
+
+/** What goes out: a request to the exchange (one at most per step). */
+export type Send = EffectOf<"push" | "removal">;
 
 /**
- * One step's output (raft's Ready), carried out by the driver in this order: persist `entry` (and wait until it
- * is durable, within `syncBudgetMs`, when `mustSync`), send, cancel orders, set the one wake-up, publish the
- * events. `mustSync` is the write-ahead: the request may leave only once `entry` is on disk (the machine decided
- * the file does not already cover it: write-ahead.ts); a write that runs out of budget is answered with
- * `syncFailed`. Every durable write is answered with `persisted`.
+ * The order in which the driver carries out a Ready's effects, after its entry: the request, the cancels, the
+ * kill (its close after its cancels), the close, the drill's, the record read, the nonces, the exposure poll.
+ * Kinds of one rank share a slot: a step asks for one of them at most (a later ask replaces it: context.ts).
+ */
+export const EFFECT_ORDER: { readonly [K in Effect["kind"]]: number } = {
+  push: 0,
+  removal: 0,
+  cancelOrders: 1,
+  kill: 2,
+  closePositions: 3,
+  drillPlace: 4,
+  drillVerify: 5,
+  drillCancel: 6,
+  readRecord: 7,
+  nonceFloor: 8,
+  pollExposure: 9,
+};
+
+/**
+ * One step's output (raft's Ready), carried out by the driver in this order: persist `entry` (the log: with
+ * `mustSync`, a request waits until it is durable, within `syncBudgetMs`), the `effects` in their list's order
+ * (`EFFECT_ORDER`), set the one wake-up, publish the events, answer a stop (`done`). `mustSync` is the
+ * write-ahead: the request may leave only once `entry` is on disk (the machine decided the file does not already
+ * cover it: write-ahead.ts), and the acts that take something away wait for it (the HALTED latch); a write that
+ * runs out of budget is answered with `syncFailed`. Every durable write is answered with `persisted`.
  */
 export type Ready = {
   entry?: LedgerEntry | undefined;
@@ -227,27 +283,8 @@ export type Ready = {
   entrySeq?: number | undefined;
   mustSync: boolean;
   syncBudgetMs?: number | undefined;
-  send?: Send | undefined;
-  cancelOrders?: { cancelStops: boolean } | undefined;
-  /** the escalation's step 2: cancel, then close the positions reduce-only (answered with `closeResult`) */
-  closePositions?: { reason: string; pass: number } | undefined;
-  /**
-   * the operator's kill: cancel every resting order of the account (stops included) at once, then the confirming
-   * read (answered with `killCancelled`); its close, if any, is `closePositions` in the same Ready, after the cancels
-   */
-  kill?: { by: string } | undefined;
-  /** the drill: place its resting order (answered with `drillPlaced`) */
-  drillPlace?: { id: string } | undefined;
-  /** the drill: read its order's status (answered with `drillVerified`) */
-  drillVerify?: { id: string; oid: number; coin: string } | undefined;
-  /** the drill ended without its order being cancelled by the exchange: cancel that one order */
-  drillCancel?: { oid: number; coin: string } | undefined;
-  /** read the exchange's record and answer with a `record` event */
-  readRecord?: { reason: string } | undefined;
-  /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
-  nonceFloor?: { floor: number; reason: string } | undefined;
-  /** a trigger was counted: the daemon polls exposure */
-  pollExposure?: boolean | undefined;
+  /** what the driver does, in the order it does it (`EFFECT_ORDER`) */
+  effects: Effect[];
   events: SwitchEvent[];
   /** monotonic ms of the next wake-up (`wake` event), null for none */
   wakeAt: number | null;

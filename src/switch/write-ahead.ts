@@ -51,9 +51,7 @@ export function writeAhead(ctx: Ctx, next: LedgerEntry) {
     m.disk = { ...m.disk, covered: m.disk.covered + 1 };
     return;
   }
-  ctx.persist = true;
-  ctx.ready.mustSync = true;
-  ctx.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
+  ctx.syncFirst();
 }
 
 /** The step hands the model's entry to the store: numbered, and unsynced until a `persisted` event says so. */
