@@ -19,6 +19,7 @@ import {
   EFFECT_ORDER,
   type Effect,
   type Gauges,
+  type Inflight,
   inflight,
   lapseDeadline,
   type Now,
@@ -231,6 +232,51 @@ export class Ctx {
   /** Stopped by a stop: nothing more is pushed. */
   becomeStoppedState() {
     this.#become("stopped");
+  }
+
+  // The phase and the request pipeline (model.ts `Stage`, one tagged union) change only here.
+
+  /** Running: the pushes start (nothing is out yet). */
+  becomeRunning() {
+    this.m.phase = "running";
+    this.m.pipe = { kind: "idle" };
+  }
+
+  /** Stopping: no lapse, retry or gate wake-up of the running phase (the lapse is re-armed for the stop). */
+  becomeStopping() {
+    this.m.phase = "stopping";
+    this.cancelTimers();
+  }
+
+  /**
+   * Stopped: nothing more to wake for; `state` stopped unless halted (a halt leaves the state as it was, and a push
+   * it leaves out is still answered and recorded).
+   */
+  becomeStopped({ halted = false } = {}) {
+    this.m.phase = "stopped";
+    if (!halted) this.becomeStoppedState();
+    this.cancelTimers();
+    this.m.wake.record = null;
+  }
+
+  /** A push is out: its write-ahead, then its answer, are awaited. */
+  becomeSending(push: Inflight) {
+    this.m.pipe = { kind: "sending", push, again: false };
+  }
+
+  /** Nothing is out. */
+  becomeIdle() {
+    this.m.pipe = { kind: "idle" };
+  }
+
+  /** An unknown outcome: the old request may still land until `until`, nothing else leaves before. */
+  becomeGated(until: number) {
+    this.m.pipe = { kind: "gated", until };
+  }
+
+  /** A stop's removal is out. */
+  becomeRemoving() {
+    this.m.pipe = { kind: "removing" };
   }
 
   /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */

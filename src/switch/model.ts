@@ -329,11 +329,24 @@ export type Inflight = {
  * outcome (the old request may still land until `until`: nothing else leaves before); `removing` (a stop's
  * removal is out).
  */
-export type Pipe =
-  | { kind: "idle" }
-  | { kind: "sending"; push: Inflight; again: boolean }
-  | { kind: "gated"; until: number }
-  | { kind: "removing" };
+export type Pipe = { kind: "idle" } | Sending | Gated | { kind: "removing" };
+export type Sending = { kind: "sending"; push: Inflight; again: boolean };
+export type Gated = { kind: "gated"; until: number };
+
+/**
+ * Where the switch stands: its phase and its request pipeline as ONE tagged union (the phase is the tag; the
+ * phase's own step, machine.ts `PHASE_STEP`, takes its events). `new` has nothing out; `running` pushes (idle,
+ * sending, gated); `stopping` waits for the push in flight and the gate, then removes; `stopped` sends nothing
+ * more, but a push still out (a halt) is answered and recorded. Both change together, only through the `becomeX`
+ * of context.ts (`Ctx.enter`).
+ */
+export type Stage =
+  | { phase: "new"; pipe: { kind: "idle" } }
+  | { phase: "running"; pipe: { kind: "idle" } | Sending | Gated }
+  | { phase: "stopping"; pipe: Pipe }
+  | { phase: "stopped"; pipe: { kind: "idle" } | Sending | Gated };
+
+export type Phase = Stage["phase"];
 
 /** The push in flight, if any. */
 export const inflight = (m: SwitchModel): Inflight | null => (m.pipe.kind === "sending" ? m.pipe.push : null);
@@ -378,9 +391,8 @@ export const initialDisk = (): Disk => ({
   covered: 0,
 });
 
-export type SwitchModel = {
+export type SwitchModel = Stage & {
   readonly cfg: SwitchConfig;
-  phase: "new" | "running" | "stopping" | "stopped";
   state: SwitchState;
   entry: LedgerEntry;
   lastPushAt: number | null;
@@ -391,8 +403,6 @@ export type SwitchModel = {
   nextPermanentCheckMono: number;
   /** an interval tick does not push before this (a retry's back-off; a wake-up or event does) */
   retryAtMono: number;
-  /** where the request pipeline stands (one request out at most) */
-  pipe: Pipe;
   nextId: number;
   engineUp: boolean;
   expedited: boolean;
