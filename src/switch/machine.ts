@@ -633,7 +633,9 @@ class Step extends Ctx {
     m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
     m.entry = withIntent(e, cancelAt);
     // Write-ahead: the request leaves only once the intent is durable, unless the file already says as much.
-    writeAhead(this, m.entry);
+    const ahead = writeAhead(this, m.entry);
+    m.disk = ahead.disk;
+    if (ahead.sync) this.syncFirst();
     this.effect({ kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs });
   }
 
