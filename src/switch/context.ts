@@ -259,9 +259,9 @@ export class Ctx {
     this.m.wake.record = null;
   }
 
-  /** A push is out: its write-ahead, then its answer, are awaited. */
-  becomeSending(push: Inflight) {
-    this.m.pipe = { kind: "sending", push, again: false };
+  /** A push is out: its write-ahead, then its answer, are awaited (`again`: another is asked for meanwhile). */
+  becomeSending(push: Inflight, { again = false } = {}) {
+    this.m.pipe = { kind: "sending", push, again };
   }
 
   /** Nothing is out. */

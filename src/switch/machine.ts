@@ -235,12 +235,11 @@ function malformed(event: Event, now: Now): string | null {
 }
 
 function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
-  // A shallow copy: the step replaces the entry, the error and the other nested values rather than changing
-  // them, except the in-flight push and the wake-ups, which are copied too. (The property tests run every step
-  // on a deep-frozen model, so a change in place throws there: test/switch/world.ts.) The lists of own pushes
-  // are replaced, never changed in place, too.
+  // A shallow copy: the step replaces the entry, the pipeline, the error and the other nested values rather than
+  // changing them, except the wake-ups, which are copied too. (The property tests run every step on a deep-frozen
+  // model, so a change in place throws there: test/switch/world.ts.) The lists of own pushes are replaced, never
+  // changed in place, too.
   const m: SwitchModel = { ...model, wake: { ...model.wake } };
-  if (m.pipe.kind === "sending") m.pipe = { ...m.pipe, push: { ...m.pipe.push } };
   // (a signer's nonce that is not a number bounds nothing: every push is then written ahead)
   const nonce = now.nonce === undefined || finite(now.nonce) ? now.nonce : Number.POSITIVE_INFINITY;
   m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
@@ -588,7 +587,7 @@ class Step extends Ctx {
     const m = this.m;
     if (m.phase !== "running") return;
     if (m.pipe.kind === "sending") {
-      if (reason !== "interval") m.pipe.again = true;
+      if (reason !== "interval") this.becomeSending(m.pipe.push, { again: true });
       return;
     }
     limitReset(this);
