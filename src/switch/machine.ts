@@ -474,7 +474,7 @@ class Step extends Ctx {
       case "pushFailed": {
         const a = this.failed(ev);
         if (a === null) return;
-        this.failing(a.ev, a.push, a.neverLeft);
+        this.failing(a);
         if (a.again) this.kick("after-inflight");
         return;
       }
@@ -689,9 +689,7 @@ class Step extends Ctx {
    * never left), in any phase: what the failure proves about the schedule and the time. Returns what the phase's
    * step goes on from, or null when the answer is not the push in flight's.
    */
-  failed(
-    answer: Extract<Event, { type: "pushFailed" | "syncFailed" }>,
-  ): (Answered & { ev: Extract<Event, { type: "pushFailed" }>; neverLeft: boolean }) | null {
+  failed(answer: Extract<Event, { type: "pushFailed" | "syncFailed" }>): Failed | null {
     const m = this.m;
     const f = inflight(m);
     if (!f || f.id !== answer.id) return null;
@@ -736,7 +734,7 @@ class Step extends Ctx {
   }
 
   /** A failed push while running: counted, said, and retried (or held) as the failure's kind says. */
-  failing(ev: Extract<Event, { type: "pushFailed" }>, f: Inflight, neverLeft: boolean) {
+  failing({ ev, push: f, neverLeft }: Failed) {
     const m = this.m;
     m.consecutiveFailures++;
     m.failingSinceMono ??= this.now.mono;
@@ -904,6 +902,8 @@ class Step extends Ctx {
 
 /** A push in flight answered: the push, and whether another was asked for meanwhile. */
 type Answered = { push: Inflight; again: boolean };
+/** A push in flight failed: the failure (`syncFailed` as the failure it is), and whether it never left. */
+type Failed = Answered & { ev: Extract<Event, { type: "pushFailed" }>; neverLeft: boolean };
 
 /**
  * The phase chooses the step (etcd raft's `r.step`, set by `becomeX`): after what every phase shares
