@@ -1,8 +1,8 @@
 /**
- * A step's Ready as the switch's tests read it: its effects (src/switch/model.ts `Effect`, a list of tagged
- * effects) seen as one optional field per kind, as the Ready held them before it became a list: `send` (a push
- * or the removal), `cancelOrders`, `closePositions` (the escalation's pass or the kill's own), `kill`, the
- * drill's, `readRecord`, `nonceFloor` and `pollExposure`. Reading only: the machine's output is the list.
+ * A step's Ready as the switch's table tests read it: its effects (src/switch/model.ts `Effect`, a list of tagged
+ * effects, one per slot) seen as one optional field per kind: `send` (a push or the removal), `cancelOrders`,
+ * `closePositions` (the escalation's pass or the kill's own), `kill`, the drill's, `readRecord`, `nonceFloor` and
+ * `pollExposure`. Reading only: the machine's output is the list. `stepView` is the machine's `step` read so.
  */
 import { type Event, type Now, type SwitchModel, step } from "../../src/switch/machine.js";
 import type { ClosePass, Effect, EffectOf, Ready, Send } from "../../src/switch/model.js";
