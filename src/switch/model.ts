@@ -9,7 +9,6 @@ import {
   initialEscalation,
   STOPPED_AT_RESTART,
 } from "./escalation-model.js";
-import type { SwitchEvent } from "./events.js";
 import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
 import type { LedgerEntry } from "./ledger.js";
 import {
@@ -22,6 +21,10 @@ import {
   type RecordEvidence,
   rollEntry,
 } from "./ledger-model.js";
+import type { Ready } from "./ready.js";
+
+export * from "./ready.js";
+
 /** The exchange's volume gate for scheduleCancel: $1M cumulative traded volume (docs/exchange-behaviour.md). */
 export const VOLUME_GATE_USD = 1_000_000;
 /** Expedite lead: the exchange's 5 s minimum (docs/exchange-behaviour.md) + 0.5 s for transit. */
@@ -202,94 +205,6 @@ export type CancelFailure = { kind: string; request: "read" | "cancel"; retryabl
 
 /** One close order as reported to the machine (api.ts `CloseOrderReport`). */
 export type CloseReport = Readonly<Record<string, string | number | null>>;
-export type ShutdownOutcome = {
-  account: string;
-  outcome: "removed" | "kept" | "failed" | "skipped";
-  reason?: string;
-  message?: string;
-};
-
-/**
- * What the driver is asked to do, one tagged effect each (style: "effects as a list"): a feature adds a kind and
- * its handler in the driver's one table (effects.ts), never a field of `Ready`. Each is answered, if at all, by
- * the machine's events named here.
- */
-export type Effect =
-  /** a push of the schedule (answered with `pushConfirmed` / `pushFailed`, or `syncFailed`) */
-  | { kind: "push"; id: number; cancelAt: number; expiresAfterMs: number }
-  /** a stop's removal of the schedule (answered with `removalConfirmed` / `removalFailed`) */
-  | { kind: "removal"; expiresAfterMs: number }
-  /** the engine-down policy's cancel of the account's orders (answered with `ordersCancelled`) */
-  | { kind: "cancelOrders"; cancelStops: boolean }
-  /**
-   * the operator's kill: cancel every resting order of the account (stops included) at once, then the confirming
-   * read (answered with `killCancelled`); with `close`, the kill's close pass, after the cancels
-   */
-  | { kind: "kill"; by: string; close?: ClosePass | undefined }
-  /** the escalation's step 2: cancel, then close the positions reduce-only (answered with `closeResult`) */
-  | ({ kind: "closePositions" } & ClosePass)
-  /** the drill: place its resting order (answered with `drillPlaced`) */
-  | { kind: "drillPlace"; id: string }
-  /** the drill: read its order's status (answered with `drillVerified`) */
-  | { kind: "drillVerify"; id: string; oid: number; coin: string }
-  /** the drill ended without its order being cancelled by the exchange: cancel that one order */
-  | { kind: "drillCancel"; oid: number; coin: string }
-  /** read the exchange's record (answered with a `record` event) */
-  | { kind: "readRecord"; reason: string }
-  /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
-  | { kind: "nonceFloor"; floor: number; reason: string }
-  /** a trigger was counted: the daemon polls exposure */
-  | { kind: "pollExposure" };
-
-/** One close pass of the escalation (or the kill's): its reason and number (the latch's `pass`). */
-export type ClosePass = { reason: string; pass: number };
-
-/** One effect of kind `K`. */
-export type EffectOf<K extends Effect["kind"]> = Extract<Effect, { kind: K }>;
-
-/** What goes out: a request to the exchange (one at most per step). */
-export type Send = EffectOf<"push" | "removal">;
-
-/**
- * The order in which the driver carries out a Ready's effects, after its entry: the request, the cancels, the
- * kill (its close after its cancels), the close, the drill's, the record read, the nonces, the exposure poll.
- * Kinds of one rank share a slot: a step asks for one of them at most (a later ask replaces it: context.ts).
- */
-export const EFFECT_ORDER: { readonly [K in Effect["kind"]]: number } = {
-  push: 0,
-  removal: 0,
-  cancelOrders: 1,
-  kill: 2,
-  closePositions: 3,
-  drillPlace: 4,
-  drillVerify: 5,
-  drillCancel: 6,
-  readRecord: 7,
-  nonceFloor: 8,
-  pollExposure: 9,
-};
-
-/**
- * One step's output (raft's Ready), carried out by the driver in this order: persist `entry` (the log: with
- * `mustSync`, a request waits until it is durable, within `syncBudgetMs`), the `effects` in their list's order
- * (`EFFECT_ORDER`), set the one wake-up, publish the events, answer a stop (`done`). `mustSync` is the
- * write-ahead: the request may leave only once `entry` is on disk (the machine decided the file does not already
- * cover it: write-ahead.ts), and the acts that take something away wait for it (the HALTED latch); a write that
- * runs out of budget is answered with `syncFailed`. Every durable write is answered with `persisted`.
- */
-export type Ready = {
-  entry?: LedgerEntry | undefined;
-  /** the number of `entry` among those handed to the store: a `persisted` event names it once it is durable */
-  entrySeq?: number | undefined;
-  mustSync: boolean;
-  syncBudgetMs?: number | undefined;
-  /** what the driver does, in the order it does it (`EFFECT_ORDER`) */
-  effects: Effect[];
-  events: SwitchEvent[];
-  /** monotonic ms of the next wake-up (`wake` event), null for none */
-  wakeAt: number | null;
-  done?: ShutdownOutcome | undefined;
-};
 
 /** Why the machine wants to be woken (the earliest is `wakeAt`). */
 export type Wake = {
@@ -337,14 +252,14 @@ export type Gated = { kind: "gated"; until: number };
  * Where the switch stands: its phase and its request pipeline as ONE tagged union (the phase is the tag; the
  * phase's own step, machine.ts `PHASE_STEP`, takes its events). `new` has nothing out; `running` pushes (idle,
  * sending, gated); `stopping` waits for the push in flight and the gate, then removes; `stopped` sends nothing
- * more, but a push still out (a halt) is answered and recorded. Both change together, only through the `becomeX`
- * of context.ts (`Ctx.enter`).
+ * more and keeps what a halt left out (a push's answer is still recorded). Both change only through the `becomeX`
+ * of context.ts.
  */
 export type Stage =
   | { phase: "new"; pipe: { kind: "idle" } }
   | { phase: "running"; pipe: { kind: "idle" } | Sending | Gated }
   | { phase: "stopping"; pipe: Pipe }
-  | { phase: "stopped"; pipe: { kind: "idle" } | Sending | Gated };
+  | { phase: "stopped"; pipe: Pipe };
 
 export type Phase = Stage["phase"];
 

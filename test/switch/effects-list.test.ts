@@ -1,5 +1,5 @@
 /**
- * A step's effects are a list (src/switch/model.ts `Effect`) carried out by one table of handlers
+ * A step's effects are a list (src/switch/ready.ts `Effect`) carried out by one table of handlers
  * (src/switch/effects.ts `EffectTable`): the list keeps the order the driver carries it out in, one effect per
  * slot (a later ask of the step replaces an earlier one), a kind without a handler does not compile, and the
  * kill's close, carried by the kill's own effect, leaves only after the kill's cancels answered.

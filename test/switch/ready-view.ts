@@ -1,5 +1,5 @@
 /**
- * A step's Ready as the switch's table tests read it: its effects (src/switch/model.ts `Effect`, a list of tagged
+ * A step's Ready as the switch's table tests read it: its effects (src/switch/ready.ts `Effect`, a list of tagged
  * effects, one per slot) seen as one optional field per kind: `send` (a push or the removal), `cancelOrders`,
  * `closePositions` (the escalation's pass or the kill's own), `kill`, the drill's, `readRecord`, `nonceFloor` and
  * `pollExposure`. Reading only: the machine's output is the list. `stepView` is the machine's `step` read so.
