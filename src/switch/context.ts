@@ -17,7 +17,10 @@ import {
 } from "./exchange-time.js";
 import { limitRefused, type ProofCounts, proofCounts, rollEntry } from "./ledger-model.js";
 import {
+  EFFECT_ORDER,
+  type Effect,
   type Gauges,
+  type Inflight,
   inflight,
   lapseDeadline,
   type Now,
@@ -42,6 +45,28 @@ export class Ctx {
 
   emit(e: SwitchEvent) {
     this.ready.events.push(e);
+  }
+
+  /**
+   * The model's entry goes to the store with this step, and must be durable before the step's request or act leaves
+   * (the write-ahead, within the request's budget: write-ahead.ts, the escalation's latch).
+   */
+  syncFirst() {
+    this.persist = true;
+    this.ready.mustSync = true;
+    this.ready.syncBudgetMs = this.m.cfg.requestTimeoutMs;
+  }
+
+  /**
+   * Asks the driver for an effect. The list stays in the order the driver carries it out (`EFFECT_ORDER`); one
+   * effect per slot and step: asked again, the step's later decision replaces the earlier.
+   */
+  effect(e: Effect) {
+    const rank = EFFECT_ORDER[e.kind];
+    const list = this.ready.effects.filter((x) => EFFECT_ORDER[x.kind] !== rank);
+    const at = list.findIndex((x) => EFFECT_ORDER[x.kind] > rank);
+    list.splice(at < 0 ? list.length : at, 0, e);
+    this.ready.effects = list;
   }
 
   /** `clock.suspect` when the local clock and the exchange estimate start to disagree, `clock.agreed` when not. */
@@ -88,7 +113,7 @@ export class Ctx {
             });
         }
         const reason = `nonce ${ev.nonceDetail}`;
-        this.ready.nonceFloor = { floor, reason };
+        this.effect({ kind: "nonceFloor", floor, reason });
         this.emit({ type: "nonceRederived", floor, reason });
       }
     }
@@ -213,6 +238,51 @@ export class Ctx {
   /** Stopped by a stop: nothing more is pushed. */
   becomeStoppedState() {
     this.#become("stopped");
+  }
+
+  // The phase and the request pipeline (model.ts `Stage`, one tagged union) change only here.
+
+  /** Running: the pushes start (nothing is out yet). */
+  becomeRunning() {
+    this.m.phase = "running";
+    this.m.pipe = { kind: "idle" };
+  }
+
+  /** Stopping: no lapse, retry or gate wake-up of the running phase (the lapse is re-armed for the stop). */
+  becomeStopping() {
+    this.m.phase = "stopping";
+    this.cancelTimers();
+  }
+
+  /**
+   * Stopped: nothing more to wake for; `state` stopped unless halted (a halt leaves the state as it was, and a push
+   * it leaves out is still answered and recorded).
+   */
+  becomeStopped({ halted = false } = {}) {
+    this.m.phase = "stopped";
+    if (!halted) this.becomeStoppedState();
+    this.cancelTimers();
+    this.m.wake.record = null;
+  }
+
+  /** A push is out: its write-ahead, then its answer, are awaited (`again`: another is asked for meanwhile). */
+  becomeSending(push: Inflight, { again = false } = {}) {
+    this.m.pipe = { kind: "sending", push, again };
+  }
+
+  /** Nothing is out. */
+  becomeIdle() {
+    this.m.pipe = { kind: "idle" };
+  }
+
+  /** An unknown outcome: the old request may still land until `until`, nothing else leaves before. */
+  becomeGated(until: number) {
+    this.m.pipe = { kind: "gated", until };
+  }
+
+  /** A stop's removal is out. */
+  becomeRemoving() {
+    this.m.pipe = { kind: "removing" };
   }
 
   /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */

@@ -70,7 +70,7 @@ export function drillStart(ctx: Ctx, ev: Extract<Event, { type: "drillStart" }>)
     cancelAt: null,
     startedAt: Math.floor(ctx.now.wall),
   };
-  ctx.ready.drillPlace = { id: ev.id };
+  ctx.effect({ kind: "drillPlace", id: ev.id });
   const token = gateToken(ctx.m);
   ctx.emit({
     type: "drillStarted",
@@ -86,7 +86,7 @@ export function drillPlaced(ctx: Ctx, ev: Extract<Event, { type: "drillPlaced" }
   const d = ctx.m.drill;
   if (!d || d.id !== ev.id || d.phase !== "placing") {
     // a drill ended meanwhile: its order, if any, must not stay on the book
-    if (ev.oid !== null && ev.coin !== null) ctx.ready.drillCancel = { oid: ev.oid, coin: ev.coin };
+    if (ev.oid !== null && ev.coin !== null) ctx.effect({ kind: "drillCancel", oid: ev.oid, coin: ev.coin });
     return false;
   }
   if (ev.oid === null || ev.coin === null) {
@@ -134,7 +134,7 @@ export function drillDue(ctx: Ctx) {
   const d = ctx.m.drill;
   if (d?.phase !== "firing" || d.oid === null || d.coin === null) return;
   ctx.m.drill = { ...d, phase: "verifying" };
-  ctx.ready.drillVerify = { id: d.id, oid: d.oid, coin: d.coin };
+  ctx.effect({ kind: "drillVerify", id: d.id, oid: d.oid, coin: d.coin });
 }
 
 export function drillVerified(ctx: Ctx, ev: Extract<Event, { type: "drillVerified" }>) {
@@ -152,7 +152,7 @@ export function drillVerified(ctx: Ctx, ev: Extract<Event, { type: "drillVerifie
   // The trigger the drill spent is counted by the usual rule; the drill's own order, read back `scheduledCancel`,
   // proves it (not a guess), and the record is read as after any fire.
   if (fired && d.cancelAt !== null && d.oid !== null) ownFire(ctx, d.cancelAt, d.oid);
-  ctx.ready.readRecord = { reason: "drill" };
+  ctx.effect({ kind: "readRecord", reason: "drill" });
 }
 
 /** The drill ends now (done, failed, or aborted): its order is cancelled when it may still rest; pushes resume. */
@@ -161,7 +161,8 @@ export function drillEnd(ctx: Ctx, o: Omit<DrillOutcome, "id" | "cancelAt">) {
   if (!d) return;
   ctx.m.drill = null;
   ctx.m.wake.drill = null;
-  if (!o.fired && d.oid !== null && d.coin !== null) ctx.ready.drillCancel = { oid: d.oid, coin: d.coin };
+  if (!o.fired && d.oid !== null && d.coin !== null)
+    ctx.effect({ kind: "drillCancel", oid: d.oid, coin: d.coin });
   ctx.emit({
     type: "drillDone",
     id: d.id,

@@ -1,21 +1,24 @@
 /**
- * The switch's I/O, one function per effect a Ready asks for: each carries out one request (a push, the removal,
- * a record read, the order cancel) and turns its answer into the machine's events. Nothing here decides: a
- * failure is described (failure.ts) and judged by the machine; every answer's Date goes to the machine as a
- * sample. The driver (driver.ts) calls these and keeps them in flight (`inFlight`).
+ * The switch's I/O: the one table of effect handlers (`EffectTable`, kind → handler, exhaustive: a kind without a
+ * handler does not compile) the driver (driver.ts) runs each Ready's effects through, and the write of its entry
+ * they wait on. Each handler carries out one request (a push, the removal, a record read, the order cancel, ...)
+ * and turns its answer into the machine's events. Nothing here decides: a failure is described (failure.ts) and
+ * judged by the machine; every answer's Date goes to the machine as a sample.
  */
 import type { Logger } from "../core/logger.js";
-import type { ExchangeTime, Timers } from "../core/runtime.js";
+import type { ExchangeTime, TimerHandle, Timers } from "../core/runtime.js";
 import { answerDateOf } from "../protocol/hyperliquid/exchange.js";
-import type { CloseOutcome, CreateSwitchParameters } from "./api.js";
+import type { CloseOutcome, CreateSwitchParameters, KillOutcome } from "./api.js";
+import { closeHold } from "./escalation.js";
 import { describeFailure } from "./failure.js";
-import type { Event, Send } from "./model.js";
+import type { Durability } from "./ledger.js";
+import type { Effect, EffectOf, Event, Ready, Send, SwitchModel } from "./model.js";
 import type { RecordResult } from "./record.js";
 
 /**
  * The driver's work in flight: `track` runs asynchronous work (a throw, even after an await, is logged and never
- * an unhandled rejection; `settle` waits for what is tracked), `part` one synchronous part of a Ready (a throw is
- * logged and the rest carried out: the machine keeps its model).
+ * an unhandled rejection: the work's promise then holds undefined; `settle` waits for what is tracked), `part`
+ * one synchronous part of a Ready (a throw is logged and the rest carried out: the machine keeps its model).
  */
 export function inFlight(log: Logger) {
   const busy = new Set<Promise<unknown>>();
@@ -24,13 +27,17 @@ export function inFlight(log: Logger) {
       { event: "switch.effect_failed", effect: what, err },
       `carrying out ${what} threw; the switch goes on`,
     );
-  const track = (what: string, work: () => Promise<unknown>, settled = true) => {
+  const track = <T>(what: string, work: () => Promise<T>, settled = true): Promise<T | undefined> => {
     const safe = Promise.resolve()
       .then(work)
-      .catch((err: unknown) => failed(what, err));
-    if (!settled) return;
+      .catch((err: unknown) => {
+        failed(what, err);
+        return undefined;
+      });
+    if (!settled) return safe;
     busy.add(safe);
     void safe.finally(() => busy.delete(safe));
+    return safe;
   };
   const part = (what: string, fn: () => void) => {
     try {
@@ -45,28 +52,50 @@ export function inFlight(log: Logger) {
   return { track, part, settle };
 }
 
-export type Effects = {
-  push(s: Extract<Send, { kind: "push" }>): Promise<void>;
-  removal(expiresAfterMs: number): Promise<void>;
-  readRecord(): Promise<void>;
-  /** A record read (asked for, or the daemon's own record watch) as the machine's event. */
-  recordRead(r: RecordResult): void;
-  cancelOrders(cancelStops: boolean): Promise<void>;
-  closePositions(pass: number, mayProceed: () => string | null): Promise<CloseOutcome>;
-  /** the operator's kill: every resting order, stops included (answered with `killCancelled`) */
-  killOrders(by: string): Promise<{ confirmed: boolean; cancelled: number; kept: number; detail?: string }>;
-  drillPlace(id: string): Promise<void>;
-  drillVerify(v: { id: string; oid: number }): Promise<void>;
-  drillCancel(c: { oid: number; coin: string }): Promise<void>;
+export type InFlight = ReturnType<typeof inFlight>;
+
+/** The one wake-up (the Ready's `wakeAt`, monotonic): re-set only when the machine asks for another time. */
+export function oneWake(time: ExchangeTime, timers: Timers, woken: () => void) {
+  let wake: { at: number; handle: TimerHandle } | null = null;
+  return (at: number | null) => {
+    if (wake?.at === at) return;
+    wake?.handle.cancel();
+    wake = null;
+    if (at === null) return;
+    const handle = timers.after(Math.max(0, at - time.monotonic()), () => {
+      wake = null;
+      woken();
+    });
+    wake = { at, handle };
+  };
+}
+
+/** What one Ready's effects wait on: the write of its entry (the log). */
+export type Carry = {
+  /**
+   * with `mustSync`, the entry's durable write a request waits for (`persisted` said first); undefined when none
+   * is asked for, or the store threw (a store that throws holds no request back)
+   */
+  written: Promise<Durability | undefined> | undefined;
+  /** the acts that take something away wait for the entry (the HALTED latch, the pass) within the budget */
+  synced(): Promise<unknown>;
 };
+
+/** The one table: kind → handler. Each starts its work (tracked) and returns; the driver decides nothing. */
+export type EffectTable = { readonly [K in Effect["kind"]]: (e: EffectOf<K>, c: Carry) => void };
+
+/** The operator's kill answered: its cancels, its close (if it had one), and how long the cancels took. */
+export type Killed = Omit<Extract<KillOutcome, { done: true }>, "done" | "latched">;
 
 export function createEffects(
   p: CreateSwitchParameters,
   time: ExchangeTime,
   timers: Timers,
   dispatch: (e: Event) => void,
-): Effects {
-  const { account, vaultAddress, client } = p;
+  run: { work: InFlight; model: () => SwitchModel; killed: (r: Killed) => void },
+) {
+  const { track, part } = run.work;
+  const { account, vaultAddress, client, ledger } = p;
 
   /** Every answer's Date is a sample the machine judges (docs/daemon.md "What the switch believes about time"). */
   const observe = (date: number | undefined, sentMono: number) => {
@@ -225,16 +254,75 @@ export function createEffects(
     await p.drillIo?.cancel({ account, vaultAddress, oid, coin });
   };
 
-  return {
-    push,
-    removal,
-    readRecord,
-    recordRead,
-    cancelOrders,
-    closePositions,
-    killOrders,
-    drillPlace,
-    drillVerify,
-    drillCancel,
+  /** Stores the Ready's entry; reports it once durable. With `mustSync` its request waits for that. */
+  const persist = (ready: Ready): Carry => {
+    const entry = ready.entry;
+    const budget = ready.syncBudgetMs ?? p.requestTimeoutMs;
+    const synced = () =>
+      entry !== undefined && ready.mustSync
+        ? ledger.durable(budget, timers).catch(() => "failed")
+        : Promise.resolve();
+    let written: Carry["written"];
+    if (entry === undefined) return { written, synced };
+    const wait = async () => {
+      const d = await ledger.durable(budget, timers);
+      if (d === "written" && ready.entrySeq !== undefined)
+        dispatch({ type: "persisted", seq: ready.entrySeq, updatedAt: ledger.writtenUpdatedAt });
+      return d;
+    };
+    part("persist", () => {
+      ledger.put(entry);
+      written = track("persist", wait, false);
+    });
+    return { written: ready.mustSync ? written : undefined, synced };
   };
+
+  const send = (s: Send) => track(s.kind, () => (s.kind === "push" ? push(s) : removal(s.expiresAfterMs)));
+  /**
+   * The request leaves once its write-ahead is durable (a failed write is logged by the store; protection goes on
+   * from memory); a push whose write ran out of budget never leaves (`syncFailed`).
+   */
+  const request = (s: Send, c: Carry) => {
+    const written = c.written;
+    if (written === undefined) return void send(s);
+    track("persist", async () => {
+      const d = await written;
+      if (d === undefined) return;
+      if (d === "timeout" && s.kind === "push")
+        return dispatch({ type: "syncFailed", id: s.id, reason: "disk too slow" });
+      send(s);
+    });
+  };
+  // Every close order asks the machine first (closeHold): the engine back stops a pass in flight.
+  const close = (pass: number) => closePositions(pass, () => closeHold(run.model()));
+
+  // The HALTED latch and the pass are written ahead of the first close order (escalation.ts): each act waits for
+  // the write, within the budget; a disk too slow does not hold it back (the latch is kept in memory).
+  const table: EffectTable = {
+    push: request,
+    removal: request,
+    cancelOrders: (e) => void track("cancelOrders", () => cancelOrders(e.cancelStops)),
+    kill: (e, c) =>
+      void track("kill", async () => {
+        const asked = time.monotonic();
+        await c.synced();
+        const cancel = await killOrders(e.by);
+        const cancelMs = time.monotonic() - asked;
+        // the kill's close after its cancels
+        const closed = e.close ? await close(e.close.pass) : null;
+        run.killed({ cancel, close: closed, cancelMs });
+      }),
+    closePositions: (e, c) =>
+      void track("closePositions", async () => {
+        await c.synced();
+        await close(e.pass);
+      }),
+    drillPlace: (e) => void track("drillPlace", () => drillPlace(e.id)),
+    drillVerify: (e) => void track("drillVerify", () => drillVerify(e)),
+    drillCancel: (e) => void track("drillCancel", () => drillCancel(e)),
+    readRecord: () => void track("readRecord", readRecord),
+    nonceFloor: (e) => p.nonces?.rebase(e.floor),
+    pollExposure: () => p.onTrigger?.(account),
+  };
+  return { table, persist, recordRead };
 }

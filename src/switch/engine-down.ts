@@ -54,7 +54,7 @@ export function engine(
     if (policy === "cancel") {
       m.ordersCancel = "waiting";
       m.cancelPasses = 1;
-      ctx.ready.cancelOrders = { cancelStops: m.cfg.cancelStops };
+      ctx.effect({ kind: "cancelOrders", cancelStops: m.cfg.cancelStops });
     }
     return policy === "expedite";
   }
@@ -151,7 +151,7 @@ export function cancelRetryDue(ctx: Ctx) {
   m.wake.cancel = null;
   if (m.phase !== "running" || m.engineUp || m.cfg.onEngineDown !== "cancel" || m.ordersCancel !== "waiting")
     return;
-  ctx.ready.cancelOrders = { cancelStops: m.cfg.cancelStops };
+  ctx.effect({ kind: "cancelOrders", cancelStops: m.cfg.cancelStops });
 }
 
 /**
@@ -164,7 +164,7 @@ export function cancelAgain(ctx: Ctx) {
   if (m.ordersCancel !== "confirmed" || m.cancelPass || m.agentReason !== null) return;
   m.cancelPass = true;
   m.cancelPasses++;
-  ctx.ready.cancelOrders = { cancelStops: m.cfg.cancelStops };
+  ctx.effect({ kind: "cancelOrders", cancelStops: m.cfg.cancelStops });
 }
 
 /**

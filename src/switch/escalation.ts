@@ -34,7 +34,7 @@ import {
   type EscalationModel,
   STOPPED_AT_RESTART,
 } from "./escalation-model.js";
-import type { Event, SwitchModel } from "./model.js";
+import type { ClosePass, Event, SwitchModel } from "./model.js";
 
 export type { EscalationConfig, EscalationModel, ExposureFigures } from "./escalation-model.js";
 
@@ -220,7 +220,7 @@ export function escalationCheck(ctx: Ctx) {
       pass: m.esc.passes + 1,
       held: m.esc.heldWhy ?? "",
     });
-    return closePass(ctx);
+    return closeNow(ctx);
   }
   // Closing is not safe twice: with two replicas only the lease holder closes (coordination.ts). The other one
   // says so once and latches nothing; it closes if it wins the lease while the rule still holds.
@@ -233,7 +233,7 @@ export function escalationCheck(ctx: Ctx) {
   m.entry = { ...m.entry, halted: { since: Math.floor(ctx.now.wall), reason: hit.reason } };
   m.esc = { ...m.esc, passes: 0, remaining: "" };
   ctx.emit({ type: "escalated", rule: hit.rule, reason: hit.reason, ...tokenOf(ctx) });
-  closePass(ctx);
+  closeNow(ctx);
 }
 
 /** The escalation's wake-up is due: the time rule, or a latched account's close pass to try again. */
@@ -241,7 +241,7 @@ export function escalationDue(ctx: Ctx) {
   const { m } = ctx;
   if (m.entry.halted === undefined || m.esc.closing === "held" || m.esc.closing === "idle")
     return escalationCheck(ctx);
-  if (m.esc.closing === "retry" && m.phase === "running" && m.cfg.escalation && !m.engineUp) closePass(ctx);
+  if (m.esc.closing === "retry" && m.phase === "running" && m.cfg.escalation && !m.engineUp) closeNow(ctx);
 }
 
 const tokenOf = (ctx: Ctx): { token?: string } => {
@@ -249,9 +249,19 @@ const tokenOf = (ctx: Ctx): { token?: string } => {
   return token === undefined ? {} : { token };
 };
 
-function closePass(ctx: Ctx, kill = false) {
+/** A close pass of the escalation's own, asked of the driver when it opens. */
+function closeNow(ctx: Ctx) {
+  const pass = closePass(ctx);
+  if (pass !== null) ctx.effect({ kind: "closePositions", ...pass });
+}
+
+/** Opens the next close pass (written ahead with the latch), or holds it: returns the pass opened, if any. */
+function closePass(ctx: Ctx, kill = false): ClosePass | null {
   const { m } = ctx;
-  if (m.engineUp && !kill) return hold(ctx, ENGINE_BACK);
+  if (m.engineUp && !kill) {
+    hold(ctx, ENGINE_BACK);
+    return null;
+  }
   // A latched account whose lease went to another replica: its pass waits (the holder closes on its own rules).
   const gate = gateRefusal(m);
   if (gate !== null) {
@@ -259,7 +269,7 @@ function closePass(ctx: Ctx, kill = false) {
       ctx.emit({ type: "escalationHeld", rule: "halted", reason: m.entry.halted?.reason ?? "", gate });
     m.esc = { ...m.esc, closing: "retry" };
     m.wake.escalate = ctx.now.mono + (m.cfg.escalation?.retryMs ?? 30_000);
-    return;
+    return null;
   }
   m.coord = { ...m.coord, held: null, passToken: gateToken(m) ?? null };
   m.esc = { ...m.esc, closing: "waiting", passes: m.esc.passes + 1, killPass: kill, heldWhy: null };
@@ -268,10 +278,8 @@ function closePass(ctx: Ctx, kill = false) {
   // it. No close order leaves before the write is durable (within the budget: driver.ts).
   const halted = m.entry.halted!;
   m.entry = { ...m.entry, halted: { ...halted, closing: "open", pass: m.esc.passes } };
-  ctx.persist = true;
-  ctx.ready.mustSync = true;
-  ctx.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
-  ctx.ready.closePositions = { reason: halted.reason, pass: m.esc.passes };
+  ctx.syncFirst();
+  return { reason: halted.reason, pass: m.esc.passes };
 }
 
 /** A close pass answered. */
@@ -398,9 +406,7 @@ export function escalationKill(ctx: Ctx, ev: Extract<Event, { type: "kill" }>) {
   if (!latched) {
     m.entry = { ...m.entry, halted: { since: Math.floor(ctx.now.wall), reason: reason.slice(0, 500) } };
     m.esc = { ...m.esc, passes: 0, remaining: "" };
-    ctx.persist = true;
-    ctx.ready.mustSync = true;
-    ctx.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
+    ctx.syncFirst();
   }
   // A close pass already out is the kill's close: it is not doubled.
   const close = ev.close && m.esc.closing !== "waiting";
@@ -412,6 +418,7 @@ export function escalationKill(ctx: Ctx, ev: Extract<Event, { type: "kill" }>) {
     ...(ev.close && !close ? { detail: "a close pass is already out: it is the kill's close" } : {}),
     ...tokenOf(ctx),
   });
-  ctx.ready.kill = { by: ev.by };
-  if (close) closePass(ctx, true);
+  // the kill's close, if it opens, leaves after the kill's cancels
+  const pass = close ? closePass(ctx, true) : null;
+  ctx.effect({ kind: "kill", by: ev.by, ...(pass !== null ? { close: pass } : {}) });
 }

@@ -1,8 +1,9 @@
 /**
  * The switch for one account as a pure state machine in the shape of etcd's raft: `step(model, event, now) →
  * { model, ready }`. `Step.handle` takes what every phase shares (clock samples, the record, the agent, the
- * engine, push answers, ...), then one step per phase (`stepStarting`, `stepRunning`, `stepStopping`,
- * `stepStopped`); `becomeX` sets the phase, the state and the wake-ups together. Trigger accounting
+ * engine, ...), then the phase chooses the step (`PHASE_STEP`: `stepStarting`, `stepRunning`, `stepStopping`,
+ * `stepStopped`), each taking its own events, the push answers among them; the `becomeX` of context.ts set the
+ * phase and the pipeline (one tagged union, model.ts `Stage`), the state and the wake-ups. Trigger accounting
  * (triggers.ts), protection status (protection.ts) and the engine-down policy (engine-down.ts) are sub-reducers
  * the steps call. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here
  * reads a clock, touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
@@ -87,6 +88,7 @@ import {
   lapseDeadline,
   type Now,
   OWN_PUSHES_KEPT,
+  type Phase,
   RATE_LIMIT_BACKOFF_BASE_MS,
   type Ready,
   reportedDeadline,
@@ -138,6 +140,7 @@ function refusedStep(model: SwitchModel, event: unknown, reason: string): StepRe
     model,
     ready: {
       mustSync: false,
+      effects: [],
       events: [{ type: "eventRefused", eventType: type.slice(0, 40), reason: reason.slice(0, 300) }],
       wakeAt: wakeAtOf(model.wake),
     },
@@ -232,19 +235,15 @@ function malformed(event: Event, now: Now): string | null {
 }
 
 function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
-  // A shallow copy: the step replaces the entry, the error and the other nested values rather than changing
-  // them, except the in-flight push and the wake-ups, which are copied too. (The property tests run every step
-  // on a deep-frozen model, so a change in place throws there: test/switch/world.ts.) The lists of own pushes
-  // are replaced, never changed in place, too.
-  const m: SwitchModel = {
-    ...model,
-    pipe: model.pipe.kind === "sending" ? { ...model.pipe, push: { ...model.pipe.push } } : model.pipe,
-    wake: { ...model.wake },
-  };
+  // A shallow copy: the step replaces the entry, the pipeline, the error and the other nested values rather than
+  // changing them, except the wake-ups, which are copied too. (The property tests run every step on a deep-frozen
+  // model, so a change in place throws there: test/switch/world.ts.) The lists of own pushes are replaced, never
+  // changed in place, too.
+  const m: SwitchModel = { ...model, wake: { ...model.wake } };
   // (a signer's nonce that is not a number bounds nothing: every push is then written ahead)
   const nonce = now.nonce === undefined || finite(now.nonce) ? now.nonce : Number.POSITIVE_INFINITY;
   m.time ??= initialTime(now.mono, now.wall, m.timeFloor);
-  const ready: Ready = { mustSync: false, events: [], wakeAt: null };
+  const ready: Ready = { mustSync: false, effects: [], events: [], wakeAt: null };
   // A Date sample is judged first: every decision of this step is taken on the estimate it leaves.
   let sampleApplied = false;
   const witnessedBefore = m.time.anchorMono !== null;
@@ -418,13 +417,6 @@ class Step extends Ctx {
       case "dayRollover":
         checkLapse(this);
         return this.kick("rollover");
-      // the answer to the push in flight, in any phase: a stop waits for it, a halt still records it
-      case "syncFailed":
-        return this.syncFailed(ev.id, ev.reason);
-      case "pushConfirmed":
-        return this.pushConfirmed(ev);
-      case "pushFailed":
-        return this.pushFailed(ev);
       case "halt":
         return this.becomeStopped({ halted: true });
       case "exposure":
@@ -457,16 +449,7 @@ class Step extends Ctx {
         drillVerified(this, ev);
         return this.kick("drill-done");
     }
-    switch (m.phase) {
-      case "new":
-        return this.stepStarting(ev);
-      case "running":
-        return this.stepRunning(ev);
-      case "stopping":
-        return this.stepStopping(ev);
-      case "stopped":
-        return this.stepStopped(ev);
-    }
+    PHASE_STEP[m.phase](this, ev);
   }
 
   stepStarting(ev: Event) {
@@ -485,6 +468,22 @@ class Step extends Ctx {
         return this.woken();
       case "shutdown":
         return this.shutdown(ev.mode);
+      case "pushConfirmed": {
+        const a = this.confirmed(ev);
+        if (a === null) return;
+        if (a.push.mode === "expedite" || !this.m.engineUp) this.becomeEngineDown();
+        else this.becomeArmed();
+        if (a.again) this.kick("after-inflight");
+        return;
+      }
+      case "syncFailed":
+      case "pushFailed": {
+        const a = this.failed(ev);
+        if (a === null) return;
+        this.failing(a);
+        if (a.again) this.kick("after-inflight");
+        return;
+      }
     }
   }
 
@@ -498,37 +497,37 @@ class Step extends Ctx {
         return this.removalConfirmed();
       case "removalFailed":
         return this.removalFailed(ev);
+      // the stop waits for the push in flight: answered, it goes on
+      case "pushConfirmed":
+        if (this.confirmed(ev) === null) return;
+        this.armLapseTimer();
+        return this.continueShutdown();
+      case "syncFailed":
+      case "pushFailed":
+        if (this.failed(ev) === null) return;
+        return this.continueShutdown();
     }
   }
 
   stepStopped(ev: Event) {
     // Already stopped (halted, or a stop done): nothing more is sent; what the exchange holds stays as it is.
-    if (ev.type === "shutdown")
-      this.ready.done = {
-        account: this.m.cfg.account,
-        outcome: ev.mode === "keep" ? "kept" : "skipped",
-        reason: "stopped",
-      };
-  }
-
-  // ------------------------------------------------------------------------------------------- become
-
-  becomeRunning() {
-    this.m.phase = "running";
-  }
-
-  /** Stopping: no lapse, retry or gate wake-up of the running phase (the lapse is re-armed for the stop). */
-  becomeStopping() {
-    this.m.phase = "stopping";
-    this.cancelTimers();
-  }
-
-  /** Stopped: nothing more to wake for; `state` stopped unless halted (a halt leaves the state as it was). */
-  becomeStopped({ halted = false } = {}) {
-    this.m.phase = "stopped";
-    if (!halted) this.becomeStoppedState();
-    this.cancelTimers();
-    this.m.wake.record = null;
+    switch (ev.type) {
+      case "shutdown":
+        this.ready.done = {
+          account: this.m.cfg.account,
+          outcome: ev.mode === "keep" ? "kept" : "skipped",
+          reason: "stopped",
+        };
+        return;
+      // a halt still records the answer of the push it left out
+      case "pushConfirmed":
+        if (this.confirmed(ev) !== null) this.armLapseTimer();
+        return;
+      case "syncFailed":
+      case "pushFailed":
+        this.failed(ev);
+        return;
+    }
   }
 
   // ------------------------------------------------------------------------------------------- start
@@ -594,10 +593,9 @@ class Step extends Ctx {
     const m = this.m;
     if (m.phase !== "running") return;
     if (m.pipe.kind === "sending") {
-      if (reason !== "interval") m.pipe.again = true;
+      if (reason !== "interval") this.becomeSending(m.pipe.push, { again: true });
       return;
     }
-    if (m.pipe.kind === "removing") return;
     limitReset(this);
     // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
     // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
@@ -647,47 +645,28 @@ class Step extends Ctx {
       previousPending: e.pendingUntil,
       planMs: plan,
     };
-    m.pipe = { kind: "sending", push, again: false };
+    this.becomeSending(push);
     m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
     m.entry = withIntent(e, cancelAt);
     // Write-ahead: the request leaves only once the intent is durable, unless the file already says as much.
-    writeAhead(this, m.entry);
-    this.ready.send = { kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs };
+    const ahead = writeAhead(this, m.entry);
+    m.disk = ahead.disk;
+    if (ahead.sync) this.syncFirst();
+    this.effect({ kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs });
   }
 
-  /** The write-ahead of push `id` was not durable within its budget: the request never left. */
-  syncFailed(id: number, reason: string) {
-    const f = inflight(this.m);
-    if (!f || f.id !== id) return;
-    // The exchange's schedule stays as it is (and lapses as if the daemon were dead).
-    this.pushFailed(
-      {
-        type: "pushFailed",
-        id,
-        kind: "ledger_slow",
-        message: `the write-ahead record was not durable within ${this.m.cfg.requestTimeoutMs} ms (${reason}); the push was not sent`,
-        permanent: false,
-        retryable: true,
-        outcomeUnknown: false,
-      },
-      true,
-    );
-  }
-
-  /** The push in flight was answered: go on stopping, or push again if something asked for one meanwhile. */
-  afterInflight(again: boolean) {
-    if (this.m.phase === "stopping") return this.continueShutdown();
-    if (again) this.kick("after-inflight");
-  }
-
-  pushConfirmed(ev: Extract<Event, { type: "pushConfirmed" }>) {
+  /**
+   * The push in flight confirmed, in any phase: recorded and said. Returns the push and whether another was asked
+   * for meanwhile (the phase's step goes on from there), or null when the answer is not the push in flight's.
+   */
+  confirmed(ev: Extract<Event, { type: "pushConfirmed" }>): Answered | null {
     const m = this.m;
     const f = inflight(m);
-    if (!f || f.id !== ev.id) return;
+    if (!f || f.id !== ev.id) return null;
     // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
     checkLapse(this);
     const again = m.pipe.kind === "sending" && m.pipe.again;
-    m.pipe = { kind: "idle" };
+    this.becomeIdle();
     // The exchange took a push computed on the time used: the streak of time refusals ends.
     m.time = timeAccepted(m.time!);
     const at = this.now.wall;
@@ -712,25 +691,40 @@ class Step extends Ctx {
     }
     exchangeAccepts(this);
     this.persist = true;
-    if (m.phase !== "running") this.armLapseTimer();
-    else if (f.mode === "expedite" || !m.engineUp) this.becomeEngineDown();
-    else this.becomeArmed();
+    // (the state that goes with it is the phase's: its step sets it; the event is said first, no become says any)
     this.emit({
       type: "pushConfirmed",
       deadline: f.cancelAt,
       latencyMs: ev.latencyMs,
       expedited: f.mode === "expedite",
     });
-    this.afterInflight(again);
+    return { push: f, again };
   }
 
-  /** `neverLeft`: the request was not sent (its write-ahead failed). */
-  pushFailed(ev: Extract<Event, { type: "pushFailed" }>, neverLeft = false) {
+  /**
+   * The push in flight failed (or its write-ahead was not durable within its budget: `syncFailed`, the request
+   * never left), in any phase: what the failure proves about the schedule and the time. Returns what the phase's
+   * step goes on from, or null when the answer is not the push in flight's.
+   */
+  failed(answer: Extract<Event, { type: "pushFailed" | "syncFailed" }>): Failed | null {
     const m = this.m;
     const f = inflight(m);
-    if (!f || f.id !== ev.id) return;
+    if (!f || f.id !== answer.id) return null;
+    const neverLeft = answer.type === "syncFailed";
+    // The exchange's schedule stays as it is (and lapses as if the daemon were dead).
+    const ev: Extract<Event, { type: "pushFailed" }> = neverLeft
+      ? {
+          type: "pushFailed",
+          id: answer.id,
+          kind: "ledger_slow",
+          message: `the write-ahead record was not durable within ${m.cfg.requestTimeoutMs} ms (${answer.reason}); the push was not sent`,
+          permanent: false,
+          retryable: true,
+          outcomeUnknown: false,
+        }
+      : answer;
     const again = m.pipe.kind === "sending" && m.pipe.again;
-    m.pipe = { kind: "idle" };
+    this.becomeIdle();
     this.timeRefusal(ev);
     if (ev.outcomeUnknown && !neverLeft) {
       // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md). It left when
@@ -739,7 +733,7 @@ class Step extends Ctx {
       const sent = Number.isFinite(ev.sentMono)
         ? Math.min(Math.max(ev.sentMono!, f.askedMono), latestLeave)
         : latestLeave;
-      m.pipe = { kind: "gated", until: sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS };
+      this.becomeGated(sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
     } else if (m.entry.pendingUntil === f.cancelAt || neverLeft) {
       // An explicit refusal (or a request that never left) armed nothing; a deadline counted meanwhile is gone.
       const prev = f.previousPending;
@@ -753,7 +747,12 @@ class Step extends Ctx {
       this.persist = true;
     }
     checkLapse(this); // the answer's Date may have corrected the clock
-    if (m.phase !== "running") return this.afterInflight(again);
+    return { push: f, again, ev, neverLeft };
+  }
+
+  /** A failed push while running: counted, said, and retried (or held) as the failure's kind says. */
+  failing({ ev, push: f, neverLeft }: Failed) {
+    const m = this.m;
     m.consecutiveFailures++;
     m.failingSinceMono ??= this.now.mono;
     m.lastError = { kind: ev.kind, message: ev.message };
@@ -777,7 +776,7 @@ class Step extends Ctx {
           recheckInMs: m.cfg.permanentRecheckMs,
         });
       m.wake.retry = m.nextPermanentCheckMono;
-      return this.afterInflight(again);
+      return;
     }
 
     if (ev.kind === "daily_limit") {
@@ -799,7 +798,7 @@ class Step extends Ctx {
       this.becomeExhausted();
       this.emit({ ...base, refused: true });
       logExhausted(this, "the exchange refused with its daily-limit error", ev.message);
-      return this.afterInflight(again);
+      return;
     }
 
     if (limitRefused(m.entry)) this.becomeExhausted();
@@ -822,7 +821,6 @@ class Step extends Ctx {
       m.retryAtMono = next;
       m.wake.retry = next;
     }
-    this.afterInflight(again);
   }
 
   // ----------------------------------------------------------------------------------------- shutdown
@@ -859,8 +857,8 @@ class Step extends Ctx {
       m.wake.gate = gateUntil(m);
       return;
     }
-    m.pipe = { kind: "removing" };
-    this.ready.send = { kind: "removal", expiresAfterMs: m.cfg.requestTimeoutMs };
+    this.becomeRemoving();
+    this.effect({ kind: "removal", expiresAfterMs: m.cfg.requestTimeoutMs });
   }
 
   removalConfirmed() {
@@ -869,7 +867,7 @@ class Step extends Ctx {
     checkLapse(this); // a deadline that passed before the removal landed fired
     const previous = m.entry.armedUntil;
     m.entry = withRemoval(m.entry, this.now.wall, m.cfg.historySize);
-    m.pipe = { kind: "idle" };
+    this.becomeIdle();
     this.becomeStopped();
     this.persist = true;
     this.emit({ type: "removed", previousDeadline: previous, ...tokenField(m) });
@@ -880,7 +878,7 @@ class Step extends Ctx {
     const m = this.m;
     if (m.pipe.kind !== "removing") return;
     checkLapse(this);
-    m.pipe = { kind: "idle" };
+    this.becomeIdle();
     this.becomeStopped();
     const account = m.cfg.account;
     const skipped = { account, outcome: "skipped" as const, reason: ev.kind, message: ev.message };
@@ -918,6 +916,23 @@ class Step extends Ctx {
     this.ready.done = { account, outcome: "failed", reason: ev.kind, message: ev.message };
   }
 }
+
+/** A push in flight answered: the push, and whether another was asked for meanwhile. */
+type Answered = { push: Inflight; again: boolean };
+/** A push in flight failed: the failure (`syncFailed` as the failure it is), and whether it never left. */
+type Failed = Answered & { ev: Extract<Event, { type: "pushFailed" }>; neverLeft: boolean };
+
+/**
+ * The phase chooses the step (etcd raft's `r.step`, set by `becomeX`): after what every phase shares
+ * (`Step.handle`), each phase takes its own events: the push answers among them (a running switch goes on
+ * pushing, a stop goes on stopping, a halted one records them).
+ */
+const PHASE_STEP: { readonly [P in Phase]: (s: Step, ev: Event) => void } = {
+  new: (s, ev) => s.stepStarting(ev),
+  running: (s, ev) => s.stepRunning(ev),
+  stopping: (s, ev) => s.stepStopping(ev),
+  stopped: (s, ev) => s.stepStopped(ev),
+};
 
 /** The fencing token field of a gated action's event (none without coordination). */
 export function tokenField(m: SwitchModel): { token?: string } {

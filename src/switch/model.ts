@@ -9,7 +9,6 @@ import {
   initialEscalation,
   STOPPED_AT_RESTART,
 } from "./escalation-model.js";
-import type { SwitchEvent } from "./events.js";
 import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
 import type { LedgerEntry } from "./ledger.js";
 import {
@@ -22,6 +21,10 @@ import {
   type RecordEvidence,
   rollEntry,
 } from "./ledger-model.js";
+import type { Ready } from "./ready.js";
+
+export * from "./ready.js";
+
 /** The exchange's volume gate for scheduleCancel: $1M cumulative traded volume (docs/exchange-behaviour.md). */
 export const VOLUME_GATE_USD = 1_000_000;
 /** Expedite lead: the exchange's 5 s minimum (docs/exchange-behaviour.md) + 0.5 s for transit. */
@@ -146,7 +149,7 @@ export type Event =
   | { type: "halt" }
   /** the exposure poll's figures for this account (the escalation's rules read them) */
   | { type: "exposure"; accountValue: number; notionalUsd: number; minLiquidationPct: number | null }
-  /** a close pass (the Ready's `closePositions`) answered: `flat` when nothing but dust is left */
+  /** a close pass (a `closePositions` effect, or a kill's close) answered: `flat` when nothing but dust is left */
   | {
       type: "closeResult";
       flat: boolean;
@@ -163,7 +166,7 @@ export type Event =
     }
   /** the operator's kill switch (`hl-deadman kill`, over the control channel): latch, cancel, optionally close */
   | { type: "kill"; by: string; close: boolean }
-  /** the kill's cancels answered (the Ready's `kill`) */
+  /** the kill's cancels answered (the `kill` effect) */
   | {
       type: "killCancelled";
       by: string;
@@ -202,57 +205,6 @@ export type CancelFailure = { kind: string; request: "read" | "cancel"; retryabl
 
 /** One close order as reported to the machine (api.ts `CloseOrderReport`). */
 export type CloseReport = Readonly<Record<string, string | number | null>>;
-export type ShutdownOutcome = {
-  account: string;
-  outcome: "removed" | "kept" | "failed" | "skipped";
-  reason?: string;
-  message?: string;
-};
-
-/** What goes out: a request to the exchange. */
-export type Send =
-  | { kind: "push"; id: number; cancelAt: number; expiresAfterMs: number }
-  | { kind: "removal"; expiresAfterMs: number };
-
-/**
- * One step's output (raft's Ready), carried out by the driver in this order: persist `entry` (and wait until it
- * is durable, within `syncBudgetMs`, when `mustSync`), send, cancel orders, set the one wake-up, publish the
- * events. `mustSync` is the write-ahead: the request may leave only once `entry` is on disk (the machine decided
- * the file does not already cover it: write-ahead.ts); a write that runs out of budget is answered with
- * `syncFailed`. Every durable write is answered with `persisted`.
- */
-export type Ready = {
-  entry?: LedgerEntry | undefined;
-  /** the number of `entry` among those handed to the store: a `persisted` event names it once it is durable */
-  entrySeq?: number | undefined;
-  mustSync: boolean;
-  syncBudgetMs?: number | undefined;
-  send?: Send | undefined;
-  cancelOrders?: { cancelStops: boolean } | undefined;
-  /** the escalation's step 2: cancel, then close the positions reduce-only (answered with `closeResult`) */
-  closePositions?: { reason: string; pass: number } | undefined;
-  /**
-   * the operator's kill: cancel every resting order of the account (stops included) at once, then the confirming
-   * read (answered with `killCancelled`); its close, if any, is `closePositions` in the same Ready, after the cancels
-   */
-  kill?: { by: string } | undefined;
-  /** the drill: place its resting order (answered with `drillPlaced`) */
-  drillPlace?: { id: string } | undefined;
-  /** the drill: read its order's status (answered with `drillVerified`) */
-  drillVerify?: { id: string; oid: number; coin: string } | undefined;
-  /** the drill ended without its order being cancelled by the exchange: cancel that one order */
-  drillCancel?: { oid: number; coin: string } | undefined;
-  /** read the exchange's record and answer with a `record` event */
-  readRecord?: { reason: string } | undefined;
-  /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
-  nonceFloor?: { floor: number; reason: string } | undefined;
-  /** a trigger was counted: the daemon polls exposure */
-  pollExposure?: boolean | undefined;
-  events: SwitchEvent[];
-  /** monotonic ms of the next wake-up (`wake` event), null for none */
-  wakeAt: number | null;
-  done?: ShutdownOutcome | undefined;
-};
 
 /** Why the machine wants to be woken (the earliest is `wakeAt`). */
 export type Wake = {
@@ -292,11 +244,24 @@ export type Inflight = {
  * outcome (the old request may still land until `until`: nothing else leaves before); `removing` (a stop's
  * removal is out).
  */
-export type Pipe =
-  | { kind: "idle" }
-  | { kind: "sending"; push: Inflight; again: boolean }
-  | { kind: "gated"; until: number }
-  | { kind: "removing" };
+export type Pipe = { kind: "idle" } | Sending | Gated | { kind: "removing" };
+export type Sending = { kind: "sending"; push: Inflight; again: boolean };
+export type Gated = { kind: "gated"; until: number };
+
+/**
+ * Where the switch stands: its phase and its request pipeline as ONE tagged union (the phase is the tag; the
+ * phase's own step, machine.ts `PHASE_STEP`, takes its events). `new` has nothing out; `running` pushes (idle,
+ * sending, gated); `stopping` waits for the push in flight and the gate, then removes; `stopped` sends nothing
+ * more and keeps what a halt left out (a push's answer is still recorded). Both change only through the `becomeX`
+ * of context.ts.
+ */
+export type Stage =
+  | { phase: "new"; pipe: { kind: "idle" } }
+  | { phase: "running"; pipe: { kind: "idle" } | Sending | Gated }
+  | { phase: "stopping"; pipe: Pipe }
+  | { phase: "stopped"; pipe: Pipe };
+
+export type Phase = Stage["phase"];
 
 /** The push in flight, if any. */
 export const inflight = (m: SwitchModel): Inflight | null => (m.pipe.kind === "sending" ? m.pipe.push : null);
@@ -341,9 +306,8 @@ export const initialDisk = (): Disk => ({
   covered: 0,
 });
 
-export type SwitchModel = {
+export type SwitchModel = Stage & {
   readonly cfg: SwitchConfig;
-  phase: "new" | "running" | "stopping" | "stopped";
   state: SwitchState;
   entry: LedgerEntry;
   lastPushAt: number | null;
@@ -354,8 +318,6 @@ export type SwitchModel = {
   nextPermanentCheckMono: number;
   /** an interval tick does not push before this (a retry's back-off; a wake-up or event does) */
   retryAtMono: number;
-  /** where the request pipeline stands (one request out at most) */
-  pipe: Pipe;
   nextId: number;
   engineUp: boolean;
   expedited: boolean;

@@ -147,7 +147,7 @@ export function checkLapse(ctx: Ctx, detail?: string) {
     ctx.emit({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
   }
   if (m.phase === "running") ctx.becomeLapsed();
-  ctx.ready.pollExposure = true;
+  ctx.effect({ kind: "pollExposure" });
 }
 
 /**
@@ -172,7 +172,7 @@ export function readRecord(ctx: Ctx, reason: string) {
   const m = ctx.m;
   if (m.recordReading || (m.phase !== "running" && m.phase !== "stopping")) return;
   m.recordReading = true;
-  ctx.ready.readRecord = { reason };
+  ctx.effect({ kind: "readRecord", reason });
 }
 
 /** The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts). */

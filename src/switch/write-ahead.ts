@@ -40,20 +40,15 @@ export function writeAheadCoverage(
 export const signBound = (ctx: Ctx) => Math.max(Math.floor(ctx.now.wall), ctx.now.nonce ?? 0);
 
 /**
- * A push's intent `next` is the model's entry now: persisted with mustSync (the request waits until it is
- * durable, within the push's budget), unless the file already covers it; then nothing is written for it and the
- * request leaves at once.
+ * A push's intent `next` is the model's entry now: whether it must be persisted with mustSync (the request waits
+ * until it is durable, within the push's budget), or the file already covers it: then nothing is written for it
+ * and the request leaves at once (counted in `disk.covered`). Returns the decision and the disk as it leaves it.
  */
-export function writeAhead(ctx: Ctx, next: LedgerEntry) {
+export function writeAhead(ctx: Ctx, next: LedgerEntry): { sync: boolean; disk: Disk } {
   const m = ctx.m;
   const c = writeAheadCoverage(m.disk, next, m.cfg.nonceSpan, signBound(ctx));
-  if (c.entry && c.floor) {
-    m.disk = { ...m.disk, covered: m.disk.covered + 1 };
-    return;
-  }
-  ctx.persist = true;
-  ctx.ready.mustSync = true;
-  ctx.ready.syncBudgetMs = m.cfg.requestTimeoutMs;
+  if (c.entry && c.floor) return { sync: false, disk: { ...m.disk, covered: m.disk.covered + 1 } };
+  return { sync: true, disk: m.disk };
 }
 
 /** The step hands the model's entry to the store: numbered, and unsynced until a `persisted` event says so. */

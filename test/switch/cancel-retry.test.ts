@@ -13,17 +13,15 @@ import {
   EXPEDITE_LEAD_MS,
   initialModel,
   type Now,
-  type Ready,
-  type StepResult,
   type SwitchConfig,
-  step,
 } from "../../src/switch/machine.js";
+import { type ReadyView, type StepView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const CFG: SwitchConfig = { ...SWITCH_CFG, onEngineDown: "cancel" };
 const at = (ms: number): Now => ({ mono: ms, wall: T0 + ms, verified: true });
-const logOf = (r: Ready, name: string) => r.events.map(logLineOf).find((l) => l?.event === name);
+const logOf = (r: ReadyView, name: string) => r.events.map(logLineOf).find((l) => l?.event === name);
 const LIMITED: CancelFailure = { kind: "rate_limited", request: "read", retryable: true };
 const refused = (failure: CancelFailure | undefined, cancelled = 0): Event => ({
   type: "ordersCancelled",
@@ -36,8 +34,8 @@ const refused = (failure: CancelFailure | undefined, cancelled = 0): Event => ({
 });
 
 /** Armed at 0 (deadline T0 + 60 s), the engine down at 1 s: the first pass is asked for. */
-function down(): StepResult {
-  let r: StepResult = { model: initialModel(CFG, newEntry(CFG.account, T0, { limit: 10 })), ready: null! };
+function down(): StepView {
+  let r: StepView = { model: initialModel(CFG, newEntry(CFG.account, T0, { limit: 10 })), ready: null! };
   for (const [e, now] of [
     [{ type: "start" }, at(0)],
     [{ type: "pushConfirmed", id: 1, latencyMs: 10 }, at(0)],

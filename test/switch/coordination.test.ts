@@ -12,11 +12,10 @@ import {
   type Event,
   initialModel,
   type Now,
-  type Ready,
   type SwitchConfig,
   type SwitchModel,
-  step,
 } from "../../src/switch/machine.js";
+import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -46,8 +45,8 @@ const LOST = {
 
 const STOPPED_B = { id: "b", replica: "host-b", stopped: true } as const;
 const UNMARKED_B = { id: "b", replica: "host-b", stopped: false } as const;
-/** The kept/removed line of a stop's Ready, as logged. */
-const r0 = (ready: Ready) =>
+/** The kept/removed line of a stop's ReadyView, as logged. */
+const r0 = (ready: ReadyView) =>
   ready.events
     .map(logLineOf)
     .flatMap((l) => (l ? [l] : []))
@@ -56,7 +55,7 @@ const r0 = (ready: Ready) =>
 class Run {
   model: SwitchModel;
   /** the answer to a removal this run sent (confirmed at once) */
-  removal: Ready | undefined;
+  removal: ReadyView | undefined;
   constructor(cfg: Partial<SwitchConfig> = {}) {
     const entry = newEntry(SWITCH_CFG.account, T0, { limit: 10 });
     this.model = initialModel(
@@ -65,8 +64,8 @@ class Run {
     );
   }
   /** one event; a push it sends is confirmed at once */
-  on(event: Event, ms: number): Ready {
-    let ready: Ready;
+  on(event: Event, ms: number): ReadyView {
+    let ready: ReadyView;
     ({ model: this.model, ready } = step(this.model, event, at(ms)));
     if (ready.send?.kind === "push")
       ({ model: this.model } = step(
@@ -78,7 +77,7 @@ class Run {
       ({ model: this.model, ready: this.removal } = step(this.model, { type: "removalConfirmed" }, at(ms)));
     return ready;
   }
-  logs(r: Ready) {
+  logs(r: ReadyView) {
     return r.events.map(logLineOf).flatMap((l) => (l ? [l] : []));
   }
   /** started as `role`, engine down at 1 s (its orders cancelled) */

@@ -10,11 +10,10 @@ import {
   type Event,
   initialModel,
   type Now,
-  type Ready,
   type SwitchConfig,
   type SwitchModel,
-  step,
 } from "../../src/switch/machine.js";
+import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -26,8 +25,8 @@ class Run {
     this.model = initialModel({ ...SWITCH_CFG, ...cfg }, entry);
   }
   /** one event; an arming push it sends is confirmed at once (a drill's push is left to the test) */
-  on(event: Event, ms: number, confirm = true): Ready {
-    let ready: Ready;
+  on(event: Event, ms: number, confirm = true): ReadyView {
+    let ready: ReadyView;
     ({ model: this.model, ready } = step(this.model, event, at(ms)));
     const send = ready.send;
     if (
@@ -43,7 +42,7 @@ class Run {
       ));
     return ready;
   }
-  logs(r: Ready) {
+  logs(r: ReadyView) {
     return r.events.map(logLineOf).flatMap((l) => (l ? [l.event] : []));
   }
   armed() {

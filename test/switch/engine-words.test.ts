@@ -1,6 +1,6 @@
 /**
  * What `engine.down`, `engine.up` and `engine.cancel_failed` say, per `--on-engine-down` policy, against what the
- * machine then does (src/switch/engine-down.ts): the words are read from the same Ready whose pushes and cancels
+ * machine then does (src/switch/engine-down.ts): the words are read from the same ReadyView whose pushes and cancels
  * are checked, so a wording that promises what the machine does not do fails here.
  */
 import { describe, expect, test } from "vitest";
@@ -12,11 +12,10 @@ import {
   EXPEDITE_LEAD_MS,
   initialModel,
   type Now,
-  type Ready,
   type SwitchConfig,
   type SwitchModel,
-  step,
 } from "../../src/switch/machine.js";
+import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -31,7 +30,7 @@ function machine(policy: SwitchConfig["onEngineDown"]) {
     newEntry(SWITCH_CFG.account, T0, { limit: 10 }),
   );
   let pushId = 0;
-  const go = (event: Event, ms: number): Ready => {
+  const go = (event: Event, ms: number): ReadyView => {
     const r = step(model, event, at(ms));
     model = r.model;
     if (r.ready.send?.kind === "push") pushId = r.ready.send.id;
@@ -47,7 +46,7 @@ function machine(policy: SwitchConfig["onEngineDown"]) {
     },
   };
 }
-const said = (r: Ready, name: string) => r.events.map(logLineOf).find((l) => l?.event === name)?.msg;
+const said = (r: ReadyView, name: string) => r.events.map(logLineOf).find((l) => l?.event === name)?.msg;
 
 describe("engine.down / engine.up say what the policy does", () => {
   test("cancel: the orders cancelled each interval and the schedule renewed a full deadline ahead; up ends the passes", () => {

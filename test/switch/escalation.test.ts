@@ -10,12 +10,11 @@ import {
   type Event,
   initialModel,
   type Now,
-  type Ready,
   type SwitchConfig,
   type SwitchModel,
   status,
-  step,
 } from "../../src/switch/machine.js";
+import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -31,7 +30,7 @@ const CFG: SwitchConfig = { ...SWITCH_CFG, onEngineDown: "cancel", escalation: E
 
 class Run {
   model: SwitchModel;
-  ready: Ready = { mustSync: false, events: [], wakeAt: null };
+  ready: ReadyView = { mustSync: false, effects: [], events: [], wakeAt: null };
   id = 1;
   constructor(cfg: Partial<SwitchConfig> = {}, entry = newEntry(CFG.account, T0, { limit: 10 })) {
     this.model = initialModel({ ...CFG, ...cfg }, entry);
@@ -45,7 +44,7 @@ class Run {
     return ready;
   }
   #step(event: Event, ms: number) {
-    let ready: Ready;
+    let ready: ReadyView;
     ({ model: this.model, ready } = step(this.model, event, at(ms)));
     return ready;
   }
@@ -74,7 +73,7 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
     expect(r.model.wake.escalate).toBe(121_000);
     const ready = r.on({ type: "wake" }, 121_000);
     expect(ready.closePositions).toEqual({ reason: expect.stringContaining("down for 120 s"), pass: 1 });
-    // the latch is in the entry, written ahead (mustSync) of the close in the same Ready
+    // the latch is in the entry, written ahead (mustSync) of the close in the same ReadyView
     expect(ready.entry?.halted).toEqual({
       since: T0 + 121_000,
       reason: expect.any(String),

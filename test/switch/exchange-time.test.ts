@@ -16,15 +16,8 @@ import {
 } from "../../src/switch/exchange-time.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import { logLineOf } from "../../src/switch/log.js";
-import {
-  type Event,
-  initialModel,
-  type Now,
-  type Ready,
-  status,
-  step,
-  timesOf,
-} from "../../src/switch/machine.js";
+import { type Event, initialModel, type Now, status, timesOf } from "../../src/switch/machine.js";
+import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -32,7 +25,7 @@ const at = (mono: number, wallOffset = 0): Now => ({ mono, wall: T0 + mono + wal
 /** The exchange accepted a push planned on `planMs` at `mono` (a verdict: its time was at most cancel time − 5 s). */
 const accepted = (t: TimeModel, planMs: number, mono: number) =>
   timeVerdict(t, { kind: "accepted", cancelAt: planMs + 60_000, askedMono: mono, planMs });
-const logs = (r: Ready) => r.events.flatMap((e) => logLineOf(e)?.event ?? []);
+const logs = (r: ReadyView) => r.events.flatMap((e) => logLineOf(e)?.event ?? []);
 const sample = (date: number, sentMono: number, receivedMono: number): Event => ({
   type: "clockSample",
   date,

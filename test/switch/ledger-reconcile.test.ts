@@ -20,12 +20,11 @@ import {
   inflight,
   initialModel,
   type Now,
-  type Ready,
   type SwitchConfig,
   type SwitchModel,
   status,
-  step,
 } from "../../src/switch/machine.js";
+import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -76,7 +75,7 @@ describe("withReconciled", () => {
 
 const CFG: SwitchConfig = { ...SWITCH_CFG, account: ACCOUNT };
 const at = (ms: number): Now => ({ mono: ms, wall: T0 + ms, verified: true });
-const logs = (r: Ready) => r.events.flatMap((e) => logLineOf(e)?.event ?? []);
+const logs = (r: ReadyView) => r.events.flatMap((e) => logLineOf(e)?.event ?? []);
 type Tx = { txTime: number; deadline: number | null; error?: string | null };
 /** A record as readFinding gives it: the listed schedules (oldest first, one the day before: it covers the day). */
 function evidence(txs: Tx[], fires: RecordEvidence["fires"] = [], readAt = T0): RecordEvidence {

@@ -11,17 +11,24 @@ import {
   EXPIRY_MARGIN_MS,
   gateUntil,
   initialModel,
+  step as machineStep,
   type Now,
   type Ready,
   type SwitchConfig,
+  type SwitchModel,
   status,
-  step,
 } from "../../src/switch/machine.js";
+import { type ReadyView, view } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const CFG: SwitchConfig = SWITCH_CFG;
 const at = (ms: number, verified = true): Now => ({ mono: ms, wall: T0 + ms, verified });
+/** The machine's step, its Ready read field by field (ready-view.ts). */
+const step = (model: SwitchModel, event: Event, now: Now) => {
+  const r = machineStep(model, event, now);
+  return { model: r.model, ready: view(r.ready) };
+};
 
 /** Runs events from a fresh model; returns the model and the last step's Ready. */
 function run(
@@ -30,13 +37,13 @@ function run(
   entry = newEntry(CFG.account, T0, { limit: 10 }),
 ) {
   let model = initialModel({ ...CFG, ...cfg }, entry);
-  let ready: Ready = { mustSync: false, events: [], wakeAt: null };
+  let ready: ReadyView = { mustSync: false, effects: [], events: [], wakeAt: null };
   for (const [event, now] of events) ({ model, ready } = step(model, event, now));
   return { model, ready };
 }
 
 /** A Ready in its fixed order: persist (`sync` when mustSync), send, cancel, read, poll, the events' log names, done. */
-const types = (r: Ready) => [
+const types = (r: ReadyView) => [
   ...(r.entry ? [r.mustSync ? "sync" : "persist"] : []),
   ...(r.send ? [`send:${r.send.kind}`] : []),
   ...(r.cancelOrders ? ["cancelOrders"] : []),

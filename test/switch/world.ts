@@ -51,11 +51,12 @@ import {
   step,
   timesOf,
 } from "../../src/switch/machine.js";
-import type { Now, StepResult } from "../../src/switch/model.js";
+import { EFFECT_ORDER, type Now, type StepResult } from "../../src/switch/model.js";
 import { type RecordResult, readFinding } from "../../src/switch/record.js";
 import { writeAheadCoverage } from "../../src/switch/write-ahead.js";
 import { ABSENT_DETAIL, armConnectGrace } from "../../src/watchers/connection-guard.js";
 import { checked, dueAt, heard, type Liveness, livenessStart } from "../../src/watchers/liveness.js";
+import { view } from "./ready-view.js";
 
 /** One silent logger and one registry for every world (the driver publishes to both; nothing reads them). */
 const SILENT = pino({ level: "silent" });
@@ -462,7 +463,7 @@ export class World {
     let ready = r.ready;
     if (this.plant === "push-when-exhausted" && next.entry.limitRefusedAt === null)
       next = { ...next, entry: { ...next.entry, limitRefusedAt: refusedAt } };
-    if (this.plant === "forget-trigger" && ready.pollExposure && ready.entry) {
+    if (this.plant === "forget-trigger" && view(ready).pollExposure && ready.entry) {
       const e = ready.entry;
       next = { ...next, entry: { ...e, triggersToday: e.triggersToday - 1 } };
     }
@@ -486,7 +487,7 @@ export class World {
     if (
       (this.plant === "cover-without-ledger-rule" || this.plant === "cover-without-nonce-floor") &&
       ready.mustSync &&
-      ready.send?.kind === "push" &&
+      view(ready).send?.kind === "push" &&
       ready.entry
     ) {
       // planted: the machine's write-ahead rule with one of its halves always true; the step's other changes are
@@ -1447,10 +1448,10 @@ export class World {
     if (ev.type === "start" && this.passOpenAtRestart) {
       this.passOpenAtRestart = false;
       const reported = ready.events.some((e) => e.type === "closeStoppedAtRestart");
-      if (!reported && !ready.closePositions)
+      if (!reported && !view(ready).closePositions)
         this.fail("VII", "a HALTED account's open pass was neither resumed nor reported after the restart");
     }
-    if (ready.closePositions) {
+    if (view(ready).closePositions) {
       this.passOpen = true;
       this.passUnwritten = false;
     }
@@ -1591,7 +1592,10 @@ function merge(a: Ready, b: Ready): Ready {
     entry: b.entry ?? a.entry,
     entrySeq: b.entry !== undefined ? b.entrySeq : a.entrySeq,
     mustSync: b.entry !== undefined ? b.mustSync : a.mustSync,
-    send: b.send ?? a.send,
+    // per slot the later's effect, else the earlier's, in the order the driver carries them out
+    effects: [...a.effects.filter((x) => !b.effects.some((y) => y.kind === x.kind)), ...b.effects].sort(
+      (x, y) => EFFECT_ORDER[x.kind] - EFFECT_ORDER[y.kind],
+    ),
     events: [...a.events, ...b.events],
     done: b.done ?? a.done,
   };

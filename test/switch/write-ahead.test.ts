@@ -2,7 +2,7 @@
  * The write-ahead rule, the machine's (src/switch/write-ahead.ts): a push's intent is written durably before its
  * request leaves (the Ready's `mustSync`) unless what the ledger file may hold after a crash already tells a
  * restart all it would, and a restart's nonces start above the push's. The machine learns what the file holds
- * from the driver's `persisted` events. Pure: (model, event, now) → Ready; no disk.
+ * from the driver's `persisted` events. Pure: (model, event, now) → ReadyView; no disk.
  */
 import { describe, expect, test } from "vitest";
 import { utcDay } from "../../src/core/clock.js";
@@ -11,13 +11,11 @@ import {
   type Event,
   initialModel,
   type Now,
-  type Ready,
-  type StepResult,
   type SwitchModel,
-  step,
   UNSYNCED_KEPT,
 } from "../../src/switch/machine.js";
 import { writeAheadCoverage } from "../../src/switch/write-ahead.js";
+import { type ReadyView, type StepView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -33,15 +31,15 @@ function machine(start: number = T0, cfg: Partial<typeof CFG> = {}) {
     get model() {
       return model;
     },
-    ready: null as Ready | null,
-    step(event: Event, now: Now): Ready {
-      const r: StepResult = step(model, event, now);
+    ready: null as ReadyView | null,
+    step(event: Event, now: Now): ReadyView {
+      const r: StepView = step(model, event, now);
       model = r.model;
       s.ready = r.ready;
       return r.ready;
     },
     /** the driver's report: the write of the last Ready's entry is durable, the file written at `updatedAt` */
-    persisted(ready: Ready, now: Now, updatedAt = now.wall) {
+    persisted(ready: ReadyView, now: Now, updatedAt = now.wall) {
       expect(ready.entrySeq).toBeDefined();
       return s.step({ type: "persisted", seq: ready.entrySeq!, updatedAt }, now);
     },
@@ -59,7 +57,7 @@ function armed(ms = 0, cfg: Partial<typeof CFG> = {}) {
   return sw;
 }
 
-const pushOf = (r: Ready) => (r.send?.kind === "push" ? r.send : undefined);
+const pushOf = (r: ReadyView) => (r.send?.kind === "push" ? r.send : undefined);
 
 describe("write-ahead: the machine decides whether a push waits for its intent to be durable", () => {
   test("behavior: nothing known on disk → written ahead; a later deadline the file covers → sent at once, nothing written", () => {
