@@ -238,7 +238,9 @@ describe.concurrent("hl-deadman kill (process)", () => {
   }, 60_000);
 });
 
-describe.concurrent("hl-deadman kill with no daemon (process)", () => {
+// After the concurrent tests above, alone: its command starts, reads, signs and cancels within runCliProcess's 10 s,
+// which beside three daemons on a loaded 2-core machine it did not always do.
+describe("hl-deadman kill with no daemon (process)", () => {
   test("behavior: the command cancels and closes alone under the state directory's lock, latches HALTED in the ledger, audits", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "hl-kill-alone-"));
     // (the state directory of a daemon that is not running; a missing one is a typo: exit 66)
