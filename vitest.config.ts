@@ -34,11 +34,7 @@ class LongFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (f: TestSpecification) => {
-      const i = LONG_FIRST.indexOf(
-        relative(this.ctx.config.root, f.moduleId)
-          .split("\\")
-          .join("/"),
-      );
+      const i = LONG_FIRST.indexOf(relative(this.ctx.config.root, f.moduleId).split("\\").join("/"));
       return i < 0 ? LONG_FIRST.length : i;
     };
     return sorted
