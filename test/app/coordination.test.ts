@@ -10,9 +10,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { id, Wallet } from "ethers";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, type OnTestFinishedHandler, test } from "vitest";
 import { electionName } from "../../src/app/parts/coordination.js";
-import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { startSimulator } from "../../src/sim/server.js";
 import { type EtcdHandle, startEtcd } from "../helpers/etcd.js";
 import { eventually } from "../helpers/eventually.js";
 import { assertBuilt, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
@@ -32,80 +32,89 @@ const CADENCE = [
 const agentA = new Wallet(id("hl-deadman coordination test: replica a"));
 const agentB = new Wallet(id("hl-deadman coordination test: replica b"));
 
-let sim: SimulatorHandle;
+// One etcd for the file; each test has its own simulator (its own account: the tests run concurrently, and each
+// checks the schedule, the removals and the drill of its account) and its own etcd prefix.
 let etcd: EtcdHandle;
-let master: string;
-const running: SpawnedProcess[] = [];
-const proxies: TcpProxy[] = [];
 
 beforeAll(async () => {
   assertBuilt();
   etcd = await startEtcd();
-  sim = await startSimulator({ demo: true });
-  master = sim.demo!.address;
-  sim.state.addAgent(agentA.address, master);
-  sim.state.addAgent(agentB.address, master);
 }, 30_000);
 
 afterAll(async () => {
-  await sim?.close();
   await etcd?.stop();
 });
 
-afterEach(async () => {
-  for (const p of running.splice(0)) {
-    p.kill("SIGKILL");
-    await p.exited;
-  }
-  for (const p of proxies.splice(0)) await p.close();
-});
+type World = Awaited<ReturnType<typeof world>>;
 
-/** One replica: its own state directory and health port, the master's account, coordinated through `endpoint`. */
-function replica(
-  agent: Wallet,
-  endpoint: string,
-  {
-    prefix,
-    extra = [],
-    stateDir = mkdtempSync(path.join(tmpdir(), "hl-coord-")),
-  }: { prefix: string; extra?: string[]; stateDir?: string },
-): { d: SpawnedProcess; stateDir: string } {
-  const d = spawnCli(
-    [
-      "run",
-      "--api-url",
-      sim.apiUrl,
-      "--account",
-      master,
-      "--state-dir",
-      stateDir,
-      "--health",
-      "127.0.0.1:0",
-      ...CADENCE,
-      "--coordinate",
-      `etcd://${endpoint}/${prefix}`,
-      "--coordinate-ttl",
-      `${TTL_S}s`,
-      ...extra,
-    ],
-    { HL_PRIVATE_KEY: agent.privateKey },
-  );
-  running.push(d);
-  return { d, stateDir };
+/**
+ * A test's own simulator (the demo account as the master, both agents approved), its replicas and its TCP proxies,
+ * all stopped when the test finishes (`onTestFinished`: the test context's own hook).
+ */
+async function world(onTestFinished: (fn: OnTestFinishedHandler) => void) {
+  const sim = await startSimulator({ demo: true });
+  const master = sim.demo!.address;
+  sim.state.addAgent(agentA.address, master);
+  sim.state.addAgent(agentB.address, master);
+  const running: SpawnedProcess[] = [];
+  const proxies: TcpProxy[] = [];
+  onTestFinished(async () => {
+    for (const p of running) {
+      p.kill("SIGKILL");
+      await p.exited;
+    }
+    for (const p of proxies) await p.close();
+    await sim.close();
+  });
+
+  /** One replica: its own state directory and health port, the master's account, coordinated through `endpoint`. */
+  function replica(
+    agent: Wallet,
+    endpoint: string,
+    {
+      prefix,
+      extra = [],
+      stateDir = mkdtempSync(path.join(tmpdir(), "hl-coord-")),
+    }: { prefix: string; extra?: string[]; stateDir?: string },
+  ): { d: SpawnedProcess; stateDir: string } {
+    const d = spawnCli(
+      [
+        "run",
+        "--api-url",
+        sim.apiUrl,
+        "--account",
+        master,
+        "--state-dir",
+        stateDir,
+        "--health",
+        "127.0.0.1:0",
+        ...CADENCE,
+        "--coordinate",
+        `etcd://${endpoint}/${prefix}`,
+        "--coordinate-ttl",
+        `${TTL_S}s`,
+        ...extra,
+      ],
+      { HL_PRIVATE_KEY: agent.privateKey },
+    );
+    running.push(d);
+    return { d, stateDir };
+  }
+
+  /** removals (scheduleCancel without a time) sent by `agent` since action `since` */
+  const removalsBy = (agent: Wallet, since = 0) =>
+    sim.state.actions
+      .slice(since)
+      .filter(
+        (a) =>
+          a.signer?.toLowerCase() === agent.address.toLowerCase() &&
+          (a.action as { type?: string; time?: number }).type === "scheduleCancel" &&
+          (a.action as { time?: number }).time === undefined,
+      );
+  return { sim, master, running, proxies, replica, removalsBy };
 }
 
 const has = (d: SpawnedProcess, event: string) => d.lines.some((l) => l.event === event);
-/** The removals (scheduleCancel without a time) the simulator received from `agent`'s signature. */
-/** removals sent by `agent` since action `since` (the simulator is shared by the file's tests) */
-const removalsBy = (agent: Wallet, since = 0) =>
-  sim.state.actions
-    .slice(since)
-    .filter(
-      (a) =>
-        a.signer?.toLowerCase() === agent.address.toLowerCase() &&
-        (a.action as { type?: string; time?: number }).type === "scheduleCancel" &&
-        (a.action as { time?: number }).time === undefined,
-    );
 /** `hl-deadman replicas ...` against the test's etcd under `prefix`. */
 const replicasCli = (args: string[], prefix: string) =>
   runCliProcess(
@@ -134,13 +143,16 @@ describe("the election's name", () => {
   });
 });
 
-describe("two replicas through etcd (process)", () => {
-  test("behavior: kill -9 the leader → the follower holds the lease within the TTL; the pushes never stopped", async () => {
-    const a = replica(agentA, etcd.endpoint, { prefix: "kill" });
+describe.concurrent("two replicas through etcd (process)", () => {
+  test("behavior: kill -9 the leader → the follower holds the lease within the TTL; the pushes never stopped", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
+    const a = w.replica(agentA, etcd.endpoint, { prefix: "kill" });
     const leader = await a.d.waitForEvent("coordination.leader", 15_000);
     expect(String(leader.token)).toMatch(/^\d+$/);
     await a.d.waitForEvent("heartbeat.ok", 10_000);
-    const b = replica(agentB, etcd.endpoint, { prefix: "kill" });
+    const b = w.replica(agentB, etcd.endpoint, { prefix: "kill" });
     await b.d.waitForEvent("coordination.follower", 15_000);
     await b.d.waitForEvent("heartbeat.ok", 10_000);
     // the follower pushes too (never gated): its own heartbeats keep coming
@@ -158,12 +170,15 @@ describe("two replicas through etcd (process)", () => {
     expect(status.coordination).toMatchObject({ role: "leader", token: String(won.token) });
   }, 60_000);
 
-  test("behavior: etcd partitioned from one replica → it says so (readyz, metric), the other takes the drill; no gated action twice", async () => {
+  test("behavior: etcd partitioned from one replica → it says so (readyz, metric), the other takes the drill; no gated action twice", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
     const proxy = await startTcpProxy(etcd.port);
-    proxies.push(proxy);
-    const a = replica(agentA, `127.0.0.1:${proxy.port}`, { prefix: "partition" });
+    w.proxies.push(proxy);
+    const a = w.replica(agentA, `127.0.0.1:${proxy.port}`, { prefix: "partition" });
     await a.d.waitForEvent("coordination.leader", 15_000);
-    const b = replica(agentB, etcd.endpoint, { prefix: "partition" });
+    const b = w.replica(agentB, etcd.endpoint, { prefix: "partition" });
     await b.d.waitForEvent("coordination.follower", 15_000);
     const healthA = String((await a.d.waitForEvent("health.listening", 5_000)).url);
     await a.d.waitForEvent("heartbeat.ok", 10_000);
@@ -185,7 +200,7 @@ describe("two replicas through etcd (process)", () => {
     const [atA, atB] = (await Promise.all(
       [a, b].map((r) =>
         runCliProcess(
-          ["drill", "--account", master, "--state-dir", r.stateDir, "--yes", "--cancel-stops", "--json"],
+          ["drill", "--account", w.master, "--state-dir", r.stateDir, "--yes", "--cancel-stops", "--json"],
           {},
           {
             timeoutMs: 40_000,
@@ -205,10 +220,13 @@ describe("two replicas through etcd (process)", () => {
     expect(audit).toMatch(new RegExp(`drill\\.started.*"token":"${started.token}"`));
   }, 90_000);
 
-  test("behavior: a graceful stop of one replica keeps the schedule armed by the other; the stop of both removes it", async () => {
-    const a = replica(agentA, etcd.endpoint, { prefix: "stop" });
+  test("behavior: a graceful stop of one replica keeps the schedule armed by the other; the stop of both removes it", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
+    const a = w.replica(agentA, etcd.endpoint, { prefix: "stop" });
     await a.d.waitForEvent("coordination.leader", 15_000);
-    const b = replica(agentB, etcd.endpoint, { prefix: "stop" });
+    const b = w.replica(agentB, etcd.endpoint, { prefix: "stop" });
     await b.d.waitForEvent("coordination.follower", 15_000);
     await a.d.waitForEvent("heartbeat.ok", 10_000);
     await b.d.waitForEvent("heartbeat.ok", 10_000);
@@ -218,9 +236,9 @@ describe("two replicas through etcd (process)", () => {
     expect(String(kept?.reason)).toContain("another replica is alive");
     expect(has(a.d, "shutdown.removed")).toBe(false);
     // still armed, and moved forward by B's pushes
-    const armed = sim.state.getSchedule(master);
+    const armed = w.sim.state.getSchedule(w.master);
     expect(armed).not.toBeNull();
-    await eventually(() => (sim.state.getSchedule(master) ?? 0) > armed!, {
+    await eventually(() => (w.sim.state.getSchedule(w.master) ?? 0) > armed!, {
       timeoutMs: 5_000,
       what: "the other replica's push moving the schedule",
     });
@@ -229,12 +247,15 @@ describe("two replicas through etcd (process)", () => {
     const removed = b.d.lines.find((l) => l.event === "shutdown.removed");
     // under the revision of the read that found no other candidate
     expect(String(removed?.token)).toMatch(/^\d+$/);
-    expect(sim.state.getSchedule(master)).toBeNull();
+    expect(w.sim.state.getSchedule(w.master)).toBeNull();
   }, 60_000);
 
-  test("behavior: both stopped at once → the schedule is removed (at least once)", async () => {
-    const a = replica(agentA, etcd.endpoint, { prefix: "both" });
-    const b = replica(agentB, etcd.endpoint, { prefix: "both" });
+  test("behavior: both stopped at once → the schedule is removed (at least once)", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
+    const a = w.replica(agentA, etcd.endpoint, { prefix: "both" });
+    const b = w.replica(agentB, etcd.endpoint, { prefix: "both" });
     await a.d.waitForEvent("heartbeat.ok", 15_000);
     await b.d.waitForEvent("heartbeat.ok", 15_000);
     await eventually(
@@ -252,17 +273,17 @@ describe("two replicas through etcd (process)", () => {
   }, 60_000);
 });
 
-describe("a replica cut off from etcd, its lease expired (process; issue 40)", () => {
+describe.concurrent("a replica cut off from etcd, its lease expired (process; issue 40)", () => {
   /**
    * R1 through etcd directly, R2 through a proxy; the proxy cut until R2's lease expires on etcd (R1 then sees no
    * other candidate) while R2 keeps pushing. Returns once R1 has seen R2's candidacy go.
    */
-  const cutOff = async (prefix: string) => {
+  const cutOff = async (w: World, prefix: string) => {
     const proxy = await startTcpProxy(etcd.port);
-    proxies.push(proxy);
-    const r1 = replica(agentA, etcd.endpoint, { prefix });
+    w.proxies.push(proxy);
+    const r1 = w.replica(agentA, etcd.endpoint, { prefix });
     await r1.d.waitForEvent("coordination.leader", 15_000);
-    const r2 = replica(agentB, `127.0.0.1:${proxy.port}`, { prefix });
+    const r2 = w.replica(agentB, `127.0.0.1:${proxy.port}`, { prefix });
     await r2.d.waitForEvent("coordination.follower", 15_000);
     await r1.d.waitForEvent("heartbeat.ok", 10_000);
     await r2.d.waitForEvent("heartbeat.ok", 10_000);
@@ -280,10 +301,13 @@ describe("a replica cut off from etcd, its lease expired (process; issue 40)", (
     return { r1, r2, r2Id, proxy };
   };
 
-  test("behavior: SIGTERM the other replica → shutdown.kept ('not marked stopped'), no removal; the cut-off one still pushes", async () => {
-    sim.state.setSchedule(master, null);
-    const since = sim.state.actions.length;
-    const { r1, r2 } = await cutOff("cutoff");
+  test("behavior: SIGTERM the other replica → shutdown.kept ('not marked stopped'), no removal; the cut-off one still pushes", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
+    w.sim.state.setSchedule(w.master, null);
+    const since = w.sim.state.actions.length;
+    const { r1, r2 } = await cutOff(w, "cutoff");
     // cut off, R2 still pushes (it must: it may be the only replica left)
     const pushes = r2.d.lines.filter((l) => l.event === "heartbeat.ok").length;
     await eventually(() => r2.d.lines.filter((l) => l.event === "heartbeat.ok").length > pushes, {
@@ -296,8 +320,8 @@ describe("a replica cut off from etcd, its lease expired (process; issue 40)", (
     expect(String(kept?.reason)).toMatch(/is not marked stopped: its lease expired without a graceful stop/);
     expect(has(r1.d, "shutdown.removed")).toBe(false);
     // nothing removed: no removal ever left R1, and the simulator holds a schedule
-    expect(removalsBy(agentA, since)).toHaveLength(0);
-    expect(sim.state.getSchedule(master)).not.toBeNull();
+    expect(w.removalsBy(agentA, since)).toHaveLength(0);
+    expect(w.sim.state.getSchedule(w.master)).not.toBeNull();
     // R1's own membership says stopped; R2's still running (not live)
     const members = await listed("cutoff");
     expect(members.map((m) => [m.state, m.live]).sort()).toEqual([
@@ -306,9 +330,12 @@ describe("a replica cut off from etcd, its lease expired (process; issue 40)", (
     ]);
   }, 90_000);
 
-  test("behavior: replicas forget the dead one → the other's stop removes; forget refuses a live replica (1) and an unknown id (66)", async () => {
-    sim.state.setSchedule(master, null);
-    const { r1, r2, r2Id } = await cutOff("forget");
+  test("behavior: replicas forget the dead one → the other's stop removes; forget refuses a live replica (1) and an unknown id (66)", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
+    w.sim.state.setSchedule(w.master, null);
+    const { r1, r2, r2Id } = await cutOff(w, "forget");
     r2.d.kill("SIGKILL");
     await r2.d.exited;
     const r1Id = String((await r1.d.waitForEvent("coordination.start", 1_000)).member);
@@ -341,11 +368,14 @@ describe("a replica cut off from etcd, its lease expired (process; issue 40)", (
     expect((await r1.d.exitWithin(10_000)).code).toBe(0);
     const removed = r1.d.lines.find((l) => l.event === "shutdown.removed");
     expect(String(removed?.token)).toMatch(/^\d+$/);
-    expect(sim.state.getSchedule(master)).toBeNull();
+    expect(w.sim.state.getSchedule(w.master)).toBeNull();
   }, 90_000);
 
-  test("behavior: a graceful stop marks the membership stopped; the same replica standing again clears it under the same id", async () => {
-    const a = replica(agentA, etcd.endpoint, { prefix: "mark" });
+  test("behavior: a graceful stop marks the membership stopped; the same replica standing again clears it under the same id", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
+    const a = w.replica(agentA, etcd.endpoint, { prefix: "mark" });
     await a.d.waitForEvent("coordination.leader", 15_000);
     const id = String((await a.d.waitForEvent("coordination.start", 1_000)).member);
     await a.d.waitForEvent("coordination.member", 5_000, (l) => l.state === "running");
@@ -353,7 +383,7 @@ describe("a replica cut off from etcd, its lease expired (process; issue 40)", (
     a.d.kill("SIGTERM");
     expect((await a.d.exitWithin(10_000)).code).toBe(0);
     expect(await listed("mark")).toEqual([expect.objectContaining({ id, state: "stopped", live: false })]);
-    const again = replica(agentA, etcd.endpoint, { prefix: "mark", stateDir: a.stateDir });
+    const again = w.replica(agentA, etcd.endpoint, { prefix: "mark", stateDir: a.stateDir });
     await again.d.waitForEvent("coordination.member", 15_000, (l) => l.state === "running");
     expect(String((await again.d.waitForEvent("coordination.start", 1_000)).member)).toBe(id);
     await eventually(
@@ -363,16 +393,19 @@ describe("a replica cut off from etcd, its lease expired (process; issue 40)", (
         what: "the membership running and live again",
       },
     );
-    sim.state.setSchedule(master, null);
+    w.sim.state.setSchedule(w.master, null);
   }, 60_000);
 });
 
-describe("etcd unreachable from the start (process)", () => {
-  test("behavior: the replica pushes at once, says it is lost (readyz 503, metric), and its graceful stop keeps the schedule", async () => {
+describe.concurrent("etcd unreachable from the start (process)", () => {
+  test("behavior: the replica pushes at once, says it is lost (readyz 503, metric), and its graceful stop keeps the schedule", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
     const dead = await startTcpProxy(etcd.port);
     dead.partition();
-    proxies.push(dead);
-    const a = replica(agentA, `127.0.0.1:${dead.port}`, { prefix: "dead" });
+    w.proxies.push(dead);
+    const a = w.replica(agentA, `127.0.0.1:${dead.port}`, { prefix: "dead" });
     const health = String((await a.d.waitForEvent("health.listening", 15_000)).url);
     await a.d.waitForEvent("heartbeat.ok", 15_000);
     await a.d.waitForEvent("coordination.lost", 5_000);
@@ -386,12 +419,12 @@ describe("etcd unreachable from the start (process)", () => {
     expect((await a.d.exitWithin(15_000)).code).toBe(0);
     const kept = a.d.lines.find((l) => l.event === "shutdown.kept");
     expect(String(kept?.reason)).toContain("etcd is unreachable");
-    expect(sim.state.getSchedule(master)).not.toBeNull();
-    sim.state.setSchedule(master, null);
+    expect(w.sim.state.getSchedule(w.master)).not.toBeNull();
+    w.sim.state.setSchedule(w.master, null);
   }, 60_000);
 });
 
-describe("etcd3 is loaded only with --coordinate (process)", () => {
+describe.concurrent("etcd3 is loaded only with --coordinate (process)", () => {
   const trap = (log: string) => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), "hl-trap-")), "trap.cjs");
     // a preload that records every require of etcd3 or gRPC (etcd3's first require) into `log`
@@ -402,13 +435,16 @@ describe("etcd3 is loaded only with --coordinate (process)", () => {
     return file;
   };
 
-  test("behavior: without --coordinate the daemon never requires etcd3; with it, it does", async () => {
+  test("behavior: without --coordinate the daemon never requires etcd3; with it, it does", async ({
+    onTestFinished,
+  }) => {
+    const w = await world(onTestFinished);
     const dir = mkdtempSync(path.join(tmpdir(), "hl-lazy-"));
     const alone = path.join(dir, "alone.log");
     const d = spawnCli(["run", "--sim", "--state-dir", path.join(dir, "a"), "--health", "off", ...CADENCE], {
       NODE_OPTIONS: `--require ${trap(alone)}`,
     });
-    running.push(d);
+    w.running.push(d);
     await d.waitForEvent("heartbeat.ok", 15_000);
     d.kill("SIGTERM");
     await d.exitWithin(10_000);
@@ -431,7 +467,7 @@ describe("etcd3 is loaded only with --coordinate (process)", () => {
       ],
       { NODE_OPTIONS: `--require ${trap(coordinated)}` },
     );
-    running.push(c);
+    w.running.push(c);
     await c.waitForEvent("coordination.leader", 15_000);
     expect(readFileSync(coordinated, "utf8")).toContain("@grpc/grpc-js");
   }, 60_000);

@@ -68,7 +68,7 @@ async function stop(d: SpawnedProcess, info: InfoClient) {
   await d.exitWithin(15_000);
 }
 
-describe("a cancel pass at a rate-limited IP (process)", () => {
+describe.concurrent("a cancel pass at a rate-limited IP (process)", () => {
   test("behavior: the IP's weight spent by another client, the engine dies: the pass tries again and cancels, no trigger spent", async () => {
     // deadline 40 s: the pass may be tried again for about 30 s after the death
     const {

@@ -11,7 +11,7 @@ import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Wallet } from "ethers";
-import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, type OnTestFinishedHandler, test } from "vitest";
 import { type SimulatorHandle, type SimulatorUser, startSimulator } from "../../src/sim/server.js";
 import { connectEngine as engine } from "../helpers/engine.js";
 import type { LogLine } from "../helpers/json-lines.js";
@@ -31,15 +31,8 @@ type Rig = {
   engine: Socket;
 };
 
-const rigs: Rig[] = [];
-afterEach(async () => {
-  for (const r of rigs.splice(0)) {
-    (r.engine as Socket | null)?.destroy();
-    r.daemon.kill("SIGKILL");
-    await r.daemon.exited;
-    await r.sim.close();
-  }
-});
+/** Registers a cleanup for the running test (the test context's own hook: the tests of this file run concurrently). */
+type Cleanup = (fn: OnTestFinishedHandler) => void;
 
 /** BTC long (cross) and ETH short (isolated), 5,000 USD of collateral: account value 5,000 at the entry marks. */
 const POSITIONS: NonNullable<SimulatorUser["positions"]> = [
@@ -79,8 +72,11 @@ function spawnDaemon(r: Omit<Rig, "daemon" | "health" | "engine">, rule: string[
   );
 }
 
-/** A simulator with the account, the daemon with `rule`, the engine connected and one push done. */
-async function rig(rule: string[], user: Partial<SimulatorUser> = {}): Promise<Rig> {
+/**
+ * A simulator with the account, the daemon with `rule`, the engine connected and one push done; all of it
+ * stopped when the test finishes (`cleanup`: the test's `onTestFinished`).
+ */
+async function rig(cleanup: Cleanup, rule: string[], user: Partial<SimulatorUser> = {}): Promise<Rig> {
   const wallet = Wallet.createRandom();
   const account = wallet.address.toLowerCase();
   const sim = await startSimulator({
@@ -98,7 +94,12 @@ async function rig(rule: string[], user: Partial<SimulatorUser> = {}): Promise<R
   };
   const daemon = spawnDaemon(base, rule);
   const r: Rig = { ...base, daemon, health: "", engine: null as unknown as Socket };
-  rigs.push(r);
+  cleanup(async () => {
+    (r.engine as Socket | null)?.destroy();
+    r.daemon.kill("SIGKILL");
+    await r.daemon.exited;
+    await sim.close();
+  });
   r.health = String((await daemon.waitForEvent("health.listening", 15_000)).url);
   await daemon.waitForEvent("guard.listening", 15_000);
   r.engine = await engine(r.guard, account);
@@ -162,9 +163,9 @@ async function dropAndExpectClosed(r: Rig, rule: string, reason: RegExp) {
   return halted;
 }
 
-describe("each step-2 rule as a process: never under a live engine, HALTED and flat once it is gone", () => {
-  test("behavior: liquidation distance below --escalate-liquidation-pct", async () => {
-    const r = await rig(["--escalate-liquidation-pct", "5"]);
+describe.concurrent("each step-2 rule as a process: never under a live engine, HALTED and flat once it is gone", () => {
+  test("behavior: liquidation distance below --escalate-liquidation-pct", async ({ onTestFinished }) => {
+    const r = await rig(onTestFinished, ["--escalate-liquidation-pct", "5"]);
     const [first] = await quietExposures(r, 1);
     expect(minDistance(first!)).toBeGreaterThan(5);
     // BTC toward its liquidation price (about 86,000 with 5,000 USD of collateral): under 5 % away
@@ -176,8 +177,10 @@ describe("each step-2 rule as a process: never under a live engine, HALTED and f
     await dropAndExpectClosed(r, "liquidation", /from liquidation \(limit 5 %\)/);
   }, 40_000);
 
-  test("behavior: account value down --escalate-drawdown-pct from its level when the engine went down", async () => {
-    const r = await rig(["--escalate-drawdown-pct", "10"]);
+  test("behavior: account value down --escalate-drawdown-pct from its level when the engine went down", async ({
+    onTestFinished,
+  }) => {
+    const r = await rig(onTestFinished, ["--escalate-drawdown-pct", "10"]);
     await quietExposures(r, 1, (l) => Number(l.accountValue) === 5_000);
     // a 20 % drawdown while the engine is up: not read (no baseline, and a live engine manages its own risk)
     r.sim.state.setMark("BTC", 93_000);
@@ -199,8 +202,10 @@ describe("each step-2 rule as a process: never under a live engine, HALTED and f
     expect(positionsOf(r)).toEqual([]);
   }, 40_000);
 
-  test("behavior: total notional above --escalate-notional-usd; the latch survives a restart until reset", async () => {
-    const r = await rig(["--escalate-notional-usd", "10000"]);
+  test("behavior: total notional above --escalate-notional-usd; the latch survives a restart until reset", async ({
+    onTestFinished,
+  }) => {
+    const r = await rig(onTestFinished, ["--escalate-notional-usd", "10000"]);
     // 47,500 + 9,900 USD of notional, far above the cap, under a live engine: nothing
     await quietExposures(r, 2, (l) => Number(l.totalNtlPos) > 10_000);
     expect(count(r.daemon, "escalation.halted")).toBe(0);
@@ -241,9 +246,11 @@ describe("each step-2 rule as a process: never under a live engine, HALTED and f
   }, 60_000);
 });
 
-describe("each exchange refusal as a process: said, retried, never turned into another kind of order", () => {
-  test("behavior: the post-only window refuses the close: close_incomplete post_only_window, retried, closed once it ends", async () => {
-    const r = await rig(["--escalate-after", "1s"]);
+describe.concurrent("each exchange refusal as a process: said, retried, never turned into another kind of order", () => {
+  test("behavior: the post-only window refuses the close: close_incomplete post_only_window, retried, closed once it ends", async ({
+    onTestFinished,
+  }) => {
+    const r = await rig(onTestFinished, ["--escalate-after", "1s"]);
     r.sim.faults.set("exchange", { postOnlyWindow: true });
     const before = positionsOf(r);
     r.engine.destroy();
@@ -267,7 +274,9 @@ describe("each exchange refusal as a process: said, retried, never turned into a
     for (const o of ordersSent(r)) expect(o).toMatchObject({ r: true, t: { limit: { tif: "Ioc" } } });
   }, 40_000);
 
-  test("behavior: 1,000 resting reduce-only stops: the close cancels them first, then closes", async () => {
+  test("behavior: 1,000 resting reduce-only stops: the close cancels them first, then closes", async ({
+    onTestFinished,
+  }) => {
     const stops = Array.from({ length: 1_000 }, (_, i) => ({
       coin: "BTC",
       side: "A" as const,
@@ -277,7 +286,7 @@ describe("each exchange refusal as a process: said, retried, never turned into a
       orderType: "Stop Market" as const,
       triggerPx: 50_000 - i,
     }));
-    const r = await rig(["--escalate-after", "1s"], { orders: stops });
+    const r = await rig(onTestFinished, ["--escalate-after", "1s"], { orders: stops });
     expect(r.sim.state.getOpenOrders(r.account)).toHaveLength(1_000);
     await dropAndExpectClosed(r, "engine_down", /the engine has been down/);
     expect(r.sim.state.getOpenOrders(r.account)).toHaveLength(0);
@@ -297,9 +306,11 @@ describe("each exchange refusal as a process: said, retried, never turned into a
     expect(reports.every((o) => o.status === "filled")).toBe(true);
   }, 40_000);
 
-  test("behavior: the position flips while a close order is out: refused reduce-only, the next slice from a fresh read, never grown", async () => {
+  test("behavior: the position flips while a close order is out: refused reduce-only, the next slice from a fresh read, never grown", async ({
+    onTestFinished,
+  }) => {
     // every order answered 1.5 s late (the request timeout is 3 s): the test changes the position meanwhile
-    const r = await rig(["--escalate-after", "1s", "--request-timeout", "3s"]);
+    const r = await rig(onTestFinished, ["--escalate-after", "1s", "--request-timeout", "3s"]);
     r.sim.faults.set("exchange", { latencyMs: 1_500, types: ["order"] });
     const exchangeActions = () => r.sim.state.actions.length;
     r.engine.destroy();
@@ -342,8 +353,10 @@ describe("each exchange refusal as a process: said, retried, never turned into a
     for (const o of ordersSent(r)) expect(o).toMatchObject({ r: true, t: { limit: { tif: "Ioc" } } });
   }, 40_000);
 
-  test("behavior: nothing inside the slippage cap (spread wider than 1 %): close_incomplete no_match, retried, closed once the book is back", async () => {
-    const r = await rig(["--escalate-after", "1s"]);
+  test("behavior: nothing inside the slippage cap (spread wider than 1 %): close_incomplete no_match, retried, closed once the book is back", async ({
+    onTestFinished,
+  }) => {
+    const r = await rig(onTestFinished, ["--escalate-after", "1s"]);
     for (const coin of ["BTC", "ETH"]) r.sim.state.setBook(coin, { spreadBps: 200 });
     const before = positionsOf(r);
     r.engine.destroy();

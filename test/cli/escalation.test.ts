@@ -15,7 +15,7 @@ beforeAll(() => assertBuilt());
 
 const FAST = ["--interval", "1s", "--deadline", "15s", "--request-timeout", "1s"];
 
-describe("escalation, HALTED and reset (process)", () => {
+describe.concurrent("escalation, HALTED and reset (process)", () => {
   test("behavior: engine gone → orders cancelled, positions closed reduce-only, HALTED until reset", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "hl-escalate-"));
     const stateDir = path.join(dir, "s");
@@ -133,7 +133,7 @@ describe("escalation, HALTED and reset (process)", () => {
   }, 60_000);
 });
 
-describe("drill (process)", () => {
+describe.concurrent("drill (process)", () => {
   test("behavior: the drill against the simulator passes, spends one trigger, writes its report; pushes resume", async () => {
     const stateDir = mkdtempSync(path.join(tmpdir(), "hl-drill-"));
     const d = spawnCli(["run", "--sim", "--state-dir", stateDir, ...FAST]);

@@ -41,7 +41,7 @@ async function plantXyz(adminUrl: string, account: string): Promise<void> {
   expect(r.status).toBe(200);
 }
 
-describe("every listed dex (process)", () => {
+describe.concurrent("every listed dex (process)", () => {
   test("behavior: engine gone → the xyz order is cancelled, the xyz short is closed; closed only when both dexes are flat", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "hl-dexes-"));
     const stateDir = path.join(dir, "s");

@@ -583,10 +583,11 @@ export const MATRIX: readonly ReliabilityCase[] = Object.freeze([
   {
     id: "record-lags",
     group: "trust",
-    fault: "the explorer lags 60 s (simulator `recordLagMs`); SIGTERM removes the schedule; restart",
+    fault:
+      "the explorer lags 20 s, twice the deadline (simulator `recordLagMs`); SIGTERM removes the schedule; restart",
     proves:
       "at the restart the lagging record's last listed push seems to have lapsed (the later pushes and the removal are not listed yet): not counted, no phantom trigger",
-    test: "behavior: a record lagging 60 s never counts the schedule removed at a graceful stop as a fire",
+    test: "behavior: a record lagging 20 s (twice the deadline) never counts the schedule removed at a graceful stop as a fire",
     file: "trust.test.ts",
     mode: "process",
   },

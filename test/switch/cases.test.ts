@@ -266,7 +266,10 @@ describe("issue #11: never ready while nothing is armed", () => {
     // (and only a pending push is left for the restart: the exchange may hold it, or nothing).
     const stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-case3-"));
     const wallet = Wallet.createRandom() as unknown as Wallet;
-    const first = track(await harness({ stateDir, wallet, startDaemonNow: false }));
+    // (a 2 s request timeout, not 5 s: the stop below waits, in real time, for the blackholed push to time out)
+    const first = track(
+      await harness({ stateDir, wallet, startDaemonNow: false, config: { requestTimeout: 2_000 } }),
+    );
     first.sim.faults.set("exchange", { blackhole: true });
     const sent = first.sim.state.requestCount("exchange");
     await first.boot({ bounded: true });
@@ -296,7 +299,8 @@ describe("issue #11: never ready while nothing is armed", () => {
     // (src/switch/write-ahead.ts): the exchange holds that deadline or the later one, and fires one of them.
     const stateDir = mkdtempSync(join(tmpdir(), "hl-deadman-case3b-"));
     const wallet = Wallet.createRandom() as unknown as Wallet;
-    const first = track(await harness({ stateDir, wallet }));
+    // (a 2 s request timeout, not 5 s: the stop below waits, in real time, for the blackholed push to time out)
+    const first = track(await harness({ stateDir, wallet, config: { requestTimeout: 2_000 } }));
     await first.advance(15_000);
     const confirmed = first.daemon.ledger.get(first.account).armedUntil!;
     const sent = first.sim.state.requestCount("exchange");
