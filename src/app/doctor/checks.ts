@@ -9,6 +9,7 @@
  * (the host's, the signer's, each account's), a new check in a file of its own, named here.
  */
 export { checkBudget, checkExplorer, checkVolume } from "./account-checks.js";
+export { checkClockWitness } from "./clock-witness.js";
 export {
   canListen,
   checkClock,
@@ -23,4 +24,3 @@ export {
 } from "./host-checks.js";
 export { reasonOf } from "./report.js";
 export { checkAgent, checkPlan, checkRole, probeNetwork, roleRow } from "./signer-checks.js";
-export { checkClockWitness } from "./clock-witness.js";
