@@ -15,14 +15,16 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   // the watchers publish typed events on the bus: their wording and metrics are surface's subscribers, the rules
   // of the switch's they use are handed in by the app
   watchers: ["core", "protocol", "config"],
-  app: ["core", "protocol", "config", "surface", "switch", "watchers"],
+  // the passes of a simultaneous death (a pure machine and its gate): fed the app's events, commands out
+  "fleet-death": ["core", "protocol", "config"],
+  app: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death"],
   sim: ["core", "protocol"],
-  cli: ["core", "protocol", "config", "surface", "switch", "watchers", "app", "sim"],
+  cli: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "app", "sim"],
   bin: ["cli"],
   // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and the runtime's timers
   engine: ["core"],
   // the library's entry point (package.json "exports") re-exports from every room
-  ".": ["core", "protocol", "config", "surface", "switch", "watchers", "app", "sim", "cli"],
+  ".": ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "app", "sim", "cli"],
 });
 
 /** Where the seams are allowed: the clock reads wall time, the runtime owns timers, programs own `process`. */

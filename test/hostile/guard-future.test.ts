@@ -9,6 +9,7 @@ import { createLogger } from "../../src/core/logger.js";
 import { createRuntime, systemTimers } from "../../src/core/runtime.js";
 import { createMetrics } from "../../src/surface/metrics.js";
 import { createGuard, FUTURE_MTIME_TOLERANCE_MS } from "../../src/watchers/guard.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 
 test("behavior: an mtime 5 minutes ahead is stale, warned once by name; small skew and a fixed touch are alive", async () => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), "hl-guard-")), "engine.alive");
@@ -31,7 +32,7 @@ test("behavior: an mtime 5 minutes ahead is stale, warned once by name; small sk
     intervalMs: 1_000,
     runtime: createRuntime({ clock, timers: systemTimers(clock) }),
     logger,
-    metrics: createMetrics({ defaultMetrics: false }),
+    bus: watcherBus(logger, createMetrics({ defaultMetrics: false })),
     onChange: (up) => changes.push(up),
   })!;
   const touch = (ms: number) => utimesSync(file, ms / 1000, ms / 1000);

@@ -4,7 +4,7 @@
  * from the network's default RPC or `--rpc-url` (none with a custom `--api-url` and no `--rpc-url`, as the daemon:
  * src/config/networks.ts `effectiveBlockTimeUrl`). Judged by the switch's own time model (src/switch/exchange-time.ts,
  * `takeBlock` and `takeSample`): whether the two agree (then the exchange's time is verified), and, verified, how far
- * the local clock is from it. Beyond the `clock.suspect` limit (5 s, docs/cli-contract.md) it fails: `/readyz` would
+ * the local clock is from it. Beyond the `clock.suspect` limit (5 s, docs/daemon.md "Time") it fails: `/readyz` would
  * answer 503 for as long as the daemon ran on this host. Witnesses that disagree, or a block that cannot be read,
  * warn: the daemon still verifies the time on a `Date` and the exchange's acceptance of a push (`date+verdict`).
  */

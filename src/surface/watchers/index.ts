@@ -1,6 +1,6 @@
 /**
  * The watchers' wording and metrics: each watcher (src/watchers/) publishes typed events on the daemon's bus and
- * words nothing; these subscribers turn them into the contract's log lines (docs/cli-contract.md) and the metrics.
+ * words nothing; these subscribers turn them into the log lines of docs/operations.md and the metrics.
  * The app subscribes them once, on the daemon's bus (src/app/parts/io.ts).
  */
 import type { EventSubscriber } from "../../core/events.js";
