@@ -142,7 +142,9 @@ describe("the checks' verdicts", () => {
     // 60 accounts at 15 s: the steady spend fits, the room for a death does not
     const tight = checkWeight(cancel, 60);
     expect([tight.status, tight.exitCode]).toEqual(["fail", 78]);
-    expect(tight.finding).toMatch(/= 2380 weight, the confirming reads and the renewing pushes included, within 45 s/);
+    expect(tight.finding).toMatch(
+      /= 2380 weight, the confirming reads and the renewing pushes included, within 45 s/,
+    );
     expect(tight.action).toMatch(/lengthen the interval or the deadline/);
   });
 
