@@ -1,7 +1,10 @@
 /**
  * The daemon's gate on the engine-down passes of a simultaneous death (src/fleet-death/): its budget from the
  * weight plan, each pass's weight from what is known of the account's orders, and its log line. Under a policy other
- * than `cancel`, or with a canceller given by the caller, there is none.
+ * than `cancel`, or with a canceller given by the caller, there is none; nor where the steady spend alone is over the
+ * IP's weight (let through, with a warning, only against another API host): there is no budget to share, so the
+ * passes go out directly, as before the gate, rather than queue behind a minute's window (a queued repeat pass
+ * held the escalation's close).
  */
 import type { Config } from "../../config/options.js";
 import { IP_WEIGHT_PER_MINUTE, PASS_WEIGHT, passWeight, weightPlan } from "../../config/weight.js";
@@ -40,14 +43,16 @@ export function buildDeathGate({
   /** the canceller the gate's passes run (the executor built with the gate's `beforeConfirm`) */
   canceller: () => CancelOpenOrders;
   logger: Logger;
-}): DeathGate {
+}): DeathGate | undefined {
+  const steady = weightPlan(config, plan.length);
+  if (!steady.fits) return undefined;
   const users = new Map(plan.map((p) => [(p.vaultAddress ?? p.account).toLowerCase(), p.account]));
   const vaults = new Map(plan.map((p) => [p.account, p.vaultAddress ?? p.account]));
   const builders = Math.max(0, new Set(["", ...dexes]).size - 1);
   // The steady spend's busiest minute is the IP's already; the rest is the death's. Never below one whole pass:
   // a plan without room was refused or warned about, and its passes still go one at a time, as before.
   const budget = Math.max(
-    Math.floor(IP_WEIGHT_PER_MINUTE - weightPlan(config, plan.length).peakPerMinute),
+    Math.floor(IP_WEIGHT_PER_MINUTE - steady.peakPerMinute),
     passWeight(false) * (1 + builders),
   );
   // A confirming read is charged with the push that renews the schedule once it confirms the pass: that push is not

@@ -3,7 +3,6 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { effectiveExplorerUrl } from "../../config/load.js";
-import { weightPlan } from "../../config/weight.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import { VERSION } from "../../core/version.js";
@@ -447,12 +446,10 @@ export function recordComponent(): Component<
         return executor;
       };
       // A simultaneous death's passes share the IP's weight in risk order (src/fleet-death/); the closes, the kill
-      // and the checks after a fire go to their cancellers directly. A configuration whose steady spend alone is over
-      // the IP's weight (let through, with a warning, only against another API host) leaves the gate no budget to
-      // share: its passes go out directly, as they did before the gate, rather than queue behind a minute's window.
+      // and the checks after a fire go to their cancellers directly.
       let raw: CancelOpenOrders | undefined;
       const gate =
-        !params.cancelOpenOrders && config.onEngineDown === "cancel" && weightPlan(config, plan.length).fits
+        !params.cancelOpenOrders && config.onEngineDown === "cancel"
           ? buildDeathGate({
               config,
               runtime,
