@@ -42,15 +42,7 @@ import { checkStateFile } from "../core/files.js";
 import type { Logger } from "../core/logger.js";
 import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
-import {
-  capHistory,
-  HISTORY_SIZE,
-  newEntry,
-  type ReconciledView,
-  rollEntry,
-  withEngineHeld,
-  withReconciled,
-} from "./ledger-model.js";
+import { capHistory, HISTORY_SIZE, newEntry, rollEntry, withEngineHeld } from "./ledger-model.js";
 import {
   ACCOUNT_FILE,
   type EngineHeld,
@@ -64,6 +56,7 @@ import {
   LedgerFile,
   LedgerMeta,
 } from "./ledger-schema.js";
+import { type ReconciledView, withReconciled } from "./record-reconcile.js";
 
 export { HISTORY_SIZE } from "./ledger-model.js";
 export {
@@ -635,7 +628,7 @@ export class Ledger {
 
   /**
    * Applies what the exchange's record proved (start-up, before the switch reads its entry): conservative
-   * direction only (ledger-model.ts `withReconciled`). Returns the entry and whether it changed.
+   * direction only (record-reconcile.ts `withReconciled`). Returns the entry and whether it changed.
    */
   reconcile(
     account: string,

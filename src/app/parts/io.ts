@@ -30,6 +30,7 @@ import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../
 import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import { type RecordResult, readFinding, reconcileLedger } from "../../switch/record.js";
+import { reconcileAtStart } from "../../switch/record-reconcile.js";
 import { type AnnouncedOrders, createAnnouncedOrders } from "../../watchers/announced-orders.js";
 import { cancelReporter, createReconcileReporter } from "../../watchers/record-log.js";
 import { readRecord } from "../../watchers/record-read.js";
@@ -326,29 +327,10 @@ export function recordComponent(): Component<
           try {
             const result = await readAccountRecord(account);
             startRecords.set(account, result);
-            const view = ledger.get(account);
-            if (!view.assumed || !result.available) return;
-            const outcome = reconcileLog.assumed(
-              account,
-              {
-                day: view.day,
-                triggersToday: view.triggersToday,
-                assumed: true,
-                armedUntil: view.armedUntil,
-                pendingUntil: view.pendingUntil,
-              },
-              result,
-            );
-            if (outcome.changes.some((c) => c.field === "assumed"))
-              ledger.reconcile(
-                account,
-                {
-                  ...outcome.ledger,
-                  armedUntil: view.armedUntil,
-                  triggersToday: Math.min(view.triggersToday, outcome.ledger.triggersToday),
-                },
-                [],
-              );
+            // what to say and what to apply: decided by a pure rule (src/switch/record-reconcile.ts)
+            const start = reconcileAtStart(ledger.get(account), result);
+            if (start.say) reconcileLog.assumed(account, start.say, result);
+            if (start.apply) ledger.reconcile(account, start.apply, []);
           } catch (error) {
             log.warn({ event: "record.failed", account, err: error }, "reconciling with the record failed");
           }
