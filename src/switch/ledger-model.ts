@@ -320,3 +320,11 @@ export const isExhausted = (e: LedgerEntry) => limitRefused(e) || proofCounts(e)
 
 /** The conservative count (every proof, guesses and assumptions included) reaches the limit. */
 export const atLimit = (e: LedgerEntry) => e.triggersToday >= e.limit;
+
+/** The entry as it stands on `today`: an entry from an earlier day reads as 0 triggers (not assumed). */
+export function entryOnDay(entry: LedgerEntry, today: string): LedgerEntry {
+  if (entry.day >= today) return entry;
+  // guesses counted for a later day before the ledger rolled (`later`) count on that day
+  const carried = (entry.later ?? []).filter((t) => t.deadline !== null && utcDay(t.deadline) === today);
+  return { ...entry, day: today, triggersToday: carried.length, assumed: false };
+}
