@@ -5,8 +5,11 @@ import { join } from "node:path";
 import { effectiveExplorerUrl } from "../../config/load.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
+import type { DrillIo } from "../../core/orders-port.js";
 import { VERSION } from "../../core/version.js";
 import type { DeathGate } from "../../fleet-death/gate.js";
+import { createCloseExecutor } from "../../orders/close-executor.js";
+import { createDrillIo } from "../../orders/drill-io.js";
 import { announcedOpenOrders } from "../../protocol/hyperliquid/announced.js";
 import {
   type CancelExecutor,
@@ -24,8 +27,6 @@ import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
 import { watcherSubscribers } from "../../surface/watchers/index.js";
-import { createCloseExecutor } from "../../switch/close-executor.js";
-import { createDrillIo, type DrillIo } from "../../switch/drill-io.js";
 import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../../switch/index.js";
 import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
