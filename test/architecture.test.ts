@@ -55,6 +55,13 @@ describe("architecture", () => {
     expect(
       planted({ "watchers/record-read.ts": 'import { readFinding } from "../switch/record.js";' }).forbidden,
     ).toEqual(["watchers/record-read.ts -> switch/record.ts"]);
+    // the orders' executors and the switch's machine meet only through the ports in core/ (core/orders-port.ts)
+    expect(planted({ "orders/drill-io.ts": 'import { X } from "../switch/drill.js";' }).forbidden).toEqual([
+      "orders/drill-io.ts -> switch/drill.ts",
+    ]);
+    expect(
+      planted({ "switch/escalation.ts": 'import { X } from "../orders/close-executor.js";' }).forbidden,
+    ).toEqual(["switch/escalation.ts -> orders/close-executor.ts"]);
     expect(
       planted({
         "core/decimal.ts": 'export { X } from "./duration.js";',

@@ -3,17 +3,16 @@
  */
 import type { EngineDownCause, EventBus } from "../core/events.js";
 import type { Logger } from "../core/logger.js";
+import type { CancelOpenOrders, CloseOutcome, ClosePositions, DrillIo } from "../core/orders-port.js";
 import type { ExchangeTime, Runtime } from "../core/runtime.js";
 import type { ProtectionView, SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { Metrics } from "../surface/metrics.js";
 import type { MemberMark } from "./coordination-model.js";
-import type { DrillIo } from "./drill-io.js";
 import type { EscalationConfig } from "./escalation.js";
 import type { Ledger } from "./ledger.js";
 import type {
-  CancelFailure,
   EngineDownPolicy,
   Event,
   Now,
@@ -29,64 +28,14 @@ export type ScheduleCancelClient = {
   scheduleCancel(params: ScheduleCancelParameters): Promise<ScheduleCancelResult>;
 };
 
-export type CancelOpenOrders = (params: {
-  account: string;
-  vaultAddress?: string;
-  cancelStops: boolean;
-  /** only these perp dexes (a fire's sweep); default every listed dex (`--dex`) */
-  dexes?: readonly string[] | undefined;
-}) => Promise<{
-  confirmed: boolean;
-  cancelled: number;
-  kept: number;
-  detail?: string;
-  /** not confirmed: the request that failed; the machine judges whether the pass is tried again */
-  failure?: CancelFailure;
-  /** not confirmed: the IP weight the pass spent */
-  weight?: number;
-}>;
-
-/** One close order of an escalation pass, as sent and as answered (the audit trail keeps them). */
-export type CloseOrderReport = {
-  coin: string;
-  side: "buy" | "sell";
-  /** the size and limit price sent (wire strings) */
-  size: string;
-  price: string;
-  /** resting, filled, partly filled, expired (an IOC not filled), refused */
-  status: string;
-  filledSize: string;
-  avgPrice: string | null;
-  oid: number | null;
-  error: string | null;
-};
-
-/**
- * Escalation step 2: cancels the account's open orders, then closes its positions with reduce-only IOC orders in
- * slices, re-reading the positions between slices. Never throws: a failure is `flat: false` with the refusal.
- */
-export type ClosePositions = (params: {
-  account: string;
-  vaultAddress?: string;
-  pass: number;
-  /**
-   * asked before EVERY order the pass sends (the cancels first included): null when it may leave, else why not,
-   * and the pass ends there (`refusal` "held"). The driver answers from the machine's model as it is then
-   * (escalation.ts `closeHold`): the engine back stops a pass in flight at its next step.
-   */
-  mayProceed?: (() => string | null) | undefined;
-}) => Promise<CloseOutcome>;
-
-export type CloseOutcome = {
-  flat: boolean;
-  orders: CloseOrderReport[];
-  filledUsd: number;
-  dust: number;
-  refusal: string | null;
-  detail?: string;
-  /** the positions left at the pass's last read ("BTC 0.25, ETH -3"), "" when flat or unread */
-  remaining?: string;
-};
+// The ports the switch asks its executors through (src/orders/ carries them out): their types live in core/.
+export type {
+  CancelOpenOrders,
+  CloseOrderReport,
+  CloseOutcome,
+  ClosePositions,
+  DrillIo,
+} from "../core/orders-port.js";
 
 /** What the operator's kill answers (`hl-deadman kill`): what was cancelled, and closed when asked. */
 export type KillOutcome =

@@ -9,8 +9,10 @@
  * recover, no compaction to run beside the pushes), a damaged file costs only its own account, and one account's
  * day is rewritten by rewriting its file. The single `ledger.json` of earlier versions is migrated at the first
  * start (`open`).
- * What changes an entry is the pure model in switch/ledger-model.ts; this file only holds entries and writes
- * them. Reading (`get`) never changes or writes anything.
+ * What changes an entry is the pure model in switch/ledger-model.ts (and what the exchange's record changes,
+ * record-reconcile.ts); this file only holds entries and decides when they are written. The files are read by
+ * ledger-read.ts (without changing anything) and written by ledger-files.ts (atomic, durable writes). Reading
+ * (`get`) never changes or writes anything.
  *
  * Conservative rules (docs/daemon.md):
  * - A corrupt, truncated or unreadable ledger file is never reset to zero silently: it is logged at error, moved
@@ -22,50 +24,36 @@
  *   (temp + rename), so nothing already written is lost; a failed account is written again with the next round.
  */
 
-import { randomBytes } from "node:crypto";
-import {
-  close as closeCallback,
-  closeSync,
-  fsync,
-  mkdirSync,
-  open as openCallback,
-  rename as renameCallback,
-  writeSync,
-} from "node:fs";
-import { lstat, readdir, rename, rm } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { promisify } from "node:util";
-import type { z } from "zod";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { type Clock, utcDay } from "../core/clock.js";
-import { formatIssues } from "../core/errors/parse.js";
-import { checkStateFile } from "../core/files.js";
 import type { Logger } from "../core/logger.js";
 import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
-import {
-  capHistory,
-  HISTORY_SIZE,
-  newEntry,
-  type ReconciledView,
-  rollEntry,
-  withEngineHeld,
-  withReconciled,
-} from "./ledger-model.js";
+import { LedgerDirectory } from "./ledger-files.js";
+import { capHistory, HISTORY_SIZE, newEntry, rollEntry, withEngineHeld } from "./ledger-model.js";
+import { accountFileNames, type LedgerDamage, readLedgerState } from "./ledger-read.js";
 import {
   ACCOUNT_FILE,
   type EngineHeld,
   LEDGER_DIR,
-  LEDGER_FILE,
   LEDGER_LAYOUT_VERSION,
   LEDGER_META_FILE,
-  LEDGER_VERSION,
-  LedgerAccountFile,
+  type LedgerAccountFile,
   type LedgerEntry,
-  LedgerFile,
-  LedgerMeta,
+  type LedgerFile,
+  type LedgerMeta,
 } from "./ledger-schema.js";
+import { type ReconciledView, withReconciled } from "./record-reconcile.js";
 
-export { HISTORY_SIZE } from "./ledger-model.js";
+export { entryOnDay, HISTORY_SIZE } from "./ledger-model.js";
+export {
+  type LedgerDamage,
+  type LedgerState,
+  type ReadLedgerResult,
+  readLedgerFile,
+  readLedgerState,
+} from "./ledger-read.js";
 export {
   EngineHeld,
   LEDGER_DIR,
@@ -81,188 +69,8 @@ export {
   TriggerRecord,
 } from "./ledger-schema.js";
 
-// The write path's file calls, on libuv's thread pool without FileHandle objects (see Ledger#writeFile).
-const openAsync = promisify(openCallback);
-const fsyncAsync = promisify(fsync);
-const renameAsync = promisify(renameCallback);
-const closeAsync = promisify(closeCallback);
-/** A temp file's name starts with `.`, then the name it will take, then this (`.0xab….json.tmp-<tag>-<n>`). */
-const TMP_MARK = ".tmp-";
 /** At most this many account files are written at once in a round (the thread pool has 4 threads). */
 const ROUND_PARALLEL = 16;
-
-export type ReadLedgerResult =
-  | { ok: true; file: LedgerFile | null }
-  | { ok: false; reason: string; code: "corrupt" | "unreadable" };
-
-/** Reads and validates a state file against `schema` without changing anything. */
-async function readChecked<T>(
-  path: string,
-  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: z.ZodError } },
-): Promise<{ ok: true; value: T | null } | { ok: false; reason: string; code: "corrupt" | "unreadable" }> {
-  // A regular file of sane size, checked before it is read (src/core/files.ts; docs/security.md).
-  // Anything else (symlink to /dev/zero, FIFO, 38 MB file) is "corrupt": moved aside, limit assumed.
-  const checked = await checkStateFile(path);
-  if (!checked.ok)
-    return {
-      ok: false,
-      code: checked.code === "unreadable" ? "unreadable" : "corrupt",
-      reason: checked.reason,
-    };
-  if (!checked.exists) return { ok: true, value: null };
-  const text = checked.text;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      code: "corrupt",
-      reason: `is not valid JSON (${(error as Error).message}; ${text.length} bytes)`,
-    };
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success)
-    return {
-      ok: false,
-      code: "corrupt",
-      reason: `has an unexpected shape (${formatIssues(parsed.error).join("; ")})`,
-    };
-  return { ok: true, value: parsed.data };
-}
-
-/** Reads and validates a single-file ledger (`ledger.json`, the layout before issue 41) without changing anything. */
-export async function readLedgerFile(path: string): Promise<ReadLedgerResult> {
-  const read = await readChecked(path, LedgerFile);
-  return read.ok ? { ok: true, file: read.value } : read;
-}
-
-/** A file of the ledger that could not be used: which, why, and the account it held (null: file-wide). */
-export type LedgerDamage = {
-  path: string;
-  reason: string;
-  code: "corrupt" | "unreadable";
-  account: string | null;
-};
-
-/**
- * The ledger as a state directory holds it, in either layout, read without changing anything (`status` and the
- * store's `open` use it):
- * - `files`: `ledger/meta.json` exists (the per-account layout is complete): meta.json and every
- *   `ledger/<account>.json`; a `ledger.json` beside it is a migrated leftover (`legacyBeside`) and is not read;
- * - `single`: no meta.json but a `ledger.json` (before issue 41, or a migration a crash interrupted: account files
- *   already in `ledger/` are not read, the migration starts over);
- * - `files` with meta.json damaged: account files without meta.json (and no ledger.json) mean meta.json was lost;
- * - `none`: neither.
- * `file` merges what could be read into the single-file shape; `damaged` lists what could not.
- */
-export type LedgerState = {
-  layout: "files" | "single" | "none";
-  /** the directory of the per-account layout, or ledger.json */
-  path: string;
-  file: LedgerFile | null;
-  damaged: LedgerDamage[];
-  legacyBeside: boolean;
-};
-
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
-
-async function accountFileNames(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir)).filter((n) => ACCOUNT_FILE.test(n)).sort();
-  } catch {
-    return [];
-  }
-}
-
-export async function readLedgerState(stateDir: string): Promise<LedgerState> {
-  const dir = join(stateDir, LEDGER_DIR);
-  const single = join(stateDir, LEDGER_FILE);
-  const metaPath = join(dir, LEDGER_META_FILE);
-  const hasMeta = await exists(metaPath);
-  const hasSingle = await exists(single);
-  if (!hasMeta && hasSingle) {
-    const read = await readLedgerFile(single);
-    return read.ok
-      ? { layout: "single", path: single, file: read.file, damaged: [], legacyBeside: false }
-      : {
-          layout: "single",
-          path: single,
-          file: null,
-          damaged: [{ path: single, reason: read.reason, code: read.code, account: null }],
-          legacyBeside: false,
-        };
-  }
-  const names = await accountFileNames(dir);
-  if (!hasMeta && names.length === 0)
-    return { layout: "none", path: dir, file: null, damaged: [], legacyBeside: false };
-  const damaged: LedgerDamage[] = [];
-  let meta: LedgerMeta | null = null;
-  if (hasMeta) {
-    const read = await readChecked(metaPath, LedgerMeta);
-    if (read.ok) meta = read.value;
-    else damaged.push({ path: metaPath, reason: read.reason, code: read.code, account: null });
-  } else {
-    damaged.push({
-      path: metaPath,
-      reason: `is missing beside ${names.length} account file(s)`,
-      code: "corrupt",
-      account: null,
-    });
-  }
-  let updatedAt = meta?.updatedAt ?? 0;
-  let lastNonce = meta?.lastNonce ?? null;
-  const accounts: Record<string, LedgerEntry> = {};
-  for (const name of names) {
-    const account = (ACCOUNT_FILE.exec(name) as RegExpExecArray)[1] as string;
-    const path = join(dir, name);
-    const read = await readChecked(path, LedgerAccountFile);
-    if (!read.ok) {
-      damaged.push({ path, reason: read.reason, code: read.code, account });
-      continue;
-    }
-    if (read.value === null) continue; // removed between the listing and the read
-    if (read.value.entry.account !== account) {
-      damaged.push({
-        path,
-        reason: `holds the entry of ${read.value.entry.account}, not of ${account}`,
-        code: "corrupt",
-        account,
-      });
-      continue;
-    }
-    accounts[account] = read.value.entry;
-    updatedAt = Math.max(updatedAt, read.value.updatedAt);
-    if (read.value.lastNonce !== null) lastNonce = Math.max(lastNonce ?? 0, read.value.lastNonce);
-  }
-  return {
-    layout: "files",
-    path: dir,
-    file: {
-      version: LEDGER_VERSION,
-      updatedAt,
-      lastNonce,
-      assumeLimitOn: meta?.assumeLimitOn ?? null,
-      accounts,
-      engines: meta?.engines ?? {},
-    },
-    damaged,
-    legacyBeside: hasMeta && hasSingle,
-  };
-}
-
-/** The entry as it stands on `today`: an entry from an earlier day reads as 0 triggers (not assumed). */
-export function entryOnDay(entry: LedgerEntry, today: string): LedgerEntry {
-  if (entry.day >= today) return entry;
-  // guesses counted for a later day before the ledger rolled (`later`) count on that day
-  const carried = (entry.later ?? []).filter((t) => t.deadline !== null && utcDay(t.deadline) === today);
-  return { ...entry, day: today, triggersToday: carried.length, assumed: false };
-}
 
 export type OpenLedgerParameters = {
   stateDir: string;
@@ -304,7 +112,7 @@ export class Ledger {
   readonly #log: Logger;
   readonly #limit: number;
   readonly #historySize: number;
-  readonly #beforeSync: (() => Promise<void>) | undefined;
+  readonly #dir: LedgerDirectory;
   readonly #nonceHint: (() => number) | undefined;
   readonly #verifiedNow: (() => number) | undefined;
   readonly #nonceSpan: NonceSpan | undefined;
@@ -330,11 +138,6 @@ export class Ledger {
   #pendingCorruptDetail: string | null = null;
   #loadedUpdatedAt: number | null = null;
   #lastNonce: number | null = null;
-  /** the ledger's directory, opened at the first write and kept for its fsyncs (closed by `close`) */
-  #dirFd: number | null = null;
-  #tmpSeq = 0;
-  /** this store's part of its temp files' names: two stores (two processes on one volume) never share one */
-  readonly #tmpTag = randomBytes(4).toString("hex");
   /** `updatedAt` of the file as last written (a restart seeds its nonces from it: src/protocol/hyperliquid/nonce.ts) */
   #onDiskUpdatedAt: number | null = null;
 
@@ -359,7 +162,7 @@ export class Ledger {
     this.#log = logger;
     this.#limit = triggerLimit;
     this.#historySize = historySize;
-    this.#beforeSync = beforeSync;
+    this.#dir = new LedgerDirectory(path, logger, beforeSync);
   }
 
   /**
@@ -374,26 +177,19 @@ export class Ledger {
   static async open(params: OpenLedgerParameters): Promise<Ledger> {
     const path = join(params.stateDir, LEDGER_DIR);
     const ledger = new Ledger(path, params);
-    try {
-      mkdirSync(path, { recursive: true, mode: 0o700 });
-    } catch (error) {
-      ledger.#log.error(
-        {
-          event: "ledger.write_failed",
-          path,
-          reason: (error as NodeJS.ErrnoException).code,
-        },
-        "cannot create the ledger's directory; the ledger lives in memory only",
-      );
-    }
-    await ledger.#removeTempFiles(params.stateDir);
-    await ledger.#removeTempFiles(path);
+    ledger.#dir.make();
+    await ledger.#dir.removeTempFiles(params.stateDir);
+    await ledger.#dir.removeTempFiles(path);
     const state = await readLedgerState(params.stateDir);
     const now = params.clock.now();
     if (state.file) ledger.#load(state.file, state.layout === "files" ? path : state.path);
     for (const damage of state.damaged) await ledger.#setAside(damage, now);
     if (state.legacyBeside)
-      await ledger.#renameLegacy(now, "a ledger.json beside a complete per-account ledger");
+      await ledger.#dir.renameLegacy(
+        now,
+        "a ledger.json beside a complete per-account ledger",
+        ledger.#accounts.size,
+      );
     if (state.layout === "files" && state.damaged.length === 0) return ledger;
     // a migration, a fresh ledger, or a damaged meta.json: meta.json is (re)written now, in the same round as every
     // account file and after them (a round writes meta.json last: a migration is complete only once it is there)
@@ -410,7 +206,7 @@ export class Ledger {
     ledger.#markDirty();
     await ledger.flush();
     if (state.layout === "single" && state.file !== null) {
-      if (ledger.#lastWriteError === null) await ledger.#renameLegacy(now, null);
+      if (ledger.#lastWriteError === null) await ledger.#dir.renameLegacy(now, null, ledger.#accounts.size);
       else
         ledger.#log.error(
           { event: "ledger.migration_failed", path: state.path, reason: ledger.#lastWriteError },
@@ -441,42 +237,9 @@ export class Ledger {
     );
   }
 
-  /** ledger.json → ledger.json.migrated-<ms> (kept: a copy of what the migration read), then the directory fsynced. */
-  async #renameLegacy(now: number, why: string | null): Promise<void> {
-    const single = join(dirname(this.path), LEDGER_FILE);
-    const aside = `${single}.migrated-${now}`;
-    try {
-      await rename(single, aside);
-      await this.#syncDir(dirname(this.path));
-      this.#log.warn(
-        { event: "ledger.migrated", from: single, to: this.path, kept: aside, accounts: this.#accounts.size },
-        why === null
-          ? `the trigger ledger moved to one file per account in ${this.path}; the old ${LEDGER_FILE} is kept as ${aside}`
-          : `${why}: renamed ${aside} (the per-account ledger in ${this.path} is the ledger)`,
-      );
-    } catch (error) {
-      this.#log.error(
-        { event: "ledger.migration_failed", path: single, reason: (error as NodeJS.ErrnoException).code },
-        `could not rename ${single} aside after the migration; the per-account ledger in ${this.path} is the ledger`,
-      );
-    }
-  }
-
   /** A damaged file: moved aside, the limit assumed today for its account, or for every account not stored. */
   async #setAside(damage: LedgerDamage, now: number): Promise<void> {
-    const aside = `${damage.path}.corrupt-${now}`;
-    let moved: string | null = null;
-    try {
-      if (await exists(damage.path)) {
-        await rename(damage.path, aside);
-        moved = aside;
-      }
-    } catch (error) {
-      this.#log.error(
-        { event: "ledger.corrupt", path: damage.path, reason: (error as NodeJS.ErrnoException).code },
-        "could not move the damaged ledger file aside",
-      );
-    }
+    const moved = await this.#dir.moveAside(damage.path, now);
     const detail = `${damage.reason}${moved ? `; moved to ${moved}` : ""}`;
     const whom = damage.account === null ? "every account not in the ledger" : damage.account;
     this.#log.error(
@@ -500,22 +263,6 @@ export class Ledger {
       return;
     }
     this.put(newEntry(damage.account, now, { limit: this.#limit, assumed: true, corruptDetail: detail }));
-  }
-
-  async #removeTempFiles(dir: string): Promise<void> {
-    let names: string[];
-    try {
-      names = await readdir(dir);
-    } catch {
-      return;
-    }
-    for (const name of names.filter((n) => n.startsWith(".") && n.includes(`.json${TMP_MARK}`))) {
-      await rm(join(dir, name), { force: true }).catch(() => undefined);
-      this.#log.info(
-        { event: "ledger.temp_removed", path: join(dir, name) },
-        "removed a temp file a crash left",
-      );
-    }
   }
 
   get limit(): number {
@@ -635,7 +382,7 @@ export class Ledger {
 
   /**
    * Applies what the exchange's record proved (start-up, before the switch reads its entry): conservative
-   * direction only (ledger-model.ts `withReconciled`). Returns the entry and whether it changed.
+   * direction only (record-reconcile.ts `withReconciled`). Returns the entry and whether it changed.
    */
   reconcile(
     account: string,
@@ -764,7 +511,7 @@ export class Ledger {
   ): Promise<boolean> {
     const failures: string[] = [];
     const fileOf = async (name: string, value: unknown) => {
-      const reason = await this.#writeFile(name, `${JSON.stringify(value, null, 2)}\n`);
+      const reason = await this.#dir.writeFile(name, `${JSON.stringify(value, null, 2)}\n`);
       if (reason !== null) failures.push(reason);
       return reason === null;
     };
@@ -790,7 +537,7 @@ export class Ledger {
     }
     if (failures.length === 0 && (accounts.length > 0 || meta)) {
       // the renames are durable once the directory is
-      await this.#syncDir(this.path);
+      await this.#dir.syncDir(this.path);
     }
     if (failures.length > 0) {
       const reason = failures[0] as string;
@@ -815,60 +562,10 @@ export class Ledger {
     return true;
   }
 
-  /** fsync of the ledger's directory (kept open) or another one; some filesystems refuse it (the rename is atomic). */
-  async #syncDir(dir: string): Promise<void> {
-    try {
-      if (dir === this.path) {
-        this.#dirFd ??= await openAsync(dir, "r");
-        await fsyncAsync(this.#dirFd);
-      } else {
-        const fd = await openAsync(dir, "r");
-        try {
-          await fsyncAsync(fd);
-        } finally {
-          closeSync(fd);
-        }
-      }
-    } catch {
-      // Some filesystems refuse fsync on a directory; the rename is still atomic.
-    }
-  }
-
-  /**
-   * One atomic, durable file of the ledger's directory, but for the directory's fsync (the round does it once): a
-   * temp file in the same directory is created, written, fsynced and closed, then renamed over `name`. Whatever
-   * waits on the disk (creating the file, the fsync, the rename) runs on libuv's thread pool, so a hung disk never
-   * blocks the event loop: `durable` runs out of budget and the switch says why. Only the write into the page cache
-   * and the close after the fsync (nothing left to flush) run inline, and the directory is opened once and kept:
-   * four thread-pool trips a push instead of eight, each of which wakes two threads (issue 15: they were most of
-   * the daemon's context switches at rest, BENCHMARKS.md "CPU per hour"). Returns null, or the failure's reason.
-   */
-  async #writeFile(name: string, text: string): Promise<string | null> {
-    const tmp = join(this.path, `.${name}${TMP_MARK}${this.#tmpTag}-${this.#tmpSeq++}`);
-    try {
-      const fd = await openAsync(tmp, "w", 0o600);
-      try {
-        const bytes = Buffer.from(text, "utf8");
-        for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
-        if (this.#beforeSync) await this.#beforeSync();
-        await fsyncAsync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      await renameAsync(tmp, join(this.path, name));
-      return null;
-    } catch (error) {
-      await rm(tmp, { force: true }).catch(() => undefined);
-      return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    }
-  }
-
   /** Writes what is pending (as `flush`), then closes the state directory the writes kept open. */
   async close(): Promise<void> {
     await this.flush();
-    const fd = this.#dirFd;
-    this.#dirFd = null;
-    if (fd !== null) await closeAsync(fd).catch(() => undefined);
+    await this.#dir.close();
   }
 
   /** Resolves once every change so far is written (or its write failed and was logged). */

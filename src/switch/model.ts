@@ -18,10 +18,10 @@ import {
   limitRefused,
   type ProofCounts,
   proofCounts,
-  type RecordEvidence,
   rollEntry,
 } from "./ledger-model.js";
 import type { Ready } from "./ready.js";
+import type { RecordEvidence } from "./record-reconcile.js";
 
 export * from "./ready.js";
 

@@ -5,7 +5,9 @@
  *   the last accepted `scheduleCancel` (time and deadline), whether each deadline fired, how many fired on
  *   today's UTC day, and whether the record reaches back across 00:00 UTC (covers the whole day).
  * - `reconcileLedger(ledger, finding)`: corrects a ledger view in the conservative direction only where the
- *   record proves it, with a reason per change for the `ledger.reconciled` log line.
+ *   record proves it, with a reason per change for the `ledger.reconciled` log line. It lives with the other
+ *   decisions of reconciling the record with the ledger, in record-reconcile.ts; re-exported here for the readers
+ *   of the record (`status --reconcile`, the app's reporter).
  *
  * How a fire is recognised: an accepted schedule whose deadline came before the next accepted
  * `scheduleCancel` (or before now) lapsed, and the exchange then fires it (one-shot). Orders it cancelled
@@ -15,17 +17,10 @@
  */
 
 import { utcDay } from "../core/clock.js";
-import type {
-  FindingOptions,
-  Fire,
-  LedgerChange,
-  LedgerView,
-  ReconcileOutcome,
-  RecordFinding,
-  RecordResult,
-  ScheduleTx,
-} from "../core/record.js";
+import type { FindingOptions, Fire, RecordFinding, ScheduleTx } from "../core/record.js";
 import type { ExplorerTx, HistoricalOrder } from "../protocol/hyperliquid/schemas.js";
+
+export { reconcileLedger } from "./record-reconcile.js";
 
 /** The status of an order removed by a fired scheduled cancel (the order-status table of the docs). */
 export const SCHEDULED_CANCEL_STATUS = "scheduledCancel";
@@ -171,85 +166,4 @@ export function readFinding(
     schedules: all,
     coversDay: oldestTx !== null && oldestTx < dayStart(now),
   };
-}
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/**
- * PURE: corrects the ledger view in the conservative direction only where the record proves it.
- * - Never fewer triggers than the record shows today (raises the count, whatever the flags).
- * - Lowers an assumed or guessed count only when the record covers the whole UTC day.
- * - A pending (write-ahead) push the record lists as accepted becomes the armed deadline.
- * An unavailable record changes nothing.
- */
-export function reconcileLedger(view: LedgerView, result: RecordResult): ReconcileOutcome {
-  const ledger: LedgerView = { ...view };
-  const changes: LedgerChange[] = [];
-  const notes: string[] = [];
-  if (!result.available) {
-    notes.push(`record unavailable (${result.reason}): ${result.detail}; nothing changed`);
-    return { ledger, changes, notes };
-  }
-  const f = result;
-  if (view.day !== f.day) {
-    notes.push(`the ledger view is for ${view.day}, the record for ${f.day}; nothing changed`);
-    return { ledger, changes, notes };
-  }
-  const set = (field: LedgerChange["field"], to: number | boolean | null, reason: string) => {
-    const from = (ledger as Record<string, unknown>)[field] as number | boolean | null | undefined;
-    if (from === to) return;
-    changes.push({ field, from: from ?? null, to, reason });
-    (ledger as Record<string, unknown>)[field] = to;
-  };
-  const todays = f.fires.filter((x) => x.day === f.day);
-  const list = todays.map((x) => `${iso(x.deadline)} (${x.proof}, ${x.cancelledOrders} orders)`).join(", ");
-
-  if (f.firesToday > ledger.triggersToday) {
-    set(
-      "triggersToday",
-      f.firesToday,
-      `the record shows ${f.firesToday} fire(s) today: ${list}; the ledger had ${ledger.triggersToday}`,
-    );
-  } else if ((ledger.assumed || ledger.guessed) && f.firesToday < ledger.triggersToday) {
-    if (f.coversDay) {
-      set(
-        "triggersToday",
-        f.firesToday,
-        `the record covers the whole UTC day (oldest transaction ${iso(f.oldestTx!)}) and shows ${f.firesToday} fire(s)${list ? `: ${list}` : ""}; the ledger's ${ledger.triggersToday} was ${ledger.assumed ? "assumed" : "guessed"}`,
-      );
-    } else {
-      notes.push(
-        `the record does not reach back to 00:00 UTC${f.oldestTx !== null ? ` (oldest transaction ${iso(f.oldestTx)})` : " (no transactions listed)"}; the ${ledger.assumed ? "assumed" : "guessed"} count ${ledger.triggersToday} stays`,
-      );
-    }
-  }
-  // Once the count comes from a record that covers the whole day, it is a count, not a guess.
-  if (f.coversDay) {
-    if (ledger.assumed) set("assumed", false, "the count now comes from a record that covers the whole day");
-    if (ledger.guessed) set("guessed", false, "the count now comes from a record that covers the whole day");
-  }
-
-  const last = f.lastAccepted;
-  if (ledger.pendingUntil !== null && last?.deadline === ledger.pendingUntil) {
-    if (f.armedUntil === ledger.pendingUntil) {
-      set(
-        "armedUntil",
-        ledger.pendingUntil,
-        `the record lists the pending push as accepted (tx ${last.hash})`,
-      );
-    }
-    set("pendingUntil", null, `the record lists the pending push (tx ${last.hash}, error null)`);
-  }
-  if (
-    f.armedUntil !== null &&
-    ledger.armedUntil !== f.armedUntil &&
-    (ledger.armedUntil ?? 0) < f.armedUntil
-  ) {
-    set(
-      "armedUntil",
-      f.armedUntil,
-      `the record's last accepted scheduleCancel (tx ${last?.hash}) armed ${iso(f.armedUntil)}`,
-    );
-  }
-  return { ledger, changes, notes };
 }

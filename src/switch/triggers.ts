@@ -12,12 +12,10 @@ import {
   isExhausted,
   limitRefused,
   proofCounts,
-  type RecordEvidence,
   TRIGGER_LIST_SIZE,
   type TriggerResult,
   withHistory,
   withIntent,
-  withRecord,
   withTrigger,
 } from "./ledger-model.js";
 import {
@@ -28,6 +26,7 @@ import {
   RECORD_REREAD_MS,
   recordMargin,
 } from "./model.js";
+import { type RecordEvidence, withRecord } from "./record-reconcile.js";
 
 /** Counts a trigger when the earliest possibly-armed deadline has passed. */
 export function checkLapse(ctx: Ctx, detail?: string) {
@@ -78,7 +77,7 @@ export function checkLapse(ctx: Ctx, detail?: string) {
   const { armedUntil, pendingUntil, pendingLatest } = m.entry;
   const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
   // A guess: the other cancel times the exchange may hold instead (pushes without a recorded answer) go with
-  // it, so that a record listing one of them accepted in time withdraws it (ledger-model.ts `withRecord`).
+  // it, so that a record listing one of them accepted in time withdraws it (record-reconcile.ts `withRecord`).
   const alt = [armedUntil, pendingUntil, pendingLatest, inflight(m)?.cancelAt ?? null].filter(
     (d): d is number => d !== null && d > deadline,
   );
@@ -241,7 +240,7 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
 
 /**
  * The switch's own proof of a fire it asked for (the drill): its own order read back with status `scheduledCancel`
- * at `deadline`. Applied as a record of that one fire with its order (ledger-model.ts `withRecord`): a guess for the
+ * at `deadline`. Applied as a record of that one fire with its order (record-reconcile.ts `withRecord`): a guess for the
  * deadline becomes proof `orders`, a deadline not yet counted is counted with it, nothing else changes.
  */
 export function ownFire(ctx: Ctx, deadline: number, oid: number) {

@@ -17,14 +17,28 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   watchers: ["core", "protocol", "config"],
   // the passes of a simultaneous death (a pure machine and its gate): fed the app's events, commands out
   "fleet-death": ["core", "protocol", "config"],
-  app: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death"],
+  // the executors of the machines' orders (close, drill): I/O through the protocol's clients, the ports in core/
+  orders: ["core", "protocol", "config"],
+  app: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "orders"],
   sim: ["core", "protocol"],
-  cli: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "app", "sim"],
+  cli: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "orders", "app", "sim"],
   bin: ["cli"],
   // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and the runtime's timers
   engine: ["core"],
   // the library's entry point (package.json "exports") re-exports from every room
-  ".": ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "app", "sim", "cli"],
+  ".": [
+    "core",
+    "protocol",
+    "config",
+    "surface",
+    "switch",
+    "watchers",
+    "fleet-death",
+    "orders",
+    "app",
+    "sim",
+    "cli",
+  ],
 });
 
 /** Where the seams are allowed: the clock reads wall time, the runtime owns timers, programs own `process`. */

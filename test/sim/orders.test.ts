@@ -7,13 +7,13 @@
  */
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
+import { planCloseStep } from "../../src/orders/close-plan.js";
 import { ExchangeClient } from "../../src/protocol/hyperliquid/exchange.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
 import type { OrderRequest } from "../../src/protocol/hyperliquid/order.js";
 import { localSigner } from "../../src/protocol/hyperliquid/signing.js";
 import { POST_ONLY_WINDOW_TEXT, tooManyOpenOrdersText } from "../../src/sim/orders.js";
 import { type SimulatorHandle, type SimulatorUser, startSimulator } from "../../src/sim/server.js";
-import { planCloseStep } from "../../src/switch/close-plan.js";
 import { post, testWallet } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);

@@ -4,7 +4,7 @@
  * each order fills a slice, the positions shrink as the exchange would move them.
  */
 import { describe, expect, test } from "vitest";
-import { createCloseExecutor } from "../../src/switch/close-executor.js";
+import { createCloseExecutor } from "../../src/orders/close-executor.js";
 
 function world() {
   // two positions, each several slices large ($1,000 slices at the marks)

@@ -1,5 +1,5 @@
 /**
- * Close planning (src/switch/close-plan.ts) against a model of the exchange: random partial fills, expiries,
+ * Close planning (src/orders/close-plan.ts) against a model of the exchange: random partial fills, expiries,
  * late fills, double submissions and positions changed by someone else between slices. The world models the
  * exchange's reduce-only semantics (a reduce-only order fills at most the current position, in the closing
  * direction); a second world ignores the flag, to show that the plan alone, from fresh reads, never overshoots.
@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { formatFixed, parseDecimal, SCALE } from "../../src/core/decimal.js";
-import { type ClosePlan, planCloseStep } from "../../src/switch/close-plan.js";
+import { type ClosePlan, planCloseStep } from "../../src/orders/close-plan.js";
 
 const UNIVERSE = [
   { name: "BTC", szDecimals: 5 },

@@ -7,14 +7,7 @@
 import { describe, expect, test } from "vitest";
 import { utcDay } from "../../src/core/clock.js";
 import { LedgerEntry } from "../../src/switch/ledger.js";
-import {
-  newEntry,
-  type RecordEvidence,
-  withReconciled,
-  withRecord,
-  withRemoval,
-  withTrigger,
-} from "../../src/switch/ledger-model.js";
+import { newEntry, withRemoval, withTrigger } from "../../src/switch/ledger-model.js";
 import { logLineOf } from "../../src/switch/log.js";
 import {
   inflight,
@@ -24,6 +17,7 @@ import {
   type SwitchModel,
   status,
 } from "../../src/switch/machine.js";
+import { type RecordEvidence, withReconciled, withRecord } from "../../src/switch/record-reconcile.js";
 import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 

@@ -25,13 +25,13 @@ import {
   type TimerHandle,
 } from "../../src/core/runtime.js";
 import { EXPOSURE_OFF, NO_GUARD } from "../../src/core/status.js";
+import { createCloseExecutor } from "../../src/orders/close-executor.js";
 import { HyperliquidApiError, type HyperliquidErrorKind } from "../../src/protocol/hyperliquid/errors.js";
 import { type ScheduleCancelResult, withAnswerDate } from "../../src/protocol/hyperliquid/exchange.js";
 import { nonceFloor } from "../../src/protocol/hyperliquid/nonce.js";
 import type { ExplorerTx, HistoricalOrder } from "../../src/protocol/hyperliquid/schemas.js";
 import { computeReadiness, defaultMinMarginMs } from "../../src/surface/health.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { createCloseExecutor } from "../../src/switch/close-executor.js";
 import { createSwitch, describeFailure, type Switch, type SwitchLedger } from "../../src/switch/driver.js";
 import { isPlausibleTime, SUSPECT_MS } from "../../src/switch/exchange-time.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";

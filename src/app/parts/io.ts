@@ -5,8 +5,11 @@ import { join } from "node:path";
 import { effectiveExplorerUrl } from "../../config/load.js";
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
+import type { DrillIo } from "../../core/orders-port.js";
 import { VERSION } from "../../core/version.js";
 import type { DeathGate } from "../../fleet-death/gate.js";
+import { createCloseExecutor } from "../../orders/close-executor.js";
+import { createDrillIo } from "../../orders/drill-io.js";
 import { announcedOpenOrders } from "../../protocol/hyperliquid/announced.js";
 import {
   type CancelExecutor,
@@ -24,12 +27,11 @@ import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
 import { watcherSubscribers } from "../../surface/watchers/index.js";
-import { createCloseExecutor } from "../../switch/close-executor.js";
-import { createDrillIo, type DrillIo } from "../../switch/drill-io.js";
 import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../../switch/index.js";
 import { Ledger } from "../../switch/ledger.js";
 import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import { type RecordResult, readFinding, reconcileLedger } from "../../switch/record.js";
+import { reconcileAtStart } from "../../switch/record-reconcile.js";
 import { type AnnouncedOrders, createAnnouncedOrders } from "../../watchers/announced-orders.js";
 import { cancelReporter, createReconcileReporter } from "../../watchers/record-log.js";
 import { readRecord } from "../../watchers/record-read.js";
@@ -326,29 +328,10 @@ export function recordComponent(): Component<
           try {
             const result = await readAccountRecord(account);
             startRecords.set(account, result);
-            const view = ledger.get(account);
-            if (!view.assumed || !result.available) return;
-            const outcome = reconcileLog.assumed(
-              account,
-              {
-                day: view.day,
-                triggersToday: view.triggersToday,
-                assumed: true,
-                armedUntil: view.armedUntil,
-                pendingUntil: view.pendingUntil,
-              },
-              result,
-            );
-            if (outcome.changes.some((c) => c.field === "assumed"))
-              ledger.reconcile(
-                account,
-                {
-                  ...outcome.ledger,
-                  armedUntil: view.armedUntil,
-                  triggersToday: Math.min(view.triggersToday, outcome.ledger.triggersToday),
-                },
-                [],
-              );
+            // what to say and what to apply: decided by a pure rule (src/switch/record-reconcile.ts)
+            const start = reconcileAtStart(ledger.get(account), result);
+            if (start.say) reconcileLog.assumed(account, start.say, result);
+            if (start.apply) ledger.reconcile(account, start.apply, []);
           } catch (error) {
             log.warn({ event: "record.failed", account, err: error }, "reconciling with the record failed");
           }

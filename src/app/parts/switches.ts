@@ -5,6 +5,7 @@ import { effectiveBlockTimeUrl } from "../../config/networks.js";
 import type { AccountRisk } from "../../config/weight.js";
 import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
+import type { DrillIo } from "../../core/orders-port.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import { cronScheduler } from "../../core/scheduler.js";
 import type { DeathGate } from "../../fleet-death/gate.js";
@@ -13,7 +14,6 @@ import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { NonceSource, NonceSpan } from "../../protocol/hyperliquid/nonce.js";
 import type { AuditTrail } from "../../surface/audit/trail.js";
 import type { createDaemonNotifications } from "../../surface/notify/index.js";
-import type { DrillIo } from "../../switch/drill-io.js";
 import {
   type CancelOpenOrders,
   type ClosePositions,

@@ -1,27 +1,15 @@
 /**
- * The drill's three requests (drill.ts decides when): place its resting order, read its status after the drill's
- * deadline, cancel it when the drill ends without the exchange having done so. Never throws: a failure is an
- * answer with its reason.
+ * The drill's three requests (src/switch/drill.ts decides when; the port: src/core/orders-port.ts `DrillIo`): place
+ * its resting order, read its status after the drill's deadline, cancel it when the drill ends without the exchange
+ * having done so. Never throws: a failure is an answer with its reason.
  */
+import type { DrillIo } from "../core/orders-port.js";
 import type { ExchangeClient } from "../protocol/hyperliquid/exchange.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
 import { drillOrder } from "../protocol/hyperliquid/order.js";
 
 /** The drill's order is worth a little above the exchange's $10 minimum (rounding never takes it below). */
 export const DRILL_ORDER_USD = 11;
-
-export type DrillIo = {
-  place(p: {
-    account: string;
-    vaultAddress?: string | undefined;
-  }): Promise<{ oid: number; coin: string; price: string; size: string } | { error: string }>;
-  status(p: { account: string; vaultAddress?: string | undefined; oid: number }): Promise<{
-    status: string | null;
-    statusTimestamp: number | null;
-    detail?: string;
-  }>;
-  cancel(p: { account: string; vaultAddress?: string | undefined; oid: number; coin: string }): Promise<void>;
-};
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 300);
 

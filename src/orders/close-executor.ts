@@ -7,10 +7,10 @@
  * asked for: it carries out one pass and reports it; the machine decides whether to try again. Every listed dex
  * (`--dex`) is read and closed in each step; the pass is flat only when each of them is.
  */
+import type { CancelOpenOrders, CloseOrderReport, ClosePositions } from "../core/orders-port.js";
 import { createDexOffsets } from "../protocol/hyperliquid/asset-ids.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
 import { classifyOrderRefusal, type OrderRequest } from "../protocol/hyperliquid/order.js";
-import type { CancelOpenOrders, CloseOrderReport, ClosePositions } from "./api.js";
 import { planCloseStep } from "./close-plan.js";
 
 /**
