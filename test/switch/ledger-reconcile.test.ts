@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { utcDay } from "../../src/core/clock.js";
+import { logLineOf } from "../../src/surface/switch/index.js";
 import { LedgerEntry } from "../../src/switch/ledger.js";
 import {
   newEntry,
@@ -15,7 +16,6 @@ import {
   withRemoval,
   withTrigger,
 } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import {
   inflight,
   initialModel,
