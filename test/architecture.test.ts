@@ -56,6 +56,12 @@ describe("architecture", () => {
       planted({ "watchers/record-read.ts": 'import { readFinding } from "../switch/record.js";' }).forbidden,
     ).toEqual(["watchers/record-read.ts -> switch/record.ts"]);
     expect(
+      planted({ "switch/driver.ts": 'import type { Metrics } from "../surface/metrics.js";' }).forbidden,
+    ).toEqual(["switch/driver.ts -> surface/metrics.ts"]);
+    expect(
+      planted({ "switch/api.ts": 'import { switchLog } from "../surface/switch/index.js";' }).forbidden,
+    ).toEqual(["switch/api.ts -> surface/switch/index.ts"]);
+    expect(
       planted({
         "core/decimal.ts": 'export { X } from "./duration.js";',
         "core/duration.ts": 'import { Y } from "./decimal.js";',
