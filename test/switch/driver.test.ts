@@ -7,9 +7,10 @@ import { ManualClock } from "../../src/core/clock.js";
 import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import type { ScheduleCancelParameters } from "../../src/protocol/hyperliquid/exchange.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { createSwitch, type SwitchLedger } from "../../src/switch/driver.js";
+import { createSwitch, type SwitchLedger, type SwitchTestSeams } from "../../src/switch/driver.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
 import { HISTORY_SIZE, newEntry } from "../../src/switch/ledger-model.js";
+import { step } from "../../src/switch/machine.js";
 import { captureLogger } from "../app/helpers.js";
 import { switchBus } from "../helpers/switch-bus.js";
 import { SWITCH_CADENCE } from "./world.js";
@@ -17,7 +18,7 @@ import { SWITCH_CADENCE } from "./world.js";
 const ACCOUNT = "0x00000000000000000000000000000000000000aa";
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 
-function rig(store: Partial<SwitchLedger>) {
+function rig(store: Partial<SwitchLedger>, testSeams?: SwitchTestSeams) {
   const clock = new ManualClock(T0);
   const timers = new ManualTimers(clock);
   const log = captureLogger();
@@ -55,8 +56,9 @@ function rig(store: Partial<SwitchLedger>) {
     },
     runtime: createRuntime({ clock, timers }),
     bus: switchBus(log.logger, createMetrics({ defaultMetrics: false })),
+    testSeams,
   });
-  return { sw, sent, log, timers };
+  return { sw, sent, log, timers, clock };
 }
 
 describe("driver", () => {
@@ -97,6 +99,33 @@ describe("driver", () => {
     expect(r.sent).toHaveLength(1);
     expect(r.log.events("switch.effect_failed")[0]).toMatchObject({ effect: "persist" });
     expect(r.sw.status().state).toBe("armed");
+    await r.sw.dispatch({ type: "stop" });
+  });
+
+  test("behavior: a tick whose step throws is published and said (loop.tick_failed, the push loop's); the next tick runs", async () => {
+    let ticks = 0;
+    const r = rig(
+      {},
+      {
+        machineStep: (model, event, now) => {
+          if (event.type === "tick" && ++ticks === 1) throw new Error("step broken");
+          return step(model, event, now);
+        },
+      },
+    );
+    r.sw.dispatch({ type: "start" });
+    await r.sw.settle();
+    r.clock.advance(SWITCH_CADENCE.intervalMs);
+    r.timers.run();
+    expect(r.log.events("loop.tick_failed")).toHaveLength(1);
+    expect(r.log.events("loop.tick_failed")[0]).toMatchObject({
+      loop: "push",
+      module: "switch",
+      account: ACCOUNT,
+    });
+    r.clock.advance(SWITCH_CADENCE.intervalMs);
+    r.timers.run();
+    expect(ticks).toBe(2);
     await r.sw.dispatch({ type: "stop" });
   });
 });
