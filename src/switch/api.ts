@@ -256,7 +256,7 @@ export type Switch = {
   /** Resolves when nothing is in flight (the daemon's pollers wait for the first pushes; tests). */
   settle(): Promise<void>;
   /** For tests only: the machine's model as it is now. */
-  readonly testSeam: { readonly model: SwitchModel };
+  readonly testSeams: { readonly model: SwitchModel };
 };
 
 /** What the effects (effects.ts) read of the parameters: the requests, the account and the requests' time-out. */

@@ -139,7 +139,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     status: () => project(model, now()),
     protection: () => protectionOf(model),
     settle: work.settle,
-    testSeam: {
+    testSeams: {
       get model() {
         return model;
       },

@@ -311,7 +311,7 @@ describe("issue #11: never ready while nothing is armed", () => {
       timeoutMs: 5_000,
       what: "the blackholed push to reach the simulator",
     });
-    expect(first.daemon.switches[0]!.testSeam.model.disk.covered).toBeGreaterThanOrEqual(2);
+    expect(first.daemon.switches[0]!.testSeams.model.disk.covered).toBeGreaterThanOrEqual(2);
     await Promise.all(first.daemon.switches.map((s) => s.dispatch({ type: "stop" }))); // SIGKILL: no removal
     const onDisk = ledgerOnDisk(stateDir).accounts[first.account];
     expect(onDisk).toMatchObject({ armedUntil: confirmed, pendingUntil: null, triggersToday: 0 });
@@ -403,7 +403,7 @@ describe("issue #11: never ready while nothing is armed", () => {
     // is not as the push expects while a write is running), and is not sent.
     await h.advance(15_000, 1_000, { bounded: true });
     const sent = h.sim.state.requestCount("exchange");
-    expect(h.daemon.switches[0]!.testSeam.model.disk.covered).toBe(2); // the pushes at 15 s and 30 s
+    expect(h.daemon.switches[0]!.testSeams.model.disk.covered).toBe(2); // the pushes at 15 s and 30 s
     await h.advance(21_000, 1_000, { bounded: true });
     // the push's intent never became durable: no request left, the failure is logged
     expect(h.sim.state.requestCount("exchange")).toBe(sent);

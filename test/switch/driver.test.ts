@@ -83,8 +83,8 @@ describe("driver", () => {
     await r.sw.settle();
     expect(r.sent).toHaveLength(1);
     // the machine knows what the file holds: the intent, at the store's updatedAt
-    expect(r.sw.testSeam.model.disk.entry?.pendingUntil).toBe(T0 + 60_000);
-    expect(r.sw.testSeam.model.disk.updatedAt).toBe(T0 + 7);
+    expect(r.sw.testSeams.model.disk.entry?.pendingUntil).toBe(T0 + 60_000);
+    expect(r.sw.testSeams.model.disk.updatedAt).toBe(T0 + 7);
     await r.sw.dispatch({ type: "stop" });
   });
 
