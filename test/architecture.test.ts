@@ -63,6 +63,12 @@ describe("architecture", () => {
       planted({ "switch/escalation.ts": 'import { X } from "../orders/close-executor.js";' }).forbidden,
     ).toEqual(["switch/escalation.ts -> orders/close-executor.ts"]);
     expect(
+      planted({ "switch/driver.ts": 'import type { Metrics } from "../surface/metrics.js";' }).forbidden,
+    ).toEqual(["switch/driver.ts -> surface/metrics.ts"]);
+    expect(
+      planted({ "switch/api.ts": 'import { switchLog } from "../surface/switch/index.js";' }).forbidden,
+    ).toEqual(["switch/api.ts -> surface/switch/index.ts"]);
+    expect(
       planted({
         "core/decimal.ts": 'export { X } from "./duration.js";',
         "core/duration.ts": 'import { Y } from "./decimal.js";',

@@ -191,7 +191,7 @@ export function createDrillCommand(deps: {
     try {
       // A connected engine is told first: the machine's `drillStarted`, emitted before the drill's order is asked
       // for, sends the guard's `drill <account> <until>` line (src/app/parts/watch.ts).
-      const started = s.drill(id, by);
+      const started = s.dispatch({ type: "drill", id, by });
       if (!started.started) return { ok: false, error: started.reason };
       const done = await ended;
       if (!done)

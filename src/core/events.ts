@@ -1,23 +1,26 @@
 /**
  * The daemon's events on one bus: what one part of the daemon tells the others happened, as typed domain events.
  * Every event names the part it comes from (`module`, the same name its log lines carry). The switch publishes its
- * typed events (src/switch/events.ts) for one account; the guard, the budget monitor, the agent watch, the
+ * typed events (core/switch-events.ts) for one account; the guard, the budget monitor, the agent watch, the
  * chain watch, the exposure poll, the record's reconciliation and the engine-down cancel publish theirs (below), the
  * clock watch and the exposure poll the clock's; the exposure report (its `exposure` line) and the protection watch
  * publish events already named by their contract name. Everything that follows them subscribes: the log lines and
- * the metrics (each part's `...Log` and `...Metrics` subscribers word and count its events, src/switch/log.ts for
- * the switch, src/surface/watchers/* for the watchers: the producers word nothing), the notifier and the status
+ * the metrics (each part's `...Log` and `...Metrics` subscribers word and count its events, src/surface/switch/ for
+ * the switch, src/surface/watchers/ for the watchers: the producers word nothing), the notifier and the status
  * page. Nothing learns what happened by reading the log: the log is only written.
  */
 
 import type { ReconcileOutcome, RecordFinding, UnavailableReason } from "./record.js";
+import type { SwitchEvent, SwitchPublished } from "./switch-events.js";
+
+export type { SwitchPublished } from "./switch-events.js";
 
 export type EventLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal";
 
 /**
  * An event named by its contract name (`trigger.counted`, docs/cli.md) with its level, a line for people,
  * the account it concerns and its figures: the exposure report and the protection watch publish these, and what a
- * switch's typed event is described as for notifications (src/switch/log.ts `describeSwitchEvent`).
+ * switch's typed event is described as for notifications (src/surface/switch/ `describeSwitchEvent`).
  */
 export type DomainEvent = Readonly<Record<string, unknown>> & {
   readonly event: string;
@@ -27,16 +30,6 @@ export type DomainEvent = Readonly<Record<string, unknown>> & {
   readonly module?: string | undefined;
   /** lower-case 0x address of the account it concerns */
   readonly account?: string | undefined;
-};
-
-/**
- * One switch's typed event (src/switch/events.ts `SwitchEvent`, its `type` and fields) for the account it concerns.
- * Its type lives with the switch, which this room cannot see; the switch is its only publisher (src/switch/log.ts).
- */
-export type SwitchPublished = Readonly<Record<string, unknown>> & {
-  readonly module: "switch";
-  readonly account: string;
-  readonly type: string;
 };
 
 export type GuardKind = "file" | "url" | "socket";
@@ -385,4 +378,12 @@ export function createEventBus(...subscribers: EventSubscriber[]): EventBus {
       };
     },
   };
+}
+
+/**
+ * Publishes one of the switch's typed events for `account` on the bus, and only that (the switch's driver is its
+ * only caller): its log line and metrics are the bus's subscribers (src/surface/switch/).
+ */
+export function publishSwitchEvent(bus: EventBus, account: string, e: SwitchEvent): void {
+  bus.publish({ ...e, module: "switch", account });
 }

@@ -213,8 +213,11 @@ export type EveryOptions = {
   clock: Clock;
   timers: Timers;
   logger?: Logger | undefined;
-  /** called once per stall (the daemon counts them in metrics.eventLoopStalls) */
-  onStall?: ((gapMs: number) => void) | undefined;
+  /**
+   * called once per stall, with how late and the slot it woke up for (the daemon counts them in
+   * metrics.eventLoopStalls; the switch publishes them as its `loopStalled` event)
+   */
+  onStall?: ((gapMs: number, expectedAt: number) => void) | undefined;
   /** default max(1 s, interval / 2) */
   stallThresholdMs?: number | undefined;
   /** what the repetition is for, in log lines */
@@ -352,7 +355,7 @@ export function every(
     const lateMs = now - scheduledAt;
     if (lateMs > stallThresholdMs) {
       stalls++;
-      onStall?.(lateMs);
+      onStall?.(lateMs, scheduledAt);
       logger?.warn(
         { event: "loop.stalled", loop: name, gapMs: lateMs, expectedAt: scheduledAt, intervalMs },
         `the ${name} loop woke up ${Math.round(lateMs)} ms late (host suspended or event loop blocked)`,

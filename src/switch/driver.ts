@@ -2,13 +2,21 @@
  * The switch's driver: it feeds the pure machine (machine.ts) one event at a time and carries out each step's
  * Ready in its fixed order: write the entry (with `mustSync`, its request waits until it is durable), the effects
  * in the list's order, each through the one table of handlers (effects.ts: kind → handler), the one wake-up, the
- * events published, a stop's answer. Every durable write is reported back (`persisted`). It decides nothing.
+ * events published on the bus (and only published: surface/ words and counts them), a stop's answer. Every
+ * durable write is reported back (`persisted`). It decides nothing.
  */
+import { publishSwitchEvent } from "../core/events.js";
 import { ExchangeTime, type Repeating } from "../core/runtime.js";
-import { type CreateSwitchParameters, type KillOutcome, type Switch, switchConfig } from "./api.js";
-import { type Carry, createEffects, inFlight, type Killed, oneWake } from "./effects.js";
-import type { SwitchEvent } from "./events.js";
-import { publish } from "./log.js";
+import type { SwitchEvent } from "../core/switch-events.js";
+import {
+  type AnswerTo,
+  type CreateSwitchParameters,
+  type Switch,
+  type SwitchInput,
+  switchConfig,
+} from "./api.js";
+import { operatorCommands } from "./commands.js";
+import { type Carry, createEffects, inFlight, oneWake } from "./effects.js";
 import {
   type Event,
   initialModel,
@@ -25,12 +33,13 @@ export { describeFailure } from "./failure.js";
 export { EXPEDITE_LEAD_MS, EXPIRY_MARGIN_MS, type ShutdownOutcome } from "./machine.js";
 
 export function createSwitch(p: CreateSwitchParameters): Switch {
-  const { account, ledger, runtime, metrics } = p;
+  const { policy, io, runtime, bus } = p;
+  const { address: account, vaultAddress } = p.account;
   const { clock, timers } = runtime;
-  const time = p.time ?? new ExchangeTime(clock);
-  const log = p.logger.child({ module: "switch", account });
-  let model = initialModel(switchConfig(p), ledger.initial(account), p.timeFloor ?? null);
-  const work = inFlight(log);
+  const time = runtime.time ?? new ExchangeTime(clock);
+  const publish = (e: SwitchEvent) => publishSwitchEvent(bus, account, e);
+  let model = initialModel(switchConfig(p), io.ledger.initial(account), runtime.timeFloor ?? null);
+  const work = inFlight((effect, error) => publish({ type: "effectFailed", effect, error }));
   let loop: Repeating | undefined;
   let done: ((o: ShutdownOutcome) => void) | undefined;
   let outcome: Promise<ShutdownOutcome> | undefined;
@@ -41,7 +50,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
   });
 
   const stepOf = p.testSeams?.machineStep ?? step;
-  const now = () => ({ mono: time.monotonic(), wall: clock.now(), nonce: p.nonces?.last });
+  const now = () => ({ mono: time.monotonic(), wall: clock.now(), nonce: io.nonces?.last });
   /** One event stepped and its Ready carried out; an operator's command's answer is one of the step's events. */
   const ask = <T extends SwitchEvent["type"]>(event: Event, answers: readonly T[] = []) => {
     const r = stepOf(model, event, now());
@@ -49,21 +58,20 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     carry(r.ready);
     return r.ready.events.find((e): e is Extract<SwitchEvent, { type: T }> => answers.includes(e.type as T));
   };
-  const dispatch = (event: Event) => void ask(event);
-  /** The operators' kills waiting for their cancels (and close) to answer, in the order they were asked. */
-  const killWaiters: ((r: Killed) => void)[] = [];
-  const killed = (r: Killed) => killWaiters.shift()?.(r);
-  const wake = oneWake(time, timers, () => dispatch({ type: "wake" }));
-  const io = createEffects(p, time, timers, dispatch, { work, model: () => model, killed });
+  const feed = (event: Event) => void ask(event);
+  const commands = operatorCommands(ask);
+  const wake = oneWake(time, timers, () => feed({ type: "wake" }));
+  const parts = { ...io, account, vaultAddress, requestTimeoutMs: policy.requestTimeoutMs };
+  const run = { work, model: () => model, killed: commands.killed };
+  const effects = createEffects(parts, time, timers, feed, run);
   // (the table's handler for the effect's own kind: the union is correlated by `kind`, which TS cannot follow)
-  const run = (e: Effect, c: Carry) => (io.table[e.kind] as (e: Effect, c: Carry) => void)(e, c);
+  const handle = (e: Effect, c: Carry) => (effects.table[e.kind] as (e: Effect, c: Carry) => void)(e, c);
 
   const carry = (ready: Ready) => {
-    const c = io.persist(ready);
-    for (const e of ready.effects) work.part(e.kind, () => run(e, c));
+    const c = effects.persist(ready);
+    for (const e of ready.effects) work.part(e.kind, () => handle(e, c));
     work.part("wake", () => wake(ready.wakeAt));
-    for (const e of ready.events)
-      work.part(`publish ${e.type}`, () => publish(e, log, metrics, account, p.bus));
+    for (const e of ready.events) work.part(`publish ${e.type}`, () => publish(e));
     if (ready.done) done?.(ready.done);
   };
 
@@ -72,76 +80,69 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
     loop = undefined;
   };
 
+  const start = (slotOrigin: number | undefined) => {
+    if (model.phase !== "new") return;
+    feed({ type: "start" });
+    const tick = () => {
+      try {
+        feed({ type: "tick" });
+      } catch (error) {
+        publish({ type: "tickFailed", loop: "push", error });
+      }
+    };
+    const { intervalMs } = policy;
+    const onStall = (gapMs: number, expectedAt: number) =>
+      publish({ type: "loopStalled", loop: "push", gapMs, expectedAt, intervalMs });
+    // the slots are on the exchange's time; the runtime's timers and stop signal
+    loop = runtime
+      .withClock(time)
+      .every(intervalMs, tick, { onStall, name: "push", immediate: false, startAt: slotOrigin });
+  };
+
+  /** One input: the operator's commands answer from the step's own events; the others are the machine's events. */
+  const dispatch = (input: SwitchInput): unknown => {
+    switch (input.type) {
+      case "start":
+        return start(input.slotOrigin);
+      case "stop":
+        stopLoop();
+        feed({ type: "halt" });
+        return work.settle();
+      case "record":
+        return effects.recordRead(input.result);
+      case "drill":
+        return commands.drill(input.id, input.by);
+      case "kill":
+        return commands.kill(input.by, input.close);
+      case "reset":
+        return commands.reset(input.by);
+      case "engine": {
+        const { up, detail, cause } = input;
+        return feed({ type: "engine", up, detail: detail ?? null, ...(cause === "absent" ? { cause } : {}) });
+      }
+      default:
+        return feed(input);
+    }
+  };
+
   return {
     account,
-    get model() {
-      return model;
-    },
-    start(slotOrigin) {
-      if (model.phase !== "new") return;
-      dispatch({ type: "start" });
-      const tick = () => {
-        p.onTick?.();
-        dispatch({ type: "tick" });
-      };
-      const onStall = () => metrics.eventLoopStalls.inc();
-      const opts = { logger: log, onStall, name: "push", immediate: false, startAt: slotOrigin };
-      // the slots are on the exchange's time; the runtime's timers and stop signal
-      loop = runtime.withClock(time).every(p.intervalMs, tick, opts);
-    },
-    async stop() {
-      stopLoop();
-      dispatch({ type: "halt" });
-      await work.settle();
-    },
+    dispatch: dispatch as <I extends SwitchInput>(input: I) => AnswerTo<I>,
     shutdown({ mode }) {
       outcome ??= new Promise<ShutdownOutcome>((resolve) => {
         done = resolve;
         stopLoop();
-        dispatch({ type: "shutdown", mode });
+        feed({ type: "shutdown", mode });
       });
       return outcome;
     },
-    setEngineUp: (up, detail, cause) =>
-      dispatch({ type: "engine", up, detail: detail ?? null, ...(cause === "absent" ? { cause } : {}) }),
-    exposure: (figures) => dispatch({ type: "exposure", ...figures }),
-    drill(id, by) {
-      const e = ask({ type: "drillStart", id, by }, ["drillStarted", "drillRefused"]);
-      if (e?.type === "drillStarted") return { started: true };
-      return { started: false, reason: e?.type === "drillRefused" ? e.reason : "the switch did not answer" };
-    },
-    kill(by, close) {
-      return new Promise<KillOutcome>((resolve) => {
-        let latched = false;
-        const waiter = (r: Killed) => resolve({ done: true, latched, ...r });
-        killWaiters.push(waiter);
-        const e = ask({ type: "kill", by, close }, ["killed", "killRefused"]);
-        if (e?.type === "killed") {
-          latched = e.latched;
-          return;
-        }
-        killWaiters.splice(killWaiters.indexOf(waiter), 1);
-        resolve({ done: false, reason: e?.type === "killRefused" ? e.reason : "the switch did not answer" });
-      });
-    },
-    reset(by) {
-      const e = ask({ type: "reset", by }, ["haltReleased", "resetRefused"]);
-      if (e?.type === "haltReleased")
-        return {
-          released: true,
-          reason: `released (HALTED since ${new Date(e.since).toISOString()}: ${e.reason})`,
-        };
-      return { released: false, reason: e?.type === "resetRefused" ? e.reason : "the switch did not answer" };
-    },
-    coordinate: (state) => dispatch({ type: "coordination", ...state }),
-    setAgent: (state, detail) => dispatch({ type: "agent", state, detail }),
-    recordRead: io.recordRead,
-    clockStepped: (deltaMs) => dispatch({ type: "clockStep", deltaMs }),
-    blockTime: (sample) => dispatch({ type: "blockSample", ...sample }),
-    onDayRollover: () => dispatch({ type: "dayRollover" }),
     status: () => project(model, now()),
     protection: () => protectionOf(model),
     settle: work.settle,
-    kick: () => dispatch({ type: "tick" }),
+    testSeams: {
+      get model() {
+        return model;
+      },
+    },
   };
 }

@@ -5,10 +5,9 @@
  * and turns its answer into the machine's events. Nothing here decides: a failure is described (failure.ts) and
  * judged by the machine; every answer's Date goes to the machine as a sample.
  */
-import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, TimerHandle, Timers } from "../core/runtime.js";
 import { answerDateOf } from "../protocol/hyperliquid/exchange.js";
-import type { CloseOutcome, CreateSwitchParameters, KillOutcome } from "./api.js";
+import type { CloseOutcome, EffectsParameters, KillOutcome } from "./api.js";
 import { closeHold } from "./escalation.js";
 import { describeFailure } from "./failure.js";
 import type { Durability } from "./ledger.js";
@@ -16,17 +15,13 @@ import type { Effect, EffectOf, Event, Ready, Send, SwitchModel } from "./model.
 import type { RecordResult } from "./record.js";
 
 /**
- * The driver's work in flight: `track` runs asynchronous work (a throw, even after an await, is logged and never
- * an unhandled rejection: the work's promise then holds undefined; `settle` waits for what is tracked), `part`
- * one synchronous part of a Ready (a throw is logged and the rest carried out: the machine keeps its model).
+ * The driver's work in flight: `track` runs asynchronous work (a throw, even after an await, is reported to
+ * `failed` and never an unhandled rejection: the work's promise then holds undefined; `settle` waits for what is
+ * tracked), `part` one synchronous part of a Ready (a throw is reported and the rest carried out: the machine keeps
+ * its model). `failed` publishes the switch's `effectFailed` event (driver.ts).
  */
-export function inFlight(log: Logger) {
+export function inFlight(failed: (what: string, err: unknown) => void) {
   const busy = new Set<Promise<unknown>>();
-  const failed = (what: string, err: unknown) =>
-    log.error(
-      { event: "switch.effect_failed", effect: what, err },
-      `carrying out ${what} threw; the switch goes on`,
-    );
   const track = <T>(what: string, work: () => Promise<T>, settled = true): Promise<T | undefined> => {
     const safe = Promise.resolve()
       .then(work)
@@ -88,7 +83,7 @@ export type EffectTable = { readonly [K in Effect["kind"]]: (e: EffectOf<K>, c: 
 export type Killed = Omit<Extract<KillOutcome, { done: true }>, "done" | "latched">;
 
 export function createEffects(
-  p: CreateSwitchParameters,
+  p: EffectsParameters,
   time: ExchangeTime,
   timers: Timers,
   dispatch: (e: Event) => void,

@@ -10,6 +10,11 @@ export {
   createSwitch,
   type ScheduleCancelClient,
   type Switch,
+  type SwitchAccount,
+  type SwitchInput,
+  type SwitchIo,
+  type SwitchPolicy,
+  type SwitchRuntime,
 } from "./driver.js";
 export { describeFailure } from "./failure.js";
 export {

@@ -21,7 +21,7 @@ const acceptedTimes = (x: Harness) =>
 
 /** Crash: stop pushing without removing anything; the exchange fires at the deadline while the daemon is down. */
 async function crashPastDeadline(h: Harness, downMs: number): Promise<void> {
-  await Promise.all(h.daemon.switches.map((s) => s.stop()));
+  await Promise.all(h.daemon.switches.map((s) => s.dispatch({ type: "stop" })));
   await h.daemon.settle();
   await h.advance(downMs, 10_000);
   expect(h.sim.state.getTriggers(h.account)).toHaveLength(1);
@@ -298,13 +298,13 @@ describe("daemon against the simulator (ManualClock)", () => {
     await h.settle({ bounded: true });
     await h.daemon.ledger.flush();
     // In the switch's model: the exchange holds the confirmed deadline or this push's.
-    expect(h.daemon.switches[0]!.model.entry).toMatchObject({
+    expect(h.daemon.switches[0]!.testSeams.model.entry).toMatchObject({
       armedUntil: armed,
       pendingUntil: sentAt + 60_000,
     });
     // On disk: the confirmed deadline, which this later push on the same day needed no write-ahead record beside
     // (docs/daemon.md, "The ledger"): a restart counts the same trigger either way.
-    expect(h.daemon.switches[0]!.model.disk.covered).toBe(1);
+    expect(h.daemon.switches[0]!.testSeams.model.disk.covered).toBe(1);
     const read = (await readLedgerState(h.stateDir)) as { file: LedgerFile };
     expect(read.file.accounts[h.account]).toMatchObject({ armedUntil: armed, pendingUntil: null });
     // The next confirmed push is what the file holds next.

@@ -10,8 +10,8 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   protocol: ["core"],
   config: ["core", "protocol"],
   surface: ["core", "protocol", "config"],
-  // switch -> surface is still allowed (the switch is handed `Metrics`); it goes when the switch publishes only
-  switch: ["core", "protocol", "config", "surface"],
+  // the switch publishes typed events on the bus (core/switch-events.ts): its wording and metrics are surface's
+  switch: ["core", "protocol", "config"],
   // the watchers publish typed events on the bus: their wording and metrics are surface's subscribers, the rules
   // of the switch's they use are handed in by the app
   watchers: ["core", "protocol", "config"],

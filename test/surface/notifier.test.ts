@@ -13,6 +13,7 @@ import {
   createEventBus,
   type DaemonEvent,
   type DomainEvent,
+  publishSwitchEvent,
   type SwitchPublished,
 } from "../../src/core/events.js";
 import { createRuntime, ManualTimers, systemTimers } from "../../src/core/runtime.js";
@@ -22,12 +23,7 @@ import { toNotification } from "../../src/surface/notify/events.js";
 import { createDaemonNotifications } from "../../src/surface/notify/index.js";
 import { createNotifier } from "../../src/surface/notify/notifier.js";
 import { watchProtection } from "../../src/surface/notify/protection.js";
-import {
-  describeSwitchEvent,
-  publish as publishSwitchEvent,
-  switchLog,
-  switchMetrics,
-} from "../../src/switch/log.js";
+import { describeSwitchEvent, switchLog, switchMetrics } from "../../src/surface/switch/index.js";
 import { captureLogger, type Harness, harness } from "../app/helpers.js";
 
 type Received = { body: Record<string, unknown>; headers: IncomingMessage["headers"]; url: string };
@@ -216,13 +212,13 @@ describe("the event bus", () => {
     const bare = createEventBus();
     const seen: DaemonEvent[] = [];
     bare.subscribe((e) => seen.push(e));
-    publishSwitchEvent(counted, logger.child({ module: "switch", account }), metrics, account, bare);
+    publishSwitchEvent(bare, account, counted);
     expect(seen).toEqual([{ ...counted, module: "switch", account }]);
     expect(await triggers()).toBe(0);
     // the daemon's subscribers: the log line (at its level, filtered here), the metric, the description
     logger.level = "info";
     const bus = createEventBus(switchLog(logger), switchMetrics(metrics));
-    publishSwitchEvent(counted, logger.child({ module: "switch", account }), metrics, account, bus);
+    publishSwitchEvent(bus, account, counted);
     expect(await triggers()).toBe(1);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ event: "trigger.counted", module: "switch", account, triggersToday: 1 });

@@ -5,8 +5,8 @@
  * why. Table tests of the pure machine: no clock, no sockets.
  */
 import { describe, expect, test } from "vitest";
+import { logLineOf } from "../../src/surface/switch/index.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import {
   type CancelFailure,
   type Event,

@@ -19,6 +19,7 @@ import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger, type Harness, harness, type LogLine } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
 import { ledgerOnDisk } from "../helpers/ledger-disk.js";
+import { switchBus } from "../helpers/switch-bus.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 let hs: Harness[] = [];
@@ -279,7 +280,7 @@ describe("issue #11: never ready while nothing is armed", () => {
       timeoutMs: 5_000,
       what: "the blackholed push to reach the simulator",
     });
-    await Promise.all(first.daemon.switches.map((s) => s.stop())); // SIGKILL: no removal
+    await Promise.all(first.daemon.switches.map((s) => s.dispatch({ type: "stop" }))); // SIGKILL: no removal
     const pending = first.daemon.ledger.get(first.account).pendingUntil;
     expect(pending).not.toBeNull();
     await first.daemon.ledger.flush();
@@ -310,8 +311,8 @@ describe("issue #11: never ready while nothing is armed", () => {
       timeoutMs: 5_000,
       what: "the blackholed push to reach the simulator",
     });
-    expect(first.daemon.switches[0]!.model.disk.covered).toBeGreaterThanOrEqual(2);
-    await Promise.all(first.daemon.switches.map((s) => s.stop())); // SIGKILL: no removal
+    expect(first.daemon.switches[0]!.testSeams.model.disk.covered).toBeGreaterThanOrEqual(2);
+    await Promise.all(first.daemon.switches.map((s) => s.dispatch({ type: "stop" }))); // SIGKILL: no removal
     const onDisk = ledgerOnDisk(stateDir).accounts[first.account];
     expect(onDisk).toMatchObject({ armedUntil: confirmed, pendingUntil: null, triggersToday: 0 });
     const h = track(await harness({ start: first.clock.now(), stateDir, wallet, startDaemonNow: false }));
@@ -364,16 +365,17 @@ describe("issue #11: never ready while nothing is armed", () => {
       triggerLimit: 10,
     });
     const sw = createSwitch({
-      account: wallet.address.toLowerCase(),
-      client,
-      ledger,
+      account: { address: wallet.address.toLowerCase() },
+      policy: SWITCH_CADENCE,
+      io: {
+        client,
+        ledger,
+      },
       runtime: createRuntime({ clock, timers }),
-      logger: log.logger,
-      metrics: createMetrics({ defaultMetrics: false }),
-      ...SWITCH_CADENCE,
+      bus: switchBus(log.logger, createMetrics({ defaultMetrics: false })),
     });
     try {
-      sw.start();
+      sw.dispatch({ type: "start" });
       for (let i = 0; i < 5; i++) await sw.settle();
       expect(log.events("heartbeat.ok")).toHaveLength(0);
       const failed = log.events("heartbeat.failed");
@@ -381,7 +383,7 @@ describe("issue #11: never ready while nothing is armed", () => {
       expect(failed[0]).toMatchObject({ reason: "too_early", message: "Scheduled cancel time too early" });
       expect(sw.status()).toMatchObject({ state: "retrying", armedUntil: null });
     } finally {
-      await sw.stop();
+      await sw.dispatch({ type: "stop" });
       timers.dispose();
       client.close();
       await new Promise((r) => server.close(r));
@@ -401,7 +403,7 @@ describe("issue #11: never ready while nothing is armed", () => {
     // is not as the push expects while a write is running), and is not sent.
     await h.advance(15_000, 1_000, { bounded: true });
     const sent = h.sim.state.requestCount("exchange");
-    expect(h.daemon.switches[0]!.model.disk.covered).toBe(2); // the pushes at 15 s and 30 s
+    expect(h.daemon.switches[0]!.testSeams.model.disk.covered).toBe(2); // the pushes at 15 s and 30 s
     await h.advance(21_000, 1_000, { bounded: true });
     // the push's intent never became durable: no request left, the failure is logged
     expect(h.sim.state.requestCount("exchange")).toBe(sent);

@@ -16,6 +16,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createSwitch, type Switch } from "../../src/switch/index.js";
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger, type LogLine } from "../app/helpers.js";
+import { switchBus } from "../helpers/switch-bus.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 const ACCOUNT = "0x00000000000000000000000000000000000000aa";
@@ -68,18 +69,21 @@ async function world(opts: { onEngineDown?: "expedite" | "lapse" } = {}) {
     },
   };
   const sw: Switch = createSwitch({
-    account: ACCOUNT,
-    client,
-    ledger,
+    account: { address: ACCOUNT },
+    policy: {
+      ...SWITCH_CADENCE,
+      onEngineDown: opts.onEngineDown ?? "lapse",
+    },
+    io: {
+      client,
+      ledger,
+      nonces: { rebase: () => undefined, accepted: () => undefined },
+    },
     runtime: createRuntime({ clock, timers }),
-    logger: log.logger,
-    metrics: createMetrics(),
-    ...SWITCH_CADENCE,
-    onEngineDown: opts.onEngineDown ?? "lapse",
-    nonces: { rebase: () => undefined, accepted: () => undefined },
+    bus: switchBus(log.logger, createMetrics()),
   });
   closers.push(async () => {
-    await sw.stop();
+    await sw.dispatch({ type: "stop" });
     await ledger.close();
   });
   const settle = async () => {
@@ -112,13 +116,13 @@ const only = (lines: LogLine[], name: string) => {
 describe("the log contract (docs/cli-contract.md), through the driver", () => {
   test("heartbeat.ok carries deadline and latencyMs; trigger.counted triggersToday; engine.down/up", async () => {
     const w = await world();
-    w.sw.start();
+    w.sw.dispatch({ type: "start" });
     await w.settle();
     const ok = only(w.log.lines, "heartbeat.ok")[0]!;
     expect(fieldsOf(ok)).toEqual(["deadline", "latencyMs"]);
     expect(ok).toMatchObject({ deadline: Date.UTC(2026, 0, 1, 12, 1, 0), latencyMs: 12, level: 30 });
     // the engine goes down (policy lapse): no more pushes; the deadline lapses and a trigger is counted
-    w.sw.setEngineUp(false, "guard says down");
+    w.sw.dispatch({ type: "engine", up: false, detail: "guard says down" });
     const down = only(w.log.lines, "engine.down")[0]!;
     expect(fieldsOf(down)).toEqual(["action", "armedUntil", "cause", "detail"]);
     // a death seen (the default); `absent` after a restart's connect grace (issue 38)
@@ -127,7 +131,7 @@ describe("the log contract (docs/cli-contract.md), through the driver", () => {
     const counted = only(w.log.lines, "trigger.counted")[0]!;
     expect(fieldsOf(counted)).toEqual(["deadline", "proof", "triggerLimit", "triggersLeft", "triggersToday"]);
     expect(counted).toMatchObject({ triggersToday: 1, triggerLimit: 10, triggersLeft: 9, proof: "guess" });
-    w.sw.setEngineUp(true, "back");
+    w.sw.dispatch({ type: "engine", up: true, detail: "back" });
     // engine.up says what the policy does now (issue 38: the words match the machine)
     expect(fieldsOf(only(w.log.lines, "engine.up")[0]!)).toEqual(["action", "detail"]);
   });
@@ -135,7 +139,7 @@ describe("the log contract (docs/cli-contract.md), through the driver", () => {
   test("heartbeat.failed carries reason and the server's message; trigger.exhausted on the daily limit", async () => {
     const w = await world();
     w.answers.push({ ok: false, kind: "server_error", message: "upstream 502" });
-    w.sw.start();
+    w.sw.dispatch({ type: "start" });
     await w.settle();
     const failed = only(w.log.lines, "heartbeat.failed")[0]!;
     expect(fieldsOf(failed)).toEqual(["armedUntil", "consecutiveFailures", "message", "reason", "retryInMs"]);
@@ -151,7 +155,7 @@ describe("the log contract (docs/cli-contract.md), through the driver", () => {
 
   test("shutdown.removed on a graceful stop", async () => {
     const w = await world();
-    w.sw.start();
+    w.sw.dispatch({ type: "start" });
     await w.settle();
     const outcome = w.sw.shutdown({ mode: "remove" });
     await w.settle();
@@ -163,7 +167,7 @@ describe("the log contract (docs/cli-contract.md), through the driver", () => {
 
   test("clock.suspect / clock.agreed carry localMs, exchangeMs, disagreementMs; clock.date_refused reason", async () => {
     const w = await world();
-    w.sw.start();
+    w.sw.dispatch({ type: "start" });
     await w.settle();
     // the local clock steps 90 s ahead while the exchange's Dates stay true
     const truth = () => Math.floor((w.clock.now() - 90_000) / 1000) * 1000;
@@ -192,7 +196,7 @@ describe("the log contract (docs/cli-contract.md), through the driver", () => {
       { ok: false, kind: "expired", message: "Action already expired" },
       { ok: false, kind: "expired", message: "Action already expired" },
     );
-    w.sw.start();
+    w.sw.dispatch({ type: "start" });
     await w.advance(30_000);
     const switched = only(w.log.lines, "clock.source_switched")[0]!;
     expect(fieldsOf(switched)).toEqual(["message", "reason", "to"]);
@@ -210,9 +214,9 @@ describe("the log contract (docs/cli-contract.md), through the driver", () => {
 
   test("switch.event_refused: an input the switch cannot take", async () => {
     const w = await world();
-    w.sw.start();
+    w.sw.dispatch({ type: "start" });
     await w.settle();
-    w.sw.clockStepped(Number.NaN);
+    w.sw.dispatch({ type: "clockStep", deltaMs: Number.NaN });
     const refused = only(w.log.lines, "switch.event_refused")[0]!;
     expect(fieldsOf(refused)).toEqual(["eventType", "reason"]);
     expect(refused).toMatchObject({ eventType: "clockStep", level: 50 });

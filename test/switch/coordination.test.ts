@@ -5,9 +5,9 @@
 import { describe, expect, test } from "vitest";
 import { auditSubscriber } from "../../src/surface/audit/events.js";
 import type { AuditEntry } from "../../src/surface/audit/record.js";
+import { logLineOf } from "../../src/surface/switch/index.js";
 import type { EscalationConfig } from "../../src/switch/escalation.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
   initialModel,

@@ -3,9 +3,9 @@
  * Pure steps: no clock, no sockets, no disk.
  */
 import { describe, expect, test } from "vitest";
+import { logLineOf } from "../../src/surface/switch/index.js";
 import { DRILL_LEAD_MS, DRILL_VERIFY_MARGIN_MS } from "../../src/switch/drill.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
   initialModel,

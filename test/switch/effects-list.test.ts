@@ -15,6 +15,7 @@ import { initialTime, timesAt } from "../../src/switch/exchange-time.js";
 import { HISTORY_SIZE, newEntry } from "../../src/switch/ledger-model.js";
 import { initialModel, type Ready } from "../../src/switch/machine.js";
 import { captureLogger } from "../app/helpers.js";
+import { switchBus } from "../helpers/switch-bus.js";
 import { SWITCH_CADENCE, SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -70,44 +71,45 @@ describe("effects as a list", () => {
       writtenUpdatedAt: T0,
     };
     const sw = createSwitch({
-      account: SWITCH_CFG.account,
-      client: {
-        scheduleCancel: async (params) => ({
-          nonce: clock.now(),
-          expiresAfter: undefined,
-          time: params.time,
-          responseType: "default",
-          latencyMs: 5,
-          serverDate: Math.floor(clock.now() / 1000) * 1000,
-        }),
+      account: { address: SWITCH_CFG.account },
+      policy: SWITCH_CADENCE,
+      io: {
+        client: {
+          scheduleCancel: async (params) => ({
+            nonce: clock.now(),
+            expiresAfter: undefined,
+            time: params.time,
+            responseType: "default",
+            latencyMs: 5,
+            serverDate: Math.floor(clock.now() / 1000) * 1000,
+          }),
+        },
+        ledger,
+        killOrders: () =>
+          new Promise((resolve) => {
+            order.push("cancel asked");
+            cancelled = () => {
+              order.push("cancel answered");
+              resolve({ confirmed: true, cancelled: 2, kept: 0 });
+            };
+          }),
+        closePositions: async () => {
+          order.push("close");
+          return { flat: true, orders: [], filledUsd: 0, dust: 0, refusal: null };
+        },
       },
-      ledger,
       runtime: createRuntime({ clock, timers }),
-      logger: captureLogger().logger,
-      metrics: createMetrics({ defaultMetrics: false }),
-      ...SWITCH_CADENCE,
-      killOrders: () =>
-        new Promise((resolve) => {
-          order.push("cancel asked");
-          cancelled = () => {
-            order.push("cancel answered");
-            resolve({ confirmed: true, cancelled: 2, kept: 0 });
-          };
-        }),
-      closePositions: async () => {
-        order.push("close");
-        return { flat: true, orders: [], filledUsd: 0, dust: 0, refusal: null };
-      },
+      bus: switchBus(captureLogger().logger, createMetrics({ defaultMetrics: false })),
     });
-    sw.start();
+    sw.dispatch({ type: "start" });
     await sw.settle();
-    const outcome = sw.kill("operator", true);
+    const outcome = sw.dispatch({ type: "kill", by: "operator", close: true });
     for (let i = 0; i < 10; i++) await Promise.resolve();
     expect(order).toEqual(["cancel asked"]);
     cancelled();
     const r = await outcome;
     expect(order).toEqual(["cancel asked", "cancel answered", "close"]);
     expect(r).toMatchObject({ done: true, latched: true, cancel: { confirmed: true, cancelled: 2 } });
-    await sw.stop();
+    await sw.dispatch({ type: "stop" });
   });
 });

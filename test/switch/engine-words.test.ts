@@ -5,8 +5,8 @@
  */
 import { describe, expect, test } from "vitest";
 import { toNotification } from "../../src/surface/notify/events.js";
+import { describeSwitchEvent, logLineOf } from "../../src/surface/switch/index.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
-import { describeSwitchEvent, logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
   EXPEDITE_LEAD_MS,

@@ -3,9 +3,9 @@
  * "When cancelling is not enough". Pure steps: no clock, no sockets, no disk.
  */
 import { describe, expect, test } from "vitest";
+import { logLineOf } from "../../src/surface/switch/index.js";
 import { closeHold, ENGINE_BACK, type EscalationConfig } from "../../src/switch/escalation.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
   initialModel,

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { NonceSource } from "../../src/protocol/hyperliquid/nonce.js";
+import { logLineOf } from "../../src/surface/switch/index.js";
 import {
   BRIDGE_MS,
   initialTime,
@@ -15,7 +16,6 @@ import {
   timeVerdict,
 } from "../../src/switch/exchange-time.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import { type Event, initialModel, type Now, status, timesOf } from "../../src/switch/machine.js";
 import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";

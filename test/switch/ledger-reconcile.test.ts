@@ -6,9 +6,9 @@
  */
 import { describe, expect, test } from "vitest";
 import { utcDay } from "../../src/core/clock.js";
+import { logLineOf } from "../../src/surface/switch/index.js";
 import { LedgerEntry } from "../../src/switch/ledger.js";
 import { newEntry, withRemoval, withTrigger } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import {
   inflight,
   initialModel,

@@ -18,6 +18,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createSwitch, type ScheduleCancelClient } from "../../src/switch/index.js";
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger } from "../app/helpers.js";
+import { switchBus } from "../helpers/switch-bus.js";
 import { testWallet } from "../sim/helpers.js";
 import { SWITCH_CADENCE } from "./world.js";
 
@@ -83,14 +84,15 @@ async function removal(opts: {
   if (opts.armedBefore)
     ledger.put({ ...ledger.initial(account), armedUntil: clock.now() + 600_000, lastPushAt: clock.now() });
   const sw = createSwitch({
-    account,
-    client,
-    ledger,
+    account: { address: account },
+    policy: SWITCH_CADENCE,
+    io: {
+      client,
+      ledger,
+      cumulativeVolume,
+    },
     runtime: createRuntime({ clock, timers }),
-    logger: log.logger,
-    metrics: createMetrics(),
-    ...SWITCH_CADENCE,
-    cumulativeVolume,
+    bus: switchBus(log.logger, createMetrics()),
   });
   const outcome = sw.shutdown({ mode: "remove" });
   for (let i = 0; i < 50 && !(await Promise.race([outcome.then(() => true), Promise.resolve(false)])); i++) {

@@ -3,8 +3,8 @@
  * docs/daemon.md "The switch machine". No clock, no sockets, no disk.
  */
 import { describe, expect, test } from "vitest";
+import { logLineOf } from "../../src/surface/switch/index.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
   EXPEDITE_LEAD_MS,

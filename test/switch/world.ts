@@ -32,11 +32,18 @@ import { nonceFloor } from "../../src/protocol/hyperliquid/nonce.js";
 import type { ExplorerTx, HistoricalOrder } from "../../src/protocol/hyperliquid/schemas.js";
 import { computeReadiness, defaultMinMarginMs } from "../../src/surface/health.js";
 import { createMetrics } from "../../src/surface/metrics.js";
-import { createSwitch, describeFailure, type Switch, type SwitchLedger } from "../../src/switch/driver.js";
+import { logLineOf } from "../../src/surface/switch/index.js";
+import {
+  createSwitch,
+  describeFailure,
+  type Switch,
+  type SwitchIo,
+  type SwitchLedger,
+  type SwitchPolicy,
+} from "../../src/switch/driver.js";
 import { isPlausibleTime, SUSPECT_MS } from "../../src/switch/exchange-time.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
 import { HISTORY_SIZE, limitRefused, newEntry, rollEntry } from "../../src/switch/ledger-model.js";
-import { logLineOf } from "../../src/switch/log.js";
 import {
   type Event,
   gateUntil,
@@ -56,11 +63,14 @@ import { type RecordResult, readFinding } from "../../src/switch/record.js";
 import { writeAheadCoverage } from "../../src/switch/write-ahead.js";
 import { ABSENT_DETAIL, armConnectGrace } from "../../src/watchers/connection-guard.js";
 import { checked, dueAt, heard, type Liveness, livenessStart } from "../../src/watchers/liveness.js";
+import { switchBus } from "../helpers/switch-bus.js";
 import { view } from "./ready-view.js";
 
 /** One silent logger and one registry for every world (the driver publishes to both; nothing reads them). */
 const SILENT = pino({ level: "silent" });
 const METRICS = createMetrics();
+/** the switch's log and metrics subscribers, as the daemon subscribes them (silent here) */
+const BUS = switchBus(SILENT, METRICS);
 
 /** Lets the driver's asynchronous work (persistence, sends, answers, a timer set for "now") run to rest. */
 const flush = () =>
@@ -288,62 +298,67 @@ export class World {
     this.timers = new ManualTimers(this.clock);
     this.runStop = createRuntime({ clock: this.clock, timers: this.timers });
     const world = this;
+    const esc: Partial<Pick<SwitchPolicy, "escalation"> & Pick<SwitchIo, "closePositions" | "killOrders">> =
+      this.escalationIo(live);
     this.sw = createSwitch({
-      account: this.cfg.account,
-      client: {
-        scheduleCancel: (params) => {
-          // a crashed run's requests never get an answer
-          if (!live()) return new Promise<ScheduleCancelResult>(() => {});
-          if (params.time === undefined) return this.removalRequested();
-          return this.pushRequested(params.time, params.expiresAfterMs ?? 0, params.signal);
-        },
+      account: { address: this.cfg.account },
+      policy: {
+        intervalMs: this.cfg.intervalMs,
+        deadlineMs: this.cfg.deadlineMs,
+        requestTimeoutMs: this.cfg.requestTimeoutMs,
+        permanentRecheckMs: this.cfg.permanentRecheckMs,
+        triggerWarnRemaining: this.cfg.triggerWarnRemaining,
+        onEngineDown: this.cfg.onEngineDown,
+        cancelStops: this.cfg.cancelStops,
+        nonceSpan: this.nonceSpan(),
+        escalation: esc.escalation,
       },
-      ledger: this.store(live),
-      runtime: this.runStop,
-      time: this.time,
-      logger: SILENT,
-      metrics: METRICS,
-      intervalMs: this.cfg.intervalMs,
-      deadlineMs: this.cfg.deadlineMs,
-      requestTimeoutMs: this.cfg.requestTimeoutMs,
-      permanentRecheckMs: this.cfg.permanentRecheckMs,
-      triggerWarnRemaining: this.cfg.triggerWarnRemaining,
-      onEngineDown: this.cfg.onEngineDown,
-      cancelStops: this.cfg.cancelStops,
-      timeFloor,
-      nonces: {
-        // the daemon's NonceSource.rebase: the next nonce is above the floor the exchange's answer names
-        rebase: (floor) => {
-          if (!live()) return;
-          if (floor < this.lastNonceSent) this.rebasedDown = true;
-          this.lastNonceSent = floor;
+      io: {
+        client: {
+          scheduleCancel: (params) => {
+            // a crashed run's requests never get an answer
+            if (!live()) return new Promise<ScheduleCancelResult>(() => {});
+            if (params.time === undefined) return this.removalRequested();
+            return this.pushRequested(params.time, params.expiresAfterMs ?? 0, params.signal);
+          },
         },
-        // the exchange accepted it: persisted as lastNonce
-        accepted: (nonce) => {
-          if (!live()) return;
-          this.lastNonce = Math.max(this.lastNonce, nonce);
-          this.lastVerifiedNonce = Math.max(this.lastVerifiedNonce, nonce);
+        ledger: this.store(live),
+        nonces: {
+          // the daemon's NonceSource.rebase: the next nonce is above the floor the exchange's answer names
+          rebase: (floor) => {
+            if (!live()) return;
+            if (floor < this.lastNonceSent) this.rebasedDown = true;
+            this.lastNonceSent = floor;
+          },
+          // the exchange accepted it: persisted as lastNonce
+          accepted: (nonce) => {
+            if (!live()) return;
+            this.lastNonce = Math.max(this.lastNonce, nonce);
+            this.lastVerifiedNonce = Math.max(this.lastVerifiedNonce, nonce);
+          },
+          // the signer's last nonce handed out (the machine's write-ahead rule bounds a push's nonce by it)
+          get last() {
+            return world.lastNonceSent;
+          },
         },
-        // the signer's last nonce handed out (the machine's write-ahead rule bounds a push's nonce by it)
-        get last() {
-          return world.lastNonceSent;
-        },
+        // the canceller answers at once, unconfirmed (the model holds no orders to cancel)
+        cancelOpenOrders: async () => ({ confirmed: false, cancelled: 0, kept: 0 }),
+        // the escalation's closes and the kill (issue 39's block below; nothing without an escalation config)
+        closePositions: esc.closePositions,
+        killOrders: esc.killOrders,
+        // a read the machine asks for is answered by the next `record` command
+        readRecord: () =>
+          new Promise<RecordResult>((resolve) => {
+            if (live()) this.pendingRecord = resolve;
+          }),
       },
-      nonceSpan: this.nonceSpan(),
-      // the canceller answers at once, unconfirmed (the model holds no orders to cancel)
-      cancelOpenOrders: async () => ({ confirmed: false, cancelled: 0, kept: 0 }),
-      // the escalation's closes and the kill (issue 39's block below; nothing without an escalation config)
-      ...this.escalationIo(live),
-      // a read the machine asks for is answered by the next `record` command
-      readRecord: () =>
-        new Promise<RecordResult>((resolve) => {
-          if (live()) this.pendingRecord = resolve;
-        }),
+      runtime: { ...this.runStop, time: this.time, timeFloor },
+      bus: BUS,
       testSeams: {
         machineStep: (model, ev, now) => (live() ? this.stepped(model, ev, now) : step(model, ev, now)),
       },
     });
-    this.sw.start();
+    this.sw.dispatch({ type: "start" });
     this.engineBoot();
   }
 
@@ -808,7 +823,7 @@ export class World {
       if (!next || next.at > end) break;
       await this.moveTo(Math.max(this.mono, next.at), next.what === "fire");
       if (next.what === "midnight") {
-        this.sw.onDayRollover();
+        this.sw.dispatch({ type: "dayRollover" });
         await flush();
       }
     }
@@ -851,7 +866,7 @@ export class World {
   checkStep() {
     const stepped = this.time.checkStep();
     if (!stepped || this.model.phase !== "running") return false;
-    this.sw.clockStepped(stepped.deltaMs);
+    this.sw.dispatch({ type: "clockStep", deltaMs: stepped.deltaMs });
     return true;
   }
 
@@ -905,7 +920,13 @@ export class World {
       graceMs: this.connectGraceMs,
       timers: this.timers,
       waiting: () => !this.namedThisRun,
-      absent: () => sw.setEngineUp(false, ABSENT_DETAIL(this.connectGraceMs), "absent"),
+      absent: () =>
+        sw.dispatch({
+          type: "engine",
+          up: false,
+          detail: ABSENT_DETAIL(this.connectGraceMs),
+          cause: "absent",
+        }),
     });
   }
 
@@ -933,7 +954,7 @@ export class World {
         return this.respond(cmd.kind, cmd.applied);
       case "engine":
         this.engineSaid(cmd.up);
-        return this.sw.setEngineUp(cmd.up);
+        return this.sw.dispatch({ type: "engine", up: cmd.up });
       case "fill":
         return this.fill(cmd.ok);
       case "kill":
@@ -946,7 +967,8 @@ export class World {
           this.correctedSinceConfirm = true;
         }
         // (issue 40) the block's timestamp in whole seconds, read at once
-        this.sw.blockTime({
+        this.sw.dispatch({
+          type: "blockSample",
           timestampSec: Math.floor((this.t + cmd.offsetMs) / 1000),
           sentMono: this.mono,
           receivedMono: this.mono,
@@ -1079,7 +1101,7 @@ export class World {
       const answer = this.pendingRecord;
       this.pendingRecord = null;
       if (answer) answer(finding);
-      else this.sw.recordRead(finding);
+      else this.sw.dispatch({ type: "record", result: finding });
       await flush();
     }
     this.lastRecord = null;
@@ -1432,7 +1454,7 @@ export class World {
 
   async kill(close: boolean) {
     if (!this.cfg.escalation || this.model.phase !== "running") return;
-    void this.sw.kill("operator", close);
+    void this.sw.dispatch({ type: "kill", by: "operator", close });
     await flush();
   }
 
@@ -1729,7 +1751,7 @@ export class EngineWorld extends World {
       );
     this.live = null;
     this.engineDowns++;
-    this.sw.setEngineUp(false, "silent");
+    this.sw.dispatch({ type: "engine", up: false, detail: "silent" });
   }
 
   /**
@@ -1753,13 +1775,13 @@ export class EngineWorld extends World {
       // it writes at once: its first line (or its hello on a new connection)
       if (this.live === null) {
         this.connect();
-        this.sw.setEngineUp(true, null);
+        this.sw.dispatch({ type: "engine", up: true, detail: null });
       } else this.hear(this.mono);
     } else if (state === "closed" && this.live !== null) {
       // the kernel closes a dead engine's connection: down at once, on evidence
       this.liveTimer?.cancel();
       this.live = null;
-      this.sw.setEngineUp(false, "closed");
+      this.sw.dispatch({ type: "engine", up: false, detail: "closed" });
     }
   }
 
@@ -1795,7 +1817,7 @@ export class EngineWorld extends World {
       this.live = heard(this.live, this.mono);
     await flush();
     if (utcDay(this.t + this.wallDelta) !== wallDay) {
-      this.sw.onDayRollover();
+      this.sw.dispatch({ type: "dayRollover" });
       await flush();
     }
   }

@@ -26,10 +26,10 @@ import { auditSubscriber } from "../../surface/audit/events.js";
 import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
+import { describeSwitchEvent, switchSubscribers } from "../../surface/switch/index.js";
 import { watcherSubscribers } from "../../surface/watchers/index.js";
 import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../../switch/index.js";
 import { Ledger } from "../../switch/ledger.js";
-import { describeSwitchEvent, switchLog, switchMetrics } from "../../switch/log.js";
 import { type RecordResult, readFinding, reconcileLedger } from "../../switch/record.js";
 import { reconcileAtStart } from "../../switch/record-reconcile.js";
 import { type AnnouncedOrders, createAnnouncedOrders } from "../../watchers/announced-orders.js";
@@ -54,12 +54,11 @@ export function notificationsComponent(): Component<
     name: "notifications",
     start({ params, config, metrics, runtime }) {
       // The daemon's events: the switches, the watchers and the exposure report publish typed events; their log
-      // lines and metrics (the switch's, src/switch/log.ts; the watchers', src/surface/watchers/), the notifier and
+      // lines and metrics (the switch's, src/surface/switch/; the watchers', src/surface/watchers/), the notifier and
       // the status page subscribe (src/core/events.ts), in this order, once. The log is only written, never read back.
       const logger = params.logger;
       const bus = createEventBus(
-        switchLog(logger),
-        switchMetrics(metrics),
+        ...switchSubscribers(logger, metrics),
         ...watcherSubscribers(logger, metrics),
       );
       notifications = createDaemonNotifications({

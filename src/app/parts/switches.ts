@@ -132,7 +132,6 @@ export function switchesComponent(): Component<
         nonceSpan,
         signerClients,
         info,
-        metrics,
         logger,
         bus,
         stop,
@@ -154,45 +153,44 @@ export function switchesComponent(): Component<
       };
       switches = plan.map(({ account, vaultAddress, signer }) =>
         createSwitch({
-          account,
-          vaultAddress,
-          client: signerClients.get(signer)!,
-          ledger,
-          runtime,
-          time,
-          timeFloor: ledger.loadedUpdatedAt,
-          nonces: signerNonces.get(signer)!,
-          nonceSpan,
-          logger,
-          metrics,
+          account: { address: account, vaultAddress },
+          policy: {
+            intervalMs: config.interval,
+            deadlineMs: config.deadline,
+            requestTimeoutMs: config.requestTimeout,
+            permanentRecheckMs: config.permanentRecheckInterval,
+            triggerWarnRemaining: config.triggerWarnRemaining,
+            onEngineDown: config.onEngineDown,
+            cancelStops: config.cancelStops,
+            escalation: escalating.has(account) ? escalation : null,
+            coordination: ctx.coordination ? { actAlone: config.actAlone } : null,
+            nonceSpan,
+          },
+          io: {
+            client: signerClients.get(signer)!,
+            ledger,
+            nonces: signerNonces.get(signer)!,
+            cancelOpenOrders: ctx.cancelOpenOrders,
+            // every account's switch can close (the operator's `kill --close`); the escalation's rules only run for
+            // the opted-in ones (`escalation` null: the machine never closes on its own)
+            closePositions: ctx.closePositions,
+            killOrders: ctx.killOrders,
+            drillIo: ctx.drillIo,
+            cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
+            onTrigger: (a: string) => triggers.publish(a),
+            readRecord: ctx.readRecord,
+          },
+          runtime: { ...runtime, time, timeFloor: ledger.loadedUpdatedAt },
           bus,
-          intervalMs: config.interval,
-          deadlineMs: config.deadline,
-          requestTimeoutMs: config.requestTimeout,
-          permanentRecheckMs: config.permanentRecheckInterval,
-          triggerWarnRemaining: config.triggerWarnRemaining,
-          onEngineDown: config.onEngineDown,
-          cancelStops: config.cancelStops,
-          cancelOpenOrders: ctx.cancelOpenOrders,
-          escalation: escalating.has(account) ? escalation : null,
-          // every account's switch can close (the operator's `kill --close`); the escalation's rules only run for
-          // the opted-in ones (`escalation` null: the machine never closes on its own)
-          closePositions: ctx.closePositions,
-          killOrders: ctx.killOrders,
-          drillIo: ctx.drillIo,
-          cumulativeVolume: async (user: string) => Number((await info.userRateLimit({ user })).cumVlm),
-          onTrigger: (a) => triggers.publish(a),
-          readRecord: ctx.readRecord,
-          coordination: ctx.coordination ? { actAlone: config.actAlone } : null,
         }),
       );
       // The replicas' election (coordination.ts) reaches every switch: the machine gates on it.
       coordination = ctx.coordination;
       if (coordination) {
         const c = coordination;
-        for (const s of switches) s.coordinate(c.now());
+        for (const s of switches) s.dispatch({ type: "coordination", ...c.now() });
         c.subscribe((state) => {
-          for (const s of switches) s.coordinate(state);
+          for (const s of switches) s.dispatch({ type: "coordination", ...state });
         });
         ctx.board.coordination = () => c.status();
       }
@@ -215,20 +213,20 @@ export function switchesComponent(): Component<
       }
       for (const s of switches) {
         const engine = ctx.engine.now(s.account);
-        if (!engine.up) s.setEngineUp(false, engine.detail, engine.cause);
+        if (!engine.up) s.dispatch({ type: "engine", up: false, detail: engine.detail, cause: engine.cause });
       }
       // A change for named accounts (the connection guard) reaches only their switches, in the same turn.
       ctx.engine.subscribe(({ up, detail, cause, accounts }) => {
         for (const s of switches)
-          if (!accounts || accounts.includes(s.account)) s.setEngineUp(up, detail, cause);
+          if (!accounts || accounts.includes(s.account)) s.dispatch({ type: "engine", up, detail, cause });
       });
       // An agent key's state reaches the switches it signs for, and only those.
       for (const { accounts, feed: agent } of ctx.agents) {
         const mine = switches.filter((s) => accounts.includes(s.account));
         const now = agent.now();
-        if (now) for (const s of mine) s.setAgent(now.state, now.detail);
+        if (now) for (const s of mine) s.dispatch({ type: "agent", state: now.state, detail: now.detail });
         agent.subscribe((a) => {
-          for (const s of mine) s.setAgent(a.state, a.detail);
+          for (const s of mine) s.dispatch({ type: "agent", state: a.state, detail: a.detail });
         });
       }
       // The exposure poll's figures reach the escalating accounts' switches (their rules read them): the first
@@ -256,7 +254,8 @@ export function switchesComponent(): Component<
           const accountValue = Number(e.accountValue);
           const notionalUsd = Number(e.totalNtlPos);
           if (!Number.isFinite(accountValue) || !Number.isFinite(notionalUsd)) return;
-          s.exposure({
+          s.dispatch({
+            type: "exposure",
             accountValue,
             notionalUsd,
             minLiquidationPct: all.length > 0 ? Math.min(...all) : null,
@@ -264,7 +263,7 @@ export function switchesComponent(): Component<
         });
       }
       ctx.clockSteps.subscribe((deltaMs) => {
-        for (const s of switches) s.clockStepped(deltaMs);
+        for (const s of switches) s.dispatch({ type: "clockStep", deltaMs });
       });
       // The second witness of the exchange's time (issue 40): the HyperEVM block time, handed to every switch.
       // An API URL given by the caller (a test, an embedder) without an RPC URL has none, as for the explorer.
@@ -279,7 +278,7 @@ export function switchesComponent(): Component<
           intervalMs: config.interval,
           logger,
           onSample: (sample) => {
-            for (const s of all) s.blockTime(sample);
+            for (const s of all) s.dispatch({ type: "blockSample", ...sample });
           },
         });
         void witness.readNow();
@@ -291,9 +290,9 @@ export function switchesComponent(): Component<
       // accounts never push in one burst (docs/operations.md, "Many accounts, several signers").
       const step = pushSpacing(config.interval, switches.length);
       const begin = (s: Switch, offset: number) => {
-        s.start(ctx.slotOrigin + offset);
+        s.dispatch({ type: "start", slotOrigin: ctx.slotOrigin + offset });
         const record = ctx.startRecords.get(s.account);
-        if (record) s.recordRead(record);
+        if (record) s.dispatch({ type: "record", result: record });
       };
       for (const [i, s] of switches.entries()) {
         if (i === 0 || step === 0) begin(s, 0);
@@ -443,7 +442,7 @@ export function pollersComponent(): Component<
       parts.push({ name: "chain watch", close: () => chain?.stop() });
       const rollover = () => {
         ledger.rollover();
-        for (const s of switches) s.onDayRollover();
+        for (const s of switches) s.dispatch({ type: "dayRollover" });
       };
       const scheduler = params.scheduler ?? cronScheduler;
       const job = scheduler.schedule("0 0 * * *", rollover, {
@@ -504,7 +503,7 @@ async function kill(switches: readonly Switch[], request: ControlRequest): Promi
     return { ok: false, error: `${request.account ?? "no account"} is not an account this daemon arms` };
   const by = request.by ?? "unnamed";
   const outcomes = await Promise.all(
-    targets.map(async (s) => ({ account: s.account, ...(await s.kill(by, close)) })),
+    targets.map(async (s) => ({ account: s.account, ...(await s.dispatch({ type: "kill", by, close })) })),
   );
   return { ok: true, result: { accounts: outcomes } };
 }
@@ -560,7 +559,7 @@ export function controlComponent(): Component<
                 ok: false,
                 error: `${request.account ?? "no account"} is not an account this daemon arms`,
               };
-            const r = s.reset(request.by ?? "unnamed");
+            const r = s.dispatch({ type: "reset", by: request.by ?? "unnamed" });
             return r.released
               ? { ok: true, result: { account: s.account, released: true, detail: r.reason } }
               : { ok: false, error: r.reason };

@@ -1,5 +1,5 @@
 /**
- * Which named events become notifications (a switch's as src/switch/log.ts describes them, the protection
+ * Which named events become notifications (a switch's as src/surface/switch/ describes them, the protection
  * watch's), and the document each one posts (docs/observability.md
  * "Notifications"): `event`, `severity`, `account`, a one-line human `text` (a Slack or Mattermost incoming
  * webhook shows it as is), `time` / `timeMs`, `host`, `version` and the event's `figures`.
@@ -101,7 +101,7 @@ function textOf(e: DomainEvent, who: string): string {
       return `${who}: only ${seconds(e.protectionLeftMs)} of protection left (margin ${seconds(e.marginMs)}), ${e.consecutiveFailures ?? 0} push failure(s) in a row; the cancel fires at ${at(e.armedUntil)} unless a push lands.`;
     case "protection.restored":
       return `${who}: protection back above the margin (${seconds(e.protectionLeftMs)} left).`;
-    // what the policy does next is the switch's own line (src/switch/engine-words.ts), never guessed here
+    // what the policy does next is the switch's own line (src/surface/switch/engine.ts), never guessed here
     case "engine.down":
       return `${who}: the trading engine is DOWN (${e.detail ?? "guard failed"}); ${String(e.msg ?? "").replace(/^trading engine down: /, "") || "the engine-down policy applies"}.`;
     case "engine.up":

@@ -44,9 +44,8 @@ export function createDaemonNotifications({
   /** the daemon's event bus: notifications follow it, and the protection watcher publishes on it */
   bus: EventBus;
   /**
-   * a switch's typed event named for notifications (src/switch/log.ts `describeSwitchEvent`: the contract name and
-   * figures of its table), or null when it does not concern people; handed in because this room cannot see the
-   * switch's types
+   * a switch's typed event named for notifications (the daemon hands in src/surface/switch/ `describeSwitchEvent`:
+   * the contract name and figures of its table), or null when it does not concern people
    */
   describe: (e: SwitchPublished) => DomainEvent | null;
   registry: Registry;

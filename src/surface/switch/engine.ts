@@ -1,11 +1,45 @@
 /**
- * What `engine.down`, `engine.up` and a cancel pass's retry and fall-back say (src/switch/log.ts), per
- * `--on-engine-down` policy: each says what the machine does next (engine-down.ts), nothing more
- * (test/switch/engine-words.test.ts holds them to it).
+ * What `engine.down`, `engine.up`, a cancel pass and its retry and fall-back say, per `--on-engine-down` policy:
+ * each says what the machine does next (switch/engine-down.ts), nothing more (test/switch/engine-words.test.ts
+ * holds them to it). Rows of the switch's one table (./index.ts `PUBLISH`).
  */
-import type { SwitchEvent } from "./events.js";
+import { line, type Of, type Rows } from "./line.js";
 
-type Of<T extends SwitchEvent["type"]> = Extract<SwitchEvent, { type: T }>;
+type Types = "engineDown" | "engineUp" | "ordersCancelled" | "cancelFailed" | "cancelRetry";
+
+export const ENGINE_ROWS: Rows<Types> = {
+  engineDown: {
+    log: (e) =>
+      line(
+        "warn",
+        "engine.down",
+        { action: e.action, detail: e.detail, armedUntil: e.armedUntil, cause: e.cause ?? "seen" },
+        engineDownWords(e),
+      ),
+  },
+  engineUp: {
+    log: (e) => line("info", "engine.up", { action: e.action, detail: e.detail }, engineUpWords(e)),
+  },
+  ordersCancelled: {
+    log: (e) =>
+      line(
+        // Every pass is said; a further one that found nothing to cancel only at debug level (one per interval).
+        e.repeat && e.cancelled === 0 ? "debug" : "warn",
+        "engine.orders_cancelled",
+        { pass: e.pass, cancelled: e.cancelled, kept: e.kept, ...(e.detail ? { detail: e.detail } : {}) },
+        `engine down: ${e.cancelled} open order(s) cancelled, ${e.kept} kept (pass ${e.pass}); the schedule keeps being renewed as the backstop (no trigger spent), and open orders are cancelled again each interval while the engine stays down`,
+      ),
+    metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "confirmed" }),
+  },
+  cancelFailed: {
+    log: ({ type: _, ...f }) => line("error", "engine.cancel_failed", f, cancelFailedWords(f)),
+    metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "failed" }),
+  },
+  cancelRetry: {
+    log: ({ type: _, ...f }) => line("warn", "engine.cancel_retry", f, cancelRetryWords(f)),
+    metrics: (m, account) => m.cancelPasses.inc({ account, outcome: "retried" }),
+  },
+};
 
 export function engineDownWords(e: Of<"engineDown">): string {
   if (e.action === "expedite")
