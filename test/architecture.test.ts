@@ -56,6 +56,9 @@ describe("architecture", () => {
       planted({ "watchers/record-read.ts": 'import { readFinding } from "../switch/record.js";' }).forbidden,
     ).toEqual(["watchers/record-read.ts -> switch/record.ts"]);
     expect(
+      planted({ "replicas/election.ts": 'import type { Base } from "../app/context.js";' }).forbidden,
+    ).toEqual(["replicas/election.ts -> app/context.ts"]);
+    expect(
       planted({
         "core/decimal.ts": 'export { X } from "./duration.js";',
         "core/duration.ts": 'import { Y } from "./decimal.js";',

@@ -5,6 +5,7 @@
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
 import type { EngineDownCause, EventBus } from "../core/events.js";
+import type { Feed } from "../core/feed.js";
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Runtime, Timers } from "../core/runtime.js";
 import type { Scheduler } from "../core/scheduler.js";
@@ -77,17 +78,8 @@ export type AgentFeeds = {
   feed: Feed<AgentState> & { now(): AgentState | null };
 }[];
 
-/** A value later components can read now and follow: the latest, and every change after it. */
-export type Feed<T> = { subscribe(listener: (value: T) => void): void };
-export function feed<T>(): Feed<T> & { publish(value: T): void } {
-  const listeners: ((value: T) => void)[] = [];
-  return {
-    subscribe: (listener) => void listeners.push(listener),
-    publish: (value) => {
-      for (const l of listeners) l(value);
-    },
-  };
-}
+/** A value later components follow (src/core/feed.ts). */
+export { type Feed, feed } from "../core/feed.js";
 
 export type Base = {
   params: StartDaemonParameters;
@@ -119,7 +111,7 @@ export type Board = {
   accounts: (() => SwitchStatus[]) | null;
   exposure: () => ExposureStatus;
   guard: () => GuardStatus;
-  /** with --coordinate: this replica's place in the election (src/app/parts/coordination.ts) */
+  /** with --coordinate: this replica's place in the election (src/replicas/election.ts) */
   coordination?: (() => CoordinationStatus) | undefined;
 };
 

@@ -17,14 +17,39 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   watchers: ["core", "protocol", "config"],
   // the passes of a simultaneous death (a pure machine and its gate): fed the app's events, commands out
   "fleet-death": ["core", "protocol", "config"],
-  app: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death"],
+  // the replicas' election and membership in etcd: an input source beside the watchers, feeds out
+  replicas: ["core", "protocol", "config"],
+  app: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "replicas"],
   sim: ["core", "protocol"],
-  cli: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "app", "sim"],
+  cli: [
+    "core",
+    "protocol",
+    "config",
+    "surface",
+    "switch",
+    "watchers",
+    "fleet-death",
+    "replicas",
+    "app",
+    "sim",
+  ],
   bin: ["cli"],
   // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and the runtime's timers
   engine: ["core"],
   // the library's entry point (package.json "exports") re-exports from every room
-  ".": ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "app", "sim", "cli"],
+  ".": [
+    "core",
+    "protocol",
+    "config",
+    "surface",
+    "switch",
+    "watchers",
+    "fleet-death",
+    "replicas",
+    "app",
+    "sim",
+    "cli",
+  ],
 });
 
 /** Where the seams are allowed: the clock reads wall time, the runtime owns timers, programs own `process`. */
