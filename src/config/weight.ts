@@ -6,6 +6,7 @@
  * request of at most 50 users, like the other `/info` requests. Pure: the daemon refuses at start a configuration
  * whose steady spend does not fit under the margin, and `config check` prints the same arithmetic.
  */
+import { type ExposureLine, nearestLiquidationPct } from "../protocol/hyperliquid/exposure-line.js";
 import type { Config } from "./options.js";
 
 export const IP_WEIGHT_PER_MINUTE = 1_200;
@@ -298,6 +299,22 @@ export function describeDeathRoom(room: DeathRoom): string {
 
 /** An account as the exposure poll last saw it: how near its liquidation (fraction, null when none) and how big. */
 export type AccountRisk = { account: string; liquidationDistance: number | null; notional: number };
+
+/**
+ * An account's risk as the exposure poll saw it on the first perp dex (`orderByRisk`): its nearest liquidation (a
+ * fraction; null without one) and its total notional; null when the notional is unreadable.
+ */
+export function riskOf(
+  line: Pick<ExposureLine, "account" | "positions" | "totalNtlPos">,
+): AccountRisk | null {
+  if (line.totalNtlPos === null || !Number.isFinite(line.totalNtlPos)) return null;
+  const nearest = nearestLiquidationPct(line.positions);
+  return {
+    account: line.account,
+    liquidationDistance: nearest !== null ? nearest / 100 : null,
+    notional: Math.abs(line.totalNtlPos),
+  };
+}
 
 /**
  * The order a simultaneous death's passes go in: nearest liquidation first (an account with no liquidation price

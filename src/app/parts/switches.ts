@@ -2,13 +2,14 @@
 import { ConfigError } from "../../config/errors.js";
 import { actionsPerDay } from "../../config/load.js";
 import { effectiveBlockTimeUrl } from "../../config/networks.js";
-import type { AccountRisk } from "../../config/weight.js";
+import { riskOf } from "../../config/weight.js";
 import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { TimerHandle } from "../../core/runtime.js";
 import { cronScheduler } from "../../core/scheduler.js";
 import type { DeathGate } from "../../fleet-death/gate.js";
 import { EvmClient } from "../../protocol/evm/client.js";
+import { nearestLiquidationPct, parseExposureLine } from "../../protocol/hyperliquid/exposure-line.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { NonceSource, NonceSpan } from "../../protocol/hyperliquid/nonce.js";
 import type { AuditTrail } from "../../surface/audit/trail.js";
@@ -57,23 +58,6 @@ export const PUSH_PACE_MS = 50;
 export function pushSpacing(intervalMs: number, accounts: number): number {
   if (accounts <= 1) return 0;
   return Math.min(PUSH_PACE_MS, Math.floor(intervalMs / accounts));
-}
-
-/**
- * An account's risk as the exposure poll saw it on the first perp dex (src/config/weight.ts `orderByRisk`): its
- * nearest liquidation (a fraction; null without one) and its total notional; null when the figures are unreadable.
- */
-export function riskOf(account: string, positions: unknown, totalNtlPos: unknown): AccountRisk | null {
-  const notional = Number(totalNtlPos);
-  if (!Number.isFinite(notional)) return null;
-  const distances = (Array.isArray(positions) ? (positions as { liquidationDistancePct?: unknown }[]) : [])
-    .map((p) => p.liquidationDistancePct)
-    .filter((d): d is number => typeof d === "number" && Number.isFinite(d));
-  return {
-    account,
-    liquidationDistance: distances.length > 0 ? Math.min(...distances) / 100 : null,
-    notional: Math.abs(notional),
-  };
 }
 
 /**
@@ -207,9 +191,9 @@ export function switchesComponent(): Component<
           for (const s of switches) if (!accounts || accounts.includes(s.account)) gate.engine(s.account, up);
         });
         bus.subscribe((e) => {
-          if (e.module !== "exposure" || e.event !== "exposure" || typeof e.account !== "string") return;
-          if ((e.dex ?? "") !== "" || !byAccount.has(e.account)) return;
-          const risk = riskOf(e.account, e.positions, e.totalNtlPos);
+          const line = parseExposureLine(e);
+          if (line?.dex !== "" || !byAccount.has(line.account)) return;
+          const risk = riskOf(line);
           if (risk) gate.risk(risk);
         });
       }
@@ -236,26 +220,17 @@ export function switchesComponent(): Component<
       if (escalating.size > 0) {
         const nearest = new Map<string, Map<string, number | null>>();
         bus.subscribe((e) => {
-          if (e.module !== "exposure" || e.event !== "exposure" || typeof e.account !== "string") return;
-          const s = byAccount.get(e.account);
+          const line = parseExposureLine(e);
+          if (!line) return;
+          const s = byAccount.get(line.account);
           if (!s || !escalating.has(s.account)) return;
-          const positions = Array.isArray(e.positions)
-            ? (e.positions as { liquidationDistancePct?: unknown }[])
-            : [];
-          const distances = positions
-            .map((p) => p.liquidationDistancePct)
-            .filter((d): d is number => typeof d === "number" && Number.isFinite(d));
           const byDex = nearest.get(s.account) ?? new Map<string, number | null>();
-          byDex.set(
-            typeof e.dex === "string" ? e.dex : "",
-            distances.length > 0 ? Math.min(...distances) : null,
-          );
+          byDex.set(line.dex, nearestLiquidationPct(line.positions));
           nearest.set(s.account, byDex);
-          if ((e.dex ?? "") !== "") return;
+          if (line.dex !== "") return;
           const all = [...byDex.values()].filter((d): d is number => d !== null);
-          const accountValue = Number(e.accountValue);
-          const notionalUsd = Number(e.totalNtlPos);
-          if (!Number.isFinite(accountValue) || !Number.isFinite(notionalUsd)) return;
+          const { accountValue, totalNtlPos: notionalUsd } = line;
+          if (accountValue === null || notionalUsd === null) return;
           s.exposure({
             accountValue,
             notionalUsd,
