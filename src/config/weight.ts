@@ -407,3 +407,21 @@ export function shortestIntervalWithRoom(
   }
   return null;
 }
+
+/**
+ * The exchange's per-IP weight at its steady rate: 1,200 a minute is one request every 50 ms
+ * (docs/exchange-behaviour.md §10). Pushes are spread at least this far apart when the interval leaves room.
+ */
+export const PUSH_PACE_MS = 50;
+
+/**
+ * The spacing between consecutive accounts' push slots: the interval shared evenly among `accounts`, but never
+ * wider than PUSH_PACE_MS, so that a fleet is spread instead of pushed in one burst (300 accounts at 15 s: one
+ * every 50 ms) and still armed quickly (10 accounts: within half a second; 100: in 5 s). A burst of even 10 sends
+ * its last push some 160 ms after its first (each signs, writes its write-ahead record and sends in turn:
+ * BENCHMARKS.md, "The growth curve").
+ */
+export function pushSpacing(intervalMs: number, accounts: number): number {
+  if (accounts <= 1) return 0;
+  return Math.min(PUSH_PACE_MS, Math.floor(intervalMs / accounts));
+}
