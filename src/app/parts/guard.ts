@@ -71,7 +71,7 @@ export function guardComponent(): Component<
           stopTelling();
           return socket.stop();
         };
-        board.guard = () => socket.status();
+        board.guard.publish(() => socket.status());
         return {
           guard: { status: () => socket.status(), idle: async () => undefined },
           engine: { subscribe: engine.subscribe, now: (account) => socket.engine(account) },
@@ -90,7 +90,7 @@ export function guardComponent(): Component<
       const started = guard;
       if (started) {
         close = () => started.stop();
-        board.guard = () => started.status();
+        board.guard.publish(() => started.status());
         try {
           await started.start();
         } catch (error) {

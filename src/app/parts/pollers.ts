@@ -67,7 +67,7 @@ export function pollersComponent(): Component<
             })
           : null;
       if (exposure) {
-        ctx.board.exposure = () => exposure.status();
+        ctx.board.exposure.publish(() => exposure.status());
         ctx.triggers.subscribe(() => void exposure.pollNow("trigger"));
       }
       const fireChecks = startFireChecks(ctx);

@@ -37,7 +37,7 @@ export function followInputs(
     c.subscribe((state) => {
       for (const s of switches) s.coordinate(state);
     });
-    ctx.board.coordination = () => c.status();
+    ctx.board.coordination.publish(() => c.status());
   }
   const byAccount = new Map(switches.map((s) => [s.account, s]));
   // The passes of a simultaneous death (src/fleet-death/): the gate hears every engine change, each account's

@@ -129,7 +129,7 @@ export function switchesComponent(): Component<
       followInputs(switches, { ...ctx, escalating });
       witness = startBlockWitness({ ...ctx, switches });
       const started = switches;
-      ctx.board.accounts = () => started.map((s) => s.status());
+      ctx.board.accounts.publish(() => started.map((s) => s.status()));
       const { firstPassMs } = startSpread(switches, { ...ctx, pending });
       return { switches, outcomes, triggers: { subscribe: triggers.subscribe }, firstPassMs };
     },
