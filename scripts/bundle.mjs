@@ -38,7 +38,7 @@ export const bundleOptions = {
   charset: "ascii",
   legalComments: "none",
   // pino-pretty formats a terminal's lines and is required from node_modules only then (src/core/logger.ts);
-  // etcd3 is loaded only with --coordinate (src/app/parts/coordination.ts), from node_modules as published: it
+  // etcd3 is loaded only with --coordinate (src/replicas/election.ts), from node_modules as published: it
   // reads its gRPC .proto files from beside itself (__dirname), which a bundle would move
   external: ["pino-pretty", "etcd3"],
   define: { "import.meta.url": "__hlImportMetaUrl" },

@@ -69,6 +69,9 @@ describe("architecture", () => {
       planted({ "switch/api.ts": 'import { switchLog } from "../surface/switch/index.js";' }).forbidden,
     ).toEqual(["switch/api.ts -> surface/switch/index.ts"]);
     expect(
+      planted({ "replicas/election.ts": 'import type { Base } from "../app/context.js";' }).forbidden,
+    ).toEqual(["replicas/election.ts -> app/context.ts"]);
+    expect(
       planted({
         "core/decimal.ts": 'export { X } from "./duration.js";',
         "core/duration.ts": 'import { Y } from "./decimal.js";',

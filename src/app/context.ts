@@ -5,6 +5,7 @@
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
 import type { EngineDownCause, EventBus } from "../core/events.js";
+import { type Feed, feed } from "../core/feed.js";
 import type { Logger } from "../core/logger.js";
 import type { ExchangeTime, Runtime, Timers } from "../core/runtime.js";
 import type { Scheduler } from "../core/scheduler.js";
@@ -77,17 +78,8 @@ export type AgentFeeds = {
   feed: Feed<AgentState> & { now(): AgentState | null };
 }[];
 
-/** A value later components can read now and follow: the latest, and every change after it. */
-export type Feed<T> = { subscribe(listener: (value: T) => void): void };
-export function feed<T>(): Feed<T> & { publish(value: T): void } {
-  const listeners: ((value: T) => void)[] = [];
-  return {
-    subscribe: (listener) => void listeners.push(listener),
-    publish: (value) => {
-      for (const l of listeners) l(value);
-    },
-  };
-}
+/** A value later components follow (src/core/feed.ts). */
+export { type Feed, feed } from "../core/feed.js";
 
 export type Base = {
   params: StartDaemonParameters;
@@ -111,17 +103,31 @@ export type Base = {
   stop: { mode: "remove" | "keep" };
 };
 
+/** A feed its holder publishes on (`feed()`). */
+export type Published<T> = Feed<T> & { publish(value: T): void };
+
 /**
- * What readiness and liveness are computed from. The health server binds before the guard and the switches exist,
- * so they report here as they start; before the switches have started, the daemon is not ready.
+ * What readiness and liveness are computed from, as feeds: the health server binds before the guard and the
+ * switches exist, so it subscribes to these at once, and each part publishes how to read its status as it starts
+ * (the guard, the switches, the exposure poller, the election through the switches). Before the switches have
+ * published, the daemon is not ready; a part that never publishes (no guard, no exposure poll, no coordination)
+ * leaves its default.
  */
 export type Board = {
-  accounts: (() => SwitchStatus[]) | null;
-  exposure: () => ExposureStatus;
-  guard: () => GuardStatus;
-  /** with --coordinate: this replica's place in the election (src/app/parts/coordination.ts) */
-  coordination?: (() => CoordinationStatus) | undefined;
+  /** the switches' statuses (src/app/parts/switches.ts) */
+  accounts: Published<() => SwitchStatus[]>;
+  /** the exposure poller's (src/app/parts/pollers.ts); default: off */
+  exposure: Published<() => ExposureStatus>;
+  /** the engine guard's (src/app/parts/guard.ts); default: no guard */
+  guard: Published<() => GuardStatus>;
+  /** with --coordinate: this replica's place in the election (src/replicas/election.ts); default: none */
+  coordination: Published<() => CoordinationStatus>;
 };
+
+/** A board with nothing published yet. */
+export function createBoard(): Board {
+  return { accounts: feed(), exposure: feed(), guard: feed(), coordination: feed() };
+}
 
 /**
  * The engine's state as a guard reports it: for `accounts` only (the connection guard drives the accounts its engine

@@ -23,18 +23,20 @@ import type { ShutdownOutcome, Switch } from "../switch/index.js";
 import type { Ledger } from "../switch/ledger.js";
 import { ComponentStartFailure, Components } from "./components.js";
 import type { Base, StartDaemonParameters } from "./context.js";
+import { agentWatchComponent } from "./parts/agent-watch.js";
+import { auditComponent } from "./parts/audit.js";
 import { chainWatchComponent } from "./parts/chain-watch.js";
+import { clientsComponent } from "./parts/clients.js";
+import { clockWatchComponent } from "./parts/clock-watch.js";
+import { controlComponent } from "./parts/control.js";
 import { coordinationComponent } from "./parts/coordination.js";
+import { guardComponent } from "./parts/guard.js";
 import { healthComponent } from "./parts/health.js";
-import {
-  auditComponent,
-  clientsComponent,
-  ledgerComponent,
-  notificationsComponent,
-  recordComponent,
-} from "./parts/io.js";
-import { controlComponent, pollersComponent, switchesComponent } from "./parts/switches.js";
-import { agentWatchComponent, clockWatchComponent, guardComponent } from "./parts/watch.js";
+import { ledgerComponent } from "./parts/ledger.js";
+import { notificationsComponent } from "./parts/notifications.js";
+import { pollersComponent } from "./parts/pollers.js";
+import { recordComponent } from "./parts/record.js";
+import { switchesComponent } from "./parts/switches.js";
 
 export type { DaemonChainWatch, StartDaemonParameters } from "./context.js";
 

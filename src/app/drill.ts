@@ -190,7 +190,7 @@ export function createDrillCommand(deps: {
     running = true;
     try {
       // A connected engine is told first: the machine's `drillStarted`, emitted before the drill's order is asked
-      // for, sends the guard's `drill <account> <until>` line (src/app/parts/watch.ts).
+      // for, sends the guard's `drill <account> <until>` line (src/app/parts/guard.ts).
       const started = s.dispatch({ type: "drill", id, by });
       if (!started.started) return { ok: false, error: started.reason };
       const done = await ended;

@@ -133,7 +133,7 @@ function bootId(): string | undefined {
 
 /**
  * The holder refreshes the lock file's mtime at least this often, so another host or pid namespace can judge it:
- * by `touch` in the daemon's clock watch (on the push slots, src/app/parts/watch.ts), else by a timer of its own
+ * by `touch` in the daemon's clock watch (on the push slots, src/app/parts/clock-watch.ts), else by a timer of its own
  * this long after the last refresh.
  */
 export const LOCK_REFRESH_MS = 15_000;

@@ -3,6 +3,7 @@
  * guard, vault against accounts...). Errors fail the configuration (exit 78); warnings are logged at start.
  */
 import { formatDuration } from "../core/duration.js";
+import { ConfigError } from "./errors.js";
 import { NETWORK_URLS } from "./networks.js";
 import type { Config } from "./options.js";
 import { show } from "./values.js";
@@ -278,4 +279,30 @@ export function apiEndpointSuffix(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** The perp dexes the cancels, closes and fire checks cover: the first perp dex ("") and every listed one. */
+export function dexesToActOn(dexes: readonly string[]): string[] {
+  return [...new Set(["", ...dexes])];
+}
+
+/**
+ * The escalation's settings for the accounts that opted in (`escalateAccounts`, docs/operations.md "When cancelling
+ * is not enough"); an opted-in account this daemon does not arm is a configuration error.
+ */
+export function escalationOf(config: Config, plan: readonly { account: string }[]) {
+  const escalating = new Set(config.escalateAccounts);
+  const strangers = [...escalating].filter((a) => !plan.some((p) => p.account === a));
+  if (strangers.length > 0)
+    throw new ConfigError([
+      `escalateAccounts: ${strangers.join(", ")} not among the accounts this daemon arms (${plan.map((p) => p.account).join(", ")})`,
+    ]);
+  const escalation = {
+    afterDownMs: config.escalateAfter > 0 ? config.escalateAfter : null,
+    liquidationPct: config.escalateLiquidationPct ?? null,
+    drawdownPct: config.escalateDrawdownPct ?? null,
+    notionalCapUsd: config.escalateNotionalUsd ?? null,
+    retryMs: config.closeRetryInterval,
+  };
+  return { escalating, escalation };
 }

@@ -6,6 +6,7 @@
  * request of at most 50 users, like the other `/info` requests. Pure: the daemon refuses at start a configuration
  * whose steady spend does not fit under the margin, and `config check` prints the same arithmetic.
  */
+import { type ExposureLine, nearestLiquidationPct } from "../protocol/hyperliquid/exposure-line.js";
 import type { Config } from "./options.js";
 
 export const IP_WEIGHT_PER_MINUTE = 1_200;
@@ -300,6 +301,22 @@ export function describeDeathRoom(room: DeathRoom): string {
 export type AccountRisk = { account: string; liquidationDistance: number | null; notional: number };
 
 /**
+ * An account's risk as the exposure poll saw it on the first perp dex (`orderByRisk`): its nearest liquidation (a
+ * fraction; null without one) and its total notional; null when the notional is unreadable.
+ */
+export function riskOf(
+  line: Pick<ExposureLine, "account" | "positions" | "totalNtlPos">,
+): AccountRisk | null {
+  if (line.totalNtlPos === null || !Number.isFinite(line.totalNtlPos)) return null;
+  const nearest = nearestLiquidationPct(line.positions);
+  return {
+    account: line.account,
+    liquidationDistance: nearest !== null ? nearest / 100 : null,
+    notional: Math.abs(line.totalNtlPos),
+  };
+}
+
+/**
  * The order a simultaneous death's passes go in: nearest liquidation first (an account with no liquidation price
  * after every one that has one), then the largest notional, then the account (a stable order).
  */
@@ -389,4 +406,22 @@ export function shortestIntervalWithRoom(
     if (room === null || room.fits) return interval;
   }
   return null;
+}
+
+/**
+ * The exchange's per-IP weight at its steady rate: 1,200 a minute is one request every 50 ms
+ * (docs/exchange-behaviour.md §10). Pushes are spread at least this far apart when the interval leaves room.
+ */
+export const PUSH_PACE_MS = 50;
+
+/**
+ * The spacing between consecutive accounts' push slots: the interval shared evenly among `accounts`, but never
+ * wider than PUSH_PACE_MS, so that a fleet is spread instead of pushed in one burst (300 accounts at 15 s: one
+ * every 50 ms) and still armed quickly (10 accounts: within half a second; 100: in 5 s). A burst of even 10 sends
+ * its last push some 160 ms after its first (each signs, writes its write-ahead record and sends in turn:
+ * BENCHMARKS.md, "The growth curve").
+ */
+export function pushSpacing(intervalMs: number, accounts: number): number {
+  if (accounts <= 1) return 0;
+  return Math.min(PUSH_PACE_MS, Math.floor(intervalMs / accounts));
 }

@@ -188,7 +188,7 @@ export type ChainEvent = { readonly module: "chain" } & (
 
 /**
  * The local clock against the exchange's: its skew, measured by the exposure poll from the states' `time` or, with
- * the poll off, by the clock watch (src/app/parts/watch.ts) from the answers' `Date`; a wall-clock step; a failure of
+ * the poll off, by the clock watch (src/app/parts/clock-watch.ts) from the answers' `Date`; a wall-clock step; a failure of
  * the daemon's per-interval hook, which runs in the clock watch's slot. `origin` is the part that measured it (the
  * `module` of its log line, src/surface/watchers/clock.ts).
  */

@@ -138,7 +138,7 @@ export type ChainWatchStatus = {
 };
 
 /** What /readyz answers: 200 with this body when ready, 503 with it when not. */
-/** Where this replica stands among the replicas coordinated through etcd (src/app/parts/coordination.ts). */
+/** Where this replica stands among the replicas coordinated through etcd (src/replicas/election.ts). */
 export type CoordinationStatus = {
   role: "leader" | "follower" | "lost";
   /** the fencing token while this replica holds the lease */

@@ -1,7 +1,7 @@
 /**
  * What each account's engine last announced of its resting orders (protocol version 2, `orders` lines:
  * src/core/guard-protocol.ts). The connection guard writes it as announcements complete; the cancel pass reads it
- * when no fresh order feed knows the account (src/app/parts/io.ts), so a dead engine's orders are cancelled at once,
+ * when no fresh order feed knows the account (src/app/parts/known-orders.ts), so a dead engine's orders are cancelled at once,
  * without a read first. Bounded: one set per account of the daemon, each at most GUARD_MAX_ORDERS.
  */
 import { type AnnouncedOrder, GUARD_MAX_ORDERS } from "../core/guard-protocol.js";

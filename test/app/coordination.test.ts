@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, type OnTestFinishedHandler, test } from "vitest";
-import { electionName } from "../../src/app/parts/coordination.js";
+import { electionName } from "../../src/replicas/candidacy.js";
 import { startSimulator } from "../../src/sim/server.js";
 import { type EtcdHandle, startEtcd } from "../helpers/etcd.js";
 import { eventually } from "../helpers/eventually.js";

@@ -1,5 +1,5 @@
 /**
- * The daemon's bus as assembled (src/app/parts/io.ts): each part's log and metrics subscribers are registered
+ * The daemon's bus as assembled (src/app/parts/notifications.ts): each part's log and metrics subscribers are registered
  * once, and the parts publish on that bus only. A push confirmed is one `heartbeat.ok` line and one count; the
  * budget's first read one `budget` line; the guard's engine gauge is set through its subscriber.
  */

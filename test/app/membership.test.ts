@@ -1,5 +1,5 @@
 /**
- * The replicas' membership (src/app/parts/membership.ts) against a real etcd (test/helpers/etcd.ts): the replica
+ * The replicas' membership (src/replicas/membership.ts) against a real etcd (test/helpers/etcd.ts): the replica
  * id kept in the state directory, and what `replicas list` / `forget` read and delete, keys seeded as the
  * coordination component writes them. The daemon's own writes are the process tests' (coordination.test.ts).
  */
@@ -15,7 +15,7 @@ import {
   parseMember,
   REPLICA_ID_FILE,
   replicaId,
-} from "../../src/app/parts/membership.js";
+} from "../../src/replicas/membership.js";
 import { type EtcdHandle, startEtcd } from "../helpers/etcd.js";
 
 let etcd: EtcdHandle;

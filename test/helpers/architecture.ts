@@ -19,9 +19,23 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   "fleet-death": ["core", "protocol", "config"],
   // the executors of the machines' orders (close, drill): I/O through the protocol's clients, the ports in core/
   orders: ["core", "protocol", "config"],
-  app: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "orders"],
+  // the replicas' election and membership in etcd: an input source beside the watchers, feeds out
+  replicas: ["core", "protocol", "config"],
+  app: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "orders", "replicas"],
   sim: ["core", "protocol"],
-  cli: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "orders", "app", "sim"],
+  cli: [
+    "core",
+    "protocol",
+    "config",
+    "surface",
+    "switch",
+    "watchers",
+    "fleet-death",
+    "orders",
+    "replicas",
+    "app",
+    "sim",
+  ],
   bin: ["cli"],
   // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and the runtime's timers
   engine: ["core"],
@@ -35,6 +49,7 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
     "watchers",
     "fleet-death",
     "orders",
+    "replicas",
     "app",
     "sim",
     "cli",

@@ -275,7 +275,7 @@ describe("a death's cancel passes: edges, not one record an interval", () => {
 
 describe("a trail that cannot be opened", () => {
   test("the daemon's component runs on without one and says so (audit.unavailable)", async () => {
-    const { auditComponent } = await import("../../src/app/parts/io.js");
+    const { auditComponent } = await import("../../src/app/parts/audit.js");
     const { createEventBus } = await import("../../src/core/events.js");
     const { captureLogger } = await import("../app/helpers.js");
     const dir = mkdtempSync(join(tmpdir(), "hl-audit-blocked-"));

@@ -1,7 +1,7 @@
 /**
  * The watchers on the bus (src/core/events.ts): the guard, the budget monitor, the agent watch and the chain watch
  * publish typed events and write nothing themselves; their log lines and metrics are the subscribers'
- * (`...Log`, `...Metrics`, src/surface/watchers/), the ones the daemon subscribes once (src/app/parts/io.ts). Each watcher runs twice on
+ * (`...Log`, `...Metrics`, src/surface/watchers/), the ones the daemon subscribes once (src/app/parts/notifications.ts). Each watcher runs twice on
  * the same input: on a bus without subscribers (events, no line, no metric) and on a bus with its two subscribers
  * (the lines and the metric).
  */

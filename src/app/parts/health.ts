@@ -2,15 +2,16 @@
 
 import { readsOpenOrders } from "../../config/weight.js";
 import type { Logger } from "../../core/logger.js";
-import { EXPOSURE_OFF, NO_GUARD, type Readiness } from "../../core/status.js";
+import type { Readiness } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
 import type { AuditTrail } from "../../surface/audit/trail.js";
-import { computeReadiness, createHealthServer, type HealthServer } from "../../surface/health.js";
+import { createHealthServer, type HealthServer } from "../../surface/health.js";
 import { metricsPerAccount } from "../../surface/metrics.js";
 import { type createStatusModel, statusPageRoutes } from "../../surface/status-page/index.js";
 import type { Ledger } from "../../switch/ledger.js";
 import type { Component } from "../components.js";
-import type { Base, Board } from "../context.js";
+import { type Base, type Board, createBoard } from "../context.js";
+import { boardReadiness } from "./readiness.js";
 
 /** At most this many accounts are listed in the start line (`daemon.start`); the status page lists them all. */
 const PLAN_LOGGED = 50;
@@ -48,42 +49,9 @@ export function healthComponent(): Component<
       accounts,
       networkLabel,
     }) {
-      const board: Board = { accounts: null, exposure: () => EXPOSURE_OFF, guard: () => NO_GUARD };
-      const readiness = (): Readiness => {
-        const statuses = board.accounts?.();
-        if (!statuses)
-          return {
-            ready: false,
-            reasons: ["starting: the switches have not started yet"],
-            accounts: [],
-            exposure: board.exposure(),
-            guard: board.guard(),
-          };
-        const judged = computeReadiness({
-          // judged on the later of the local clock and the exchange estimate (exchange-time.ts `Times.ready`)
-          now: time.readinessNow(),
-          accounts: statuses,
-          exposure: board.exposure(),
-          guard: board.guard(),
-          intervalMs: config.interval,
-          deadlineMs: config.deadline,
-        });
-        const coordination = board.coordination?.();
-        if (!coordination) return judged;
-        // etcd lost: the replica protects (pushes, cancels) but the pair's guarantee is gone: said, and not ready
-        const lost =
-          coordination.role === "lost"
-            ? [
-                `coordination: etcd is unreachable (${coordination.detail ?? "no answer"}); pushing and cancelling go on, ${coordination.actAlone ? "gated actions are taken alone (actAlone)" : "no closing, drill, reset or removal on stop is taken (actAlone is off)"}`,
-              ]
-            : [];
-        return {
-          ...judged,
-          ready: judged.ready && lost.length === 0,
-          reasons: [...judged.reasons, ...lost],
-          coordination,
-        };
-      };
+      // The later parts publish how to read their status on the board; readiness reads the latest (readiness.ts).
+      const board = createBoard();
+      const readiness = boardReadiness(board, { time, config });
       if (listen) {
         health = await createHealthServer({
           host: listen.host,

@@ -12,18 +12,18 @@
  *   once it reaches etcd: forgetting is undone by the replica itself, never kept against it.
  */
 import { type Command, Option } from "commander";
-import { electionName } from "../../app/parts/coordination.js";
+import { type CoordinateTarget, parseCoordinate } from "../../config/coordinate.js";
+import { loadConfig } from "../../config/load.js";
+import { optionOf } from "../../config/options.js";
+import { ExitCode } from "../../core/exit-codes.js";
+import { electionName } from "../../replicas/candidacy.js";
 import {
   EtcdUnavailableError,
   forgetMember,
   isReplicaId,
   listMembers,
   type MemberView,
-} from "../../app/parts/membership.js";
-import { type CoordinateTarget, parseCoordinate } from "../../config/coordinate.js";
-import { loadConfig } from "../../config/load.js";
-import { optionOf } from "../../config/options.js";
-import { ExitCode } from "../../core/exit-codes.js";
+} from "../../replicas/membership.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
 import { collect, configFlag } from "../options.js";

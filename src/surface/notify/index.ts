@@ -2,7 +2,7 @@
  * The daemon's notifications (`--notify-url`, config `notifyUrls`, env `HL_NOTIFY_URLS`): a subscriber of the
  * daemon's event bus (src/core/events.ts) turns the events that matter into JSON documents (./events.ts) delivered
  * by ./notifier.ts; the protection watcher publishes `protection.low` / `protection.restored` on the same bus.
- * Wired into the daemon in src/app/parts/io.ts.
+ * Wired into the daemon in src/app/parts/notifications.ts.
  */
 import { hostname } from "node:os";
 import type { Registry } from "prom-client";

@@ -1,7 +1,7 @@
 /**
  * The watchers' wording and metrics: each watcher (src/watchers/) publishes typed events on the daemon's bus and
  * words nothing; these subscribers turn them into the log lines of docs/operations.md and the metrics.
- * The app subscribes them once, on the daemon's bus (src/app/parts/io.ts).
+ * The app subscribes them once, on the daemon's bus (src/app/parts/notifications.ts).
  */
 import type { EventSubscriber } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";

@@ -17,7 +17,7 @@
  */
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { checkStateFile, writeFileAtomic } from "../../core/files.js";
+import { checkStateFile, writeFileAtomic } from "../core/files.js";
 import { loadEtcd3 } from "./etcd3.js";
 
 export const REPLICA_ID_FILE = "replica-id";
@@ -61,6 +61,27 @@ export function parseMember(value: Buffer): MemberRecord | null {
 }
 
 /**
+ * The other members' marks as a stop reads them (every member under `prefix` but this replica's own `ownKey`): an
+ * unreadable member is no one's word that it stopped.
+ */
+export function marksOf(
+  kvs: readonly { key: Buffer; value: Buffer }[],
+  prefix: string,
+  ownKey: string,
+): { id: string; replica: string; stopped: boolean }[] {
+  return kvs
+    .filter((kv) => kv.key.toString("utf8") !== ownKey)
+    .map((kv) => {
+      const m = parseMember(kv.value);
+      return {
+        id: kv.key.toString("utf8").slice(prefix.length, prefix.length + 64),
+        replica: m?.replica ?? "unreadable member",
+        stopped: m?.state === "stopped",
+      };
+    });
+}
+
+/**
  * This replica's id: read from `<stateDir>/replica-id`, or made (random) and written there atomically the first
  * time. A file that is not a regular file or not an id is replaced by a new id: the old id's membership then stays
  * behind, which keeps schedules (the safe side) until the operator forgets it.
@@ -84,7 +105,7 @@ export async function replicaId(
 /** One member as `hl-deadman replicas list` shows it. */
 export type MemberView = {
   id: string;
-  /** the election (a hash of the account set, src/app/parts/coordination.ts electionName) */
+  /** the election (a hash of the account set, src/replicas/election.ts electionName) */
   election: string;
   state: MemberState | "unreadable";
   /** a candidacy naming this member is in the election now (its lease is held) */

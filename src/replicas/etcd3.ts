@@ -4,8 +4,8 @@
  * so a plain install does not carry gRPC. When it is missing the error names the install command; a config that
  * needs it cannot run without it (exit 78).
  */
-import { BaseError } from "../../core/errors/base.js";
-import { ExitCode } from "../../core/exit-codes.js";
+import { BaseError } from "../core/errors/base.js";
+import { ExitCode } from "../core/exit-codes.js";
 
 export type Etcd3Module = typeof import("etcd3");
 
