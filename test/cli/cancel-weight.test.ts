@@ -12,8 +12,10 @@ import path from "node:path";
 import { beforeAll, describe, expect, test } from "vitest";
 import { HyperliquidApiError } from "../../src/protocol/hyperliquid/errors.js";
 import { InfoClient } from "../../src/protocol/hyperliquid/info.js";
+import { requireBinary } from "../helpers/binaries.js";
 import { connectEngine as engine } from "../helpers/engine.js";
 import { assertBuilt, type SpawnedProcess, spawnCli } from "../helpers/process.js";
+import { libfaketime } from "../reliability/harness.js";
 
 beforeAll(() => assertBuilt());
 
@@ -34,22 +36,25 @@ async function spendTheIp(info: InfoClient, account: string): Promise<void> {
   await until429(() => info.positions({ user: account }));
 }
 
-async function daemon(label: string, cadence: string[]) {
+async function daemon(label: string, cadence: string[], env: Record<string, string> = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), `hl-weight-${label}-`));
   const guard = path.join(dir, "guard.sock");
-  const d = spawnCli([
-    "run",
-    "--sim",
-    "--state-dir",
-    path.join(dir, "s"),
-    ...cadence,
-    "--exposure-interval",
-    "0",
-    "--guard-socket",
-    guard,
-    "--on-engine-down",
-    "cancel",
-  ]);
+  const d = spawnCli(
+    [
+      "run",
+      "--sim",
+      "--state-dir",
+      path.join(dir, "s"),
+      ...cadence,
+      "--exposure-interval",
+      "0",
+      "--guard-socket",
+      guard,
+      "--on-engine-down",
+      "cancel",
+    ],
+    env,
+  );
   const sim = await d.waitForEvent("sim.start", 15_000);
   const account = String(sim.account);
   const info = new InfoClient({ apiUrl: String(sim.apiUrl), timeoutMs: 5_000, retryLimit: 0 });
@@ -70,18 +75,30 @@ async function stop(d: SpawnedProcess, info: InfoClient) {
 
 describe.concurrent("a cancel pass at a rate-limited IP (process)", () => {
   test("behavior: the IP's weight spent by another client, the engine dies: the pass tries again and cancels, no trigger spent", async () => {
+    // The daemon and its embedded simulator on a wall clock shifted by whole seconds (libfaketime, the monotonic
+    // clock untouched; both sides of the exchange in one process, so they agree): the simulator's minute is then
+    // 46 s gone when the daemon starts, and the wait below for its phase is none instead of up to 43 s. (The pass's
+    // retries back off, the fourth about 15 s after the death: dying 5 to 14 s before the minute, that one finds
+    // the weight back; dying earlier, the fifth, 16 s later. A start-up over 9 s waits for the next minute.)
+    requireBinary("faketime");
+    const offsetS = (((46 - Math.floor(Date.now() / 1000)) % 60) + 60) % 60;
     // deadline 40 s: the pass may be tried again for about 30 s after the death
     const {
       d,
       account,
       info,
       engine: e,
-    } = await daemon("back", ["--interval", "2s", "--deadline", "40s", "--request-timeout", "1s"]);
+    } = await daemon("back", ["--interval", "2s", "--deadline", "40s", "--request-timeout", "1s"], {
+      LD_PRELOAD: libfaketime(),
+      FAKETIME: `+${offsetS}s`,
+      FAKETIME_DONT_FAKE_MONOTONIC: "1",
+    });
     try {
       const before = (await info.frontendOpenOrders({ user: account })).length;
       expect(before).toBe(6);
-      // die 5 to 22 s before the simulator's next minute: its weight comes back inside the pass's room
-      const phase = () => Date.now() % 60_000;
+      // die 5 to 22 s before the simulator's next minute (on its shifted clock): its weight comes back inside the
+      // pass's room
+      const phase = () => (Date.now() + offsetS * 1000) % 60_000;
       while (phase() < 38_000 || phase() > 55_000) await sleep(250);
       await spendTheIp(info, account);
       e.destroy();
@@ -124,7 +141,10 @@ describe.concurrent("a cancel pass at a rate-limited IP (process)", () => {
       expect(failed).toMatchObject({ reason: "rate_limited" });
       expect(failed.retries as number).toBeGreaterThanOrEqual(1);
       expect(String(failed.msg)).toContain("rate_limited");
-      expect(d.lines.filter((l) => l.event === "engine.cancel_retry").length).toBe(failed.retries);
+      // the failed pass's own tries again (the next pass, an interval later, may have begun by now: its lines too)
+      expect(d.lines.filter((l) => l.event === "engine.cancel_retry" && l.pass === failed.pass).length).toBe(
+        failed.retries,
+      );
     } finally {
       burning = false;
       await burner;

@@ -199,7 +199,9 @@ function hugeLedger(account: string, entries: number): string {
   return JSON.stringify(file, null, 1);
 }
 
-describe("odd ledger files", () => {
+// The tests of the three blocks below each use a state directory, a port and a simulator of their own: concurrent
+// (they wait on their daemons' start-up and timers), cleaned up after the file.
+describe.concurrent("odd ledger files", () => {
   async function startOn(stateDir: string) {
     const port = await freePort();
     const d = spawnCli(
@@ -304,7 +306,7 @@ describe("odd ledger files", () => {
   }, 40_000);
 });
 
-describe("one daemon per state directory", () => {
+describe.concurrent("one daemon per state directory", () => {
   test("behavior: a second daemon on the same state directory exits 75 naming the holder's pid", async () => {
     const tmp = tempDir();
     cleanups.push(() => tmp.cleanup());
@@ -361,7 +363,7 @@ describe("one daemon per state directory", () => {
   }, 40_000);
 });
 
-describe("the key and the first lines", () => {
+describe.concurrent("the key and the first lines", () => {
   test("behavior: the key is not in /proc/<pid>/environ of the running daemon", async () => {
     const wallet = new Wallet(id("hl-deadman reliability: environ"));
     const account = wallet.address.toLowerCase();

@@ -70,7 +70,9 @@ async function run(label: string, withRpc: boolean) {
   return { within, readyWhileFar, ready, lines, sim, user };
 }
 
-describe("issue 40: a local clock 2 h ahead from the start (libfaketime)", () => {
+// The two cases concurrent: each has its own simulator, state directory and daemon, and spends its 30 s watching
+// them (waiting on timers, not the CPU); cleaned up after the file.
+describe.concurrent("issue 40: a local clock 2 h ahead from the start (libfaketime)", () => {
   test("behavior: with the block time as second witness, the schedule is within deadline + interval of the exchange's time, never ready while further out", async () => {
     const { within, readyWhileFar, ready, lines, sim, user } = await run("with rpc", true);
     expect(readyWhileFar).toBe(0);
