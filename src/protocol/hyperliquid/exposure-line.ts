@@ -1,6 +1,6 @@
 /**
  * The exposure report's `exposure` line as the daemon's bus carries it (src/watchers/exposure-report.ts; its fields
- * are the contract's, docs/cli-contract.md), parsed once for the parts that read its figures: the escalation's
+ * are the contract's, docs/cli.md), parsed once for the parts that read its figures: the escalation's
  * rules (the account value, the notional, the nearest liquidation) and the death gate's risk order.
  *
  * Rules, and why:

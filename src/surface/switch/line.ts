@@ -1,6 +1,6 @@
 /**
  * The shape of the switch's one table (./index.ts `PUBLISH`): per event type, its log line (level, the `event`
- * name docs/cli-contract.md promises, its fields, its message) and its metrics. A row without `log` is a metric
+ * name docs/cli.md promises, its fields, its message) and its metrics. A row without `log` is a metric
  * only. The topic files (clock, ledger, push, engine, escalation, halted, shutdown) hold the rows.
  */
 import type { SwitchEvent, SwitchEventType } from "../../core/switch-events.js";
