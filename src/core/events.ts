@@ -11,6 +11,7 @@
  */
 
 import type { ReconcileOutcome, RecordFinding, UnavailableReason } from "./record.js";
+import type { CoordinationEvent } from "./replica-events.js";
 import type { SwitchEvent, SwitchPublished } from "./switch-events.js";
 
 export type { SwitchPublished } from "./switch-events.js";
@@ -346,6 +347,7 @@ export type DaemonEvent =
   | ExposurePollEvent
   | ReconcileEvent
   | CancelEvent
+  | CoordinationEvent
   | NamedEvent;
 
 export type EventSubscriber = (event: DaemonEvent) => void;

@@ -19,6 +19,8 @@
  *   `lost` and says so on /readyz, the metrics and the status page.
  * - Membership (src/replicas/membership.ts): besides its candidacy, this replica keeps a key with no lease that
  *   says `running` (written at every poll where it says otherwise) and `stopped` when it stops on purpose.
+ * - It words and counts nothing: what it finds and does is published on the daemon's bus as typed events
+ *   (src/core/replica-events.ts); its log lines and metrics are their subscribers (src/surface/replicas.ts).
  * - On a graceful stop (`beforeStop`) this replica marks itself stopped, resigns (its candidacy goes), then reads
  *   the candidates and the members: the switches remove the schedule only when no other candidate remains and
  *   every other member is marked stopped (src/switch/coordination.ts). Each marks before it resigns and reads
@@ -32,8 +34,9 @@ import type { Etcd3 } from "etcd3";
 import { type CoordinateTarget, parseCoordinate } from "../config/coordinate.js";
 import type { Config } from "../config/schema.js";
 import { monotonicOf } from "../core/clock.js";
+import type { EventBus } from "../core/events.js";
 import { type Feed, feed } from "../core/feed.js";
-import type { Logger } from "../core/logger.js";
+import type { CoordinationFact } from "../core/replica-events.js";
 import type { Runtime, TimerHandle } from "../core/runtime.js";
 import type { CoordinationStatus } from "../core/status.js";
 import {
@@ -90,9 +93,8 @@ export type ElectionParameters = {
   /** where this replica's membership id is kept (`replica-id`) */
   stateDir: string;
   runtime: Runtime;
-  logger: Logger;
-  /** Every evaluation, changed or not: the state and how many other candidates were seen (the metrics). */
-  onEvaluated?: ((state: CoordinationState, candidates: number) => void) | undefined;
+  /** the daemon's bus: the election's events (src/core/replica-events.ts) */
+  bus: EventBus;
 };
 
 /** A running election: its feed, and `close` (marks this replica stopped, resigns, closes the client). */
@@ -107,12 +109,11 @@ export async function startElection({
   replica,
   stateDir,
   runtime,
-  logger,
-  onEvaluated,
+  bus,
 }: ElectionParameters): Promise<Election> {
   const life = { closed: false };
   const target = parseCoordinate(config.coordinate) as CoordinateTarget;
-  const log = logger.child({ module: "coordination" });
+  const tell = (e: CoordinationFact) => bus.publish({ ...e, module: "coordination" });
   const ttlMs = config.coordinateTtl;
   const ttl = Math.round(ttlMs / 1_000);
   const pollMs = Math.max(250, Math.floor(ttlMs / 4));
@@ -135,15 +136,9 @@ export async function startElection({
     unwritable: errorText(error),
   }));
   if ("unwritable" in member)
-    log.warn(
-      { event: "coordination.member_id", member: member.id, error: member.unwritable },
-      `the replica id could not be kept in the state directory (${member.unwritable}); using ${member.id}, made of the host name and the directory`,
-    );
+    tell({ type: "memberIdUnkept", cause: "unwritable", member: member.id, error: member.unwritable });
   else if (member.replaced)
-    log.warn(
-      { event: "coordination.member_id", member: member.id, error: member.replaced },
-      `the state directory's replica id file ${member.replaced}; a new id ${member.id} is used (the old one's membership stays in etcd until forgotten: 'hl-deadman replicas forget')`,
-    );
+    tell({ type: "memberIdUnkept", cause: "replaced", member: member.id, error: member.replaced });
   const memberId = member.id;
   const memberKey = `${memberPrefix}${memberId}`;
   const mine: Candidacy = {
@@ -217,13 +212,7 @@ export async function startElection({
       const done = await bounded(what, txn.then(put).commit());
       if (!done.succeeded) return;
     }
-    if (memberState !== state)
-      log.info(
-        { event: "coordination.member", member: memberId, state, key: memberKey },
-        state === "running"
-          ? `this replica's membership (${memberId}) says running: a stop of another replica keeps the schedule while it has no stopped mark`
-          : `this replica's membership (${memberId}) is marked stopped`,
-      );
+    if (memberState !== state) tell({ type: "memberMarked", member: memberId, state, key: memberKey });
     memberState = state;
   };
 
@@ -235,14 +224,10 @@ export async function startElection({
     // the lease lost (etcd3 says so after missing keep-alives) or the campaign failed: resign, campaign again
     c.on("error", (error) => {
       if (campaign !== c) return;
-      // said once per distinct error (etcd down, it fails every second), at debug after that
+      // told as repeated when the error is the last one's (etcd down, it fails every second)
       const text = errorText(error);
-      const level = text === lastCampaignError ? "debug" : "warn";
+      tell({ type: "campaignFailed", error: text, repeated: text === lastCampaignError });
       lastCampaignError = text;
-      log[level](
-        { event: "coordination.campaign_failed", error: errorText(error) },
-        `the coordination campaign failed (${errorText(error)}); campaigning again`,
-      );
       c.resign().catch(() => undefined);
       campaign = null;
       timers.after(1_000, campaignNow);
@@ -292,25 +277,18 @@ export async function startElection({
       next.othersAlive !== state.othersAlive;
     announced = true;
     state = next;
-    onEvaluated?.(next, others.length);
-    if (!changed) return;
-    const fields = {
-      event: `coordination.${next.role}`,
+    tell({
+      type: "coordinationEvaluated",
+      role: next.role,
       token: next.token,
       othersAlive: next.othersAlive,
       detail: next.detail,
+      candidates: others.length,
+      changed,
       election: electionPrefix,
-    };
-    if (next.role === "leader")
-      log.warn(fields, `this replica holds the coordination lease (fencing token ${next.token})`);
-    else if (next.role === "follower")
-      log.info(fields, `another replica holds the coordination lease or is campaigning (${next.detail})`);
-    else
-      log.error(
-        fields,
-        `etcd is unreachable (${next.detail}): pushing and cancelling go on; ${config.actAlone ? "gated actions are taken alone (actAlone)" : "no closing, drill, reset or removal on stop is taken (actAlone is off)"}`,
-      );
-    states.publish(next);
+      actAlone: config.actAlone,
+    });
+    if (changed) states.publish(next);
   };
 
   // Bounded: the oldest candidates first (the holder is the oldest); a flood of keys under the prefix costs one
@@ -325,14 +303,12 @@ export async function startElection({
     if (key === warned) return diff;
     warned = key;
     if (diff.length > 0)
-      log.warn(
-        {
-          event: "coordination.settings_differ",
-          mine: { intervalMs: mine.intervalMs, deadlineMs: mine.deadlineMs },
-          others: diff.slice(0, MAX_CANDIDATES_SHOWN),
-        },
-        `the replicas' settings differ (${diff.map((o) => `${o.replica}: interval ${o.intervalMs} ms, deadline ${o.deadlineMs} ms`).join("; ")}; here interval ${mine.intervalMs} ms, deadline ${mine.deadlineMs} ms): each push replaces the schedule, so the shorter deadline is what the exchange holds half the time; give both the same`,
-      );
+      tell({
+        type: "settingsDiffer",
+        mine: { intervalMs: mine.intervalMs, deadlineMs: mine.deadlineMs },
+        differing: diff,
+        shown: diff.slice(0, MAX_CANDIDATES_SHOWN),
+      });
     return diff;
   };
 
@@ -370,10 +346,7 @@ export async function startElection({
       // (a key not there yet while its lease lives is a campaign whose put has not landed: wait for it)
       if (c && life !== null && remaining <= 0) {
         // our lease expired on etcd (a long partition): a new candidacy, with a new lease
-        log.warn(
-          { event: "coordination.lease_expired" },
-          "this replica's coordination lease expired on etcd; campaigning again",
-        );
+        tell({ type: "leaseExpired" });
         c.resign().catch(() => undefined);
         campaign = null;
         campaignNow();
@@ -404,17 +377,14 @@ export async function startElection({
     expiry?.cancel();
   };
 
-  log.info(
-    {
-      event: "coordination.start",
-      endpoints: target.endpoints,
-      election: electionPrefix,
-      ttlSeconds: ttl,
-      actAlone: config.actAlone,
-      member: memberId,
-    },
-    `coordinating through etcd (${target.endpoints.join(", ")}), election ${electionPrefix}, lease ${ttl} s`,
-  );
+  tell({
+    type: "coordinationStarted",
+    endpoints: target.endpoints,
+    election: electionPrefix,
+    ttlSeconds: ttl,
+    actAlone: config.actAlone,
+    member: memberId,
+  });
   campaignNow();
   // The first answer before the switches start (bounded: etcd unreachable never holds the pushes back).
   // Until this replica's own key is seen (its campaign's put landed), within one call's time-out.
@@ -435,10 +405,7 @@ export async function startElection({
     stopping = true;
     if (memberState === "stopped") return;
     await writeMember("stopped").catch((error: unknown) =>
-      log.warn(
-        { event: "coordination.member_failed", member: memberId, error: errorText(error) },
-        `this replica's membership could not be marked stopped (${errorText(error)}): the other replicas' stops keep the schedule until it stands again or is forgotten`,
-      ),
+      tell({ type: "memberMarkFailed", member: memberId, error: errorText(error) }),
     );
   };
   const coordination: Coordination = {

@@ -1,10 +1,11 @@
 /**
  * The coordination component (docs/operations.md, "High availability"): with `coordinate` set, this replica's
- * election in etcd (src/replicas/election.ts, an input source beside the watchers) is started here, its figures
- * are set on the metrics, and its feed is handed to the switches. Nothing here decides anything.
+ * election in etcd (src/replicas/election.ts, an input source beside the watchers) is started here on the daemon's
+ * bus (its lines and metrics are the bus's subscribers, src/surface/replicas.ts), and its feed is handed to the
+ * switches. Nothing here decides anything.
  */
 import { hostname } from "node:os";
-import type { Logger } from "../../core/logger.js";
+import type { EventBus } from "../../core/events.js";
 import { type Election, startElection } from "../../replicas/election.js";
 import type { Component } from "../components.js";
 import type { Base } from "../context.js";
@@ -17,13 +18,13 @@ export {
 } from "../../replicas/election.js";
 
 export function coordinationComponent(): Component<
-  Base & { logger: Logger },
+  Base & { bus: EventBus },
   { coordination: Election["coordination"] | null }
 > {
   let election: Election | undefined;
   return {
     name: "coordination",
-    async start({ config, runtime, logger, metrics, accounts, listen, params }) {
+    async start({ config, runtime, bus, accounts, listen, params }) {
       const coordinate = config.coordinate;
       if (coordinate === undefined) return { coordination: null };
       election = await startElection({
@@ -33,12 +34,7 @@ export function coordinationComponent(): Component<
         replica: `${hostname()}:${process.pid}${listen ? ` (health ${listen.host}:${listen.port})` : ""} ${params.stateDir}`,
         stateDir: params.stateDir,
         runtime,
-        logger,
-        onEvaluated: (state, candidates) => {
-          metrics.coordinationLeader.set(state.role === "leader" ? 1 : 0);
-          metrics.coordinationLost.set(state.role === "lost" ? 1 : 0);
-          metrics.coordinationCandidates.set(state.role === "lost" ? 0 : candidates);
-        },
+        bus,
       });
       return { coordination: election.coordination };
     },

@@ -2,6 +2,7 @@
 import { createEventBus, type EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
+import { replicaSubscribers } from "../../surface/replicas.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
 import { describeSwitchEvent, switchSubscribers } from "../../surface/switch/index.js";
 import { watcherSubscribers } from "../../surface/watchers/index.js";
@@ -22,13 +23,14 @@ export function notificationsComponent(): Component<
   return {
     name: "notifications",
     start({ params, config, metrics, runtime }) {
-      // The daemon's events: the switches, the watchers and the exposure report publish typed events; their log
-      // lines and metrics (the switch's, src/surface/switch/; the watchers', src/surface/watchers/), the notifier and
-      // the status page subscribe (src/core/events.ts), in this order, once. The log is only written, never read back.
+      // The daemon's events: the switches, the watchers, the replicas' election and the exposure report publish
+      // typed events; their log lines and metrics (the switch's, src/surface/switch/; the watchers',
+      // src/surface/watchers/; the election's, src/surface/replicas.ts), the notifier and the status page subscribe (src/core/events.ts), in this order, once. The log is only written, never read back.
       const logger = params.logger;
       const bus = createEventBus(
         ...switchSubscribers(logger, metrics),
         ...watcherSubscribers(logger, metrics),
+        ...replicaSubscribers(logger, metrics),
       );
       notifications = createDaemonNotifications({
         urls: config.notifyUrls,
