@@ -25,7 +25,8 @@ export function notificationsComponent(): Component<
     start({ params, config, metrics, runtime }) {
       // The daemon's events: the switches, the watchers, the replicas' election and the exposure report publish
       // typed events; their log lines and metrics (the switch's, src/surface/switch/; the watchers',
-      // src/surface/watchers/; the election's, src/surface/replicas.ts), the notifier and the status page subscribe (src/core/events.ts), in this order, once. The log is only written, never read back.
+      // src/surface/watchers/; the election's, src/surface/replicas.ts), the notifier and the status page subscribe
+      // (src/core/events.ts), in this order, once. The log is only written, never read back.
       const logger = params.logger;
       const bus = createEventBus(
         ...switchSubscribers(logger, metrics),
