@@ -6,7 +6,14 @@
 import { utcDay } from "../core/clock.js";
 import type { Ctx } from "./context.js";
 import type { SwitchEvent } from "./events.js";
-import { EXCHANGE_MIN_LEAD_MS, type Sample, takeBlock, takeSample, timeVerdict } from "./exchange-time.js";
+import {
+  EXCHANGE_MIN_LEAD_MS,
+  isPlausibleTime,
+  type Sample,
+  takeBlock,
+  takeSample,
+  timeVerdict,
+} from "./exchange-time.js";
 import { type Event, inflight, type Now, type SwitchModel } from "./model.js";
 import { readRecord } from "./triggers.js";
 
@@ -63,6 +70,31 @@ export function verdictOf(m: SwitchModel, ev: Event, now: Now) {
       than: f.planMs + m.cfg.requestTimeoutMs,
       answeredMono: now.mono,
     });
+  else if (ev.kind === "nonce" && ev.nonceDetail === "too_high") {
+    // "nonce too high N > MAX" names MAX = T + 1 day, T the exchange's time when it judged the request, after it
+    // was asked for: the exchange's time then was at most T, as a push it accepted for T + 5 s would say. Taken
+    // here, while the push in flight is known (its `askedMono`); the lower bound is taken with the refusal
+    // (context.ts `timeRefusal`). Without it a local clock 3 d ahead, whose nonces the exchange refused as too
+    // high, stayed the latest candidate: every push planned on the Date was counted lapsed at once on it (seed
+    // 20261129 with the start offsets drawn).
+    const max = nonceBound(ev.message);
+    if (max !== null)
+      m.time = timeVerdict(m.time!, {
+        kind: "accepted",
+        cancelAt: max - NONCE_AHEAD_MS + EXCHANGE_MIN_LEAD_MS,
+        askedMono: f.askedMono,
+      });
+  }
+}
+
+/** How far ahead of its time the exchange takes a nonce: "nonce too high N > MAX" names its time + this. */
+const NONCE_AHEAD_MS = 86_400_000;
+
+/** The bound a nonce refusal names ("nonce too high N > MAX", "nonce too low N < MIN"), or null. */
+function nonceBound(message: string): number | null {
+  const bound = /(?:<|>)\s*(\d{10,16})/.exec(message);
+  const b = bound ? Number(bound[1]) : Number.NaN;
+  return isPlausibleTime(b) ? b : null;
 }
 
 /** Takes one block timestamp into `m.time` (exchange-time.ts). Returns whether it was applied. */

@@ -180,6 +180,33 @@ describe("the machine takes Date samples as events", () => {
     expect(low.next()).toBe(1_776_584_799_102);
   });
 
+  test("behavior: a push refused as nonce too high bounds the exchange's time from above: a local clock 3 d ahead is no longer a candidate", () => {
+    const ahead = 3 * 86_400_000;
+    // the local clock 3 d ahead from the start, nothing else known: the first push is planned (and signed) on it
+    const m = step(initialModel(SWITCH_CFG, entry), { type: "start" }, at(0, ahead)).model;
+    expect(timesOf(m, at(0, ahead)).act).toBe(T0 + ahead);
+    // the exchange (its time T0) names its bound: T0 + 1 day
+    const high = step(
+      m,
+      {
+        type: "pushFailed",
+        id: 1,
+        kind: "nonce",
+        nonceDetail: "too_high",
+        message: `Invalid nonce: nonce too high ${T0 + ahead} > ${T0 + 86_400_000}`,
+        permanent: false,
+        retryable: false,
+        outcomeUnknown: false,
+      },
+      at(100, ahead),
+    );
+    const times = timesOf(high.model, at(100, ahead));
+    // within the second the verdict allows, both ways: a lapse is no longer judged on the local clock
+    expect(times.act).toBeLessThanOrEqual(T0 + 100 + 1_000);
+    expect(times.plan).toBeGreaterThanOrEqual(T0 + 100 - 1_000);
+    expect(times.verified).toBe(false);
+  });
+
   test("behavior: only nonces on verified time, or accepted by the exchange, may seed a restart", () => {
     let verified = false;
     const n = new NonceSource({ now: () => T0 + 129_600_000 }, 0, () => verified);
