@@ -15,8 +15,14 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 // the run's tail: switch/time-witness.process.test.ts (60 s) started at 196 s of a 257 s run and ended 27 s after
 // every other file. A file split in parts is listed by each part.
 const LONG_FIRST = [
-  "test/switch/properties.test.ts",
   "test/switch/time-witness.process.test.ts",
+  // the property tests, split so that their parts run on every worker at once (properties-shared.ts)
+  "test/switch/properties-part1.test.ts",
+  "test/switch/properties-part2.test.ts",
+  "test/switch/properties-part3.test.ts",
+  "test/switch/properties-part4.test.ts",
+  "test/switch/properties-planted-a.test.ts",
+  "test/switch/properties-planted-b.test.ts",
   "test/reliability/trust.test.ts",
   "test/cli/cancel-weight.test.ts",
   "test/reliability/date-process.test.ts",

@@ -149,7 +149,7 @@ type Inflight = {
   reject?: (e: unknown) => void;
 };
 
-/** Bugs planted on purpose to show each invariant can fail (see properties.test.ts). */
+/** Bugs planted on purpose to show each invariant can fail (see properties-shared.ts). */
 export type Plant =
   | null
   | "pending-as-armed" // 1: report a pending push as armed (the old restart rule), max of the two
