@@ -71,6 +71,32 @@ describe("exchange time: a bounded estimate", () => {
     expect(b.time.offset).toBe(a.time.offset);
   });
 
+  test("behavior: the exchange's acceptance never verifies a Date a block disagrees with (it bounds the time from above only)", () => {
+    const ahead = 72_000_000;
+    // the local clock 20 h ahead, a true block, then a push planned on the local clock accepted
+    let t = initialTime(0, T0 + ahead, null);
+    t = takeBlock(t, { timestampSec: T0 / 1000, sentMono: 0, receivedMono: 100 }, T0 + ahead + 100).time;
+    t = accepted(t, T0 + ahead, 0);
+    // a Date 20 h ahead agrees with that plan, and is not verified: the block says otherwise
+    const wrong = takeSample(
+      t,
+      { date: T0 + ahead + 1_000, sentMono: 900, receivedMono: 1_100 },
+      T0 + ahead + 1_100,
+    );
+    expect(wrong.verdict).toMatchObject({ kind: "applied", verified: false });
+    expect(timesAt(wrong.time, 1_100, T0 + ahead + 1_100)).toMatchObject({ witnessed: false, suspect: true });
+    // pushes are planned on the earliest candidate, the block (the time its acceptance then rules the others out on)
+    expect(timesAt(wrong.time, 1_100, T0 + ahead + 1_100).plan).toBeLessThan(T0 + 5_000);
+    // a true Date agrees with the block: verified on the two
+    const right = takeSample(
+      wrong.time,
+      { date: T0 + 2_000, sentMono: 1_900, receivedMono: 2_100 },
+      T0 + ahead + 2_100,
+    );
+    expect(right.verdict).toMatchObject({ kind: "applied", verified: true });
+    expect(right.time.verifiedBy).toBe("date+block");
+  });
+
   test("error: not a date, or an absurd year, is refused as malformed and changes nothing", () => {
     const t0 = initialTime(0, T0, null);
     for (const [date, reason] of [
