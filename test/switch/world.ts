@@ -1588,22 +1588,32 @@ export class World {
   /**
    * A double fault with no true witness was seen in this sequence: the local clock off by more than the Date's
    * tolerance (from the start or stepped) while neither outside witness told the exchange's time (the answers' Date
-   * wrong or not a date, and no block read or the last one off by more than its 2 s). The exchange's own verdicts
-   * bound its time from one side each (an acceptance from above, a refusal for a time too early from below; it takes
-   * cancel times and nonces up to a day ahead), so a Date and a local clock wrong together (20 h ahead both, or the
-   * local clock 2 h behind and the Date 12 h ahead once the verdicts ruled the clock out) leave nothing any design can
-   * know the exchange's time by: a time verified on them (and the ledger's floor written on it) may stand until the
-   * end of the sequence, and with it the day the ledger counts on (a day rolled on a Date 20 h ahead puts today's
-   * count in the history; counted on a Date 8.5 s behind, a lapse is counted 8.5 s late). From then on invariant IX
-   * and invariant 2's lower bound (never under-count) are not checked; every other invariant still is (2's upper
-   * bound included), and the shared parts draw these sequences (`erratic`: the local clock's offset at start, the
-   * Date's and the block's answers).
+   * wrong or not a date, and no block read or the last one off by more than its 2 s), and the daemon's time was not
+   * verified throughout the step (`noteBlind`). The exchange's own verdicts bound its time from one side each (an
+   * acceptance from above, a refusal for a time too early from below; it takes cancel times and nonces up to a day
+   * ahead), so a Date and a local clock wrong together (20 h ahead both, or the local clock 2 h behind and the Date
+   * 12 h ahead once the verdicts ruled the clock out) leave nothing any design can know the exchange's time by: a
+   * time verified on them (and the ledger's floor written on it) may stand until the end of the sequence, and with it
+   * the day the ledger counts on (a day rolled on a Date 20 h ahead puts today's count in the history; counted on a
+   * Date 8.5 s behind, a lapse is counted 8.5 s late). From then on invariant IX and invariant 2's lower bound (never
+   * under-count) are not checked; every other invariant still is (2's upper bound included), and the shared parts
+   * draw these sequences (`erratic`: the local clock's offset at start, the Date's and the block's answers).
    */
   blind = false;
 
-  /** Notes a double fault with no true witness (`blind`), sticky for the rest of the sequence (restarts included). */
+  /** the daemon's time was verified after the previous step (`noteBlind`) */
+  wasWitnessed = false;
+
+  /**
+   * Notes a double fault with no true witness (`blind`), sticky for the rest of the sequence (restarts included).
+   * Not while the daemon's time stays verified across the step: verified earlier on true witnesses, its window
+   * (the monotonic clock since) refuses the wrong Date, and the time it acts on is still the exchange's.
+   */
   noteBlind() {
-    if (this.blind || Math.abs(this.wallDelta) <= TIME_TOLERANCE_MS) return;
+    const witnessed = timesOf(this.model, this.now()).witnessed;
+    const kept = this.wasWitnessed && witnessed;
+    this.wasWitnessed = witnessed;
+    if (this.blind || kept || Math.abs(this.wallDelta) <= TIME_TOLERANCE_MS) return;
     const dateTrue = this.dateAbsurd === null && Math.abs(this.dateOffset) <= TIME_TOLERANCE_MS;
     const blockTrue = this.blockOffset !== null && Math.abs(this.blockOffset) <= 2_000;
     if (!dateTrue && !blockTrue) this.blind = true;
