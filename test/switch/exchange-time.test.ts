@@ -95,6 +95,20 @@ describe("exchange time: a bounded estimate", () => {
     );
     expect(right.verdict).toMatchObject({ kind: "applied", verified: true });
     expect(right.time.verifiedBy).toBe("date+block");
+    // a wrong block (an RPC 12 h ahead) that the acceptance rules out speaks against nothing: a true Date the
+    // acceptance of a push planned on it confirms is verified
+    let w = initialTime(0, T0, null);
+    w = takeBlock(
+      w,
+      { timestampSec: (T0 + 43_200_000) / 1000, sentMono: 0, receivedMono: 100 },
+      T0 + 100,
+    ).time;
+    const byVerdict = takeSample(
+      accepted(w, T0 + 1_000, 1_000),
+      { date: T0 + 1_000, sentMono: 900, receivedMono: 1_100 },
+      T0 + 1_100,
+    );
+    expect(byVerdict.time.verifiedBy).toBe("date+verdict");
   });
 
   test("error: not a date, or an absurd year, is refused as malformed and changes nothing", () => {
