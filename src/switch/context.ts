@@ -8,7 +8,6 @@ import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "./events.js";
 import {
   BOUND_SLACK_MS,
-  EXCHANGE_MIN_LEAD_MS,
   isPlausibleTime,
   type Times,
   timeRefused,
@@ -21,7 +20,6 @@ import {
   type Effect,
   type Gauges,
   type Inflight,
-  inflight,
   lapseDeadline,
   type Now,
   type Ready,
@@ -97,21 +95,14 @@ export class Ctx {
       if (isPlausibleTime(b)) {
         const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
         // "too high" names T + 1 day, T the exchange's time when it judged the request (between the request's
-        // sending and this answer): a verdict bounding its time on both sides (exchange-time.ts `timeVerdict`).
-        if (ev.nonceDetail === "too_high") {
-          const f = inflight(this.m);
+        // sending and this answer): a verdict bounding its time on both sides (exchange-time.ts `timeVerdict`),
+        // from below here, from above with the push in flight before the step (time-step.ts `verdictOf`).
+        if (ev.nonceDetail === "too_high")
           this.m.time = timeVerdict(this.m.time!, {
             kind: "later",
             than: floor - BOUND_SLACK_MS,
             answeredMono: this.now.mono,
           });
-          if (f)
-            this.m.time = timeVerdict(this.m.time, {
-              kind: "accepted",
-              cancelAt: floor + EXCHANGE_MIN_LEAD_MS,
-              askedMono: f.askedMono,
-            });
-        }
         const reason = `nonce ${ev.nonceDetail}`;
         this.effect({ kind: "nonceFloor", floor, reason });
         this.emit({ type: "nonceRederived", floor, reason });

@@ -367,6 +367,15 @@ function agreeingBlock(t: TimeModel, date: Reading): { time: TimeModel; verdict:
 function agreeingVerdict(t: TimeModel, date: Reading): { time: TimeModel; verdict: SampleVerdict } | null {
   if (t.anchorMono !== null || t.accepted == null) return null;
   if (Math.abs(date.offset - t.accepted) > date.uncertainty + WITNESS_SLACK_MS) return null;
+  // The acceptance bounds the exchange's time from above only: it says the Date is not too far BEHIND, never that
+  // it is not ahead. A block that disagrees with the Date, and that the verdicts have not ruled out, is a witness
+  // against it that the acceptance cannot overrule: with the local clock and the Date both 20 h ahead and a true
+  // block, a push planned on the local clock before the block came was accepted, and the Date agreeing with its
+  // plan was verified 20 h ahead (invariant IX). The candidates then decide: the plan moves to the earliest (the
+  // block), whose acceptance rules the others out. (A wrong block the verdicts ruled out, a wrong RPC 12 h ahead
+  // above an acceptance, 2 h behind below a refusal, speaks against nothing.)
+  if (t.block && withinBounds(t, t.block.offset, t.block.uncertainty) && !readingsAgree(date, t.block))
+    return null;
   return verifyOn(t, date, "date+verdict");
 }
 

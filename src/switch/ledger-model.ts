@@ -77,6 +77,20 @@ export function withEngineHeld(
 
 export type RollResult = { entry: LedgerEntry; rolled: null | { from: string; to: string; was: number } };
 
+/** Guesses kept for later UTC days than the ledger's (`later`: the ledger file holds at most this many). */
+export const LATER_MAX = 8;
+
+/**
+ * The guesses kept for later days, at most LATER_MAX: the soonest deadlines, as the ledger reaches their days
+ * first. Full, the furthest is dropped, never the soonest: dropped in the order they came, a run on a local clock
+ * 3 d ahead with no answer (no witness to rule it out) pushed out the guesses kept for the exchange's next day with
+ * its own for the clock's day, and that day's count went down when the ledger rolled to it (invariant 8; seeds
+ * 20261128-20261130 with the start offsets drawn).
+ */
+export function keptLater(later: readonly TriggerRecord[]): TriggerRecord[] {
+  return [...later].sort((a, b) => (a.deadline ?? 0) - (b.deadline ?? 0)).slice(0, LATER_MAX);
+}
+
 /**
  * The entry as it stands at `now`: a later UTC day resets the count (with a history line); an earlier one
  * (the clock stepped back) changes nothing.

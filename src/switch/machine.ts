@@ -24,7 +24,7 @@
  *   per deadline; the UTC day only moves forward.
  * - After a wall-clock step the switch is not ready until a push is confirmed on the corrected clock.
  */
-import { nextUtcMidnight, utcDay } from "../core/clock.js";
+import { nextUtcMidnight } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
 import { Ctx } from "./context.js";
 import { coordination, gateToken, membersWellFormed, removalRefusal } from "./coordination.js";
@@ -57,18 +57,7 @@ import {
   escalationReset,
   escalationStart,
 } from "./escalation.js";
-import type { SwitchEvent } from "./events.js";
-import {
-  EXCHANGE_MIN_LEAD_MS,
-  initialTime,
-  MIN_PLAUSIBLE_MS,
-  type Sample,
-  takeBlock,
-  takeSample,
-  timeAccepted,
-  timesAt,
-  timeVerdict,
-} from "./exchange-time.js";
+import { initialTime, MIN_PLAUSIBLE_MS, timeAccepted, timesAt } from "./exchange-time.js";
 import {
   isExhausted,
   limitRefused,
@@ -98,6 +87,7 @@ import {
   type Wake,
 } from "./model.js";
 import { agent, exchangeAccepts, exchangeRefuses, recheckPending } from "./protection.js";
+import { repairDay, takeBlockTime, takeDate, verdictOf } from "./time-step.js";
 import {
   checkLapse,
   limitHolds,
@@ -280,109 +270,6 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
   }
   ready.wakeAt = wakeAtOf(ctx.m.wake);
   return { model: ctx.m, ready };
-}
-
-/**
- * What a wrong clock wrote is repaired (issue 40): a ledger day ahead of the time two witnesses just verified was
- * dated on a clock ahead (the local clock alone, a day or more ahead). Its day is set back to the verified one, its
- * count kept as it is (never fewer than counted: the guesses stay until the exchange's record, read now, says
- * otherwise; the day's count then follows the record), logged and audited (`ledger.day_repaired`). The nonce floor
- * is not touched: the exchange keeps the nonces a signer used, and `nonce.rederived` is the way forward.
- */
-function repairDay(ctx: Step) {
-  const m = ctx.m;
-  // the time floor too (exchange-time.ts `verifyOn`), said once
-  const f = m.time?.floorRepaired;
-  if (m.time && f) {
-    m.time = { ...m.time, floorRepaired: null };
-    ctx.emit({ type: "timeFloorRepaired", from: f.from, to: f.to });
-  }
-  const day = utcDay(ctx.times.exchange);
-  if (!(m.entry.day > day)) return;
-  const from = m.entry.day;
-  m.entry = { ...m.entry, day };
-  ctx.persist = true;
-  ctx.emit({ type: "dayRepaired", from, to: day, triggersToday: m.entry.triggersToday });
-  readRecord(ctx, "the ledger's day was repaired");
-}
-
-/**
- * The exchange's verdict on the push in flight, as a bound on its time (exchange-time.ts `timeVerdict`), taken
- * before the step's times: an accepted push rules out the candidates later than its cancel time − 5 s, a push
- * refused as too early or expired those earlier than what it said.
- */
-function verdictOf(m: SwitchModel, ev: Event, now: Now) {
-  if (ev.type !== "pushConfirmed" && ev.type !== "pushFailed") return;
-  const f = inflight(m);
-  if (!f || f.id !== ev.id) return;
-  if (ev.type === "pushConfirmed")
-    m.time = timeVerdict(m.time!, {
-      kind: "accepted",
-      cancelAt: f.cancelAt,
-      askedMono: f.askedMono,
-      planMs: f.planMs,
-    });
-  else if (ev.kind === "too_early")
-    m.time = timeVerdict(m.time!, {
-      kind: "later",
-      than: f.cancelAt - EXCHANGE_MIN_LEAD_MS,
-      answeredMono: now.mono,
-    });
-  else if (ev.kind === "expired" && f.planMs !== undefined)
-    // expiresAfter was signed at the plan's time when it left, no earlier than when it was asked for
-    m.time = timeVerdict(m.time!, {
-      kind: "later",
-      than: f.planMs + m.cfg.requestTimeoutMs,
-      answeredMono: now.mono,
-    });
-}
-
-/** Takes one block timestamp into `m.time` (exchange-time.ts). Returns whether it was applied. */
-function takeBlockTime(
-  m: SwitchModel,
-  ev: Extract<Event, { type: "blockSample" }>,
-  now: Now,
-  out: SwitchEvent[],
-): boolean {
-  const { time, verdict } = takeBlock(
-    m.time!,
-    { timestampSec: ev.timestampSec, sentMono: ev.sentMono, receivedMono: ev.receivedMono },
-    now.wall,
-  );
-  m.time = time;
-  if (verdict.kind === "refused") {
-    out.push({ type: "blockRefused", reason: verdict.reason, detail: verdict.detail });
-    return false;
-  }
-  return true;
-}
-
-/** Takes one Date sample into `m.time` (exchange-time.ts). Returns whether it was applied. */
-function takeDate(
-  m: SwitchModel,
-  ev: Extract<Event, { type: "clockSample" }>,
-  now: Now,
-  out: SwitchEvent[],
-): boolean {
-  const sample: Sample = { date: ev.date, sentMono: ev.sentMono, receivedMono: ev.receivedMono };
-  const { time, verdict } = takeSample(m.time!, sample, now.wall);
-  m.time = time;
-  if (verdict.kind === "refused") {
-    out.push({
-      type: "dateRefused",
-      reason: verdict.reason,
-      date: Number.isFinite(ev.date) ? ev.date : null,
-      detail: verdict.detail,
-    });
-    return false;
-  }
-  if (verdict.correctionMs !== 0 && m.time.sampled)
-    out.push({
-      type: "clockCorrected",
-      correctionMs: Math.round(verdict.correctionMs),
-      verified: verdict.verified,
-    });
-  return true;
 }
 
 /** The step's working state: the model being changed and the Ready being built (private to this file). */

@@ -44,8 +44,6 @@ export const RECORD_MARGIN_DEFAULT_MS = 10_000;
 export const RECORD_MARGIN_MAX_MS = 600_000;
 /** While guessed triggers remain today, the record is read again this often (at most). */
 export const RECORD_REREAD_MS = 60_000;
-/** Guesses kept for a later UTC day than the ledger's (`LedgerEntry.later`: the ledger file holds at most 8). */
-export const LATER_KEPT = 8;
 /** This run's own recent pushes kept in memory to judge the record (sent cancel times, confirmations). */
 export const OWN_PUSHES_KEPT = 64;
 

@@ -13,7 +13,7 @@
  */
 import { utcDay } from "../core/clock.js";
 import type { LedgerChange, LedgerView, ReconcileOutcome, RecordResult } from "../core/record.js";
-import { capList, TRIGGER_LIST_SIZE, withIntent } from "./ledger-model.js";
+import { capList, keptLater, TRIGGER_LIST_SIZE, withIntent } from "./ledger-model.js";
 import type { LedgerEntry, TriggerProof, TriggerRecord } from "./ledger-schema.js";
 
 const isoOf = (ms: number) => new Date(ms).toISOString();
@@ -392,8 +392,7 @@ export function withRecord(
     triggers = triggers.filter((t) => !movedOn.includes(t));
     for (const t of movedOn) if (!t.slot) count = Math.max(0, count - 1);
     const { later: _all, ...rest } = next;
-    // (the 8 kept of `later`: model.ts LATER_KEPT)
-    next = { ...rest, later: [...(next.later ?? []), ...movedOn].slice(-8) };
+    next = { ...rest, later: keptLater([...(next.later ?? []), ...movedOn]) };
   }
   for (const x of reopened) {
     const before = next.pendingUntil;

@@ -10,6 +10,7 @@ import type { LedgerEntry, TriggerRecord } from "./ledger.js";
 import {
   atLimit,
   isExhausted,
+  keptLater,
   limitRefused,
   proofCounts,
   TRIGGER_LIST_SIZE,
@@ -18,14 +19,7 @@ import {
   withIntent,
   withTrigger,
 } from "./ledger-model.js";
-import {
-  inflight,
-  LATER_KEPT,
-  lapseDeadline,
-  RECORD_MARGIN_MAX_MS,
-  RECORD_REREAD_MS,
-  recordMargin,
-} from "./model.js";
+import { inflight, lapseDeadline, RECORD_MARGIN_MAX_MS, RECORD_REREAD_MS, recordMargin } from "./model.js";
 import { type RecordEvidence, withRecord } from "./record-reconcile.js";
 
 /** Counts a trigger when the earliest possibly-armed deadline has passed. */
@@ -105,7 +99,7 @@ export function checkLapse(ctx: Ctx, detail?: string) {
     const guess: TriggerRecord = { deadline: latest, proof: "guess", at: Math.floor(ctx.now.wall) };
     if (utcDay(latest) > m.entry.day) {
       const later = (m.entry.later ?? []).filter((t) => t.deadline !== latest);
-      m.entry = { ...m.entry, later: [...later, guess].slice(-LATER_KEPT) };
+      m.entry = { ...m.entry, later: keptLater([...later, guess]) };
     } else if (utcDay(latest) === m.entry.day && !m.entry.triggers.some((t) => t.deadline === latest)) {
       m.entry = {
         ...m.entry,
@@ -306,7 +300,7 @@ function withTriggerForLaterDay(
     at: Math.floor(at),
     ...(others.length > 0 ? { alt: others } : {}),
   };
-  const later = [...(entry.later ?? []).filter((t) => t.deadline !== deadline), guess].slice(-LATER_KEPT);
+  const later = keptLater([...(entry.later ?? []).filter((t) => t.deadline !== deadline), guess]);
   const next = withHistory(
     { ...cleared, later, lastCountedDeadline: deadline },
     {

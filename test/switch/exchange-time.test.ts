@@ -71,6 +71,46 @@ describe("exchange time: a bounded estimate", () => {
     expect(b.time.offset).toBe(a.time.offset);
   });
 
+  test("behavior: the exchange's acceptance never verifies a Date a block disagrees with (it bounds the time from above only)", () => {
+    const ahead = 72_000_000;
+    // the local clock 20 h ahead, a true block, then a push planned on the local clock accepted
+    let t = initialTime(0, T0 + ahead, null);
+    t = takeBlock(t, { timestampSec: T0 / 1000, sentMono: 0, receivedMono: 100 }, T0 + ahead + 100).time;
+    t = accepted(t, T0 + ahead, 0);
+    // a Date 20 h ahead agrees with that plan, and is not verified: the block says otherwise
+    const wrong = takeSample(
+      t,
+      { date: T0 + ahead + 1_000, sentMono: 900, receivedMono: 1_100 },
+      T0 + ahead + 1_100,
+    );
+    expect(wrong.verdict).toMatchObject({ kind: "applied", verified: false });
+    expect(timesAt(wrong.time, 1_100, T0 + ahead + 1_100)).toMatchObject({ witnessed: false, suspect: true });
+    // pushes are planned on the earliest candidate, the block (the time its acceptance then rules the others out on)
+    expect(timesAt(wrong.time, 1_100, T0 + ahead + 1_100).plan).toBeLessThan(T0 + 5_000);
+    // a true Date agrees with the block: verified on the two
+    const right = takeSample(
+      wrong.time,
+      { date: T0 + 2_000, sentMono: 1_900, receivedMono: 2_100 },
+      T0 + ahead + 2_100,
+    );
+    expect(right.verdict).toMatchObject({ kind: "applied", verified: true });
+    expect(right.time.verifiedBy).toBe("date+block");
+    // a wrong block (an RPC 12 h ahead) that the acceptance rules out speaks against nothing: a true Date the
+    // acceptance of a push planned on it confirms is verified
+    let w = initialTime(0, T0, null);
+    w = takeBlock(
+      w,
+      { timestampSec: (T0 + 43_200_000) / 1000, sentMono: 0, receivedMono: 100 },
+      T0 + 100,
+    ).time;
+    const byVerdict = takeSample(
+      accepted(w, T0 + 1_000, 1_000),
+      { date: T0 + 1_000, sentMono: 900, receivedMono: 1_100 },
+      T0 + 1_100,
+    );
+    expect(byVerdict.time.verifiedBy).toBe("date+verdict");
+  });
+
   test("error: not a date, or an absurd year, is refused as malformed and changes nothing", () => {
     const t0 = initialTime(0, T0, null);
     for (const [date, reason] of [
@@ -178,6 +218,33 @@ describe("the machine takes Date samples as events", () => {
     const low = new NonceSource({ now: () => 1_776_584_283_874 }, 0);
     low.rebase(1_776_584_799_101);
     expect(low.next()).toBe(1_776_584_799_102);
+  });
+
+  test("behavior: a push refused as nonce too high bounds the exchange's time from above: a local clock 3 d ahead is no longer a candidate", () => {
+    const ahead = 3 * 86_400_000;
+    // the local clock 3 d ahead from the start, nothing else known: the first push is planned (and signed) on it
+    const m = step(initialModel(SWITCH_CFG, entry), { type: "start" }, at(0, ahead)).model;
+    expect(timesOf(m, at(0, ahead)).act).toBe(T0 + ahead);
+    // the exchange (its time T0) names its bound: T0 + 1 day
+    const high = step(
+      m,
+      {
+        type: "pushFailed",
+        id: 1,
+        kind: "nonce",
+        nonceDetail: "too_high",
+        message: `Invalid nonce: nonce too high ${T0 + ahead} > ${T0 + 86_400_000}`,
+        permanent: false,
+        retryable: false,
+        outcomeUnknown: false,
+      },
+      at(100, ahead),
+    );
+    const times = timesOf(high.model, at(100, ahead));
+    // within the second the verdict allows, both ways: a lapse is no longer judged on the local clock
+    expect(times.act).toBeLessThanOrEqual(T0 + 100 + 1_000);
+    expect(times.plan).toBeGreaterThanOrEqual(T0 + 100 - 1_000);
+    expect(times.verified).toBe(false);
   });
 
   test("behavior: only nonces on verified time, or accepted by the exchange, may seed a restart", () => {

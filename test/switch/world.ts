@@ -966,6 +966,7 @@ export class World {
           this.datesSeen++;
           this.correctedSinceConfirm = true;
         }
+        this.blockOffset = cmd.offsetMs;
         // (issue 40) the block's timestamp in whole seconds, read at once
         this.sw.dispatch({
           type: "blockSample",
@@ -1170,6 +1171,8 @@ export class World {
   restarts = 0;
 
   check(after: string) {
+    // (issue 40) a double fault with no true witness, before any invariant is judged on this step (`blind`)
+    this.noteBlind();
     // planted local-wins (IX): the daemon's readiness and status believe the local clock as verified, too
     const viewed =
       this.plant === "local-wins"
@@ -1262,7 +1265,15 @@ export class World {
     // may already (or still) be the other one.
     const nearMidnight =
       Math.min(this.t % 86_400_000, 86_400_000 - (this.t % 86_400_000)) <= this.tolerance();
-    if (!suspended && !nearMidnight && ledger < ex && !justFiredToday && entry.triggersToday < entry.limit)
+    // (not after a double fault with no true witness, `blind`: no witness tells the exchange's day)
+    if (
+      !suspended &&
+      !this.blind &&
+      !nearMidnight &&
+      ledger < ex &&
+      !justFiredToday &&
+      entry.triggersToday < entry.limit
+    )
       this.fail(2, `ledger counts ${ledger} today after ${after}, the exchange ${ex}`);
     // (and one more per wall-clock step or Date fault: while the clocks disagree a lapse is judged on the later of
     // the two, so the deadline armed before they parted may be counted early: over, never under)
@@ -1342,7 +1353,10 @@ export class World {
     // the exchange's time: unverified never means the local clock wins (a schedule planned on a clock ahead would
     // fire that much later than the operator was told). The tolerance is the Date's resolution and, after a Date
     // fault, the disagreement the switch accepts (`tolerance()`).
+    // The world's assumption (`blind`): IX is checked while an outside witness has told the exchange's time
+    // whenever the local clock was off, i.e. never after a double fault with no true witness at all.
     if (
+      !this.blind &&
       ready &&
       this.model.phase === "running" &&
       this.schedule !== null &&
@@ -1589,6 +1603,44 @@ export class World {
       return r;
     };
   }
+
+  // ------------------------------------------------------------------------ issue 40: the witnesses' truth
+  /** the last block's offset off the exchange's time (`block`), or null before any block was read */
+  blockOffset: number | null = null;
+  /**
+   * A double fault with no true witness was seen in this sequence: the local clock off by more than the Date's
+   * tolerance (from the start or stepped) while neither outside witness told the exchange's time (the answers' Date
+   * wrong or not a date, and no block read or the last one off by more than its 2 s), and the daemon's time was not
+   * verified throughout the step (`noteBlind`). The exchange's own verdicts bound its time from one side each (an
+   * acceptance from above, a refusal for a time too early from below; it takes cancel times and nonces up to a day
+   * ahead), so a Date and a local clock wrong together (20 h ahead both, or the local clock 2 h behind and the Date
+   * 12 h ahead once the verdicts ruled the clock out) leave nothing any design can know the exchange's time by: a
+   * time verified on them (and the ledger's floor written on it) may stand until the end of the sequence, and with it
+   * the day the ledger counts on (a day rolled on a Date 20 h ahead puts today's count in the history; counted on a
+   * Date 8.5 s behind, a lapse is counted 8.5 s late). From then on invariant IX and invariant 2's lower bound (never
+   * under-count) are not checked; every other invariant still is (2's upper bound included), and the shared parts
+   * draw these sequences (`erratic`: the local clock's offset at start, the Date's and the block's answers).
+   */
+  blind = false;
+
+  /** the daemon's time was verified after the previous step (`noteBlind`) */
+  wasWitnessed = false;
+
+  /**
+   * Notes a double fault with no true witness (`blind`), sticky for the rest of the sequence (restarts included).
+   * Not while the daemon's time stays verified across the step: verified earlier on true witnesses, its window
+   * (the monotonic clock since) refuses the wrong Date, and the time it acts on is still the exchange's.
+   */
+  noteBlind() {
+    const witnessed = timesOf(this.model, this.now()).witnessed;
+    const kept = this.wasWitnessed && witnessed;
+    this.wasWitnessed = witnessed;
+    if (this.blind || kept || Math.abs(this.wallDelta) <= TIME_TOLERANCE_MS) return;
+    const dateTrue = this.dateAbsurd === null && Math.abs(this.dateOffset) <= TIME_TOLERANCE_MS;
+    const blockTrue = this.blockOffset !== null && Math.abs(this.blockOffset) <= 2_000;
+    if (!dateTrue && !blockTrue) this.blind = true;
+  }
+  // ------------------------------------------------------------------------ end of issue 40's block
 
   // issue 38: hooks of the engine's world (EngineWorld, below); in this world no engine is connected
   stallAllowance(): number {
