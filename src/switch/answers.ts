@@ -28,7 +28,7 @@ export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed"
   if (!f || f.id !== ev.id) return null;
   // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
   checkLapse(s);
-  const again = m.pipe.kind === "sending" && m.pipe.again;
+  const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
   s.becomeIdle();
   // The exchange took a push computed on the time used: the streak of time refusals ends.
   m.time = timeAccepted(m.time!);
@@ -87,7 +87,7 @@ export function failedPush(
         outcomeUnknown: false,
       }
     : answer;
-  const again = m.pipe.kind === "sending" && m.pipe.again;
+  const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
   s.becomeIdle();
   s.timeRefusal(ev);
   if (ev.outcomeUnknown && !neverLeft) {

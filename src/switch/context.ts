@@ -30,6 +30,8 @@ import {
   type SwitchModel,
 } from "./model.js";
 
+const IDLE = { kind: "idle" } as const;
+
 export class Ctx {
   /** the entry changed in a way the ledger must hold: the Ready carries the model's entry at the end */
   persist = false;
@@ -172,7 +174,7 @@ export class Ctx {
   /** The lapse wake-up follows the earliest possibly-armed deadline (none when not running nor stopping). */
   armLapseTimer() {
     const at = lapseDeadline(this.m);
-    if (at === null || (this.m.phase !== "running" && this.m.phase !== "stopping")) {
+    if (at === null || (this.m.phase.name !== "running" && this.m.phase.name !== "stopping")) {
       this.m.wake.lapse = null;
       return;
     }
@@ -240,49 +242,67 @@ export class Ctx {
     this.#become("stopped");
   }
 
-  // The phase and the request pipeline (model.ts `Stage`, one tagged union) change only here.
+  // The phase and its request pipeline (model.ts `Phase`, one tagged value) change only here; the phase's step
+  // follows (machine.ts `PHASE_STEP`, as etcd raft's `r.step` set by its `becomeX`).
 
   /** Running: the pushes start (nothing is out yet). */
   becomeRunning() {
-    this.m.phase = "running";
-    this.m.pipe = { kind: "idle" };
+    this.m.phase = { name: "running", pipe: IDLE };
   }
 
-  /** Stopping: no lapse, retry or gate wake-up of the running phase (the lapse is re-armed for the stop). */
+  /**
+   * Stopping: what is out stays out (the stop waits for it); no lapse, retry or gate wake-up of the running phase
+   * (the lapse is re-armed for the stop).
+   */
   becomeStopping() {
-    this.m.phase = "stopping";
+    const { pipe } = this.m.phase;
+    this.m.phase = { name: "stopping", pipe };
     this.cancelTimers();
   }
 
   /**
-   * Stopped: nothing more to wake for; `state` stopped unless halted (a halt leaves the state as it was, and a push
-   * it leaves out is still answered and recorded).
+   * Stopped: nothing more leaves (a gate or a removal holds nothing back any more), nothing more to wake for;
+   * `state` stopped unless halted (a halt leaves the state as it was, and a push it leaves out is still answered
+   * and recorded).
    */
   becomeStopped({ halted = false } = {}) {
-    this.m.phase = "stopped";
+    const { pipe } = this.m.phase;
+    this.m.phase = { name: "stopped", pipe: pipe.kind === "sending" ? pipe : IDLE };
     if (!halted) this.becomeStoppedState();
     this.cancelTimers();
     this.m.wake.record = null;
   }
 
-  /** A push is out: its write-ahead, then its answer, are awaited (`again`: another is asked for meanwhile). */
+  /**
+   * A push is out: its write-ahead, then its answer, are awaited (`again`: another is asked for meanwhile). Only
+   * the running phase pushes (running.ts `kick`).
+   */
   becomeSending(push: Inflight, { again = false } = {}) {
-    this.m.pipe = { kind: "sending", push, again };
+    if (this.m.phase.name !== "running") throw new Error(`a push asked for while ${this.m.phase.name}`);
+    this.m.phase = { name: "running", pipe: { kind: "sending", push, again } };
   }
 
-  /** Nothing is out. */
+  /** Nothing is out: the push in flight (or the removal) is answered. */
   becomeIdle() {
-    this.m.pipe = { kind: "idle" };
+    const p = this.m.phase;
+    if (p.pipe.kind !== "idle") this.m.phase = { name: p.name, pipe: IDLE };
   }
 
-  /** An unknown outcome: the old request may still land until `until`, nothing else leaves before. */
+  /**
+   * An unknown outcome: the old request may still land until `until`, nothing else leaves before (while running or
+   * stopping; a stopped switch sends nothing more, so nothing is gated).
+   */
   becomeGated(until: number) {
-    this.m.pipe = { kind: "gated", until };
+    const p = this.m.phase;
+    if (p.name === "running" || p.name === "stopping")
+      this.m.phase = { name: p.name, pipe: { kind: "gated", until } };
+    else this.becomeIdle();
   }
 
-  /** A stop's removal is out. */
+  /** A stop's removal is out (only a stop removes: stopping.ts). */
   becomeRemoving() {
-    this.m.pipe = { kind: "removing" };
+    if (this.m.phase.name !== "stopping") throw new Error(`a removal asked for while ${this.m.phase.name}`);
+    this.m.phase = { name: "stopping", pipe: { kind: "removing" } };
   }
 
   /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */

@@ -37,7 +37,7 @@ export type DrillOutcome = {
 /** Why a drill cannot start now, or null. */
 export function drillRefusal(ctx: Ctx): string | null {
   const { m } = ctx;
-  if (m.phase !== "running") return "the switch is not running";
+  if (m.phase.name !== "running") return "the switch is not running";
   // A drill spends one of the day's triggers: two replicas must not both run it (coordination.ts).
   const gate = gateRefusal(m);
   if (gate !== null) return gate;

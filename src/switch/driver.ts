@@ -78,7 +78,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
       return model;
     },
     start(slotOrigin) {
-      if (model.phase !== "new") return;
+      if (model.phase.name !== "new") return;
       dispatch({ type: "start" });
       const tick = () => {
         p.onTick?.();

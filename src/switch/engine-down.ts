@@ -114,7 +114,7 @@ export function ordersCancelled(ctx: Ctx, ev: Extract<Event, { type: "ordersCanc
     return held;
   }
   const weight = ev.weight !== undefined ? { weight: ev.weight } : {};
-  const retry = m.phase === "running" ? cancelRetryAt(ctx, ev.failure) : null;
+  const retry = m.phase.name === "running" ? cancelRetryAt(ctx, ev.failure) : null;
   if (retry !== null && ev.failure) {
     // Tried again: the pushes stay held (the deadline the exchange holds is the bound), nothing is spent yet.
     m.ordersCancel = "waiting";
@@ -149,7 +149,12 @@ export function ordersCancelled(ctx: Ctx, ev: Extract<Event, { type: "ordersCanc
 export function cancelRetryDue(ctx: Ctx) {
   const m = ctx.m;
   m.wake.cancel = null;
-  if (m.phase !== "running" || m.engineUp || m.cfg.onEngineDown !== "cancel" || m.ordersCancel !== "waiting")
+  if (
+    m.phase.name !== "running" ||
+    m.engineUp ||
+    m.cfg.onEngineDown !== "cancel" ||
+    m.ordersCancel !== "waiting"
+  )
     return;
   ctx.effect({ kind: "cancelOrders", cancelStops: m.cfg.cancelStops });
 }
@@ -160,7 +165,7 @@ export function cancelRetryDue(ctx: Ctx) {
  */
 export function cancelAgain(ctx: Ctx) {
   const m = ctx.m;
-  if (m.phase !== "running" || m.engineUp || m.cfg.onEngineDown !== "cancel") return;
+  if (m.phase.name !== "running" || m.engineUp || m.cfg.onEngineDown !== "cancel") return;
   if (m.ordersCancel !== "confirmed" || m.cancelPass || m.agentReason !== null) return;
   m.cancelPass = true;
   m.cancelPasses++;

@@ -95,7 +95,7 @@ export const ENGINE_BACK =
  * operator's `kill --close` is its own evidence: the engine's presence does not stop it.
  */
 export function closeHold(m: SwitchModel): string | null {
-  if (m.phase !== "running") return "the daemon is stopping: the pass stays open in the ledger";
+  if (m.phase.name !== "running") return "the daemon is stopping: the pass stays open in the ledger";
   if (m.entry.halted === undefined) return "the account is no longer HALTED";
   if (m.esc.closing !== "waiting") return "no close pass is open";
   if (m.engineUp && !m.esc.killPass) return ENGINE_BACK;
@@ -204,7 +204,7 @@ export function escalationExposure(ctx: Ctx, ev: Extract<Event, { type: "exposur
 export function escalationCheck(ctx: Ctx) {
   const { m } = ctx;
   const cfg = m.cfg.escalation;
-  if (!cfg || m.phase !== "running") return;
+  if (!cfg || m.phase.name !== "running") return;
   const halted = m.entry.halted !== undefined;
   // latched: only held closes resume (the engine down again, a rule holding), or a kill's latch without a pass
   // yet (`idle`) starts them; a pass out or due is not doubled, and a finished one waits for the next death
@@ -241,7 +241,8 @@ export function escalationDue(ctx: Ctx) {
   const { m } = ctx;
   if (m.entry.halted === undefined || m.esc.closing === "held" || m.esc.closing === "idle")
     return escalationCheck(ctx);
-  if (m.esc.closing === "retry" && m.phase === "running" && m.cfg.escalation && !m.engineUp) closeNow(ctx);
+  if (m.esc.closing === "retry" && m.phase.name === "running" && m.cfg.escalation && !m.engineUp)
+    closeNow(ctx);
 }
 
 const tokenOf = (ctx: Ctx): { token?: string } => {
@@ -313,7 +314,7 @@ export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResu
     return;
   }
   // The engine back (or the daemon stopping): no retry fires; held until the engine is down again and a rule holds.
-  if (m.engineUp || m.phase !== "running") {
+  if (m.engineUp || m.phase.name !== "running") {
     ctx.emit({
       type: "closeIncomplete",
       ...fields,
@@ -321,7 +322,7 @@ export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResu
       detail: ev.detail ?? null,
       retryInMs: null,
     });
-    if (m.phase === "running") hold(ctx, ev.refusal === "held" && ev.detail ? ev.detail : ENGINE_BACK);
+    if (m.phase.name === "running") hold(ctx, ev.refusal === "held" && ev.detail ? ev.detail : ENGINE_BACK);
     else m.esc = { ...m.esc, closing: "held", heldWhy: STOPPED_AT_RESTART };
     return;
   }
@@ -397,7 +398,7 @@ export function escalationReset(ctx: Ctx, ev: Extract<Event, { type: "reset" }>)
 export function escalationKill(ctx: Ctx, ev: Extract<Event, { type: "kill" }>) {
   const { m } = ctx;
   const refuse = (reason: string) => ctx.emit({ type: "killRefused", by: ev.by, reason });
-  if (m.phase !== "running") return refuse("the daemon is stopping");
+  if (m.phase.name !== "running") return refuse("the daemon is stopping");
   // Two replicas killing at once is not the operator's one decision: only the lease holder acts.
   const gate = gateRefusal(m);
   if (gate !== null) return refuse(gate);

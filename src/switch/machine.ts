@@ -4,7 +4,7 @@
  * (clock samples, the record, the agent, the engine, ...), then the phase chooses the step (`PHASE_STEP`): the
  * running phase's (running.ts: the start, the pushes and their answers), the stop's and the stopped phase's
  * (stopping.ts); the push answers every phase records are answers.ts's. The `becomeX` of context.ts set the phase
- * and the pipeline (one tagged union, model.ts `Stage`), the state and the wake-ups. Trigger accounting
+ * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Trigger accounting
  * (triggers.ts), protection status (protection.ts) and the engine-down policy (engine-down.ts) are sub-reducers
  * the steps call. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here
  * reads a clock, touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
@@ -54,7 +54,7 @@ import {
   inflight,
   lapseDeadline,
   type Now,
-  type Phase,
+  type PhaseName,
   type Ready,
   type StepResult,
   type SwitchModel,
@@ -142,7 +142,8 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     if (sampleApplied) checkLapse(ctx);
   } else ctx.handle(event);
   // Whatever changed the earliest possibly-armed deadline, the lapse wake-up follows it.
-  if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase !== model.phase) ctx.armLapseTimer();
+  if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase.name !== model.phase.name)
+    ctx.armLapseTimer();
   ctx.gauges();
   if (ctx.persist) {
     ready.entry = ctx.m.entry;
@@ -319,7 +320,7 @@ class Step extends Ctx {
         drillVerified(this, ev);
         return kick(this, "drill-done");
     }
-    PHASE_STEP[m.phase](this, ev);
+    PHASE_STEP[m.phase.name](this, ev);
   }
 }
 
@@ -328,7 +329,7 @@ class Step extends Ctx {
  * (`Step.handle`), each phase takes its own events: the push answers among them (a running switch goes on
  * pushing, a stop goes on stopping, a halted one records them): running.ts, stopping.ts.
  */
-const PHASE_STEP: { readonly [P in Phase]: (s: Ctx, ev: Event) => void } = {
+const PHASE_STEP: { readonly [P in PhaseName]: (s: Ctx, ev: Event) => void } = {
   new: stepStarting,
   running: stepRunning,
   stopping: stepStopping,

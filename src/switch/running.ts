@@ -95,9 +95,9 @@ function start(s: Ctx) {
  */
 export function kick(s: Ctx, reason: string) {
   const m = s.m;
-  if (m.phase !== "running") return;
-  if (m.pipe.kind === "sending") {
-    if (reason !== "interval") s.becomeSending(m.pipe.push, { again: true });
+  if (m.phase.name !== "running") return;
+  if (m.phase.pipe.kind === "sending") {
+    if (reason !== "interval") s.becomeSending(m.phase.pipe.push, { again: true });
     return;
   }
   limitReset(s);

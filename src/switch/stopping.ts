@@ -79,7 +79,8 @@ export function shutdown(s: Ctx, mode: "remove" | "keep") {
 
 function continueShutdown(s: Ctx) {
   const m = s.m;
-  if (m.phase !== "stopping" || m.pipe.kind === "sending" || m.pipe.kind === "removing") return;
+  if (m.phase.name !== "stopping" || m.phase.pipe.kind === "sending" || m.phase.pipe.kind === "removing")
+    return;
   checkLapse(s);
   // Asked to remove, a coordinated replica keeps the schedule while another replica is alive (it pushes on), while
   // another's lease expired without its stopped mark (dead or cut off: etcd cannot tell), or while etcd cannot say
@@ -107,11 +108,10 @@ function continueShutdown(s: Ctx) {
 
 function removalConfirmed(s: Ctx) {
   const m = s.m;
-  if (m.pipe.kind !== "removing") return;
+  if (m.phase.pipe.kind !== "removing") return;
   checkLapse(s); // a deadline that passed before the removal landed fired
   const previous = m.entry.armedUntil;
   m.entry = withRemoval(m.entry, s.now.wall, m.cfg.historySize);
-  s.becomeIdle();
   s.becomeStopped();
   s.persist = true;
   s.emit({ type: "removed", previousDeadline: previous, ...tokenField(m) });
@@ -120,9 +120,8 @@ function removalConfirmed(s: Ctx) {
 
 function removalFailed(s: Ctx, ev: Extract<Event, { type: "removalFailed" }>) {
   const m = s.m;
-  if (m.pipe.kind !== "removing") return;
+  if (m.phase.pipe.kind !== "removing") return;
   checkLapse(s);
-  s.becomeIdle();
   s.becomeStopped();
   const account = m.cfg.account;
   const skipped = { account, outcome: "skipped" as const, reason: ev.kind, message: ev.message };

@@ -471,12 +471,12 @@ export class World {
       this.plant === "no-gate" &&
       ev.type === "pushFailed" &&
       ev.outcomeUnknown &&
-      next.phase === "running"
+      next.phase.name === "running"
     ) {
       // planted: retry at once, not after the old request expired
       const ungated = {
         ...next,
-        pipe: { kind: "idle" as const },
+        phase: { name: "running" as const, pipe: { kind: "idle" as const } },
         retryAtMono: 0,
         wake: { ...next.wake, gate: null, retry: this.mono },
       };
@@ -850,7 +850,7 @@ export class World {
   /** The daemon's clock watch: a wall-clock step is told to the switch. */
   checkStep() {
     const stepped = this.time.checkStep();
-    if (!stepped || this.model.phase !== "running") return false;
+    if (!stepped || this.model.phase.name !== "running") return false;
     this.sw.clockStepped(stepped.deltaMs);
     return true;
   }
@@ -914,7 +914,7 @@ export class World {
    * no engine named it in this run, the running switch has it engine down.
    */
   checkConnectGrace() {
-    if (!this.engineHeld || this.namedThisRun || this.model.phase !== "running") return;
+    if (!this.engineHeld || this.namedThisRun || this.model.phase.name !== "running") return;
     const from = this.graceFromMono ?? this.bootMono;
     if (this.mono < from + this.connectGraceMs) return;
     if (this.model.engineUp)
@@ -984,7 +984,7 @@ export class World {
         if (!cmd.on) this.permanentAtMono = null;
         return;
       case "shutdown":
-        if (this.model.phase !== "running") return;
+        if (this.model.phase.name !== "running") return;
         void this.sw.shutdown({ mode: cmd.mode });
         await flush();
         // the driver waits for the in-flight push, then removes
@@ -1041,7 +1041,7 @@ export class World {
 
   /** The exchange's record, as the explorer and historicalOrders would show it (lagging, or lying). */
   async readRecord(lagMs: number, lie: "none" | "fake-lapses" | "drop") {
-    if (this.model.phase !== "running" && this.model.phase !== "stopping") return;
+    if (this.model.phase.name !== "running" && this.model.phase.name !== "stopping") return;
     const upTo = this.t - lagMs;
     let listed = this.txs.filter((x) => x.time <= upTo);
     if (lie === "drop") listed = listed.filter((_, i) => i % 2 === 1);
@@ -1097,7 +1097,7 @@ export class World {
   checkPushing(after: string) {
     if (after !== "tick") return;
     const m = this.model;
-    if (m.phase !== "running" || !m.engineUp || m.notProtectedReason !== null || m.agentReason !== null)
+    if (m.phase.name !== "running" || !m.engineUp || m.notProtectedReason !== null || m.agentReason !== null)
       return;
     if (this.volumeGate || (this.triggersByDay.get(utcDay(this.t)) ?? 0) >= DAILY_LIMIT) return;
     if (inflight(m) !== null || this.mono < gateUntil(m) || this.mono < m.retryAtMono) return;
@@ -1174,7 +1174,7 @@ export class World {
       const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
       if (
         latest > 0 &&
-        this.model.phase === "running" &&
+        this.model.phase.name === "running" &&
         !["exhausted", "not_protected", "engine_down"].includes(st.state)
       ) {
         st.armedUntil = latest;
@@ -1196,13 +1196,13 @@ export class World {
     const suspended =
       (this.offRestart &&
         (!times.sampled || (this.unverifiedDay !== null && utcDay(this.t) < this.unverifiedDay))) ||
-      this.model.phase === "stopped";
+      this.model.phase.name === "stopped";
     const justFired = lastFire !== undefined && this.t - lastFire.at <= this.tolerance();
     // I. never ready while the exchange holds no schedule at least the readiness margin ahead: whatever the
     // answers' Date says (the erratic clock), with no exemption but a fire at this very moment
     if (
       ready &&
-      this.model.phase !== "stopped" &&
+      this.model.phase.name !== "stopped" &&
       (this.schedule === null || this.schedule - this.t < margin - TIME_TOLERANCE_MS) &&
       !justFired
     )
@@ -1301,7 +1301,7 @@ export class World {
       entry.triggersToday >= entry.limit &&
       !entry.assumed &&
       !suspended &&
-      this.model.phase === "running" &&
+      this.model.phase.name === "running" &&
       after === "tick" &&
       !st.exhausted &&
       !st.limitSuspected
@@ -1309,7 +1309,7 @@ export class World {
       this.fail(5, `at the daily limit the status says neither exhausted nor limit suspected (${st.state})`);
     if (
       limitRefused(entry) &&
-      this.model.phase === "running" &&
+      this.model.phase.name === "running" &&
       !inflight(this.model) &&
       after === "tick" &&
       !["exhausted", "not_protected", "engine_down"].includes(st.state)
@@ -1322,7 +1322,7 @@ export class World {
     // fault, the disagreement the switch accepts (`tolerance()`).
     if (
       ready &&
-      this.model.phase === "running" &&
+      this.model.phase.name === "running" &&
       this.schedule !== null &&
       this.schedule - this.t > this.cfg.deadlineMs + this.cfg.intervalMs + this.tolerance()
     )
@@ -1431,7 +1431,7 @@ export class World {
   }
 
   async kill(close: boolean) {
-    if (!this.cfg.escalation || this.model.phase !== "running") return;
+    if (!this.cfg.escalation || this.model.phase.name !== "running") return;
     void this.sw.kill("operator", close);
     await flush();
   }
