@@ -50,7 +50,7 @@ export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed"
     m.failingSinceMono = null;
     s.emit({ type: "recovered", outageMs });
   }
-  exchangeAccepts(s);
+  s.apply(exchangeAccepts(m));
   s.persist = true;
   // (the state that goes with it is the phase's: its step sets it; the event is said first, no become says any)
   s.emit({
@@ -144,6 +144,6 @@ export function wokenDue(s: Ctx): Due {
     w.escalate = null;
     escalationDue(s);
   }
-  if (due(w.cancel)) cancelRetryDue(s);
+  if (due(w.cancel)) s.apply(cancelRetryDue(s.m));
   return { lapse, retry, gate };
 }

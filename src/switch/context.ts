@@ -1,8 +1,9 @@
 /**
- * A step's working state, shared by the machine (machine.ts) and its sub-reducers (triggers.ts, protection.ts,
- * engine-down.ts): the model being changed, the time it is taken at, and the Ready being built. What every
- * concern shares lives here: publishing an event, the gauges, the UTC day, the clocks' agreement, the refusals
- * that say the time is wrong, the lapse wake-up.
+ * A step's working state, shared by the machine (machine.ts), its phase steps (running.ts, stopping.ts) and its
+ * sub-steps (triggers.ts, escalation.ts, drill.ts, ...): the model being changed, the time it is taken at, and the
+ * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
+ * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
+ * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "./events.js";
@@ -28,7 +29,33 @@ import {
   reportedDeadline,
   reportsExhausted,
   type SwitchModel,
+  type Wake,
 } from "./model.js";
+
+/**
+ * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts
+ * `drillEnded`): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups, the state
+ * (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts `kick`);
+ * absent, nothing asks for one.
+ */
+export type Decision = {
+  set?: Partial<Omit<SwitchModel, "cfg" | "phase" | "state" | "wake">>;
+  wake?: Partial<Wake>;
+  become?: { to: Become; unlessRefused?: boolean };
+  effects?: readonly Effect[];
+  events?: readonly SwitchEvent[];
+  push?: string;
+};
+
+/** The reported states a sub-step may decide, each through its `becomeX`. */
+export type Become = "holding" | "engineDown" | "notProtected";
+
+/** The not-protected gauge for one reason (an event): 1 while the switch is not protected for it, 0 once it is. */
+export const notProtectedGauge = (reason: string, value: 0 | 1): SwitchEvent => ({
+  type: "notProtectedGauge",
+  reason,
+  value,
+});
 
 const IDLE = { kind: "idle" } as const;
 
@@ -153,9 +180,23 @@ export class Ctx {
     this.m.published = g;
   }
 
-  /** The not-protected gauge for one reason: 1 while the switch is not protected for it, 0 once it is again. */
-  notProtectedGauge(reason: string, value: 0 | 1) {
-    this.emit({ type: "notProtectedGauge", reason, value });
+  /**
+   * Applies what a sub-step decided (`Decision`), in its fixed order. Returns the reason to push now, if any: the
+   * step pushes (only the running phase does: running.ts `kick`).
+   */
+  apply(d: Decision): string | undefined {
+    const m = this.m;
+    if (d.set) Object.assign(m, d.set);
+    if (d.wake) Object.assign(m.wake, d.wake);
+    if (d.become) {
+      const o = { unlessRefused: d.become.unlessRefused ?? false };
+      if (d.become.to === "holding") this.becomeHolding(o);
+      else if (d.become.to === "engineDown") this.becomeEngineDown(o);
+      else this.becomeNotProtected();
+    }
+    for (const e of d.effects ?? []) this.effect(e);
+    for (const e of d.events ?? []) this.emit(e);
+    return d.push;
   }
 
   /** The UTC day of the exchange's time, forward only. */

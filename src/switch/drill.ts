@@ -12,9 +12,9 @@
  * (an order not placed, a push refused, the engine down, a stop) ends the drill and cancels its order; the
  * ordinary switch goes on as if nothing had happened.
  */
-import type { Ctx } from "./context.js";
+import type { Ctx, Decision } from "./context.js";
 import { gateRefusal, gateToken } from "./coordination.js";
-import type { Event } from "./model.js";
+import type { Event, SwitchModel } from "./model.js";
 import { ownFire } from "./triggers.js";
 
 export type { DrillModel } from "./drill-model.js";
@@ -90,12 +90,14 @@ export function drillPlaced(ctx: Ctx, ev: Extract<Event, { type: "drillPlaced" }
     return false;
   }
   if (ev.oid === null || ev.coin === null) {
-    drillEnd(ctx, {
-      fired: false,
-      status: null,
-      statusTimestamp: null,
-      detail: `the drill's order was not placed: ${ev.detail ?? "no reason given"}`,
-    });
+    ctx.apply(
+      drillEnded(ctx.m, {
+        fired: false,
+        status: null,
+        statusTimestamp: null,
+        detail: `the drill's order was not placed: ${ev.detail ?? "no reason given"}`,
+      }),
+    );
     return false;
   }
   ctx.m.drill = { ...d, phase: "arming", oid: ev.oid, coin: ev.coin };
@@ -121,12 +123,14 @@ export function drillPushFailed(ctx: Ctx, cancelAt: number, outcomeUnknown: bool
   const d = ctx.m.drill;
   if (!d) return;
   if (outcomeUnknown) return drillArmed(ctx, cancelAt);
-  drillEnd(ctx, {
-    fired: false,
-    status: null,
-    statusTimestamp: null,
-    detail: `the drill's push was refused: ${message}`,
-  });
+  ctx.apply(
+    drillEnded(ctx.m, {
+      fired: false,
+      status: null,
+      statusTimestamp: null,
+      detail: `the drill's push was refused: ${message}`,
+    }),
+  );
 }
 
 /** The drill's wake-up: its deadline and margin have passed: read the order's status. */
@@ -141,38 +145,49 @@ export function drillVerified(ctx: Ctx, ev: Extract<Event, { type: "drillVerifie
   const d = ctx.m.drill;
   if (!d || d.id !== ev.id || d.phase !== "verifying") return;
   const fired = ev.status === "scheduledCancel";
-  drillEnd(ctx, {
-    fired,
-    status: ev.status,
-    statusTimestamp: ev.statusTimestamp,
-    detail: fired
-      ? "the exchange cancelled the drill's order at the drill's deadline (status scheduledCancel)"
-      : `the drill's order is ${ev.status ?? "unknown"}${ev.detail ? ` (${ev.detail})` : ""}, not scheduledCancel: the switch did NOT prove itself`,
-  });
+  ctx.apply(
+    drillEnded(ctx.m, {
+      fired,
+      status: ev.status,
+      statusTimestamp: ev.statusTimestamp,
+      detail: fired
+        ? "the exchange cancelled the drill's order at the drill's deadline (status scheduledCancel)"
+        : `the drill's order is ${ev.status ?? "unknown"}${ev.detail ? ` (${ev.detail})` : ""}, not scheduledCancel: the switch did NOT prove itself`,
+    }),
+  );
   // The trigger the drill spent is counted by the usual rule; the drill's own order, read back `scheduledCancel`,
   // proves it (not a guess), and the record is read as after any fire.
   if (fired && d.cancelAt !== null && d.oid !== null) ownFire(ctx, d.cancelAt, d.oid);
   ctx.effect({ kind: "readRecord", reason: "drill" });
 }
 
-/** The drill ends now (done, failed, or aborted): its order is cancelled when it may still rest; pushes resume. */
-export function drillEnd(ctx: Ctx, o: Omit<DrillOutcome, "id" | "cancelAt">) {
-  const d = ctx.m.drill;
-  if (!d) return;
-  ctx.m.drill = null;
-  ctx.m.wake.drill = null;
-  if (!o.fired && d.oid !== null && d.coin !== null)
-    ctx.effect({ kind: "drillCancel", oid: d.oid, coin: d.coin });
-  ctx.emit({
-    type: "drillDone",
-    id: d.id,
-    by: d.by,
-    fired: o.fired,
-    status: o.status,
-    statusTimestamp: o.statusTimestamp,
-    cancelAt: d.cancelAt,
-    detail: o.detail,
-  });
+/**
+ * The drill ends now (done, failed, or aborted): its order is cancelled when it may still rest; pushes resume.
+ * Decided (context.ts `Decision`), not applied: nothing when no drill runs.
+ */
+export function drillEnded(m: SwitchModel, o: Omit<DrillOutcome, "id" | "cancelAt">): Decision {
+  const d = m.drill;
+  if (!d) return {};
+  return {
+    set: { drill: null },
+    wake: { drill: null },
+    effects:
+      !o.fired && d.oid !== null && d.coin !== null
+        ? [{ kind: "drillCancel", oid: d.oid, coin: d.coin }]
+        : [],
+    events: [
+      {
+        type: "drillDone",
+        id: d.id,
+        by: d.by,
+        fired: o.fired,
+        status: o.status,
+        statusTimestamp: o.statusTimestamp,
+        cancelAt: d.cancelAt,
+        detail: o.detail,
+      },
+    ],
+  };
 }
 
 /** Pushes are held from the drill's confirmed push until its verification is done. */

@@ -4,9 +4,10 @@
  * (clock samples, the record, the agent, the engine, ...), then the phase chooses the step (`PHASE_STEP`): the
  * running phase's (running.ts: the start, the pushes and their answers), the stop's and the stopped phase's
  * (stopping.ts); the push answers every phase records are answers.ts's. The `becomeX` of context.ts set the phase
- * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Trigger accounting
- * (triggers.ts), protection status (protection.ts) and the engine-down policy (engine-down.ts) are sub-reducers
- * the steps call. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here
+ * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Protection status
+ * (protection.ts), the engine-down policy (engine-down.ts) and the replicas' role (coordination.ts) return what
+ * they decide (context.ts `Decision`), which the step applies; trigger accounting (triggers.ts) and the escalation
+ * change the step's context in place. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here
  * reads a clock, touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
  *
  * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
@@ -27,13 +28,14 @@
  */
 import { utcDay } from "../core/clock.js";
 import type { SwitchState } from "../core/status.js";
-import { Ctx } from "./context.js";
+import { Ctx, type Decision } from "./context.js";
 import { coordination } from "./coordination.js";
-import { drillPlaced, drillStart, drillVerified } from "./drill.js";
+import { drillEnded, drillPlaced, drillStart, drillVerified } from "./drill.js";
 import { engine, ordersCancelled } from "./engine-down.js";
 import {
   escalationCheck,
   escalationClosed,
+  escalationEngine,
   escalationExposure,
   escalationKill,
   escalationReset,
@@ -271,15 +273,18 @@ class Step extends Ctx {
       case "record":
         return record(this, ev.evidence, ev.detail);
       case "agent":
-        if (agent(this, ev.state, ev.detail)) kick(this, "agent-ok");
-        return;
-      case "engine":
-        if (engine(this, ev.up, ev.detail ?? null, ev.cause === "absent" ? "absent" : "seen"))
-          kick(this, ev.up ? "engine-up" : "engine-down");
-        return;
+        return this.take(agent(m, ev.state, ev.detail));
+      case "engine": {
+        // the engine-down policy, the escalation's clock and the drill: the policy's decision applied last
+        const cause = ev.cause === "absent" ? "absent" : "seen";
+        const policy = engine(m, ev.up, ev.detail ?? null, cause);
+        if (policy === null) return;
+        escalationEngine(this, ev.up, cause);
+        if (!ev.up) this.apply(drillEnded(m, ENGINE_WENT_DOWN));
+        return this.take(policy);
+      }
       case "ordersCancelled":
-        if (ordersCancelled(this, ev)) kick(this, "orders-cancelled");
-        return;
+        return this.take(ordersCancelled(m, this.now, ev));
       case "clockStep":
         m.clockStepped = true;
         this.emit({ type: "clockStepped", deltaMs: ev.deltaMs });
@@ -308,7 +313,7 @@ class Step extends Ctx {
           ...(ev.detail ? { detail: ev.detail } : {}),
         });
       case "coordination":
-        coordination(this, ev);
+        this.take(coordination(m, ev));
         // the lease won: a step-2 rule that held while another replica had it is acted on now
         return escalationCheck(this);
       case "drillStart":
@@ -322,6 +327,12 @@ class Step extends Ctx {
     }
     PHASE_STEP[m.phase.name](this, ev);
   }
+
+  /** Applies what a sub-step decided (context.ts `Decision`); a push it asks for is the running phase's. */
+  take(d: Decision) {
+    const push = this.apply(d);
+    if (push !== undefined) kick(this, push);
+  }
 }
 
 /**
@@ -334,6 +345,14 @@ const PHASE_STEP: { readonly [P in PhaseName]: (s: Ctx, ev: Event) => void } = {
   running: stepRunning,
   stopping: stepStopping,
   stopped: stepStopped,
+};
+
+/** The drill's end when the engine goes down. */
+const ENGINE_WENT_DOWN = {
+  fired: false,
+  status: null,
+  statusTimestamp: null,
+  detail: "the engine went down during the drill",
 };
 
 export const isArmedState = (s: SwitchState) => s === "armed" || s === "retrying";

@@ -38,7 +38,7 @@ export function stepRunning(s: Ctx, ev: Event) {
   switch (ev.type) {
     case "tick":
       checkLapse(s);
-      cancelAgain(s);
+      s.apply(cancelAgain(s.m));
       escalationCheck(s);
       return kick(s, "interval");
     case "wake": {
@@ -171,7 +171,9 @@ function failing(s: Ctx, { ev, push: f, neverLeft }: Failed) {
   };
 
   if (ev.permanent) {
-    const first = exchangeRefuses(s, ev.kind);
+    const refusal = exchangeRefuses(m, ev.kind, s.now.mono);
+    s.apply(refusal);
+    const first = refusal.first;
     s.emit({ ...base, refused: true });
     if (first)
       s.emit({
