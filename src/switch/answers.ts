@@ -36,7 +36,7 @@ export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed"
   m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
   m.ownConfirmed = [...m.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(-OWN_PUSHES_KEPT);
   if (f.mode === "expedite") m.expedited = true;
-  if (f.mode === "drill") drillArmed(s, f.cancelAt);
+  if (f.mode === "drill") s.apply(drillArmed(m, s.now, f.cancelAt));
   m.lastPushAt = at;
   m.armedKnown = true;
   m.retryAtMono = 0;
@@ -138,7 +138,7 @@ export function wokenDue(s: Ctx): Due {
   if (due(w.drill)) {
     w.drill = null;
     checkLapse(s);
-    drillDue(s);
+    s.apply(drillDue(s.m));
   }
   if (due(w.escalate)) {
     w.escalate = null;

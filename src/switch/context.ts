@@ -3,7 +3,8 @@
  * sub-steps (triggers.ts, escalation.ts, drill.ts, ...): the model being changed, the time it is taken at, and the
  * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
  * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
- * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts).
+ * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
+ * drill.ts).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "./events.js";
@@ -33,9 +34,9 @@ import {
 } from "./model.js";
 
 /**
- * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts
- * `drillEnded`): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups, the state
- * (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts `kick`);
+ * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts):
+ * the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups, the state (through the
+ * `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts `kick`);
  * absent, nothing asks for one.
  */
 export type Decision = {

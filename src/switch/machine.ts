@@ -5,10 +5,11 @@
  * running phase's (running.ts: the start, the pushes and their answers), the stop's and the stopped phase's
  * (stopping.ts); the push answers every phase records are answers.ts's. The `becomeX` of context.ts set the phase
  * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Protection status
- * (protection.ts), the engine-down policy (engine-down.ts) and the replicas' role (coordination.ts) return what
- * they decide (context.ts `Decision`), which the step applies; trigger accounting (triggers.ts) and the escalation
- * change the step's context in place. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here
- * reads a clock, touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
+ * (protection.ts), the engine-down policy (engine-down.ts), the replicas' role (coordination.ts) and the drill
+ * (drill.ts) return what they decide (context.ts `Decision`), which the step applies; trigger accounting
+ * (triggers.ts) and the escalation change the step's context in place. The output is one `Ready` (model.ts) the
+ * driver carries out in a fixed order. Nothing here reads a clock, touches the network or the disk, or words a
+ * log line (docs/daemon.md "The switch machine").
  *
  * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
  * exchange's time as the driver knows it (monotonic + an offset corrected from the answers' `Date`), on which
@@ -317,10 +318,9 @@ class Step extends Ctx {
         // the lease won: a step-2 rule that held while another replica had it is acted on now
         return escalationCheck(this);
       case "drillStart":
-        return drillStart(this, ev);
+        return this.take(drillStart(m, this.now, ev));
       case "drillPlaced":
-        if (drillPlaced(this, ev)) kick(this, "drill");
-        return;
+        return this.take(drillPlaced(m, ev));
       case "drillVerified":
         drillVerified(this, ev);
         return kick(this, "drill-done");

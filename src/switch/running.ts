@@ -103,7 +103,7 @@ export function kick(s: Ctx, reason: string) {
   limitReset(s);
   // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
   // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
-  if (m.agentReason !== null || engineHoldsPushes(m) || drillHoldsPushes(s) || recheckPending(s)) return;
+  if (m.agentReason !== null || engineHoldsPushes(m) || drillHoldsPushes(m) || recheckPending(s)) return;
   if (limitHolds(s)) return s.becomeExhausted({ unlessRefused: true });
   const e = m.entry;
   if (s.now.mono < gateUntil(m)) {
@@ -111,7 +111,7 @@ export function kick(s: Ctx, reason: string) {
     return;
   }
   if (reason === "interval" && s.now.mono < m.retryAtMono) return;
-  const mode: Inflight["mode"] = drillArming(s) ? "drill" : pushMode(m);
+  const mode: Inflight["mode"] = drillArming(m) ? "drill" : pushMode(m);
   const lead = mode === "arm" ? m.cfg.deadlineMs : mode === "drill" ? DRILL_LEAD_MS : EXPEDITE_LEAD_MS;
   // Planned on the verified time, or while nothing is verified on the earliest candidate: the schedule is then
   // never more than deadline + one interval ahead of the exchange's time under any candidate (issue 40). The
@@ -162,7 +162,8 @@ function failing(s: Ctx, { ev, push: f, neverLeft }: Failed) {
   m.failingSinceMono ??= s.now.mono;
   m.lastError = { kind: ev.kind, message: ev.message };
   if (f.mode === "expedite") m.expedited = true; // one expedite per engine-down episode (docs/daemon.md)
-  if (f.mode === "drill") drillPushFailed(s, f.cancelAt, ev.outcomeUnknown && !neverLeft, ev.message);
+  if (f.mode === "drill")
+    s.apply(drillPushFailed(m, s.now, f.cancelAt, ev.outcomeUnknown && !neverLeft, ev.message));
   const base = {
     type: "pushFailed" as const,
     reason: ev.kind,

@@ -1,11 +1,11 @@
 /**
  * The sub-steps that return what they decide (context.ts `Decision`): protection.ts, engine-down.ts,
- * coordination.ts and drill.ts `drillEnded` decide on a model they never change (each is called here on a
+ * coordination.ts and the drill's steps (drill.ts) decide on a model they never change (each is called here on a
  * deep-frozen one: a change in place throws), and the step applies what they return. Pure: no clock, no sockets.
  */
 import { describe, expect, test } from "vitest";
 import { coordination } from "../../src/switch/coordination.js";
-import { drillEnded } from "../../src/switch/drill.js";
+import { drillDue, drillEnded, drillPlaced, drillStart } from "../../src/switch/drill.js";
 import { cancelAgain, cancelRetryDue, engine, ordersCancelled } from "../../src/switch/engine-down.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
@@ -124,6 +124,19 @@ describe("sub-steps decide on a model they leave as it is", () => {
       { type: "drillStart", id: "d1", by: "ops" },
       { type: "drillPlaced", id: "d1", oid: 77, coin: "BTC" },
     ]);
+    expect(drillStart(drilling, at(5_000), { type: "drillStart", id: "d2", by: "ops" })).toEqual({
+      events: [{ type: "drillRefused", id: "d2", by: "ops", reason: "drill d1 is running" }],
+    });
+    const armed = frozenAfter([
+      { type: "start" },
+      { type: "pushConfirmed", id: 1, latencyMs: 5 },
+      { type: "drillStart", id: "d1", by: "ops" },
+    ]);
+    expect(drillPlaced(armed, { type: "drillPlaced", id: "d1", oid: 77, coin: "BTC" })).toMatchObject({
+      set: { drill: { phase: "arming", oid: 77 } },
+      push: "drill",
+    });
+    expect(drillDue(drilling)).toEqual({}); // not firing yet: nothing to read
     const ended = drillEnded(drilling, { fired: false, status: null, statusTimestamp: null, detail: "stop" });
     expect(ended).toMatchObject({
       set: { drill: null },
