@@ -26,7 +26,7 @@
  *   stopped at restart") and resumes it only on this run's evidence (`escalationStart`).
  */
 import type { EngineDownCause } from "../core/events.js";
-import type { Ctx } from "./context.js";
+import type { Ctx, Decision } from "./context.js";
 import { gateRefusal, gateToken, heldOnce } from "./coordination.js";
 import {
   CLOSE_REPORTS_KEPT,
@@ -34,7 +34,7 @@ import {
   type EscalationModel,
   STOPPED_AT_RESTART,
 } from "./escalation-model.js";
-import type { ClosePass, Event, SwitchModel } from "./model.js";
+import type { ClosePass, Event, Now, SwitchModel } from "./model.js";
 
 export type { EscalationConfig, EscalationModel, ExposureFigures } from "./escalation-model.js";
 
@@ -104,50 +104,78 @@ export function closeHold(m: SwitchModel): string | null {
 
 /** The closes stop until the engine is down again and a rule holds: said (and paged) with why. */
 function hold(ctx: Ctx, why: string) {
-  const { m } = ctx;
-  m.esc = { ...m.esc, closing: "held", heldWhy: why, killPass: false };
-  m.wake.escalate = null;
-  ctx.emit({
-    type: "escalationHeld",
-    rule: "halted",
-    reason: why,
-    gate: `HALTED (${m.entry.halted?.reason ?? ""}); closes resume when the engine is down again and a rule holds, and only \`hl-deadman reset\` releases the account${m.esc.remaining ? `; positions left at the last read: ${m.esc.remaining}` : ""}`,
-  });
+  ctx.apply(held(ctx.m, ctx.m.esc, why));
 }
 
-/** The engine's state changed (called by engine-down.ts's `engine`). */
-export function escalationEngine(ctx: Ctx, up: boolean, cause: EngineDownCause = "seen") {
-  const { m } = ctx;
+/** What holding the closes decides, from `esc` (the ladder as the step has it so far). */
+function held(m: SwitchModel, esc: EscalationModel, why: string): Decision {
+  return {
+    set: { esc: { ...esc, closing: "held", heldWhy: why, killPass: false } },
+    wake: { escalate: null },
+    events: [
+      {
+        type: "escalationHeld",
+        rule: "halted",
+        reason: why,
+        gate: `HALTED (${m.entry.halted?.reason ?? ""}); closes resume when the engine is down again and a rule holds, and only \`hl-deadman reset\` releases the account${esc.remaining ? `; positions left at the last read: ${esc.remaining}` : ""}`,
+      },
+    ],
+  };
+}
+
+/**
+ * The engine's state changed: what the ladder decides (its engine-down clock, a retry held while the engine is
+ * up, closes that resume on a new death), applied by the step with the engine-down policy's (machine.ts).
+ */
+export function escalationEngine(
+  m: SwitchModel,
+  now: Now,
+  up: boolean,
+  cause: EngineDownCause = "seen",
+): Decision {
   const esc = m.esc;
   const halted = m.entry.halted !== undefined;
   if (up) {
-    m.esc = { ...esc, downSinceMono: null, downCause: null, baseline: null };
+    const upEsc: EscalationModel = { ...esc, downSinceMono: null, downCause: null, baseline: null };
     // No retry fires while the engine is up; a pass out stops at its next order (closeHold) and is held when it
     // answers (escalationClosed). An operator's kill pass goes on: the command is its evidence.
-    m.wake.escalate = null;
-    if (halted && esc.closing === "retry") hold(ctx, ENGINE_BACK);
-    else if (halted && esc.closing === "waiting" && !esc.killPass)
-      ctx.emit({
-        type: "escalationHeld",
-        rule: "halted",
-        reason: ENGINE_BACK,
-        gate: "the pass out stops before its next order",
-      });
-    return;
+    if (halted && esc.closing === "retry") return held(m, upEsc, ENGINE_BACK);
+    return {
+      set: { esc: upEsc },
+      wake: { escalate: null },
+      events:
+        halted && esc.closing === "waiting" && !esc.killPass
+          ? [
+              {
+                type: "escalationHeld",
+                rule: "halted",
+                reason: ENGINE_BACK,
+                gate: "the pass out stops before its next order",
+              },
+            ]
+          : [],
+    };
   }
-  m.esc = {
+  let downEsc: EscalationModel = {
     ...esc,
-    downSinceMono: ctx.now.mono,
+    downSinceMono: now.mono,
     downCause: cause,
     baseline: esc.exposure?.accountValue ?? null,
   };
   // A latched account whose closes were done may have been traded again while the engine was up: its closes
   // resume on this death as on the first, when a rule holds.
   if (halted && esc.closing === "done")
-    m.esc = { ...m.esc, closing: "held", heldWhy: "the engine came back after the positions were closed" };
+    downEsc = {
+      ...downEsc,
+      closing: "held",
+      heldWhy: "the engine came back after the positions were closed",
+    };
   const cfg = m.cfg.escalation;
-  if (cfg?.afterDownMs != null && (!halted || m.esc.closing === "held" || m.esc.closing === "idle"))
-    m.wake.escalate = ctx.now.mono + cfg.afterDownMs;
+  const clock =
+    cfg?.afterDownMs != null && (!halted || downEsc.closing === "held" || downEsc.closing === "idle")
+      ? { wake: { escalate: now.mono + cfg.afterDownMs } }
+      : {};
+  return { set: { esc: downEsc }, ...clock };
 }
 
 /**

@@ -6,10 +6,10 @@
  * (stopping.ts); the push answers every phase records are answers.ts's. The `becomeX` of context.ts set the phase
  * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Protection status
  * (protection.ts), the engine-down policy (engine-down.ts), the replicas' role (coordination.ts) and the drill
- * (drill.ts) return what they decide (context.ts `Decision`), which the step applies; trigger accounting
- * (triggers.ts) and the escalation change the step's context in place. The output is one `Ready` (model.ts) the
- * driver carries out in a fixed order. Nothing here reads a clock, touches the network or the disk, or words a
- * log line (docs/daemon.md "The switch machine").
+ * (drill.ts) return what they decide (context.ts `Decision`), which the step applies, as does the escalation on
+ * an engine event; trigger accounting (triggers.ts) and the rest of the escalation change the step's context in
+ * place. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
+ * touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
  *
  * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
  * exchange's time as the driver knows it (monotonic + an offset corrected from the answers' `Date`), on which
@@ -276,11 +276,11 @@ class Step extends Ctx {
       case "agent":
         return this.take(agent(m, ev.state, ev.detail));
       case "engine": {
-        // the engine-down policy, the escalation's clock and the drill: the policy's decision applied last
+        // what the engine-down policy, the escalation and the drill decide: the policy's applied last
         const cause = ev.cause === "absent" ? "absent" : "seen";
         const policy = engine(m, ev.up, ev.detail ?? null, cause);
         if (policy === null) return;
-        escalationEngine(this, ev.up, cause);
+        this.apply(escalationEngine(m, this.now, ev.up, cause));
         if (!ev.up) this.apply(drillEnded(m, ENGINE_WENT_DOWN));
         return this.take(policy);
       }

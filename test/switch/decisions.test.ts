@@ -1,12 +1,13 @@
 /**
  * The sub-steps that return what they decide (context.ts `Decision`): protection.ts, engine-down.ts,
- * coordination.ts and the drill's steps (drill.ts) decide on a model they never change (each is called here on a
+ * coordination.ts, the drill's steps (drill.ts) and the escalation's engine clock decide on a model they never change (each is called here on a
  * deep-frozen one: a change in place throws), and the step applies what they return. Pure: no clock, no sockets.
  */
 import { describe, expect, test } from "vitest";
 import { coordination } from "../../src/switch/coordination.js";
 import { drillDue, drillEnded, drillPlaced, drillStart } from "../../src/switch/drill.js";
 import { cancelAgain, cancelRetryDue, engine, ordersCancelled } from "../../src/switch/engine-down.js";
+import { escalationEngine } from "../../src/switch/escalation.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
   type Event,
@@ -82,6 +83,21 @@ describe("sub-steps decide on a model they leave as it is", () => {
     const up = engine(confirmed, true, "back");
     expect(up).toMatchObject({ set: { engineUp: true, ordersCancel: null }, push: "engine-up" });
     expect(up?.events).toEqual([{ type: "engineUp", detail: "back", action: "cancel", renewing: true }]);
+
+    // the escalation's engine-down clock starts with the death (its decision, applied with the policy's)
+    const ladder = frozenAfter([{ type: "start" }], {
+      escalation: {
+        afterDownMs: 60_000,
+        liquidationPct: null,
+        drawdownPct: null,
+        notionalCapUsd: null,
+        retryMs: 30_000,
+      },
+    });
+    expect(escalationEngine(ladder, at(7_000), false, "seen")).toMatchObject({
+      set: { esc: { downSinceMono: 7_000, downCause: "seen" } },
+      wake: { escalate: 67_000 },
+    });
 
     const expedite = engine(frozenAfter([{ type: "start" }], { onEngineDown: "expedite" }), false, null);
     expect(expedite?.push).toBe("engine-down");
