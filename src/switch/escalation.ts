@@ -181,48 +181,62 @@ export function escalationEngine(
 /**
  * At start: a latch whose pass was open when the daemon stopped (written ahead, escalationCheck) is neither
  * forgotten nor taken as evidence. It is said at once ("closing stopped at restart", with the positions the last
- * read left) and held: it resumes when the engine is down (as this run sees it) and a rule holds.
+ * read left) and held: it resumes when the engine is down (as this run sees it) and a rule holds. Decided, not
+ * applied (context.ts `Decision`).
  */
-export function escalationStart(ctx: Ctx) {
-  const { m } = ctx;
+export function escalationStart(m: SwitchModel): Decision {
   const h = m.entry.halted;
-  if (h === undefined) return;
+  if (h === undefined) return {};
   const remaining = h.remaining ?? "";
-  if (h.closing === "done") {
-    m.esc = { ...m.esc, closing: "done", passes: h.pass ?? 0, remaining };
-    return;
-  }
+  if (h.closing === "done")
+    return { set: { esc: { ...m.esc, closing: "done", passes: h.pass ?? 0, remaining } } };
   // (a ledger written before the pass state was kept says nothing of it: taken as open)
-  m.esc = { ...m.esc, closing: "held", passes: h.pass ?? 0, heldWhy: STOPPED_AT_RESTART, remaining };
+  const esc: EscalationModel = {
+    ...m.esc,
+    closing: "held",
+    passes: h.pass ?? 0,
+    heldWhy: STOPPED_AT_RESTART,
+    remaining,
+  };
   // the guard may have said the engine is down before the start: the time rule counts from then
   const after = m.cfg.escalation?.afterDownMs;
-  if (m.esc.downSinceMono !== null && after != null) m.wake.escalate = m.esc.downSinceMono + after;
-  ctx.emit({
-    type: "closeStoppedAtRestart",
-    pass: h.pass ?? 0,
-    since: h.since,
-    reason: h.reason,
-    remaining,
-  });
+  return {
+    set: { esc },
+    ...(esc.downSinceMono !== null && after != null ? { wake: { escalate: esc.downSinceMono + after } } : {}),
+    events: [
+      {
+        type: "closeStoppedAtRestart",
+        pass: h.pass ?? 0,
+        since: h.since,
+        reason: h.reason,
+        remaining,
+      },
+    ],
+  };
 }
 
-/** The exposure poll's figures for this account. */
-export function escalationExposure(ctx: Ctx, ev: Extract<Event, { type: "exposure" }>) {
-  const { m } = ctx;
+/**
+ * The exposure poll's figures for this account, kept for the rules (decided, not applied: the step then checks
+ * the rules, `escalationCheck`).
+ */
+export function escalationExposure(m: SwitchModel, ev: Extract<Event, { type: "exposure" }>): Decision {
   // The engine went down before any poll (a restart, an engine that never connected): the level "when the engine
   // went down" is unknown, and without one the drawdown rule could never hold for the whole outage. The first
   // figure after its death is the nearest known level.
   const baseline = m.esc.downSinceMono !== null && m.esc.baseline === null ? ev.accountValue : m.esc.baseline;
-  m.esc = {
-    ...m.esc,
-    baseline,
-    exposure: {
-      accountValue: ev.accountValue,
-      notionalUsd: ev.notionalUsd,
-      minLiquidationPct: ev.minLiquidationPct,
+  return {
+    set: {
+      esc: {
+        ...m.esc,
+        baseline,
+        exposure: {
+          accountValue: ev.accountValue,
+          notionalUsd: ev.notionalUsd,
+          minLiquidationPct: ev.minLiquidationPct,
+        },
+      },
     },
   };
-  escalationCheck(ctx);
 }
 
 /**

@@ -297,7 +297,8 @@ class Step extends Ctx {
       case "halt":
         return this.becomeStopped({ halted: true });
       case "exposure":
-        return escalationExposure(this, ev);
+        this.apply(escalationExposure(m, ev));
+        return escalationCheck(this);
       case "closeResult":
         return escalationClosed(this, ev);
       case "reset":

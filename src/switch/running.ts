@@ -78,7 +78,7 @@ function start(s: Ctx) {
   if (e.assumed) {
     s.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
   }
-  escalationStart(s);
+  s.apply(escalationStart(m));
   checkLapse(s, "the deadline passed while the daemon was down");
   if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) s.becomeArmed();
   else if (m.state === "starting" && lapseDeadline(m) !== null) s.armLapseTimer();

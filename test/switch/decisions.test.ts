@@ -1,13 +1,13 @@
 /**
  * The sub-steps that return what they decide (context.ts `Decision`): protection.ts, engine-down.ts,
- * coordination.ts, the drill's steps (drill.ts) and the escalation's engine clock decide on a model they never change (each is called here on a
+ * coordination.ts, the drill's steps (drill.ts) and the escalation's engine clock and restart decide on a model they never change (each is called here on a
  * deep-frozen one: a change in place throws), and the step applies what they return. Pure: no clock, no sockets.
  */
 import { describe, expect, test } from "vitest";
 import { coordination } from "../../src/switch/coordination.js";
 import { drillDue, drillEnded, drillPlaced, drillStart } from "../../src/switch/drill.js";
 import { cancelAgain, cancelRetryDue, engine, ordersCancelled } from "../../src/switch/engine-down.js";
-import { escalationEngine } from "../../src/switch/escalation.js";
+import { escalationEngine, escalationStart } from "../../src/switch/escalation.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
   type Event,
@@ -43,7 +43,7 @@ const types = (d: { events?: readonly { type: string }[] | undefined }) =>
   (d.events ?? []).map((e) => e.type);
 
 describe("sub-steps decide on a model they leave as it is", () => {
-  test("the engine-down policy: down under cancel, the pass's answer, the next pass, the retry's wake-up, up", () => {
+  test("the engine-down policy (down under cancel, the pass's answer, the next pass, up) and the escalation's engine clock and restart", () => {
     const running = frozenAfter([{ type: "start" }], { onEngineDown: "cancel" });
     const down = engine(running, false, "closed", "seen");
     expect(down).toMatchObject({
@@ -98,6 +98,28 @@ describe("sub-steps decide on a model they leave as it is", () => {
       set: { esc: { downSinceMono: 7_000, downCause: "seen" } },
       wake: { escalate: 67_000 },
     });
+
+    // a latch whose pass was open at a restart, the engine said down before the start: held, said, and the time
+    // rule counted from the death
+    const entry = {
+      ...newEntry(SWITCH_CFG.account, T0, { limit: 10 }),
+      halted: {
+        since: T0 - 60_000,
+        reason: "notional",
+        closing: "open" as const,
+        pass: 2,
+        remaining: "BTC 0.25",
+      },
+    };
+    let restarted = initialModel({ ...SWITCH_CFG, escalation: ladder.cfg.escalation }, entry);
+    restarted = step(restarted, { type: "engine", up: false }, at(1_000)).model;
+    deepFreeze(restarted);
+    const atStart = escalationStart(restarted);
+    expect(atStart).toMatchObject({
+      set: { esc: { closing: "held", passes: 2, remaining: "BTC 0.25" } },
+      wake: { escalate: 61_000 },
+    });
+    expect(types(atStart)).toEqual(["closeStoppedAtRestart"]);
 
     const expedite = engine(frozenAfter([{ type: "start" }], { onEngineDown: "expedite" }), false, null);
     expect(expedite?.push).toBe("engine-down");
