@@ -4,7 +4,7 @@
  * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
  * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
  * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
- * drill.ts).
+ * drill.ts, and escalation.ts on an engine event, a restart and the exposure figures).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "./events.js";
@@ -34,10 +34,10 @@ import {
 } from "./model.js";
 
 /**
- * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts):
- * the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups, the state (through the
- * `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts `kick`);
- * absent, nothing asks for one.
+ * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts,
+ * part of escalation.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
+ * the state (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts
+ * `kick`); absent, nothing asks for one.
  */
 export type Decision = {
   set?: Partial<Omit<SwitchModel, "cfg" | "phase" | "state" | "wake">>;
