@@ -4,7 +4,7 @@
  * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
  * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
  * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
- * drill.ts, and escalation.ts on an engine event, a restart and the exposure figures).
+ * drill.ts, and escalation.ts on an engine event, a restart, the exposure figures and a reset).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "./events.js";
@@ -41,6 +41,8 @@ import {
  */
 export type Decision = {
   set?: Partial<Omit<SwitchModel, "cfg" | "phase" | "state" | "wake">>;
+  /** the entry it sets must reach the ledger (the step's `persist`) */
+  persist?: boolean;
   wake?: Partial<Wake>;
   become?: { to: Become; unlessRefused?: boolean };
   effects?: readonly Effect[];
@@ -188,6 +190,7 @@ export class Ctx {
   apply(d: Decision): string | undefined {
     const m = this.m;
     if (d.set) Object.assign(m, d.set);
+    if (d.persist) this.persist = true;
     if (d.wake) Object.assign(m.wake, d.wake);
     if (d.become) {
       const o = { unlessRefused: d.become.unlessRefused ?? false };

@@ -394,40 +394,49 @@ export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResu
   });
 }
 
-/** The operator's `reset`: releases the latch (on disk), and says who and what was released. */
-export function escalationReset(ctx: Ctx, ev: Extract<Event, { type: "reset" }>) {
-  const { m } = ctx;
+/**
+ * The operator's `reset`: releases the latch (on disk), and says who and what was released; or refuses, saying
+ * why. Decided, not applied (context.ts `Decision`).
+ */
+export function escalationReset(m: SwitchModel, now: Now, ev: Extract<Event, { type: "reset" }>): Decision {
+  const refused = (reason: string): Decision => ({ events: [{ type: "resetRefused", by: ev.by, reason }] });
   const halted = m.entry.halted;
   // A reset carried out by two replicas at once is not the operator's one decision: only the lease holder.
   const gate = gateRefusal(m);
-  if (gate !== null) {
-    ctx.emit({ type: "resetRefused", by: ev.by, reason: gate });
-    return;
-  }
-  if (halted === undefined) {
-    ctx.emit({ type: "resetRefused", by: ev.by, reason: "the account is not HALTED" });
-    return;
-  }
-  if (m.esc.closing === "waiting") {
-    ctx.emit({
-      type: "resetRefused",
-      by: ev.by,
-      reason: "a close pass is running; try again when it has answered",
-    });
-    return;
-  }
+  if (gate !== null) return refused(gate);
+  if (halted === undefined) return refused("the account is not HALTED");
+  if (m.esc.closing === "waiting") return refused("a close pass is running; try again when it has answered");
   const { halted: _released, ...entry } = m.entry;
-  m.entry = entry;
-  ctx.persist = true;
-  m.esc = { ...m.esc, closing: "idle", passes: 0, killPass: false, heldWhy: null, remaining: "" };
-  m.wake.escalate = null;
+  let esc: EscalationModel = {
+    ...m.esc,
+    closing: "idle",
+    passes: 0,
+    killPass: false,
+    heldWhy: null,
+    remaining: "",
+  };
+  let escalate: number | null = null;
   // Still down: the time rule counts from the reset, not from the engine's death (else it would latch again at once).
-  if (m.esc.downSinceMono !== null) {
-    m.esc = { ...m.esc, downSinceMono: ctx.now.mono };
+  if (esc.downSinceMono !== null) {
+    esc = { ...esc, downSinceMono: now.mono };
     const after = m.cfg.escalation?.afterDownMs;
-    if (after != null) m.wake.escalate = ctx.now.mono + after;
+    if (after != null) escalate = now.mono + after;
   }
-  ctx.emit({ type: "haltReleased", by: ev.by, since: halted.since, reason: halted.reason, ...tokenOf(ctx) });
+  const token = gateToken(m);
+  return {
+    set: { entry, esc },
+    persist: true,
+    wake: { escalate },
+    events: [
+      {
+        type: "haltReleased",
+        by: ev.by,
+        since: halted.since,
+        reason: halted.reason,
+        ...(token === undefined ? {} : { token }),
+      },
+    ],
+  };
 }
 
 /**

@@ -302,7 +302,7 @@ class Step extends Ctx {
       case "closeResult":
         return escalationClosed(this, ev);
       case "reset":
-        return escalationReset(this, ev);
+        return this.take(escalationReset(m, this.now, ev));
       case "kill":
         return escalationKill(this, ev);
       case "killCancelled":

@@ -1,13 +1,13 @@
 /**
  * The sub-steps that return what they decide (context.ts `Decision`): protection.ts, engine-down.ts,
- * coordination.ts, the drill's steps (drill.ts) and the escalation's engine clock and restart decide on a model they never change (each is called here on a
+ * coordination.ts, the drill's steps (drill.ts) and the escalation's engine clock, restart and reset decide on a model they never change (each is called here on a
  * deep-frozen one: a change in place throws), and the step applies what they return. Pure: no clock, no sockets.
  */
 import { describe, expect, test } from "vitest";
 import { coordination } from "../../src/switch/coordination.js";
 import { drillDue, drillEnded, drillPlaced, drillStart } from "../../src/switch/drill.js";
 import { cancelAgain, cancelRetryDue, engine, ordersCancelled } from "../../src/switch/engine-down.js";
-import { escalationEngine, escalationStart } from "../../src/switch/escalation.js";
+import { escalationEngine, escalationReset, escalationStart } from "../../src/switch/escalation.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
   type Event,
@@ -43,7 +43,7 @@ const types = (d: { events?: readonly { type: string }[] | undefined }) =>
   (d.events ?? []).map((e) => e.type);
 
 describe("sub-steps decide on a model they leave as it is", () => {
-  test("the engine-down policy (down under cancel, the pass's answer, the next pass, up) and the escalation's engine clock and restart", () => {
+  test("the engine-down policy (down under cancel, the pass's answer, the next pass, up) and the escalation's engine clock, restart and reset", () => {
     const running = frozenAfter([{ type: "start" }], { onEngineDown: "cancel" });
     const down = engine(running, false, "closed", "seen");
     expect(down).toMatchObject({
@@ -120,6 +120,17 @@ describe("sub-steps decide on a model they leave as it is", () => {
       wake: { escalate: 61_000 },
     });
     expect(types(atStart)).toEqual(["closeStoppedAtRestart"]);
+    // the operator's reset releases the latch on disk; the time rule counts from the reset while still down
+    const held = step(restarted, { type: "start" }, at(2_000)).model;
+    deepFreeze(held);
+    const reset = escalationReset(held, at(3_000), { type: "reset", by: "ops" });
+    expect(reset).toMatchObject({
+      persist: true,
+      set: { esc: { closing: "idle" } },
+      wake: { escalate: 63_000 },
+    });
+    expect(reset.set?.entry?.halted).toBeUndefined();
+    expect(types(reset)).toEqual(["haltReleased"]);
 
     const expedite = engine(frozenAfter([{ type: "start" }], { onEngineDown: "expedite" }), false, null);
     expect(expedite?.push).toBe("engine-down");
