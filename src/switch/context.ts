@@ -4,7 +4,7 @@
  * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
  * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
  * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
- * drill.ts, and escalation.ts on an engine event, a restart, the exposure figures and a reset).
+ * drill.ts, and escalation.ts on an engine event, a restart, the exposure figures, a close's answer and a reset).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "./events.js";

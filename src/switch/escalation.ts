@@ -34,6 +34,7 @@ import {
   type EscalationModel,
   STOPPED_AT_RESTART,
 } from "./escalation-model.js";
+import type { SwitchEvent } from "./events.js";
 import type { ClosePass, Event, Now, SwitchModel } from "./model.js";
 
 export type { EscalationConfig, EscalationModel, ExposureFigures } from "./escalation-model.js";
@@ -325,72 +326,80 @@ function closePass(ctx: Ctx, kill = false): ClosePass | null {
   return { reason: halted.reason, pass: m.esc.passes };
 }
 
-/** A close pass answered. */
-export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResult" }>) {
-  const { m } = ctx;
-  if (m.esc.closing !== "waiting") return;
+/**
+ * A close pass answered: the pass's end on disk, then done, held (the engine back, the daemon stopping, an account
+ * not opted in) or tried again after `retryMs`. Decided, not applied (context.ts `Decision`).
+ */
+export function escalationClosed(
+  m: SwitchModel,
+  now: Now,
+  ev: Extract<Event, { type: "closeResult" }>,
+): Decision {
+  if (m.esc.closing !== "waiting") return {};
   const cfg = m.cfg.escalation;
   const fields = { pass: m.esc.passes, orders: ev.orders, filledUsd: ev.filledUsd, flat: ev.flat };
   const reports = (ev.reports ?? []).slice(0, CLOSE_REPORTS_KEPT);
   const token = m.coord.passToken;
-  if (reports.length > 0)
-    ctx.emit({
-      type: "closeOrders",
-      pass: m.esc.passes,
-      orders: reports,
-      ...(token !== null ? { token } : {}),
-    });
+  const said: SwitchEvent[] =
+    reports.length > 0
+      ? [{ type: "closeOrders", pass: m.esc.passes, orders: reports, ...(token !== null ? { token } : {}) }]
+      : [];
   const remaining = ev.flat ? "" : (ev.remaining ?? m.esc.remaining);
   const halted = m.entry.halted;
-  if (halted !== undefined) {
-    m.entry = {
-      ...m.entry,
-      halted: { ...halted, closing: ev.flat ? "done" : "open", remaining: remaining.slice(0, 500) },
-    };
-    ctx.persist = true;
-  }
-  m.esc = { ...m.esc, remaining, killPass: false };
-  if (ev.flat) {
-    m.esc = { ...m.esc, closing: "done" };
-    ctx.emit({ type: "closeDone", ...fields, dust: ev.dust });
-    return;
-  }
-  // The engine back (or the daemon stopping): no retry fires; held until the engine is down again and a rule holds.
-  if (m.engineUp || m.phase.name !== "running") {
-    ctx.emit({
-      type: "closeIncomplete",
-      ...fields,
-      refusal: ev.refusal,
-      detail: ev.detail ?? null,
-      retryInMs: null,
+  // the pass's end on disk: done, or open with what is left
+  const latch: Decision =
+    halted !== undefined
+      ? {
+          set: {
+            entry: {
+              ...m.entry,
+              halted: { ...halted, closing: ev.flat ? "done" : "open", remaining: remaining.slice(0, 500) },
+            },
+          },
+          persist: true,
+        }
+      : {};
+  const esc: EscalationModel = { ...m.esc, remaining, killPass: false };
+  const then = (d: Decision): Decision => ({
+    ...d,
+    ...latch,
+    set: { ...latch.set, ...d.set },
+    events: [...said, ...(d.events ?? [])],
+  });
+  if (ev.flat)
+    return then({
+      set: { esc: { ...esc, closing: "done" } },
+      events: [{ type: "closeDone", ...fields, dust: ev.dust }],
     });
-    if (m.phase.name === "running") hold(ctx, ev.refusal === "held" && ev.detail ? ev.detail : ENGINE_BACK);
-    else m.esc = { ...m.esc, closing: "held", heldWhy: STOPPED_AT_RESTART };
-    return;
-  }
-  // A kill's pass on an account not opted in: no rule of the escalation goes on with it.
-  if (!cfg) {
-    ctx.emit({
-      type: "closeIncomplete",
-      ...fields,
-      refusal: ev.refusal,
-      detail: ev.detail ?? null,
-      retryInMs: null,
-    });
-    return hold(
-      ctx,
-      "the account is not opted in to the escalation: no further pass runs on its own; `hl-deadman kill --close` again",
-    );
-  }
-  const retryMs = cfg.retryMs;
-  m.esc = { ...m.esc, closing: "retry" };
-  m.wake.escalate = ctx.now.mono + retryMs;
-  ctx.emit({
+  const incomplete = (retryInMs: number | null): SwitchEvent => ({
     type: "closeIncomplete",
     ...fields,
     refusal: ev.refusal,
     detail: ev.detail ?? null,
-    retryInMs: retryMs,
+    retryInMs,
+  });
+  const heldAfter = (why: string): Decision => {
+    const h = held(m, esc, why);
+    return then({ ...h, events: [incomplete(null), ...(h.events ?? [])] });
+  };
+  // The engine back (or the daemon stopping): no retry fires; held until the engine is down again and a rule holds.
+  if (m.engineUp || m.phase.name !== "running") {
+    if (m.phase.name === "running")
+      return heldAfter(ev.refusal === "held" && ev.detail ? ev.detail : ENGINE_BACK);
+    return then({
+      set: { esc: { ...esc, closing: "held", heldWhy: STOPPED_AT_RESTART } },
+      events: [incomplete(null)],
+    });
+  }
+  // A kill's pass on an account not opted in: no rule of the escalation goes on with it.
+  if (!cfg)
+    return heldAfter(
+      "the account is not opted in to the escalation: no further pass runs on its own; `hl-deadman kill --close` again",
+    );
+  return then({
+    set: { esc: { ...esc, closing: "retry" } },
+    wake: { escalate: now.mono + cfg.retryMs },
+    events: [incomplete(cfg.retryMs)],
   });
 }
 

@@ -300,7 +300,7 @@ class Step extends Ctx {
         this.apply(escalationExposure(m, ev));
         return escalationCheck(this);
       case "closeResult":
-        return escalationClosed(this, ev);
+        return this.take(escalationClosed(m, this.now, ev));
       case "reset":
         return this.take(escalationReset(m, this.now, ev));
       case "kill":
