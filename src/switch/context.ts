@@ -1,11 +1,13 @@
 /**
- * A step's working state, shared by the machine (machine.ts) and its sub-reducers (triggers.ts, protection.ts,
- * engine-down.ts): the model being changed, the time it is taken at, and the Ready being built. What every
- * concern shares lives here: publishing an event, the gauges, the UTC day, the clocks' agreement, the refusals
- * that say the time is wrong, the lapse wake-up.
+ * A step's working state, shared by the machine (machine.ts), its phase steps (running.ts, stopping.ts) and its
+ * sub-steps (triggers.ts, escalation.ts, drill.ts, ...): the model being changed, the time it is taken at, and the
+ * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
+ * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
+ * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
+ * drill.ts, and escalation.ts on an engine event, a restart, the exposure figures, a close's answer and a reset).
  */
 import type { SwitchState } from "../core/status.js";
-import type { SwitchEvent } from "./events.js";
+import type { SwitchEvent } from "../core/switch-events.js";
 import {
   BOUND_SLACK_MS,
   isPlausibleTime,
@@ -26,7 +28,37 @@ import {
   reportedDeadline,
   reportsExhausted,
   type SwitchModel,
+  type Wake,
 } from "./model.js";
+
+/**
+ * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts,
+ * part of escalation.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
+ * the state (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts
+ * `kick`); absent, nothing asks for one.
+ */
+export type Decision = {
+  set?: Partial<Omit<SwitchModel, "cfg" | "phase" | "state" | "wake">>;
+  /** the entry it sets must reach the ledger (the step's `persist`) */
+  persist?: boolean;
+  wake?: Partial<Wake>;
+  become?: { to: Become; unlessRefused?: boolean };
+  effects?: readonly Effect[];
+  events?: readonly SwitchEvent[];
+  push?: string;
+};
+
+/** The reported states a sub-step may decide, each through its `becomeX`. */
+export type Become = "holding" | "engineDown" | "notProtected";
+
+/** The not-protected gauge for one reason (an event): 1 while the switch is not protected for it, 0 once it is. */
+export const notProtectedGauge = (reason: string, value: 0 | 1): SwitchEvent => ({
+  type: "notProtectedGauge",
+  reason,
+  value,
+});
+
+const IDLE = { kind: "idle" } as const;
 
 export class Ctx {
   /** the entry changed in a way the ledger must hold: the Ready carries the model's entry at the end */
@@ -142,9 +174,24 @@ export class Ctx {
     this.m.published = g;
   }
 
-  /** The not-protected gauge for one reason: 1 while the switch is not protected for it, 0 once it is again. */
-  notProtectedGauge(reason: string, value: 0 | 1) {
-    this.emit({ type: "notProtectedGauge", reason, value });
+  /**
+   * Applies what a sub-step decided (`Decision`), in its fixed order. Returns the reason to push now, if any: the
+   * step pushes (only the running phase does: running.ts `kick`).
+   */
+  apply(d: Decision): string | undefined {
+    const m = this.m;
+    if (d.set) Object.assign(m, d.set);
+    if (d.persist) this.persist = true;
+    if (d.wake) Object.assign(m.wake, d.wake);
+    if (d.become) {
+      const o = { unlessRefused: d.become.unlessRefused ?? false };
+      if (d.become.to === "holding") this.becomeHolding(o);
+      else if (d.become.to === "engineDown") this.becomeEngineDown(o);
+      else this.becomeNotProtected();
+    }
+    for (const e of d.effects ?? []) this.effect(e);
+    for (const e of d.events ?? []) this.emit(e);
+    return d.push;
   }
 
   /** The UTC day of the exchange's time, forward only. */
@@ -163,7 +210,7 @@ export class Ctx {
   /** The lapse wake-up follows the earliest possibly-armed deadline (none when not running nor stopping). */
   armLapseTimer() {
     const at = lapseDeadline(this.m);
-    if (at === null || (this.m.phase !== "running" && this.m.phase !== "stopping")) {
+    if (at === null || (this.m.phase.name !== "running" && this.m.phase.name !== "stopping")) {
       this.m.wake.lapse = null;
       return;
     }
@@ -231,49 +278,67 @@ export class Ctx {
     this.#become("stopped");
   }
 
-  // The phase and the request pipeline (model.ts `Stage`, one tagged union) change only here.
+  // The phase and its request pipeline (model.ts `Phase`, one tagged value) change only here; the phase's step
+  // follows (machine.ts `PHASE_STEP`, as etcd raft's `r.step` set by its `becomeX`).
 
   /** Running: the pushes start (nothing is out yet). */
   becomeRunning() {
-    this.m.phase = "running";
-    this.m.pipe = { kind: "idle" };
+    this.m.phase = { name: "running", pipe: IDLE };
   }
 
-  /** Stopping: no lapse, retry or gate wake-up of the running phase (the lapse is re-armed for the stop). */
+  /**
+   * Stopping: what is out stays out (the stop waits for it); no lapse, retry or gate wake-up of the running phase
+   * (the lapse is re-armed for the stop).
+   */
   becomeStopping() {
-    this.m.phase = "stopping";
+    const { pipe } = this.m.phase;
+    this.m.phase = { name: "stopping", pipe };
     this.cancelTimers();
   }
 
   /**
-   * Stopped: nothing more to wake for; `state` stopped unless halted (a halt leaves the state as it was, and a push
-   * it leaves out is still answered and recorded).
+   * Stopped: nothing more leaves (a gate or a removal holds nothing back any more), nothing more to wake for;
+   * `state` stopped unless halted (a halt leaves the state as it was, and a push it leaves out is still answered
+   * and recorded).
    */
   becomeStopped({ halted = false } = {}) {
-    this.m.phase = "stopped";
+    const { pipe } = this.m.phase;
+    this.m.phase = { name: "stopped", pipe: pipe.kind === "sending" ? pipe : IDLE };
     if (!halted) this.becomeStoppedState();
     this.cancelTimers();
     this.m.wake.record = null;
   }
 
-  /** A push is out: its write-ahead, then its answer, are awaited (`again`: another is asked for meanwhile). */
+  /**
+   * A push is out: its write-ahead, then its answer, are awaited (`again`: another is asked for meanwhile). Only
+   * the running phase pushes (running.ts `kick`).
+   */
   becomeSending(push: Inflight, { again = false } = {}) {
-    this.m.pipe = { kind: "sending", push, again };
+    if (this.m.phase.name !== "running") throw new Error(`a push asked for while ${this.m.phase.name}`);
+    this.m.phase = { name: "running", pipe: { kind: "sending", push, again } };
   }
 
-  /** Nothing is out. */
+  /** Nothing is out: the push in flight (or the removal) is answered. */
   becomeIdle() {
-    this.m.pipe = { kind: "idle" };
+    const p = this.m.phase;
+    if (p.pipe.kind !== "idle") this.m.phase = { name: p.name, pipe: IDLE };
   }
 
-  /** An unknown outcome: the old request may still land until `until`, nothing else leaves before. */
+  /**
+   * An unknown outcome: the old request may still land until `until`, nothing else leaves before (while running or
+   * stopping; a stopped switch sends nothing more, so nothing is gated).
+   */
   becomeGated(until: number) {
-    this.m.pipe = { kind: "gated", until };
+    const p = this.m.phase;
+    if (p.name === "running" || p.name === "stopping")
+      this.m.phase = { name: p.name, pipe: { kind: "gated", until } };
+    else this.becomeIdle();
   }
 
-  /** A stop's removal is out. */
+  /** A stop's removal is out (only a stop removes: stopping.ts). */
   becomeRemoving() {
-    this.m.pipe = { kind: "removing" };
+    if (this.m.phase.name !== "stopping") throw new Error(`a removal asked for while ${this.m.phase.name}`);
+    this.m.phase = { name: "stopping", pipe: { kind: "removing" } };
   }
 
   /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */

@@ -1,5 +1,5 @@
 /**
- * Two replicas of the same accounts, a sub-reducer of the switch machine (docs/operations.md, "High
+ * Two replicas of the same accounts, a sub-step of the switch machine (docs/operations.md, "High
  * availability"). The replicas run a lease-backed election in etcd (src/app/parts/coordination.ts); the machine
  * takes the outcome as an input (`coordination` events) and decides here what this replica may do with it.
  *
@@ -25,8 +25,8 @@
  *   what runs behind the gate is safe if it ever runs twice (reduce-only closes, one drill order, an idempotent
  *   reset).
  */
-import type { Ctx } from "./context.js";
-import type { MemberMark } from "./coordination-model.js";
+import type { Ctx, Decision } from "./context.js";
+import type { CoordinationModel, MemberMark } from "./coordination-model.js";
 import type { Event, SwitchModel } from "./model.js";
 
 export type { CoordinationModel, CoordinationRole, MemberMark } from "./coordination-model.js";
@@ -105,12 +105,10 @@ export function membersWellFormed(members: unknown): boolean {
   );
 }
 
-/** The election's outcome changed (or was read again). */
-export function coordination(ctx: Ctx, ev: Extract<Event, { type: "coordination" }>) {
-  const { m } = ctx;
-  if (m.coord.role === "none") return; // not coordinated: nothing to follow
-  const before = gateRefusal(m);
-  m.coord = {
+/** The election's outcome changed (or was read again): the replica's role as reported, decided (not applied). */
+export function coordination(m: SwitchModel, ev: Extract<Event, { type: "coordination" }>): Decision {
+  if (m.coord.role === "none") return {}; // not coordinated: nothing to follow
+  const coord: CoordinationModel = {
     ...m.coord,
     role: ev.role,
     token: ev.token,
@@ -119,7 +117,8 @@ export function coordination(ctx: Ctx, ev: Extract<Event, { type: "coordination"
     detail: ev.detail ?? null,
   };
   // The gate just opened (the lease was won): a held escalation goes now.
-  if (before !== null && gateRefusal(m) === null) m.coord = { ...m.coord, held: null };
+  const opened = gateRefusal(m) !== null && gateRefusal({ ...m, coord }) === null;
+  return { set: { coord: opened ? { ...coord, held: null } : coord } };
 }
 
 /** A gated action refused: said once per reason (the escalation is checked on every tick). */

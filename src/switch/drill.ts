@@ -1,5 +1,5 @@
 /**
- * The drill, a sub-reducer of the switch machine (docs/operations.md, "The drill"): the running daemon proves,
+ * The drill, a sub-step of the switch machine (docs/operations.md, "The drill"): the running daemon proves,
  * on demand, that the exchange really cancels the account's orders when the pushes stop.
  *
  * Steps: (1) `drillStart` is accepted only while the account is armed, the engine up, not HALTED, and at least two
@@ -12,9 +12,9 @@
  * (an order not placed, a push refused, the engine down, a stop) ends the drill and cancels its order; the
  * ordinary switch goes on as if nothing had happened.
  */
-import type { Ctx } from "./context.js";
+import type { Ctx, Decision } from "./context.js";
 import { gateRefusal, gateToken } from "./coordination.js";
-import type { Event } from "./model.js";
+import type { Event, Now, SwitchModel } from "./model.js";
 import { ownFire } from "./triggers.js";
 
 export type { DrillModel } from "./drill-model.js";
@@ -35,9 +35,8 @@ export type DrillOutcome = {
 };
 
 /** Why a drill cannot start now, or null. */
-export function drillRefusal(ctx: Ctx): string | null {
-  const { m } = ctx;
-  if (m.phase !== "running") return "the switch is not running";
+export function drillRefusal(m: SwitchModel): string | null {
+  if (m.phase.name !== "running") return "the switch is not running";
   // A drill spends one of the day's triggers: two replicas must not both run it (coordination.ts).
   const gate = gateRefusal(m);
   if (gate !== null) return gate;
@@ -54,74 +53,82 @@ export function drillRefusal(ctx: Ctx): string | null {
   return null;
 }
 
-export function drillStart(ctx: Ctx, ev: Extract<Event, { type: "drillStart" }>) {
-  const refusal = drillRefusal(ctx);
-  if (refusal !== null) {
-    ctx.emit({ type: "drillRefused", id: ev.id, by: ev.by, reason: refusal });
-    return;
-  }
-  const left = ctx.m.entry.limit - ctx.m.entry.triggersToday;
-  ctx.m.drill = {
-    id: ev.id,
-    by: ev.by,
-    phase: "placing",
-    oid: null,
-    coin: null,
-    cancelAt: null,
-    startedAt: Math.floor(ctx.now.wall),
+/** The operator's drill: refused with its reason, or started (its order placed first). */
+export function drillStart(m: SwitchModel, now: Now, ev: Extract<Event, { type: "drillStart" }>): Decision {
+  const refusal = drillRefusal(m);
+  if (refusal !== null) return { events: [{ type: "drillRefused", id: ev.id, by: ev.by, reason: refusal }] };
+  const left = m.entry.limit - m.entry.triggersToday;
+  const token = gateToken(m);
+  return {
+    set: {
+      drill: {
+        id: ev.id,
+        by: ev.by,
+        phase: "placing",
+        oid: null,
+        coin: null,
+        cancelAt: null,
+        startedAt: Math.floor(now.wall),
+      },
+    },
+    effects: [{ kind: "drillPlace", id: ev.id }],
+    events: [
+      {
+        type: "drillStarted",
+        id: ev.id,
+        by: ev.by,
+        triggersLeft: left,
+        ...(token !== undefined ? { token } : {}),
+      },
+    ],
   };
-  ctx.effect({ kind: "drillPlace", id: ev.id });
-  const token = gateToken(ctx.m);
-  ctx.emit({
-    type: "drillStarted",
-    id: ev.id,
-    by: ev.by,
-    triggersLeft: left,
-    ...(token !== undefined ? { token } : {}),
-  });
 }
 
-/** The drill's order was placed (or not). Returns whether to push now (the drill's push). */
-export function drillPlaced(ctx: Ctx, ev: Extract<Event, { type: "drillPlaced" }>): boolean {
-  const d = ctx.m.drill;
-  if (!d || d.id !== ev.id || d.phase !== "placing") {
+/** The drill's order was placed (the drill's push now), or not (the drill ends). */
+export function drillPlaced(m: SwitchModel, ev: Extract<Event, { type: "drillPlaced" }>): Decision {
+  const d = m.drill;
+  if (!d || d.id !== ev.id || d.phase !== "placing")
     // a drill ended meanwhile: its order, if any, must not stay on the book
-    if (ev.oid !== null && ev.coin !== null) ctx.effect({ kind: "drillCancel", oid: ev.oid, coin: ev.coin });
-    return false;
-  }
-  if (ev.oid === null || ev.coin === null) {
-    drillEnd(ctx, {
+    return ev.oid !== null && ev.coin !== null
+      ? { effects: [{ kind: "drillCancel", oid: ev.oid, coin: ev.coin }] }
+      : {};
+  if (ev.oid === null || ev.coin === null)
+    return drillEnded(m, {
       fired: false,
       status: null,
       statusTimestamp: null,
       detail: `the drill's order was not placed: ${ev.detail ?? "no reason given"}`,
     });
-    return false;
-  }
-  ctx.m.drill = { ...d, phase: "arming", oid: ev.oid, coin: ev.coin };
-  return true;
+  return { set: { drill: { ...d, phase: "arming", oid: ev.oid, coin: ev.coin } }, push: "drill" };
 }
 
 /** The push mode's lead when the drill arms. */
-export const drillArming = (ctx: Ctx) => ctx.m.drill?.phase === "arming";
+export const drillArming = (m: SwitchModel) => m.drill?.phase === "arming";
 
 /** The drill's push was confirmed: hold the pushes until it fires. */
-export function drillArmed(ctx: Ctx, cancelAt: number) {
-  const d = ctx.m.drill;
-  if (!d) return;
-  ctx.m.drill = { ...d, phase: "firing", cancelAt };
-  ctx.m.wake.drill = ctx.now.mono + (cancelAt - ctx.now.wall) + DRILL_VERIFY_MARGIN_MS;
+export function drillArmed(m: SwitchModel, now: Now, cancelAt: number): Decision {
+  const d = m.drill;
+  if (!d) return {};
+  return {
+    set: { drill: { ...d, phase: "firing", cancelAt } },
+    wake: { drill: now.mono + (cancelAt - now.wall) + DRILL_VERIFY_MARGIN_MS },
+  };
 }
 
 /**
  * The drill's push failed. An explicit refusal armed nothing: the drill ends. An unknown outcome may have armed
  * the drill's deadline: the drill goes on to its verification (the order's status says what happened).
  */
-export function drillPushFailed(ctx: Ctx, cancelAt: number, outcomeUnknown: boolean, message: string) {
-  const d = ctx.m.drill;
-  if (!d) return;
-  if (outcomeUnknown) return drillArmed(ctx, cancelAt);
-  drillEnd(ctx, {
+export function drillPushFailed(
+  m: SwitchModel,
+  now: Now,
+  cancelAt: number,
+  outcomeUnknown: boolean,
+  message: string,
+): Decision {
+  if (!m.drill) return {};
+  if (outcomeUnknown) return drillArmed(m, now, cancelAt);
+  return drillEnded(m, {
     fired: false,
     status: null,
     statusTimestamp: null,
@@ -130,51 +137,68 @@ export function drillPushFailed(ctx: Ctx, cancelAt: number, outcomeUnknown: bool
 }
 
 /** The drill's wake-up: its deadline and margin have passed: read the order's status. */
-export function drillDue(ctx: Ctx) {
-  const d = ctx.m.drill;
-  if (d?.phase !== "firing" || d.oid === null || d.coin === null) return;
-  ctx.m.drill = { ...d, phase: "verifying" };
-  ctx.effect({ kind: "drillVerify", id: d.id, oid: d.oid, coin: d.coin });
+export function drillDue(m: SwitchModel): Decision {
+  const d = m.drill;
+  if (d?.phase !== "firing" || d.oid === null || d.coin === null) return {};
+  return {
+    set: { drill: { ...d, phase: "verifying" } },
+    effects: [{ kind: "drillVerify", id: d.id, oid: d.oid, coin: d.coin }],
+  };
 }
 
+/**
+ * The drill's order as read after its deadline: the drill ends, fired or not; a fire's trigger is proven by the
+ * drill's own order (triggers.ts `ownFire`, which changes the step's context in place).
+ */
 export function drillVerified(ctx: Ctx, ev: Extract<Event, { type: "drillVerified" }>) {
   const d = ctx.m.drill;
   if (!d || d.id !== ev.id || d.phase !== "verifying") return;
   const fired = ev.status === "scheduledCancel";
-  drillEnd(ctx, {
-    fired,
-    status: ev.status,
-    statusTimestamp: ev.statusTimestamp,
-    detail: fired
-      ? "the exchange cancelled the drill's order at the drill's deadline (status scheduledCancel)"
-      : `the drill's order is ${ev.status ?? "unknown"}${ev.detail ? ` (${ev.detail})` : ""}, not scheduledCancel: the switch did NOT prove itself`,
-  });
+  ctx.apply(
+    drillEnded(ctx.m, {
+      fired,
+      status: ev.status,
+      statusTimestamp: ev.statusTimestamp,
+      detail: fired
+        ? "the exchange cancelled the drill's order at the drill's deadline (status scheduledCancel)"
+        : `the drill's order is ${ev.status ?? "unknown"}${ev.detail ? ` (${ev.detail})` : ""}, not scheduledCancel: the switch did NOT prove itself`,
+    }),
+  );
   // The trigger the drill spent is counted by the usual rule; the drill's own order, read back `scheduledCancel`,
   // proves it (not a guess), and the record is read as after any fire.
   if (fired && d.cancelAt !== null && d.oid !== null) ownFire(ctx, d.cancelAt, d.oid);
   ctx.effect({ kind: "readRecord", reason: "drill" });
 }
 
-/** The drill ends now (done, failed, or aborted): its order is cancelled when it may still rest; pushes resume. */
-export function drillEnd(ctx: Ctx, o: Omit<DrillOutcome, "id" | "cancelAt">) {
-  const d = ctx.m.drill;
-  if (!d) return;
-  ctx.m.drill = null;
-  ctx.m.wake.drill = null;
-  if (!o.fired && d.oid !== null && d.coin !== null)
-    ctx.effect({ kind: "drillCancel", oid: d.oid, coin: d.coin });
-  ctx.emit({
-    type: "drillDone",
-    id: d.id,
-    by: d.by,
-    fired: o.fired,
-    status: o.status,
-    statusTimestamp: o.statusTimestamp,
-    cancelAt: d.cancelAt,
-    detail: o.detail,
-  });
+/**
+ * The drill ends now (done, failed, or aborted): its order is cancelled when it may still rest; pushes resume.
+ * Decided (context.ts `Decision`), not applied: nothing when no drill runs.
+ */
+export function drillEnded(m: SwitchModel, o: Omit<DrillOutcome, "id" | "cancelAt">): Decision {
+  const d = m.drill;
+  if (!d) return {};
+  return {
+    set: { drill: null },
+    wake: { drill: null },
+    effects:
+      !o.fired && d.oid !== null && d.coin !== null
+        ? [{ kind: "drillCancel", oid: d.oid, coin: d.coin }]
+        : [],
+    events: [
+      {
+        type: "drillDone",
+        id: d.id,
+        by: d.by,
+        fired: o.fired,
+        status: o.status,
+        statusTimestamp: o.statusTimestamp,
+        cancelAt: d.cancelAt,
+        detail: o.detail,
+      },
+    ],
+  };
 }
 
 /** Pushes are held from the drill's confirmed push until its verification is done. */
-export const drillHoldsPushes = (ctx: Ctx) =>
-  ctx.m.drill !== null && (ctx.m.drill.phase === "firing" || ctx.m.drill.phase === "verifying");
+export const drillHoldsPushes = (m: SwitchModel) =>
+  m.drill !== null && (m.drill.phase === "firing" || m.drill.phase === "verifying");

@@ -81,7 +81,7 @@ export function createSwitch(p: CreateSwitchParameters): Switch {
   };
 
   const start = (slotOrigin: number | undefined) => {
-    if (model.phase !== "new") return;
+    if (model.phase.name !== "new") return;
     feed({ type: "start" });
     const tick = () => {
       try {

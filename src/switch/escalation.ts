@@ -26,7 +26,8 @@
  *   stopped at restart") and resumes it only on this run's evidence (`escalationStart`).
  */
 import type { EngineDownCause } from "../core/events.js";
-import type { Ctx } from "./context.js";
+import type { SwitchEvent } from "../core/switch-events.js";
+import type { Ctx, Decision } from "./context.js";
 import { gateRefusal, gateToken, heldOnce } from "./coordination.js";
 import {
   CLOSE_REPORTS_KEPT,
@@ -34,7 +35,7 @@ import {
   type EscalationModel,
   STOPPED_AT_RESTART,
 } from "./escalation-model.js";
-import type { ClosePass, Event, SwitchModel } from "./model.js";
+import type { ClosePass, Event, Now, SwitchModel } from "./model.js";
 
 export type { EscalationConfig, EscalationModel, ExposureFigures } from "./escalation-model.js";
 
@@ -95,7 +96,7 @@ export const ENGINE_BACK =
  * operator's `kill --close` is its own evidence: the engine's presence does not stop it.
  */
 export function closeHold(m: SwitchModel): string | null {
-  if (m.phase !== "running") return "the daemon is stopping: the pass stays open in the ledger";
+  if (m.phase.name !== "running") return "the daemon is stopping: the pass stays open in the ledger";
   if (m.entry.halted === undefined) return "the account is no longer HALTED";
   if (m.esc.closing !== "waiting") return "no close pass is open";
   if (m.engineUp && !m.esc.killPass) return ENGINE_BACK;
@@ -104,97 +105,139 @@ export function closeHold(m: SwitchModel): string | null {
 
 /** The closes stop until the engine is down again and a rule holds: said (and paged) with why. */
 function hold(ctx: Ctx, why: string) {
-  const { m } = ctx;
-  m.esc = { ...m.esc, closing: "held", heldWhy: why, killPass: false };
-  m.wake.escalate = null;
-  ctx.emit({
-    type: "escalationHeld",
-    rule: "halted",
-    reason: why,
-    gate: `HALTED (${m.entry.halted?.reason ?? ""}); closes resume when the engine is down again and a rule holds, and only \`hl-deadman reset\` releases the account${m.esc.remaining ? `; positions left at the last read: ${m.esc.remaining}` : ""}`,
-  });
+  ctx.apply(held(ctx.m, ctx.m.esc, why));
 }
 
-/** The engine's state changed (called by engine-down.ts's `engine`). */
-export function escalationEngine(ctx: Ctx, up: boolean, cause: EngineDownCause = "seen") {
-  const { m } = ctx;
+/** What holding the closes decides, from `esc` (the ladder as the step has it so far). */
+function held(m: SwitchModel, esc: EscalationModel, why: string): Decision {
+  return {
+    set: { esc: { ...esc, closing: "held", heldWhy: why, killPass: false } },
+    wake: { escalate: null },
+    events: [
+      {
+        type: "escalationHeld",
+        rule: "halted",
+        reason: why,
+        gate: `HALTED (${m.entry.halted?.reason ?? ""}); closes resume when the engine is down again and a rule holds, and only \`hl-deadman reset\` releases the account${esc.remaining ? `; positions left at the last read: ${esc.remaining}` : ""}`,
+      },
+    ],
+  };
+}
+
+/**
+ * The engine's state changed: what the ladder decides (its engine-down clock, a retry held while the engine is
+ * up, closes that resume on a new death), applied by the step with the engine-down policy's (machine.ts).
+ */
+export function escalationEngine(
+  m: SwitchModel,
+  now: Now,
+  up: boolean,
+  cause: EngineDownCause = "seen",
+): Decision {
   const esc = m.esc;
   const halted = m.entry.halted !== undefined;
   if (up) {
-    m.esc = { ...esc, downSinceMono: null, downCause: null, baseline: null };
+    const upEsc: EscalationModel = { ...esc, downSinceMono: null, downCause: null, baseline: null };
     // No retry fires while the engine is up; a pass out stops at its next order (closeHold) and is held when it
     // answers (escalationClosed). An operator's kill pass goes on: the command is its evidence.
-    m.wake.escalate = null;
-    if (halted && esc.closing === "retry") hold(ctx, ENGINE_BACK);
-    else if (halted && esc.closing === "waiting" && !esc.killPass)
-      ctx.emit({
-        type: "escalationHeld",
-        rule: "halted",
-        reason: ENGINE_BACK,
-        gate: "the pass out stops before its next order",
-      });
-    return;
+    if (halted && esc.closing === "retry") return held(m, upEsc, ENGINE_BACK);
+    return {
+      set: { esc: upEsc },
+      wake: { escalate: null },
+      events:
+        halted && esc.closing === "waiting" && !esc.killPass
+          ? [
+              {
+                type: "escalationHeld",
+                rule: "halted",
+                reason: ENGINE_BACK,
+                gate: "the pass out stops before its next order",
+              },
+            ]
+          : [],
+    };
   }
-  m.esc = {
+  let downEsc: EscalationModel = {
     ...esc,
-    downSinceMono: ctx.now.mono,
+    downSinceMono: now.mono,
     downCause: cause,
     baseline: esc.exposure?.accountValue ?? null,
   };
   // A latched account whose closes were done may have been traded again while the engine was up: its closes
   // resume on this death as on the first, when a rule holds.
   if (halted && esc.closing === "done")
-    m.esc = { ...m.esc, closing: "held", heldWhy: "the engine came back after the positions were closed" };
+    downEsc = {
+      ...downEsc,
+      closing: "held",
+      heldWhy: "the engine came back after the positions were closed",
+    };
   const cfg = m.cfg.escalation;
-  if (cfg?.afterDownMs != null && (!halted || m.esc.closing === "held" || m.esc.closing === "idle"))
-    m.wake.escalate = ctx.now.mono + cfg.afterDownMs;
+  const clock =
+    cfg?.afterDownMs != null && (!halted || downEsc.closing === "held" || downEsc.closing === "idle")
+      ? { wake: { escalate: now.mono + cfg.afterDownMs } }
+      : {};
+  return { set: { esc: downEsc }, ...clock };
 }
 
 /**
  * At start: a latch whose pass was open when the daemon stopped (written ahead, escalationCheck) is neither
  * forgotten nor taken as evidence. It is said at once ("closing stopped at restart", with the positions the last
- * read left) and held: it resumes when the engine is down (as this run sees it) and a rule holds.
+ * read left) and held: it resumes when the engine is down (as this run sees it) and a rule holds. Decided, not
+ * applied (context.ts `Decision`).
  */
-export function escalationStart(ctx: Ctx) {
-  const { m } = ctx;
+export function escalationStart(m: SwitchModel): Decision {
   const h = m.entry.halted;
-  if (h === undefined) return;
+  if (h === undefined) return {};
   const remaining = h.remaining ?? "";
-  if (h.closing === "done") {
-    m.esc = { ...m.esc, closing: "done", passes: h.pass ?? 0, remaining };
-    return;
-  }
+  if (h.closing === "done")
+    return { set: { esc: { ...m.esc, closing: "done", passes: h.pass ?? 0, remaining } } };
   // (a ledger written before the pass state was kept says nothing of it: taken as open)
-  m.esc = { ...m.esc, closing: "held", passes: h.pass ?? 0, heldWhy: STOPPED_AT_RESTART, remaining };
+  const esc: EscalationModel = {
+    ...m.esc,
+    closing: "held",
+    passes: h.pass ?? 0,
+    heldWhy: STOPPED_AT_RESTART,
+    remaining,
+  };
   // the guard may have said the engine is down before the start: the time rule counts from then
   const after = m.cfg.escalation?.afterDownMs;
-  if (m.esc.downSinceMono !== null && after != null) m.wake.escalate = m.esc.downSinceMono + after;
-  ctx.emit({
-    type: "closeStoppedAtRestart",
-    pass: h.pass ?? 0,
-    since: h.since,
-    reason: h.reason,
-    remaining,
-  });
+  return {
+    set: { esc },
+    ...(esc.downSinceMono !== null && after != null ? { wake: { escalate: esc.downSinceMono + after } } : {}),
+    events: [
+      {
+        type: "closeStoppedAtRestart",
+        pass: h.pass ?? 0,
+        since: h.since,
+        reason: h.reason,
+        remaining,
+      },
+    ],
+  };
 }
 
-/** The exposure poll's figures for this account. */
-export function escalationExposure(ctx: Ctx, ev: Extract<Event, { type: "exposure" }>) {
-  const { m } = ctx;
+/**
+ * The exposure poll's figures for this account, kept for the rules (decided, not applied: the step then checks
+ * the rules, `escalationCheck`).
+ */
+export function escalationExposure(m: SwitchModel, ev: Extract<Event, { type: "exposure" }>): Decision {
   // The engine went down before any poll (a restart, an engine that never connected): the level "when the engine
   // went down" is unknown, and without one the drawdown rule could never hold for the whole outage. The first
   // figure after its death is the nearest known level.
   const baseline = m.esc.downSinceMono !== null && m.esc.baseline === null ? ev.accountValue : m.esc.baseline;
-  m.esc = {
-    ...m.esc,
-    baseline,
-    exposure: {
-      accountValue: ev.accountValue,
-      notionalUsd: ev.notionalUsd,
-      minLiquidationPct: ev.minLiquidationPct,
+  return {
+    set: {
+      esc: {
+        ...m.esc,
+        baseline,
+        exposure: {
+          accountValue: ev.accountValue,
+          notionalUsd: ev.notionalUsd,
+          minLiquidationPct: ev.minLiquidationPct,
+        },
+      },
     },
   };
-  escalationCheck(ctx);
 }
 
 /**
@@ -204,7 +247,7 @@ export function escalationExposure(ctx: Ctx, ev: Extract<Event, { type: "exposur
 export function escalationCheck(ctx: Ctx) {
   const { m } = ctx;
   const cfg = m.cfg.escalation;
-  if (!cfg || m.phase !== "running") return;
+  if (!cfg || m.phase.name !== "running") return;
   const halted = m.entry.halted !== undefined;
   // latched: only held closes resume (the engine down again, a rule holding), or a kill's latch without a pass
   // yet (`idle`) starts them; a pass out or due is not doubled, and a finished one waits for the next death
@@ -241,7 +284,8 @@ export function escalationDue(ctx: Ctx) {
   const { m } = ctx;
   if (m.entry.halted === undefined || m.esc.closing === "held" || m.esc.closing === "idle")
     return escalationCheck(ctx);
-  if (m.esc.closing === "retry" && m.phase === "running" && m.cfg.escalation && !m.engineUp) closeNow(ctx);
+  if (m.esc.closing === "retry" && m.phase.name === "running" && m.cfg.escalation && !m.engineUp)
+    closeNow(ctx);
 }
 
 const tokenOf = (ctx: Ctx): { token?: string } => {
@@ -282,109 +326,126 @@ function closePass(ctx: Ctx, kill = false): ClosePass | null {
   return { reason: halted.reason, pass: m.esc.passes };
 }
 
-/** A close pass answered. */
-export function escalationClosed(ctx: Ctx, ev: Extract<Event, { type: "closeResult" }>) {
-  const { m } = ctx;
-  if (m.esc.closing !== "waiting") return;
+/**
+ * A close pass answered: the pass's end on disk, then done, held (the engine back, the daemon stopping, an account
+ * not opted in) or tried again after `retryMs`. Decided, not applied (context.ts `Decision`).
+ */
+export function escalationClosed(
+  m: SwitchModel,
+  now: Now,
+  ev: Extract<Event, { type: "closeResult" }>,
+): Decision {
+  if (m.esc.closing !== "waiting") return {};
   const cfg = m.cfg.escalation;
   const fields = { pass: m.esc.passes, orders: ev.orders, filledUsd: ev.filledUsd, flat: ev.flat };
   const reports = (ev.reports ?? []).slice(0, CLOSE_REPORTS_KEPT);
   const token = m.coord.passToken;
-  if (reports.length > 0)
-    ctx.emit({
-      type: "closeOrders",
-      pass: m.esc.passes,
-      orders: reports,
-      ...(token !== null ? { token } : {}),
-    });
+  const said: SwitchEvent[] =
+    reports.length > 0
+      ? [{ type: "closeOrders", pass: m.esc.passes, orders: reports, ...(token !== null ? { token } : {}) }]
+      : [];
   const remaining = ev.flat ? "" : (ev.remaining ?? m.esc.remaining);
   const halted = m.entry.halted;
-  if (halted !== undefined) {
-    m.entry = {
-      ...m.entry,
-      halted: { ...halted, closing: ev.flat ? "done" : "open", remaining: remaining.slice(0, 500) },
-    };
-    ctx.persist = true;
-  }
-  m.esc = { ...m.esc, remaining, killPass: false };
-  if (ev.flat) {
-    m.esc = { ...m.esc, closing: "done" };
-    ctx.emit({ type: "closeDone", ...fields, dust: ev.dust });
-    return;
-  }
-  // The engine back (or the daemon stopping): no retry fires; held until the engine is down again and a rule holds.
-  if (m.engineUp || m.phase !== "running") {
-    ctx.emit({
-      type: "closeIncomplete",
-      ...fields,
-      refusal: ev.refusal,
-      detail: ev.detail ?? null,
-      retryInMs: null,
+  // the pass's end on disk: done, or open with what is left
+  const latch: Decision =
+    halted !== undefined
+      ? {
+          set: {
+            entry: {
+              ...m.entry,
+              halted: { ...halted, closing: ev.flat ? "done" : "open", remaining: remaining.slice(0, 500) },
+            },
+          },
+          persist: true,
+        }
+      : {};
+  const esc: EscalationModel = { ...m.esc, remaining, killPass: false };
+  const then = (d: Decision): Decision => ({
+    ...d,
+    ...latch,
+    set: { ...latch.set, ...d.set },
+    events: [...said, ...(d.events ?? [])],
+  });
+  if (ev.flat)
+    return then({
+      set: { esc: { ...esc, closing: "done" } },
+      events: [{ type: "closeDone", ...fields, dust: ev.dust }],
     });
-    if (m.phase === "running") hold(ctx, ev.refusal === "held" && ev.detail ? ev.detail : ENGINE_BACK);
-    else m.esc = { ...m.esc, closing: "held", heldWhy: STOPPED_AT_RESTART };
-    return;
-  }
-  // A kill's pass on an account not opted in: no rule of the escalation goes on with it.
-  if (!cfg) {
-    ctx.emit({
-      type: "closeIncomplete",
-      ...fields,
-      refusal: ev.refusal,
-      detail: ev.detail ?? null,
-      retryInMs: null,
-    });
-    return hold(
-      ctx,
-      "the account is not opted in to the escalation: no further pass runs on its own; `hl-deadman kill --close` again",
-    );
-  }
-  const retryMs = cfg.retryMs;
-  m.esc = { ...m.esc, closing: "retry" };
-  m.wake.escalate = ctx.now.mono + retryMs;
-  ctx.emit({
+  const incomplete = (retryInMs: number | null): SwitchEvent => ({
     type: "closeIncomplete",
     ...fields,
     refusal: ev.refusal,
     detail: ev.detail ?? null,
-    retryInMs: retryMs,
+    retryInMs,
+  });
+  const heldAfter = (why: string): Decision => {
+    const h = held(m, esc, why);
+    return then({ ...h, events: [incomplete(null), ...(h.events ?? [])] });
+  };
+  // The engine back (or the daemon stopping): no retry fires; held until the engine is down again and a rule holds.
+  if (m.engineUp || m.phase.name !== "running") {
+    if (m.phase.name === "running")
+      return heldAfter(ev.refusal === "held" && ev.detail ? ev.detail : ENGINE_BACK);
+    return then({
+      set: { esc: { ...esc, closing: "held", heldWhy: STOPPED_AT_RESTART } },
+      events: [incomplete(null)],
+    });
+  }
+  // A kill's pass on an account not opted in: no rule of the escalation goes on with it.
+  if (!cfg)
+    return heldAfter(
+      "the account is not opted in to the escalation: no further pass runs on its own; `hl-deadman kill --close` again",
+    );
+  return then({
+    set: { esc: { ...esc, closing: "retry" } },
+    wake: { escalate: now.mono + cfg.retryMs },
+    events: [incomplete(cfg.retryMs)],
   });
 }
 
-/** The operator's `reset`: releases the latch (on disk), and says who and what was released. */
-export function escalationReset(ctx: Ctx, ev: Extract<Event, { type: "reset" }>) {
-  const { m } = ctx;
+/**
+ * The operator's `reset`: releases the latch (on disk), and says who and what was released; or refuses, saying
+ * why. Decided, not applied (context.ts `Decision`).
+ */
+export function escalationReset(m: SwitchModel, now: Now, ev: Extract<Event, { type: "reset" }>): Decision {
+  const refused = (reason: string): Decision => ({ events: [{ type: "resetRefused", by: ev.by, reason }] });
   const halted = m.entry.halted;
   // A reset carried out by two replicas at once is not the operator's one decision: only the lease holder.
   const gate = gateRefusal(m);
-  if (gate !== null) {
-    ctx.emit({ type: "resetRefused", by: ev.by, reason: gate });
-    return;
-  }
-  if (halted === undefined) {
-    ctx.emit({ type: "resetRefused", by: ev.by, reason: "the account is not HALTED" });
-    return;
-  }
-  if (m.esc.closing === "waiting") {
-    ctx.emit({
-      type: "resetRefused",
-      by: ev.by,
-      reason: "a close pass is running; try again when it has answered",
-    });
-    return;
-  }
+  if (gate !== null) return refused(gate);
+  if (halted === undefined) return refused("the account is not HALTED");
+  if (m.esc.closing === "waiting") return refused("a close pass is running; try again when it has answered");
   const { halted: _released, ...entry } = m.entry;
-  m.entry = entry;
-  ctx.persist = true;
-  m.esc = { ...m.esc, closing: "idle", passes: 0, killPass: false, heldWhy: null, remaining: "" };
-  m.wake.escalate = null;
+  let esc: EscalationModel = {
+    ...m.esc,
+    closing: "idle",
+    passes: 0,
+    killPass: false,
+    heldWhy: null,
+    remaining: "",
+  };
+  let escalate: number | null = null;
   // Still down: the time rule counts from the reset, not from the engine's death (else it would latch again at once).
-  if (m.esc.downSinceMono !== null) {
-    m.esc = { ...m.esc, downSinceMono: ctx.now.mono };
+  if (esc.downSinceMono !== null) {
+    esc = { ...esc, downSinceMono: now.mono };
     const after = m.cfg.escalation?.afterDownMs;
-    if (after != null) m.wake.escalate = ctx.now.mono + after;
+    if (after != null) escalate = now.mono + after;
   }
-  ctx.emit({ type: "haltReleased", by: ev.by, since: halted.since, reason: halted.reason, ...tokenOf(ctx) });
+  const token = gateToken(m);
+  return {
+    set: { entry, esc },
+    persist: true,
+    wake: { escalate },
+    events: [
+      {
+        type: "haltReleased",
+        by: ev.by,
+        since: halted.since,
+        reason: halted.reason,
+        ...(token === undefined ? {} : { token }),
+      },
+    ],
+  };
 }
 
 /**
@@ -397,7 +458,7 @@ export function escalationReset(ctx: Ctx, ev: Extract<Event, { type: "reset" }>)
 export function escalationKill(ctx: Ctx, ev: Extract<Event, { type: "kill" }>) {
   const { m } = ctx;
   const refuse = (reason: string) => ctx.emit({ type: "killRefused", by: ev.by, reason });
-  if (m.phase !== "running") return refuse("the daemon is stopping");
+  if (m.phase.name !== "running") return refuse("the daemon is stopping");
   // Two replicas killing at once is not the operator's one decision: only the lease holder acts.
   const gate = gateRefusal(m);
   if (gate !== null) return refuse(gate);

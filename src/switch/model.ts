@@ -236,36 +236,36 @@ export type Inflight = {
   planMs?: number | undefined;
 };
 
-/**
- * The request pipeline, one request out at most: `idle`; `sending` a push (its write-ahead, then its answer, are
- * awaited; `again`: push once it is answered, something asked for one meanwhile); `gated` after an unknown
- * outcome (the old request may still land until `until`: nothing else leaves before); `removing` (a stop's
- * removal is out).
- */
-export type Pipe = { kind: "idle" } | Sending | Gated | { kind: "removing" };
+/** Nothing is out. */
+export type Idle = { kind: "idle" };
+/** A push is out: its write-ahead, then its answer, are awaited (`again`: push once it is answered). */
 export type Sending = { kind: "sending"; push: Inflight; again: boolean };
+/** After an unknown outcome the old request may still land until `until`: nothing else leaves before. */
 export type Gated = { kind: "gated"; until: number };
+/** A stop's removal is out. */
+export type Removing = { kind: "removing" };
 
 /**
- * Where the switch stands: its phase and its request pipeline as ONE tagged union (the phase is the tag; the
- * phase's own step, machine.ts `PHASE_STEP`, takes its events). `new` has nothing out; `running` pushes (idle,
- * sending, gated); `stopping` waits for the push in flight and the gate, then removes; `stopped` sends nothing
- * more and keeps what a halt left out (a push's answer is still recorded). Both change only through the `becomeX`
- * of context.ts.
+ * Where the switch stands: ONE tagged value, the phase (`name`, its tag: the phase's own step takes its events,
+ * machine.ts `PHASE_STEP`) with what its request pipeline has out, one request at most. `new` has nothing out;
+ * `running` pushes (idle, sending, gated); `stopping` waits for the push in flight and the gate, then removes;
+ * `stopped` sends nothing more and keeps only a push a halt left out (its answer is still recorded). It changes
+ * only through the `becomeX` of context.ts.
  */
-export type Stage =
-  | { phase: "new"; pipe: { kind: "idle" } }
-  | { phase: "running"; pipe: { kind: "idle" } | Sending | Gated }
-  | { phase: "stopping"; pipe: Pipe }
-  | { phase: "stopped"; pipe: Pipe };
+export type Phase =
+  | { name: "new"; pipe: Idle }
+  | { name: "running"; pipe: Idle | Sending | Gated }
+  | { name: "stopping"; pipe: Idle | Sending | Gated | Removing }
+  | { name: "stopped"; pipe: Idle | Sending };
 
-export type Phase = Stage["phase"];
+export type PhaseName = Phase["name"];
 
 /** The push in flight, if any. */
-export const inflight = (m: SwitchModel): Inflight | null => (m.pipe.kind === "sending" ? m.pipe.push : null);
+export const inflight = (m: SwitchModel): Inflight | null =>
+  m.phase.pipe.kind === "sending" ? m.phase.pipe.push : null;
 
 /** Monotonic ms until which nothing may leave (0 when nothing gates). */
-export const gateUntil = (m: SwitchModel): number => (m.pipe.kind === "gated" ? m.pipe.until : 0);
+export const gateUntil = (m: SwitchModel): number => (m.phase.pipe.kind === "gated" ? m.phase.pipe.until : 0);
 
 export type Gauges = {
   armedUntil: number | null;
@@ -304,8 +304,10 @@ export const initialDisk = (): Disk => ({
   covered: 0,
 });
 
-export type SwitchModel = Stage & {
+export type SwitchModel = {
   readonly cfg: SwitchConfig;
+  /** the phase and its request pipeline (one tagged value) */
+  phase: Phase;
   state: SwitchState;
   entry: LedgerEntry;
   lastPushAt: number | null;
@@ -476,7 +478,7 @@ export function initialModel(
 ): SwitchModel {
   return {
     cfg,
-    phase: "new",
+    phase: { name: "new", pipe: { kind: "idle" } },
     state: "starting",
     entry,
     lastPushAt: entry.lastPushAt,
@@ -486,7 +488,6 @@ export function initialModel(
     agentReason: null,
     nextPermanentCheckMono: 0,
     retryAtMono: 0,
-    pipe: { kind: "idle" },
     nextId: 1,
     engineUp: true,
     expedited: false,

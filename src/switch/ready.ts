@@ -2,7 +2,7 @@
  * One step's output (raft's Ready) and its effects: what the machine (machine.ts) asks the driver (driver.ts) to
  * do, each effect a tagged value the driver's one table of handlers (effects.ts) carries out.
  */
-import type { SwitchEvent } from "./events.js";
+import type { SwitchEvent } from "../core/switch-events.js";
 import type { LedgerEntry } from "./ledger.js";
 
 /**

@@ -4,8 +4,8 @@
  * verify the time (issue 40; docs/daemon.md "What the switch believes about time").
  */
 import { utcDay } from "../core/clock.js";
+import type { SwitchEvent } from "../core/switch-events.js";
 import type { Ctx } from "./context.js";
-import type { SwitchEvent } from "./events.js";
 import {
   EXCHANGE_MIN_LEAD_MS,
   isPlausibleTime,

@@ -26,7 +26,7 @@ import { type RecordEvidence, withRecord } from "./record-reconcile.js";
 export function checkLapse(ctx: Ctx, detail?: string) {
   const m = ctx.m;
   // also while stopping: a deadline that passes while the removal waits has fired
-  if (m.phase !== "running" && m.phase !== "stopping") return;
+  if (m.phase.name !== "running" && m.phase.name !== "stopping") return;
   const deadline = lapseDeadline(m);
   if (deadline === null || ctx.now.wall < deadline) return;
   // The push in flight cannot have fired yet while less than the exchange's 5 s minimum lead has passed since it
@@ -139,7 +139,7 @@ export function checkLapse(ctx: Ctx, detail?: string) {
   } else {
     ctx.emit({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
   }
-  if (m.phase === "running") ctx.becomeLapsed();
+  if (m.phase.name === "running") ctx.becomeLapsed();
   ctx.effect({ kind: "pollExposure" });
 }
 
@@ -163,7 +163,7 @@ export function limitSuspected(ctx: Ctx) {
 /** Asks the driver for the exchange's record (one read at a time). */
 export function readRecord(ctx: Ctx, reason: string) {
   const m = ctx.m;
-  if (m.recordReading || (m.phase !== "running" && m.phase !== "stopping")) return;
+  if (m.recordReading || (m.phase.name !== "running" && m.phase.name !== "stopping")) return;
   m.recordReading = true;
   ctx.effect({ kind: "readRecord", reason });
 }
@@ -216,10 +216,10 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
       proofs: proofCounts(r.entry),
     });
     const e = r.entry;
-    if (isExhausted(e) && !m.wasExhausted && m.phase === "running") {
+    if (isExhausted(e) && !m.wasExhausted && m.phase.name === "running") {
       ctx.becomeExhausted();
       logExhausted(ctx, "the exchange's scheduledCancel orders prove the daily limit");
-    } else if (m.state === "lapsed" && m.phase === "running") ctx.becomeHolding();
+    } else if (m.state === "lapsed" && m.phase.name === "running") ctx.becomeHolding();
     limitSuspected(ctx);
     // A withdrawn guess leaves the push that replaced it as a possible deadline; when that deadline has already
     // passed (a record read late, after the exchange went silent), it lapsed: counted now, never left uncounted.
@@ -228,7 +228,7 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
     ctx.emit({ type: "recordChecked", notes: r.notes });
   }
   // Guesses left today: read again later (a lagging record may list the replacing push by then).
-  if (m.entry.triggers.some((t) => t.proof === "guess") && m.phase === "running")
+  if (m.entry.triggers.some((t) => t.proof === "guess") && m.phase.name === "running")
     m.wake.record = ctx.now.mono + RECORD_REREAD_MS;
 }
 
@@ -262,7 +262,7 @@ export function ownFire(ctx: Ctx, deadline: number, oid: number) {
     marginMs: recordMargin(m),
     proofs: proofCounts(r.entry),
   });
-  if (isExhausted(r.entry) && !m.wasExhausted && m.phase === "running") {
+  if (isExhausted(r.entry) && !m.wasExhausted && m.phase.name === "running") {
     ctx.becomeExhausted();
     logExhausted(ctx, "the drill's fire is the day's last trigger");
   }

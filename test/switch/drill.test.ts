@@ -8,6 +8,7 @@ import { DRILL_LEAD_MS, DRILL_VERIFY_MARGIN_MS } from "../../src/switch/drill.js
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
   type Event,
+  inflight,
   initialModel,
   type Now,
   type SwitchConfig,
@@ -29,12 +30,7 @@ class Run {
     let ready: ReadyView;
     ({ model: this.model, ready } = step(this.model, event, at(ms)));
     const send = ready.send;
-    if (
-      confirm &&
-      send?.kind === "push" &&
-      this.model.pipe.kind === "sending" &&
-      this.model.pipe.push.mode === "arm"
-    )
+    if (confirm && send?.kind === "push" && inflight(this.model)?.mode === "arm")
       ({ model: this.model } = step(
         this.model,
         { type: "pushConfirmed", id: send.id, latencyMs: 5 },

@@ -422,7 +422,7 @@ describe("step: one row per rule", () => {
       [{ type: "shutdown", mode: "remove" }, at(10)],
     ]);
     expect(asked.ready.send).toBeUndefined();
-    expect(asked.model.phase).toBe("stopping");
+    expect(asked.model.phase.name).toBe("stopping");
     const answered = step(asked.model, { type: "pushConfirmed", id: 1, latencyMs: 10 }, at(20));
     expect(answered.ready.send).toEqual({ kind: "removal", expiresAfterMs: 5_000 });
     expect(answered.model.entry.armedUntil).toBe(T0 + 60_000); // the answer is recorded before the removal

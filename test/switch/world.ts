@@ -486,12 +486,12 @@ export class World {
       this.plant === "no-gate" &&
       ev.type === "pushFailed" &&
       ev.outcomeUnknown &&
-      next.phase === "running"
+      next.phase.name === "running"
     ) {
       // planted: retry at once, not after the old request expired
       const ungated = {
         ...next,
-        pipe: { kind: "idle" as const },
+        phase: { name: "running" as const, pipe: { kind: "idle" as const } },
         retryAtMono: 0,
         wake: { ...next.wake, gate: null, retry: this.mono },
       };
@@ -865,7 +865,7 @@ export class World {
   /** The daemon's clock watch: a wall-clock step is told to the switch. */
   checkStep() {
     const stepped = this.time.checkStep();
-    if (!stepped || this.model.phase !== "running") return false;
+    if (!stepped || this.model.phase.name !== "running") return false;
     this.sw.dispatch({ type: "clockStep", deltaMs: stepped.deltaMs });
     return true;
   }
@@ -935,7 +935,7 @@ export class World {
    * no engine named it in this run, the running switch has it engine down.
    */
   checkConnectGrace() {
-    if (!this.engineHeld || this.namedThisRun || this.model.phase !== "running") return;
+    if (!this.engineHeld || this.namedThisRun || this.model.phase.name !== "running") return;
     const from = this.graceFromMono ?? this.bootMono;
     if (this.mono < from + this.connectGraceMs) return;
     if (this.model.engineUp)
@@ -1007,7 +1007,7 @@ export class World {
         if (!cmd.on) this.permanentAtMono = null;
         return;
       case "shutdown":
-        if (this.model.phase !== "running") return;
+        if (this.model.phase.name !== "running") return;
         void this.sw.shutdown({ mode: cmd.mode });
         await flush();
         // the driver waits for the in-flight push, then removes
@@ -1064,7 +1064,7 @@ export class World {
 
   /** The exchange's record, as the explorer and historicalOrders would show it (lagging, or lying). */
   async readRecord(lagMs: number, lie: "none" | "fake-lapses" | "drop") {
-    if (this.model.phase !== "running" && this.model.phase !== "stopping") return;
+    if (this.model.phase.name !== "running" && this.model.phase.name !== "stopping") return;
     const upTo = this.t - lagMs;
     let listed = this.txs.filter((x) => x.time <= upTo);
     if (lie === "drop") listed = listed.filter((_, i) => i % 2 === 1);
@@ -1120,7 +1120,7 @@ export class World {
   checkPushing(after: string) {
     if (after !== "tick") return;
     const m = this.model;
-    if (m.phase !== "running" || !m.engineUp || m.notProtectedReason !== null || m.agentReason !== null)
+    if (m.phase.name !== "running" || !m.engineUp || m.notProtectedReason !== null || m.agentReason !== null)
       return;
     if (this.volumeGate || (this.triggersByDay.get(utcDay(this.t)) ?? 0) >= DAILY_LIMIT) return;
     if (inflight(m) !== null || this.mono < gateUntil(m) || this.mono < m.retryAtMono) return;
@@ -1199,7 +1199,7 @@ export class World {
       const latest = Math.max(armedUntil ?? 0, pendingUntil ?? 0, pendingLatest ?? 0);
       if (
         latest > 0 &&
-        this.model.phase === "running" &&
+        this.model.phase.name === "running" &&
         !["exhausted", "not_protected", "engine_down"].includes(st.state)
       ) {
         st.armedUntil = latest;
@@ -1221,13 +1221,13 @@ export class World {
     const suspended =
       (this.offRestart &&
         (!times.sampled || (this.unverifiedDay !== null && utcDay(this.t) < this.unverifiedDay))) ||
-      this.model.phase === "stopped";
+      this.model.phase.name === "stopped";
     const justFired = lastFire !== undefined && this.t - lastFire.at <= this.tolerance();
     // I. never ready while the exchange holds no schedule at least the readiness margin ahead: whatever the
     // answers' Date says (the erratic clock), with no exemption but a fire at this very moment
     if (
       ready &&
-      this.model.phase !== "stopped" &&
+      this.model.phase.name !== "stopped" &&
       (this.schedule === null || this.schedule - this.t < margin - TIME_TOLERANCE_MS) &&
       !justFired
     )
@@ -1334,7 +1334,7 @@ export class World {
       entry.triggersToday >= entry.limit &&
       !entry.assumed &&
       !suspended &&
-      this.model.phase === "running" &&
+      this.model.phase.name === "running" &&
       after === "tick" &&
       !st.exhausted &&
       !st.limitSuspected
@@ -1342,7 +1342,7 @@ export class World {
       this.fail(5, `at the daily limit the status says neither exhausted nor limit suspected (${st.state})`);
     if (
       limitRefused(entry) &&
-      this.model.phase === "running" &&
+      this.model.phase.name === "running" &&
       !inflight(this.model) &&
       after === "tick" &&
       !["exhausted", "not_protected", "engine_down"].includes(st.state)
@@ -1358,7 +1358,7 @@ export class World {
     if (
       !this.blind &&
       ready &&
-      this.model.phase === "running" &&
+      this.model.phase.name === "running" &&
       this.schedule !== null &&
       this.schedule - this.t > this.cfg.deadlineMs + this.cfg.intervalMs + this.tolerance()
     )
@@ -1467,7 +1467,7 @@ export class World {
   }
 
   async kill(close: boolean) {
-    if (!this.cfg.escalation || this.model.phase !== "running") return;
+    if (!this.cfg.escalation || this.model.phase.name !== "running") return;
     void this.sw.dispatch({ type: "kill", by: "operator", close });
     await flush();
   }

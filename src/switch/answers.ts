@@ -1,0 +1,149 @@
+/**
+ * What a step takes the same way in more than one phase: the push in flight's answer (running, stopping and
+ * stopped each go on from it in their own step: running.ts, stopping.ts) and the wake-ups due (running and
+ * stopping). Recorded and said here; what follows is the phase's.
+ */
+import type { Ctx } from "./context.js";
+import { drillArmed, drillDue } from "./drill.js";
+import { cancelRetryDue } from "./engine-down.js";
+import { escalationDue } from "./escalation.js";
+import { timeAccepted } from "./exchange-time.js";
+import { withConfirmedPush } from "./ledger-model.js";
+import { type Event, EXPIRY_MARGIN_MS, type Inflight, inflight, OWN_PUSHES_KEPT } from "./model.js";
+import { exchangeAccepts } from "./protection.js";
+import { checkLapse, readRecord } from "./triggers.js";
+
+/** A push in flight answered: the push, and whether another was asked for meanwhile. */
+export type Answered = { push: Inflight; again: boolean };
+/** A push in flight failed: the failure (`syncFailed` as the failure it is), and whether it never left. */
+export type Failed = Answered & { ev: Extract<Event, { type: "pushFailed" }>; neverLeft: boolean };
+
+/**
+ * The push in flight confirmed, in any phase: recorded and said. Returns the push and whether another was asked
+ * for meanwhile (the phase's step goes on from there), or null when the answer is not the push in flight's.
+ */
+export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed" }>): Answered | null {
+  const m = s.m;
+  const f = inflight(m);
+  if (!f || f.id !== ev.id) return null;
+  // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
+  checkLapse(s);
+  const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
+  s.becomeIdle();
+  // The exchange took a push computed on the time used: the streak of time refusals ends.
+  m.time = timeAccepted(m.time!);
+  const at = s.now.wall;
+  m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
+  m.ownConfirmed = [...m.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(-OWN_PUSHES_KEPT);
+  if (f.mode === "expedite") m.expedited = true;
+  if (f.mode === "drill") s.apply(drillArmed(m, s.now, f.cancelAt));
+  m.lastPushAt = at;
+  m.armedKnown = true;
+  m.retryAtMono = 0;
+  m.wake.gate = null;
+  m.wake.retry = null;
+  m.consecutiveFailures = 0;
+  m.lastError = null;
+  m.clockStepped = false;
+  if (m.failingSinceMono !== null) {
+    const outageMs = Math.round(s.now.mono - m.failingSinceMono);
+    m.failingSinceMono = null;
+    s.emit({ type: "recovered", outageMs });
+  }
+  s.apply(exchangeAccepts(m));
+  s.persist = true;
+  // (the state that goes with it is the phase's: its step sets it; the event is said first, no become says any)
+  s.emit({
+    type: "pushConfirmed",
+    deadline: f.cancelAt,
+    latencyMs: ev.latencyMs,
+    expedited: f.mode === "expedite",
+  });
+  return { push: f, again };
+}
+
+/**
+ * The push in flight failed (or its write-ahead was not durable within its budget: `syncFailed`, the request
+ * never left), in any phase: what the failure proves about the schedule and the time. Returns what the phase's
+ * step goes on from, or null when the answer is not the push in flight's.
+ */
+export function failedPush(
+  s: Ctx,
+  answer: Extract<Event, { type: "pushFailed" | "syncFailed" }>,
+): Failed | null {
+  const m = s.m;
+  const f = inflight(m);
+  if (!f || f.id !== answer.id) return null;
+  const neverLeft = answer.type === "syncFailed";
+  // The exchange's schedule stays as it is (and lapses as if the daemon were dead).
+  const ev: Extract<Event, { type: "pushFailed" }> = neverLeft
+    ? {
+        type: "pushFailed",
+        id: answer.id,
+        kind: "ledger_slow",
+        message: `the write-ahead record was not durable within ${m.cfg.requestTimeoutMs} ms (${answer.reason}); the push was not sent`,
+        permanent: false,
+        retryable: true,
+        outcomeUnknown: false,
+      }
+    : answer;
+  const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
+  s.becomeIdle();
+  s.timeRefusal(ev);
+  if (ev.outcomeUnknown && !neverLeft) {
+    // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md). It left when
+    // the driver says, no earlier than it was asked for and no later than the write-ahead's budget allows.
+    const latestLeave = f.askedMono + (f.synced ? m.cfg.requestTimeoutMs : 0);
+    const sent = Number.isFinite(ev.sentMono)
+      ? Math.min(Math.max(ev.sentMono!, f.askedMono), latestLeave)
+      : latestLeave;
+    s.becomeGated(sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
+  } else if (m.entry.pendingUntil === f.cancelAt || neverLeft) {
+    // An explicit refusal (or a request that never left) armed nothing; a deadline counted meanwhile is gone.
+    const prev = f.previousPending;
+    const counted = m.entry.lastCountedDeadline;
+    const restored = prev !== null && (counted === null || prev > counted) ? prev : null;
+    m.entry = {
+      ...m.entry,
+      pendingUntil: restored,
+      pendingLatest: restored === null ? null : m.entry.pendingLatest,
+    };
+    s.persist = true;
+  }
+  checkLapse(s); // the answer's Date may have corrected the clock
+  return { push: f, again, ev, neverLeft };
+}
+
+/** The wake-ups a `wake` found due. */
+export type Due = { lapse: boolean; retry: boolean; gate: boolean };
+
+/**
+ * Whichever wake-ups are due at this step: each cleared, and what the record, the drill, the escalation and the
+ * cancel retry wait for done. The lapse, the retry and the gate are the phase's to act on: returned.
+ */
+export function wokenDue(s: Ctx): Due {
+  const due = (t: number | null) => t !== null && t <= s.now.mono;
+  const w = s.m.wake;
+  const lapse = due(w.lapse);
+  const retry = due(w.retry);
+  const gate = due(w.gate);
+  const record = due(w.record);
+  if (lapse) w.lapse = null;
+  if (retry) w.retry = null;
+  if (gate) w.gate = null;
+  if (record) {
+    w.record = null;
+    readRecord(s, "guesses remain");
+  }
+  if (due(w.drill)) {
+    w.drill = null;
+    checkLapse(s);
+    s.apply(drillDue(s.m));
+  }
+  if (due(w.escalate)) {
+    w.escalate = null;
+    escalationDue(s);
+  }
+  if (due(w.cancel)) s.apply(cancelRetryDue(s.m));
+  return { lapse, retry, gate };
+}

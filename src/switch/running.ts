@@ -1,0 +1,232 @@
+/**
+ * The running switch (docs/daemon.md "The switch machine"): the start, the running phase's step (the interval,
+ * the wake-ups, the push answers, the stop), the decision to push (`kick`) and what a failed push means while
+ * running (`failing`): counted, said, retried or held as its kind says.
+ */
+import { nextUtcMidnight } from "../core/clock.js";
+import { confirmedPush, type Failed, failedPush, wokenDue } from "./answers.js";
+import type { Ctx } from "./context.js";
+import { DRILL_LEAD_MS, drillArming, drillHoldsPushes, drillPushFailed } from "./drill.js";
+import { cancelAgain, engineHoldsPushes, pushMode } from "./engine-down.js";
+import { escalationCheck, escalationStart } from "./escalation.js";
+import { MIN_PLAUSIBLE_MS } from "./exchange-time.js";
+import { isExhausted, limitRefused, withIntent, withLimitReached } from "./ledger-model.js";
+import {
+  BACKOFF_BASE_MS,
+  type Event,
+  EXPEDITE_LEAD_MS,
+  gateUntil,
+  type Inflight,
+  lapseDeadline,
+  OWN_PUSHES_KEPT,
+  RATE_LIMIT_BACKOFF_BASE_MS,
+  reportedDeadline,
+} from "./model.js";
+import { exchangeRefuses, recheckPending } from "./protection.js";
+import { shutdown } from "./stopping.js";
+import { checkLapse, limitHolds, limitReset, limitSuspected, logExhausted } from "./triggers.js";
+import { writeAhead } from "./write-ahead.js";
+
+/** New: nothing is out until the start (or a stop before it). */
+export function stepStarting(s: Ctx, ev: Event) {
+  if (ev.type === "start") return start(s);
+  if (ev.type === "shutdown") return shutdown(s, ev.mode);
+}
+
+/** Running: the interval, the wake-ups, the push answers and the stop. */
+export function stepRunning(s: Ctx, ev: Event) {
+  switch (ev.type) {
+    case "tick":
+      checkLapse(s);
+      s.apply(cancelAgain(s.m));
+      escalationCheck(s);
+      return kick(s, "interval");
+    case "wake": {
+      const { lapse, retry, gate } = wokenDue(s);
+      if (!lapse && !retry && !gate) return;
+      checkLapse(s);
+      return kick(s, lapse ? "lapsed" : retry ? "retry" : "gate");
+    }
+    case "shutdown":
+      return shutdown(s, ev.mode);
+    case "pushConfirmed": {
+      const a = confirmedPush(s, ev);
+      if (a === null) return;
+      if (a.push.mode === "expedite" || !s.m.engineUp) s.becomeEngineDown();
+      else s.becomeArmed();
+      if (a.again) kick(s, "after-inflight");
+      return;
+    }
+    case "syncFailed":
+    case "pushFailed": {
+      const a = failedPush(s, ev);
+      if (a === null) return;
+      failing(s, a);
+      if (a.again) kick(s, "after-inflight");
+      return;
+    }
+  }
+}
+
+function start(s: Ctx) {
+  const m = s.m;
+  s.becomeRunning();
+  const e = m.entry;
+  if (e.pendingUntil !== null) {
+    s.emit({ type: "pendingAtStart", pendingUntil: e.pendingUntil, confirmedUntil: e.armedUntil });
+  }
+  if (e.assumed) {
+    s.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
+  }
+  s.apply(escalationStart(m));
+  checkLapse(s, "the deadline passed while the daemon was down");
+  if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) s.becomeArmed();
+  else if (m.state === "starting" && lapseDeadline(m) !== null) s.armLapseTimer();
+  if (isExhausted(m.entry) && m.state !== "exhausted") {
+    s.becomeExhausted();
+    logExhausted(s, limitRefused(m.entry) ? "from the ledger" : "the exchange's orders prove it");
+  } else if (!m.entry.assumed) limitSuspected(s);
+  kick(s, "start");
+}
+
+/**
+ * Decides whether to push now, and starts one: the intent persisted with mustSync, then the request. Outside the
+ * running phase nothing is pushed.
+ */
+export function kick(s: Ctx, reason: string) {
+  const m = s.m;
+  if (m.phase.name !== "running") return;
+  if (m.phase.pipe.kind === "sending") {
+    if (reason !== "interval") s.becomeSending(m.phase.pipe.push, { again: true });
+    return;
+  }
+  limitReset(s);
+  // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
+  // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
+  if (m.agentReason !== null || engineHoldsPushes(m) || drillHoldsPushes(m) || recheckPending(s)) return;
+  if (limitHolds(s)) return s.becomeExhausted({ unlessRefused: true });
+  const e = m.entry;
+  if (s.now.mono < gateUntil(m)) {
+    m.wake.gate = gateUntil(m);
+    return;
+  }
+  if (reason === "interval" && s.now.mono < m.retryAtMono) return;
+  const mode: Inflight["mode"] = drillArming(m) ? "drill" : pushMode(m);
+  const lead = mode === "arm" ? m.cfg.deadlineMs : mode === "drill" ? DRILL_LEAD_MS : EXPEDITE_LEAD_MS;
+  // Planned on the verified time, or while nothing is verified on the earliest candidate: the schedule is then
+  // never more than deadline + one interval ahead of the exchange's time under any candidate (issue 40). The
+  // exchange's 5 s minimum is kept on the latest candidate as far as that bound allows; beyond it the exchange's
+  // answer says which candidate was right (a too-early or expired refusal rules the earliest out).
+  const plan = Math.floor(s.times.plan);
+  let cancelAt = plan + lead;
+  if (!s.times.witnessed && s.times.latest > s.times.plan)
+    cancelAt = Math.max(
+      cancelAt,
+      Math.min(Math.floor(s.times.latest) + EXPEDITE_LEAD_MS, plan + m.cfg.deadlineMs + m.cfg.intervalMs),
+    );
+  // Nor does a push move the confirmed deadline earlier but by the operator's policy (an expedite, the drill): the
+  // one planned while nothing was verified, up to deadline + interval ahead, is kept by the next once the time is
+  // verified, as long as it stays within that bound (invariant 3: a push for 15 s less right after `clock.verified`).
+  const held = e.armedUntil;
+  if (
+    mode === "arm" &&
+    held !== null &&
+    cancelAt < held &&
+    held <= plan + m.cfg.deadlineMs + m.cfg.intervalMs
+  )
+    cancelAt = held;
+  const id = m.nextId++;
+  const push = {
+    id,
+    cancelAt,
+    mode,
+    askedMono: s.now.mono,
+    synced: true,
+    previousPending: e.pendingUntil,
+    planMs: plan,
+  };
+  s.becomeSending(push);
+  m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
+  m.entry = withIntent(e, cancelAt);
+  // Write-ahead: the request leaves only once the intent is durable, unless the file already says as much.
+  const ahead = writeAhead(s, m.entry);
+  m.disk = ahead.disk;
+  if (ahead.sync) s.syncFirst();
+  s.effect({ kind: "push", id, cancelAt, expiresAfterMs: m.cfg.requestTimeoutMs });
+}
+
+/** A failed push while running: counted, said, and retried (or held) as the failure's kind says. */
+function failing(s: Ctx, { ev, push: f, neverLeft }: Failed) {
+  const m = s.m;
+  m.consecutiveFailures++;
+  m.failingSinceMono ??= s.now.mono;
+  m.lastError = { kind: ev.kind, message: ev.message };
+  if (f.mode === "expedite") m.expedited = true; // one expedite per engine-down episode (docs/daemon.md)
+  if (f.mode === "drill")
+    s.apply(drillPushFailed(m, s.now, f.cancelAt, ev.outcomeUnknown && !neverLeft, ev.message));
+  const base = {
+    type: "pushFailed" as const,
+    reason: ev.kind,
+    message: ev.message,
+    consecutiveFailures: m.consecutiveFailures,
+  };
+
+  if (ev.permanent) {
+    const refusal = exchangeRefuses(m, ev.kind, s.now.mono);
+    s.apply(refusal);
+    const first = refusal.first;
+    s.emit({ ...base, refused: true });
+    if (first)
+      s.emit({
+        type: "notProtected",
+        reason: ev.kind,
+        message: ev.message,
+        recheckInMs: m.cfg.permanentRecheckMs,
+      });
+    m.wake.retry = m.nextPermanentCheckMono;
+    return;
+  }
+
+  if (ev.kind === "daily_limit") {
+    // Dated no later than the day clock (the earlier of two disagreeing clocks) nor the ledger's day, and, while
+    // no answer has verified this run's clock, at the last verified time (the exchange's time is known to be
+    // no earlier): a clock stepped past 00:00, or a restart on one, must not date the refusal on a day the
+    // exchange has not reached, which would hold the pushes through the exchange's next day (the hold lasts
+    // while both clocks are on the refusal's day; a push after it is harmless: refused again).
+    const t = m.time!;
+    const endOfLedgerDay = nextUtcMidnight(Date.parse(`${m.entry.day}T00:00:00Z`)) - 1;
+    const known = t.anchorMono !== null ? endOfLedgerDay : Math.max(t.floor, MIN_PLAUSIBLE_MS);
+    m.entry = withLimitReached(
+      m.entry,
+      Math.min(s.now.wall, s.times.day, endOfLedgerDay, known),
+      ev.message,
+      m.cfg.historySize,
+    );
+    s.persist = true;
+    s.becomeExhausted();
+    s.emit({ ...base, refused: true });
+    logExhausted(s, "the exchange refused with its daily-limit error", ev.message);
+    return;
+  }
+
+  if (limitRefused(m.entry)) s.becomeExhausted();
+  else s.becomeRetrying();
+  let next: number | null = null;
+  if (ev.retryable) {
+    const limited = ev.kind === "rate_limited";
+    const b = limited ? RATE_LIMIT_BACKOFF_BASE_MS : BACKOFF_BASE_MS;
+    const cap = limited ? m.cfg.intervalMs : Math.max(1_000, m.cfg.intervalMs / 2);
+    const delay = Math.min(b * 2 ** Math.min(m.consecutiveFailures - 1, 20), cap);
+    next = Math.max(s.now.mono + delay, gateUntil(m));
+  }
+  s.emit({
+    ...base,
+    refused: false,
+    retryInMs: next === null ? null : Math.round(next - s.now.mono),
+    armedUntil: reportedDeadline(m),
+  });
+  if (next !== null && m.engineUp) {
+    m.retryAtMono = next;
+    m.wake.retry = next;
+  }
+}
