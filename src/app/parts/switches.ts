@@ -122,20 +122,8 @@ export function switchesComponent(): Component<
   return {
     name: "switches",
     start(ctx) {
-      const {
-        config,
-        runtime,
-        time,
-        plan,
-        ledger,
-        signerNonces,
-        nonceSpan,
-        signerClients,
-        info,
-        logger,
-        bus,
-        stop,
-      } = ctx;
+      const { config, runtime, time, plan, ledger, signerNonces, nonceSpan, signerClients, info, bus, stop } =
+        ctx;
       mode = () => stop.mode;
       const triggers = feed<string>();
       const escalating = new Set(config.escalateAccounts);
@@ -276,7 +264,7 @@ export function switchesComponent(): Component<
           client,
           runtime,
           intervalMs: config.interval,
-          logger,
+          bus,
           onSample: (sample) => {
             for (const s of all) s.dispatch({ type: "blockSample", ...sample });
           },
@@ -361,7 +349,6 @@ export function pollersComponent(): Component<
               users: [...accounts, ...config.exposureUsers],
               dexes: config.dexes,
               runtime,
-              logger,
               intervalMs: config.exposureInterval,
               thresholds: config.thresholds,
               clockSkewWarnMs: config.clockSkewWarn,
@@ -398,7 +385,6 @@ export function pollersComponent(): Component<
         accounts,
         dexes: config.dexes,
         runtime,
-        logger,
         intervalMs: config.exposureInterval,
         bus,
       });

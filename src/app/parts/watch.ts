@@ -31,13 +31,13 @@ export type DaemonGuard = { status(): GuardStatus; idle(): Promise<void> };
  * `absent`, when no engine names it by then).
  */
 export function guardComponent(): Component<
-  Base & { logger: Logger; bus: EventBus; board: Board; ledger: Ledger; announcedOrders?: AnnouncedOrders },
+  Base & { bus: EventBus; board: Board; ledger: Ledger; announcedOrders?: AnnouncedOrders },
   { guard: DaemonGuard | null; engine: Feed<Engine> & { now(account: string): Engine } }
 > {
   let close: (() => unknown) | undefined;
   return {
     name: "guard",
-    async start({ config, runtime, logger, bus, board, plan, ledger, announcedOrders }) {
+    async start({ config, runtime, bus, board, plan, ledger, announcedOrders }) {
       const engine = feed<Engine>();
       if (config.guardSocket) {
         const socket = createConnectionGuard({
@@ -91,7 +91,6 @@ export function guardComponent(): Component<
         url: config.guardUrl,
         intervalMs: config.guardInterval,
         runtime,
-        logger,
         bus,
         onChange: (up, detail) => engine.publish({ up, detail }),
       });
