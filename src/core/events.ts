@@ -23,7 +23,8 @@ export type EventLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal"
 /**
  * An event named by its contract name (`trigger.counted`, docs/cli.md) with its level, a line for people,
  * the account it concerns and its figures: the exposure report and the protection watch publish these, and what a
- * switch's typed event is described as for notifications (src/surface/switch/ `describeSwitchEvent`).
+ * switch's typed event is described as for notifications (src/surface/switch/ `describeSwitchEvent`, which the
+ * notifier imports).
  */
 export type DomainEvent = Readonly<Record<string, unknown>> & {
   readonly event: string;

@@ -26,7 +26,7 @@ import { auditSubscriber } from "../../surface/audit/events.js";
 import { AUDIT_DIR, AuditTrail } from "../../surface/audit/trail.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
-import { describeSwitchEvent, switchSubscribers } from "../../surface/switch/index.js";
+import { switchSubscribers } from "../../surface/switch/index.js";
 import { watcherSubscribers } from "../../surface/watchers/index.js";
 import type { CancelOpenOrders, ClosePositions, ScheduleCancelClient } from "../../switch/index.js";
 import { Ledger } from "../../switch/ledger.js";
@@ -67,7 +67,6 @@ export function notificationsComponent(): Component<
         registry: metrics.registry,
         runtime,
         bus,
-        describe: describeSwitchEvent,
       });
       const statusModel = createStatusModel({ now: () => runtime.clock.now() });
       bus.subscribe(statusModel.onEvent);
