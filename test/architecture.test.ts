@@ -1,6 +1,6 @@
 /**
  * The layout's rules (docs/development.md, "Source map"): rooms import only from the rooms below them, no file
- * circles, the clock is the only reader of wall time, the runtime the only owner of timers, and app/, cli/ and
+ * circles, the producers (switch, watchers, fleet-death, orders, replicas) import no logger, the clock is the only reader of wall time, the runtime the only owner of timers, and app/, cli/ and
  * bin/ the only users of `process`. Each rule is also shown catching a planted bug.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -30,6 +30,7 @@ describe("architecture", () => {
     expect(checkArchitecture(files)).toEqual({
       unknownRoom: [],
       forbidden: [],
+      wording: [],
       circles: [],
       wallTime: [],
       timers: [],
@@ -68,6 +69,17 @@ describe("architecture", () => {
     expect(
       planted({ "switch/api.ts": 'import { switchLog } from "../surface/switch/index.js";' }).forbidden,
     ).toEqual(["switch/api.ts -> surface/switch/index.ts"]);
+    // the producers publish typed events and word nothing: a logger in one of their rooms is a finding
+    expect(
+      planted({ "watchers/block-time.ts": 'import type { Logger } from "../core/logger.js";' }).wording,
+    ).toEqual(["watchers/block-time.ts -> core/logger.ts"]);
+    expect(
+      planted({ "switch/ledger.ts": 'import type { Logger } from "../core/logger.js";' }).wording,
+    ).toEqual(["switch/ledger.ts -> core/logger.ts"]);
+    // app/ and surface/ word: their logger is no finding
+    expect(
+      planted({ "surface/health.ts": 'import type { Logger } from "../core/logger.js";' }).wording,
+    ).toEqual([]);
     expect(
       planted({ "replicas/election.ts": 'import type { Base } from "../app/context.js";' }).forbidden,
     ).toEqual(["replicas/election.ts -> app/context.ts"]);

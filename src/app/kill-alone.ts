@@ -10,7 +10,6 @@
  */
 import { hostname } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
 import { effectiveUrls } from "../config/load.js";
 import type { Config } from "../config/schema.js";
 import type { Clock } from "../core/clock.js";
@@ -65,11 +64,9 @@ export async function killAlone(p: {
       `${p.account} is not an account this configuration arms (check --account and the config)`,
     );
   const lock = acquireStateLock(p.stateDir);
-  const logger = pino({ level: "silent" });
   const ledger = await Ledger.open({
     stateDir: p.stateDir,
     clock,
-    logger,
     triggerLimit: config.triggerLimit,
   });
   const audit = await AuditTrail.open({

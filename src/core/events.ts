@@ -10,9 +10,12 @@
  * page. Nothing learns what happened by reading the log: the log is only written.
  */
 
+import type { LedgerStoreEvent } from "./ledger-events.js";
 import type { ReconcileOutcome, RecordFinding, UnavailableReason } from "./record.js";
 import type { CoordinationEvent } from "./replica-events.js";
 import type { SwitchEvent, SwitchPublished } from "./switch-events.js";
+
+export type { LedgerStoreEvent } from "./ledger-events.js";
 
 export type { SwitchPublished } from "./switch-events.js";
 
@@ -21,7 +24,8 @@ export type EventLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal"
 /**
  * An event named by its contract name (`trigger.counted`, docs/cli.md) with its level, a line for people,
  * the account it concerns and its figures: the exposure report and the protection watch publish these, and what a
- * switch's typed event is described as for notifications (src/surface/switch/ `describeSwitchEvent`).
+ * switch's typed event is described as for notifications (src/surface/switch/ `describeSwitchEvent`, which the
+ * notifier imports).
  */
 export type DomainEvent = Readonly<Record<string, unknown>> & {
   readonly event: string;
@@ -193,7 +197,7 @@ export type ChainEvent = { readonly module: "chain" } & (
  * the daemon's per-interval hook, which runs in the clock watch's slot. `origin` is the part that measured it (the
  * `module` of its log line, src/surface/watchers/clock.ts).
  */
-export type ClockEvent = { readonly module: "clock"; readonly origin: "daemon" | "exposure" } & (
+export type ClockEvent = { readonly module: "clock"; readonly origin: "daemon" | "exposure" | "clock" } & (
   | {
       readonly type: "clockSkew";
       readonly skewMs: number;
@@ -206,6 +210,28 @@ export type ClockEvent = { readonly module: "clock"; readonly origin: "daemon" |
     }
   | { readonly type: "clockStepped"; readonly deltaMs: number }
   | { readonly type: "intervalHookFailed"; readonly error: unknown }
+  /** the HyperEVM block time, the exchange's second time witness (src/watchers/block-time.ts), once per outage */
+  | { readonly type: "blockTimeUnavailable"; readonly error: string }
+  | { readonly type: "blockTimeAvailable" }
+);
+
+/**
+ * A watcher's repetition (the runtime's `every`): a wake-up late past its threshold (host suspended or event loop
+ * blocked) or a tick that threw. `origin` is the watcher whose loop it is (the `module` of its log line),
+ * `loop` the repetition's name (`guard`, `exposure`, `open orders`). The switch publishes its own push loop's.
+ */
+export type LoopEvent = {
+  readonly module: "loop";
+  readonly origin: "guard" | "exposure";
+  readonly loop: string;
+} & (
+  | {
+      readonly type: "loopStalled";
+      readonly gapMs: number;
+      readonly expectedAt: number;
+      readonly intervalMs: number;
+    }
+  | { readonly type: "tickFailed"; readonly error: unknown }
 );
 
 /** One figure the exposure report changed on a poll of one account and dex (src/watchers/exposure-report.ts). */
@@ -344,6 +370,8 @@ export type DaemonEvent =
   | AgentEvent
   | ChainEvent
   | ClockEvent
+  | LoopEvent
+  | LedgerStoreEvent
   | ExposurePollEvent
   | ReconcileEvent
   | CancelEvent

@@ -218,6 +218,11 @@ export type EveryOptions = {
    * metrics.eventLoopStalls; the switch publishes them as its `loopStalled` event)
    */
   onStall?: ((gapMs: number, expectedAt: number) => void) | undefined;
+  /**
+   * called with the error of a tick that threw or rejected (a watcher publishes it as its `tickFailed` event: the
+   * wording is the bus's subscribers')
+   */
+  onTickFailed?: ((error: unknown) => void) | undefined;
   /** default max(1 s, interval / 2) */
   stallThresholdMs?: number | undefined;
   /** what the repetition is for, in log lines */
@@ -332,6 +337,7 @@ export function every(
     timers,
     logger,
     onStall,
+    onTickFailed,
     stallThresholdMs = Math.max(1_000, intervalMs / 2),
     name = "push",
     immediate = true,
@@ -347,6 +353,11 @@ export function every(
   let running = true;
   let ticks = 0;
   let stalls = 0;
+
+  const failed = (error: unknown) => {
+    onTickFailed?.(error);
+    logger?.error({ event: "loop.tick_failed", loop: name, err: error }, "tick failed");
+  };
 
   const wake = () => {
     if (!running) return;
@@ -371,12 +382,10 @@ export function every(
     try {
       const r = fn(info);
       if (r && typeof (r as Promise<void>).catch === "function") {
-        (r as Promise<void>).catch((error: unknown) =>
-          logger?.error({ event: "loop.tick_failed", loop: name, err: error }, "tick failed"),
-        );
+        (r as Promise<void>).catch((error: unknown) => failed(error));
       }
     } catch (error) {
-      logger?.error({ event: "loop.tick_failed", loop: name, err: error }, "tick failed");
+      failed(error);
     }
   };
 

@@ -17,7 +17,7 @@ import {
 import { lstat, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import type { Logger } from "../core/logger.js";
+import type { LedgerStoreFact } from "../core/ledger-events.js";
 import { LEDGER_FILE } from "./ledger-schema.js";
 
 // The write path's file calls, on libuv's thread pool without FileHandle objects (see LedgerDirectory#writeFile).
@@ -37,7 +37,8 @@ const exists = (path: string): Promise<boolean> =>
 export class LedgerDirectory {
   /** the ledger's directory, `<stateDir>/ledger` */
   readonly path: string;
-  readonly #log: Logger;
+  /** where the store's events go (the ledger's bus, module `ledger`) */
+  readonly #publish: (e: LedgerStoreFact) => void;
   /** test seam: runs before each fsync of a temp file (a slow disk) */
   readonly #beforeSync: (() => Promise<void>) | undefined;
   /** the ledger's directory, opened at the first write and kept for its fsyncs (closed by `close`) */
@@ -46,9 +47,13 @@ export class LedgerDirectory {
   /** this store's part of its temp files' names: two stores (two processes on one volume) never share one */
   readonly #tmpTag = randomBytes(4).toString("hex");
 
-  constructor(path: string, logger: Logger, beforeSync: (() => Promise<void>) | undefined) {
+  constructor(
+    path: string,
+    publish: (e: LedgerStoreFact) => void,
+    beforeSync: (() => Promise<void>) | undefined,
+  ) {
     this.path = path;
-    this.#log = logger;
+    this.#publish = publish;
     this.#beforeSync = beforeSync;
   }
 
@@ -57,14 +62,12 @@ export class LedgerDirectory {
     try {
       mkdirSync(this.path, { recursive: true, mode: 0o700 });
     } catch (error) {
-      this.#log.error(
-        {
-          event: "ledger.write_failed",
-          path: this.path,
-          reason: (error as NodeJS.ErrnoException).code,
-        },
-        "cannot create the ledger's directory; the ledger lives in memory only",
-      );
+      this.#publish({
+        type: "ledgerWriteFailed",
+        stage: "directory",
+        path: this.path,
+        reason: (error as NodeJS.ErrnoException).code,
+      });
     }
   }
 
@@ -78,10 +81,7 @@ export class LedgerDirectory {
     }
     for (const name of names.filter((n) => n.startsWith(".") && n.includes(`.json${TMP_MARK}`))) {
       await rm(join(dir, name), { force: true }).catch(() => undefined);
-      this.#log.info(
-        { event: "ledger.temp_removed", path: join(dir, name) },
-        "removed a temp file a crash left",
-      );
+      this.#publish({ type: "ledgerTempRemoved", path: join(dir, name) });
     }
   }
 
@@ -94,10 +94,7 @@ export class LedgerDirectory {
         return aside;
       }
     } catch (error) {
-      this.#log.error(
-        { event: "ledger.corrupt", path, reason: (error as NodeJS.ErrnoException).code },
-        "could not move the damaged ledger file aside",
-      );
+      this.#publish({ type: "ledgerAsideFailed", path, reason: (error as NodeJS.ErrnoException).code });
     }
     return null;
   }
@@ -112,17 +109,15 @@ export class LedgerDirectory {
     try {
       await rename(single, aside);
       await this.syncDir(dirname(this.path));
-      this.#log.warn(
-        { event: "ledger.migrated", from: single, to: this.path, kept: aside, accounts },
-        why === null
-          ? `the trigger ledger moved to one file per account in ${this.path}; the old ${LEDGER_FILE} is kept as ${aside}`
-          : `${why}: renamed ${aside} (the per-account ledger in ${this.path} is the ledger)`,
-      );
+      this.#publish({ type: "ledgerMigrated", from: single, to: this.path, kept: aside, accounts, why });
     } catch (error) {
-      this.#log.error(
-        { event: "ledger.migration_failed", path: single, reason: (error as NodeJS.ErrnoException).code },
-        `could not rename ${single} aside after the migration; the per-account ledger in ${this.path} is the ledger`,
-      );
+      this.#publish({
+        type: "ledgerMigrationFailed",
+        stage: "rename",
+        path: single,
+        dir: this.path,
+        reason: (error as NodeJS.ErrnoException).code,
+      });
     }
   }
 

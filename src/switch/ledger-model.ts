@@ -13,6 +13,7 @@
  * What the exchange's record changes in an entry is decided beside this, in record-reconcile.ts.
  */
 import { utcDay } from "../core/clock.js";
+import type { ProofCounts, TriggerProofKind } from "../core/switch-events.js";
 import type { EngineHeld, LedgerEntry, LedgerEvent, TriggerProof, TriggerRecord } from "./ledger-schema.js";
 
 export const HISTORY_SIZE = 50;
@@ -309,7 +310,19 @@ export function withRemoval(entry: LedgerEntry, at: number, size = HISTORY_SIZE)
 /** The exchange refused a push today with its own daily-limit error: the only thing that stops the pushes. */
 export const limitRefused = (e: LedgerEntry) => e.limitRefusedAt !== null;
 
-export type ProofCounts = Record<TriggerProof | "unrecorded" | "assumed", number>;
+/**
+ * The counts per proof, as the switch's events carry them: one definition, in core (core/switch-events.ts); the
+ * schema's proofs and core's kinds are the same list (a proof added to one without the other does not compile).
+ */
+export type { ProofCounts } from "../core/switch-events.js";
+
+type SameProofs = [TriggerProof] extends [TriggerProofKind]
+  ? [TriggerProofKind] extends [TriggerProof]
+    ? true
+    : never
+  : never;
+const sameProofs: SameProofs = true;
+void sameProofs;
 
 /**
  * Today's count split by proof. `triggersToday` beyond the listed triggers is the limit error's (when the

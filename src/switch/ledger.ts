@@ -27,7 +27,8 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Clock, utcDay } from "../core/clock.js";
-import type { Logger } from "../core/logger.js";
+import { createEventBus, type EventBus } from "../core/events.js";
+import type { LedgerStoreEvent, LedgerStoreFact } from "../core/ledger-events.js";
 import { type TimerHandle, type Timers, unrefTimers } from "../core/runtime.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import { LedgerDirectory } from "./ledger-files.js";
@@ -75,7 +76,11 @@ const ROUND_PARALLEL = 16;
 export type OpenLedgerParameters = {
   stateDir: string;
   clock: Clock;
-  logger: Logger;
+  /**
+   * the daemon's event bus, where the store publishes what it read, repaired and failed to write (its log lines
+   * are a subscriber: src/surface/switch/ledger.ts `ledgerStoreLog`); without one (`kill --alone`), told no one
+   */
+  bus?: EventBus | undefined;
   triggerLimit: number;
   historySize?: number;
   /** test seam: runs before each fsync of the temp file (a slow disk) */
@@ -109,7 +114,7 @@ export class Ledger {
   /** the ledger's directory, `<stateDir>/ledger` (logged at start as `ledger`) */
   readonly path: string;
   readonly #clock: Clock;
-  readonly #log: Logger;
+  readonly #publish: (e: LedgerStoreFact) => void;
   readonly #limit: number;
   readonly #historySize: number;
   readonly #dir: LedgerDirectory;
@@ -145,7 +150,7 @@ export class Ledger {
     path: string,
     {
       clock,
-      logger,
+      bus = createEventBus(),
       triggerLimit,
       historySize = HISTORY_SIZE,
       beforeSync,
@@ -159,10 +164,10 @@ export class Ledger {
     this.#nonceHint = nonceHint;
     this.path = path;
     this.#clock = clock;
-    this.#log = logger;
+    this.#publish = (e) => bus.publish({ ...e, module: "ledger" } as LedgerStoreEvent);
     this.#limit = triggerLimit;
     this.#historySize = historySize;
-    this.#dir = new LedgerDirectory(path, logger, beforeSync);
+    this.#dir = new LedgerDirectory(path, this.#publish, beforeSync);
   }
 
   /**
@@ -208,11 +213,13 @@ export class Ledger {
     if (state.layout === "single" && state.file !== null) {
       if (ledger.#lastWriteError === null) await ledger.#dir.renameLegacy(now, null, ledger.#accounts.size);
       else
-        ledger.#log.error(
-          { event: "ledger.migration_failed", path: state.path, reason: ledger.#lastWriteError },
-          `could not write the per-account ledger in ${path} (${ledger.#lastWriteError}); ${state.path} is kept and ` +
-            "read again at the next start, the in-memory ledger stays authoritative",
-        );
+        ledger.#publish({
+          type: "ledgerMigrationFailed",
+          stage: "write",
+          path: state.path,
+          dir: path,
+          reason: ledger.#lastWriteError,
+        });
     }
     return ledger;
   }
@@ -231,30 +238,21 @@ export class Ledger {
         history: capHistory(entry.history, this.#historySize),
       });
     }
-    this.#log.info(
-      { event: "ledger.loaded", path: from, accounts: this.#accounts.size },
-      `trigger ledger read from ${from}`,
-    );
+    this.#publish({ type: "ledgerLoaded", path: from, accounts: this.#accounts.size });
   }
 
   /** A damaged file: moved aside, the limit assumed today for its account, or for every account not stored. */
   async #setAside(damage: LedgerDamage, now: number): Promise<void> {
     const moved = await this.#dir.moveAside(damage.path, now);
     const detail = `${damage.reason}${moved ? `; moved to ${moved}` : ""}`;
-    const whom = damage.account === null ? "every account not in the ledger" : damage.account;
-    this.#log.error(
-      {
-        event: "ledger.corrupt",
-        path: damage.path,
-        account: damage.account,
-        reason: damage.reason,
-        movedTo: moved,
-        assumedTriggersToday: this.#limit,
-      },
-      `the trigger ledger's ${damage.path} ${damage.reason}; ${moved ? `moved it to ${moved}; ` : ""}assuming the ` +
-        `daily limit (${this.#limit}) is used today for ${whom}: pushes continue, but the switch reports not ready ` +
-        "until 00:00 UTC",
-    );
+    this.#publish({
+      type: "ledgerCorrupt",
+      path: damage.path,
+      account: damage.account,
+      reason: damage.reason,
+      movedTo: moved,
+      assumedTriggersToday: this.#limit,
+    });
     if (damage.account === null) {
       this.#assumeLimitOn = utcDay(now);
       this.#pendingCorruptDetail = detail;
@@ -397,10 +395,13 @@ export class Ledger {
   }
 
   #logRollover(account: string, rolled: { from: string; to: string; was: number }): void {
-    this.#log.info(
-      { event: "ledger.rollover", account, from: rolled.from, to: rolled.to, previousTriggers: rolled.was },
-      "new UTC day: the trigger count is reset",
-    );
+    this.#publish({
+      type: "ledgerRolled",
+      account,
+      from: rolled.from,
+      to: rolled.to,
+      previousTriggers: rolled.was,
+    });
   }
 
   /** 00:00 UTC: rolls every stored entry whose day is over (never backwards). Returns the accounts rolled. */
@@ -447,17 +448,13 @@ export class Ledger {
     this.#updatedAt = verified;
     for (const account of this.#accounts.keys()) this.#dirtyAccounts.add(account);
     this.#metaDirty = true;
-    this.#log.warn(
-      {
-        event: "ledger.updated_at_repaired",
-        from: new Date(from).toISOString(),
-        to: new Date(verified).toISOString(),
-        aheadMs: from - verified,
-        lastNonce: this.#lastNonce,
-        lastNonceBefore,
-      },
-      `the ledger's updatedAt ${new Date(from).toISOString()} is ${from - verified} ms ahead of the exchange's verified time (a wrong clock wrote it): set back to ${new Date(verified).toISOString()} in every file; the nonce floor it gave a restart is kept in lastNonce (${this.#lastNonce})`,
-    );
+    this.#publish({
+      type: "ledgerUpdatedAtRepaired",
+      from,
+      to: verified,
+      lastNonce: this.#lastNonce,
+      lastNonceBefore,
+    });
   }
 
   #stamp(): { updatedAt: number; lastNonce: number | null } {
@@ -542,21 +539,14 @@ export class Ledger {
     if (failures.length > 0) {
       const reason = failures[0] as string;
       if (this.#lastWriteError !== reason) {
-        this.#log.error(
-          { event: "ledger.write_failed", path: this.path, reason },
-          `cannot write the trigger ledger in ${this.path} (${reason}); the in-memory ledger stays authoritative, ` +
-            "the previous files are intact, protection continues",
-        );
+        this.#publish({ type: "ledgerWriteFailed", stage: "round", path: this.path, reason });
       }
       this.#lastWriteError = reason;
       return false;
     }
     this.#writes++;
     if (this.#lastWriteError !== null) {
-      this.#log.info(
-        { event: "ledger.write_recovered", path: this.path },
-        "the trigger ledger is written again",
-      );
+      this.#publish({ type: "ledgerWriteRecovered", path: this.path });
     }
     this.#lastWriteError = null;
     return true;

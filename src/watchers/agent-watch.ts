@@ -17,7 +17,6 @@
 
 import { utcDay } from "../core/clock.js";
 import { type AgentEvent, createEventBus, type EventBus } from "../core/events.js";
-import type { Logger } from "../core/logger.js";
 import type { Runtime, TimerHandle } from "../core/runtime.js";
 import type { InfoClient } from "../protocol/hyperliquid/info.js";
 
@@ -61,11 +60,6 @@ export type CreateAgentWatchParameters = {
    * (a one-off check: `hl-deadman doctor`), what it reads is told to no one but `onAgentState`
    */
   bus?: EventBus | undefined;
-  /**
-   * Not read: the watch words nothing itself (its lines are the bus's subscribers'). Accepted until its last
-   * caller that still passes one (src/app/doctor/checks.ts) stops doing so.
-   */
-  logger?: Logger | undefined;
   intervalMs?: number;
   warnDays?: number;
   onAgentState: (state: AgentState) => void;

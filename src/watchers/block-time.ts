@@ -4,10 +4,11 @@
  * and not by the host that answers the trading API. Each reading, with its round trip on the monotonic clock, is
  * handed to the switches, whose time machine judges it (src/switch/exchange-time.ts `takeBlock`). Read at start and
  * then every `intervalMs` (the official RPC allows 100 requests a minute per IP: docs/exchange-behaviour.md).
- * A failed read is logged once per outage (`clock.block_unavailable`); it never stops anything.
+ * A failed read is published once per outage (`blockTimeUnavailable`, its end `blockTimeAvailable`: src/core/events.ts
+ * `ClockEvent`, worded in src/surface/watchers/clock.ts); it never stops anything.
  */
 import { monotonicOf } from "../core/clock.js";
-import type { Logger } from "../core/logger.js";
+import type { EventBus } from "../core/events.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 
 /** At most one read per this long: two a minute of the RPC's 100 per IP. */
@@ -21,16 +22,16 @@ export function createBlockWitness({
   client,
   runtime,
   intervalMs,
-  logger,
+  bus,
   onSample,
 }: {
   client: { latestBlockTime(opts?: { signal?: AbortSignal }): Promise<number>; url?: string };
   runtime: Runtime;
   intervalMs: number;
-  logger: Logger;
+  /** the daemon's event bus, where an outage and its end are published */
+  bus: EventBus;
   onSample: (s: BlockTimeSample) => void;
 }): BlockWitness {
-  const log = logger.child({ module: "clock" });
   let loop: Repeating | undefined;
   let failing = false;
   const readNow = async () => {
@@ -40,16 +41,18 @@ export function createBlockWitness({
       const receivedMono = monotonicOf(runtime.clock);
       if (failing) {
         failing = false;
-        log.info({ event: "clock.block_available" }, "the HyperEVM block time is read again");
+        bus.publish({ module: "clock", origin: "clock", type: "blockTimeAvailable" });
       }
       onSample({ timestampSec, sentMono, receivedMono });
     } catch (error) {
       if (runtime.signal.aborted || failing) return;
       failing = true;
-      log.warn(
-        { event: "clock.block_unavailable", error: error instanceof Error ? error.message : String(error) },
-        "the HyperEVM block time cannot be read: the exchange's time has one witness less (answers' Date and the exchange's verdicts remain)",
-      );
+      bus.publish({
+        module: "clock",
+        origin: "clock",
+        type: "blockTimeUnavailable",
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   };
   return {

@@ -18,12 +18,12 @@
 import { normalizeAddress } from "../core/address.js";
 import { ArgumentError } from "../core/errors/argument.js";
 import type { EventBus } from "../core/events.js";
-import type { Logger } from "../core/logger.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { ExposureStatus } from "../core/status.js";
 import type { HyperliquidErrorKind } from "../protocol/hyperliquid/errors.js";
 import type { ClearinghouseState } from "../protocol/hyperliquid/schemas.js";
 import { createExposureReporter } from "./exposure-report.js";
+import { loopHooks } from "./loop.js";
 import { CrossingLatch, SkewEstimator, sampleSkew } from "./skew.js";
 
 /** What the poller needs from InfoClient (src/protocol/hyperliquid/info.ts); tests may pass their own. */
@@ -59,8 +59,6 @@ export type CreateExposurePollerParameters = {
   dexes?: readonly string[];
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
-  /** where a poll loop that throws is reported (the runtime's `every`) */
-  logger: Logger;
   /** poll cadence (ms); 0 disables the poller (start and pollNow do nothing) */
   intervalMs: number;
   thresholds?: ExposureThresholds;
@@ -107,7 +105,6 @@ export function createExposurePoller({
   users: rawUsers,
   dexes = [""],
   runtime,
-  logger,
   intervalMs,
   thresholds = {},
   clockSkewWarnMs,
@@ -120,7 +117,6 @@ export function createExposurePoller({
   const users = [...new Set(rawUsers.map((u, i) => normalizeAddress(u, `exposure users[${i}]`)))];
   const dexList = [...new Set(dexes)];
   if (dexList.length === 0) dexList.push("");
-  const log = logger.child({ module: "exposure" });
   const enabled = intervalMs > 0 && users.length > 0;
 
   const skew = new SkewEstimator();
@@ -255,8 +251,7 @@ export function createExposurePoller({
       started = true;
       void pollNow("start");
       repeating = runtime.every(intervalMs, () => pollNow("interval"), {
-        logger: log,
-        name: "exposure",
+        ...loopHooks(bus, "exposure", "exposure", intervalMs),
         immediate: false,
         startAt: slotOrigin,
       });

@@ -16,13 +16,13 @@ import { stat } from "node:fs/promises";
 import { DEFAULTS } from "../config/options.js";
 import { monotonicOf } from "../core/clock.js";
 import { createEventBus, type EventBus } from "../core/events.js";
-import type { Logger } from "../core/logger.js";
 import { redactUrl } from "../core/redact.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { GuardStatus } from "../core/status.js";
 import { TransportError } from "../protocol/http/errors.js";
 import { createHttpTransport, type HttpTransport } from "../protocol/http/http.js";
 import { lateToleranceMs } from "./liveness.js";
+import { loopHooks } from "./loop.js";
 
 export const URL_FAILURES_FOR_DOWN = 2;
 /** At most this many looks in one check when each ran late (the first and its re-takes). */
@@ -47,18 +47,11 @@ export type CreateGuardParameters = {
   intervalMs: number;
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
-  /** where a check loop that throws is reported (the runtime's `every`) */
-  logger: Logger;
   /**
    * the daemon's event bus, where its log lines and metric subscribe (src/surface/watchers/guard.ts); without one
    * (a one-off check: `hl-deadman doctor`), what it sees is told to no one but `onChange`
    */
   bus?: EventBus | undefined;
-  /**
-   * Not read: the guard counts nothing itself (its metric is a subscriber of the bus). Accepted until its last
-   * caller that still passes one (src/app/doctor/checks.ts) stops doing so.
-   */
-  metrics?: unknown;
   onChange: (up: boolean, detail: string | null) => void;
   /** injectable for tests; default a transport of its own for `url` (closed by `stop`) */
   transport?: HttpTransport | undefined;
@@ -90,7 +83,6 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
       ? createHttpTransport({ baseUrl: url, timeoutMs, limits: { maxBytes: GUARD_URL_MAX_BODY_BYTES } })
       : undefined);
   const kind: "file" | "url" = file ? "file" : "url";
-  const log = params.logger.child({ module: "guard" });
   const bus = params.bus ?? createEventBus();
   let up = true;
   let lastCheckAt: number | null = null;
@@ -203,7 +195,7 @@ export function createGuard(params: CreateGuardParameters): Guard | null {
         ({ k, lateMs }) => {
           if (k > 0) void check(lateMs);
         },
-        { logger: log, name: "guard" },
+        loopHooks(bus, "guard", "guard", intervalMs),
       );
       return state;
     },

@@ -13,9 +13,9 @@
  */
 import { readsOpenOrders } from "../config/weight.js";
 import type { EventBus } from "../core/events.js";
-import type { Logger } from "../core/logger.js";
 import type { Repeating, Runtime } from "../core/runtime.js";
 import type { FrontendOpenOrder } from "../protocol/hyperliquid/schemas.js";
+import { loopHooks } from "./loop.js";
 
 export type OpenOrdersInfo = {
   frontendOpenOrders(params: {
@@ -43,7 +43,6 @@ export function createOpenOrdersWatch({
   accounts,
   dexes = [""],
   runtime,
-  logger,
   intervalMs,
   bus,
 }: {
@@ -52,13 +51,10 @@ export function createOpenOrdersWatch({
   accounts: readonly string[];
   dexes?: readonly string[];
   runtime: Runtime;
-  /** where a read loop that throws is reported (the runtime's `every`) */
-  logger: Logger;
   intervalMs: number;
   bus: EventBus;
 }): { start(slotOrigin?: number): void; stop(): Promise<void>; readNow(): Promise<void> } {
   const enabled = readsOpenOrders(accounts.length, intervalMs);
-  const log = logger.child({ module: "exposure" });
   const dexList = dexes.length > 0 ? [...new Set(dexes)] : [""];
   let repeating: Repeating | undefined;
   let running: Promise<void> | null = null;
@@ -110,8 +106,7 @@ export function createOpenOrdersWatch({
       if (!enabled || repeating) return;
       void readNow();
       repeating = runtime.every(intervalMs, () => readNow(), {
-        logger: log,
-        name: "open orders",
+        ...loopHooks(bus, "exposure", "open orders", intervalMs),
         immediate: false,
         startAt: slotOrigin,
       });

@@ -56,6 +56,20 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   ],
 });
 
+/**
+ * The producers' rooms: they publish typed events on the bus and word nothing. Besides surface/ (no room of theirs
+ * may import it, ROOMS), they import no logger: the log lines and the metrics are surface's subscribers.
+ */
+export const PRODUCERS: readonly string[] = Object.freeze([
+  "switch",
+  "watchers",
+  "fleet-death",
+  "orders",
+  "replicas",
+]);
+/** What a producer never imports: the logger (its wording would be its own). */
+export const WORDING = "core/logger.ts";
+
 /** Where the seams are allowed: the clock reads wall time, the runtime owns timers, programs own `process`. */
 export const SEAMS = Object.freeze({
   wallTime: ["core/clock.ts"],
@@ -72,6 +86,8 @@ export type Findings = {
   unknownRoom: string[];
   /** `a -> b` imports a room may not make */
   forbidden: string[];
+  /** `a -> core/logger.ts`: a producer that would word its own lines */
+  wording: string[];
   circles: string[][];
   wallTime: string[];
   timers: string[];
@@ -144,6 +160,7 @@ export function checkArchitecture(files: ReadonlyMap<string, string>): Findings 
   const findings: Findings = {
     unknownRoom: [],
     forbidden: [],
+    wording: [],
     circles: [],
     wallTime: [],
     timers: [],
@@ -167,6 +184,7 @@ export function checkArchitecture(files: ReadonlyMap<string, string>): Findings 
       out.add(target);
       const to = roomOf(target);
       if (to !== room && allowed && !allowed.includes(to)) findings.forbidden.push(`${file} -> ${target}`);
+      if (target === WORDING && PRODUCERS.includes(room)) findings.wording.push(`${file} -> ${target}`);
     }
     edges.set(file, out);
     if (SEAMS.exempt.some((p) => file.startsWith(p))) continue;

@@ -31,7 +31,6 @@ test("behavior: an mtime 5 minutes ahead is stale, warned once by name; small sk
     maxAgeMs: 10_000,
     intervalMs: 1_000,
     runtime: createRuntime({ clock, timers: systemTimers(clock) }),
-    logger,
     bus: watcherBus(logger, createMetrics({ defaultMetrics: false })),
     onChange: (up) => changes.push(up),
   })!;

@@ -553,7 +553,6 @@ describe("protection watcher: what makes it look again", () => {
       registry: new Registry(),
       runtime: createRuntime({ clock, timers }),
       bus,
-      describe: describeSwitchEvent,
     });
     let looks = 0;
     n.watch({
@@ -599,7 +598,6 @@ describe("the daemon's notifications run on the runtime's timers", () => {
       registry: new Registry(),
       runtime: createRuntime({ clock, timers }),
       bus,
-      describe: describeSwitchEvent,
       notifier: { backoffMs: 60_000, maxBackoffMs: 60_000, timeoutMs: 2_000 },
     });
     cleanups.push(() => n.close(0));

@@ -19,7 +19,7 @@ import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger, type Harness, harness, type LogLine } from "../app/helpers.js";
 import { eventually } from "../helpers/eventually.js";
 import { ledgerOnDisk } from "../helpers/ledger-disk.js";
-import { switchBus } from "../helpers/switch-bus.js";
+import { ledgerBus, switchBus } from "../helpers/switch-bus.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 let hs: Harness[] = [];
@@ -361,7 +361,7 @@ describe("issue #11: never ready while nothing is armed", () => {
     const ledger = await Ledger.open({
       stateDir: mkdtempSync(join(tmpdir(), "hl-deadman-case4-")),
       clock,
-      logger: log.logger,
+      bus: ledgerBus(log.logger),
       triggerLimit: 10,
     });
     const sw = createSwitch({

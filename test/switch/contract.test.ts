@@ -16,7 +16,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createSwitch, type Switch } from "../../src/switch/index.js";
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger, type LogLine } from "../app/helpers.js";
-import { switchBus } from "../helpers/switch-bus.js";
+import { ledgerBus, switchBus } from "../helpers/switch-bus.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 const ACCOUNT = "0x00000000000000000000000000000000000000aa";
@@ -39,7 +39,7 @@ async function world(opts: { onEngineDown?: "expedite" | "lapse" } = {}) {
   const ledger = await Ledger.open({
     stateDir: mkdtempSync(join(tmpdir(), "hl-deadman-contract-")),
     clock,
-    logger: log.logger,
+    bus: ledgerBus(log.logger),
     triggerLimit: 10,
   });
   /** the next answers of the fake exchange, in order; an empty queue answers ok with the true Date */

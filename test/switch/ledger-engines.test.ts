@@ -13,6 +13,7 @@ import { Ledger, LedgerFile, readLedgerState } from "../../src/switch/ledger.js"
 import { withEngineHeld } from "../../src/switch/ledger-model.js";
 import { captureLogger } from "../app/helpers.js";
 import { ledgerOnDisk } from "../helpers/ledger-disk.js";
+import { ledgerBus } from "../helpers/switch-bus.js";
 
 const A = "0x1111111111111111111111111111111111111111";
 const B = "0x2222222222222222222222222222222222222222";
@@ -27,7 +28,7 @@ const tmp = () => {
   return d;
 };
 const open = (stateDir: string, clock: ManualClock) =>
-  Ledger.open({ stateDir, clock, logger: captureLogger().logger, triggerLimit: 10 });
+  Ledger.open({ stateDir, clock, bus: ledgerBus(captureLogger().logger), triggerLimit: 10 });
 
 describe("ledger: the engines that held accounts", () => {
   test("default: withEngineHeld keeps the first time, lower-cases, and returns the same object when known", () => {

@@ -15,6 +15,7 @@ import { Ledger, type LedgerEntry, readLedgerState } from "../../src/switch/ledg
 import { newEntry, withConfirmedPush } from "../../src/switch/ledger-model.js";
 import { captureLogger } from "../app/helpers.js";
 import { ledgerOnDisk } from "../helpers/ledger-disk.js";
+import { ledgerBus } from "../helpers/switch-bus.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 const acct = (i: number) => `0x${i.toString(16).padStart(40, "0")}`;
@@ -30,7 +31,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const open = (stateDir: string, clock: ManualClock, log = captureLogger(), nonce = 0) =>
-  Ledger.open({ stateDir, clock, logger: log.logger, triggerLimit: 10, nonceHint: () => nonce });
+  Ledger.open({ stateDir, clock, bus: ledgerBus(log.logger), triggerLimit: 10, nonceHint: () => nonce });
 
 const entry = (account: string, triggersToday: number, armedUntil: number | null): LedgerEntry => ({
   ...newEntry(account, T0, { limit: 10 }),
@@ -78,7 +79,7 @@ describe("ledger: one file per account", () => {
     const l = await Ledger.open({
       stateDir: dir,
       clock,
-      logger: captureLogger().logger,
+      bus: ledgerBus(captureLogger().logger),
       triggerLimit: 10,
       nonceHint: () => nonce,
     });

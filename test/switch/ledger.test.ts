@@ -16,10 +16,11 @@ import {
 } from "../../src/switch/ledger-model.js";
 import { captureLogger } from "../app/helpers.js";
 import { ledgerOnDisk } from "../helpers/ledger-disk.js";
+import { ledgerBus } from "../helpers/switch-bus.js";
 
 const A = "0x1111111111111111111111111111111111111111";
 const open = (stateDir: string, clock: ManualClock, log = captureLogger()) =>
-  Ledger.open({ stateDir, clock, logger: log.logger, triggerLimit: 10 });
+  Ledger.open({ stateDir, clock, bus: ledgerBus(log.logger), triggerLimit: 10 });
 /** Stores what a ledger-model function makes of the account's entry, as the switch does (`put`). */
 const change = (l: Ledger, f: (e: LedgerEntry) => LedgerEntry) => {
   const e = f(l.get(A));
@@ -42,7 +43,7 @@ describe("Ledger", () => {
     const l = await Ledger.open({
       stateDir: dir,
       clock,
-      logger: captureLogger().logger,
+      bus: ledgerBus(captureLogger().logger),
       triggerLimit: 10,
       beforeSync: () => (slow ? new Promise<void>((r) => (release = r)) : Promise.resolve()),
     });
@@ -72,7 +73,7 @@ describe("Ledger", () => {
     const l: Ledger = await Ledger.open({
       stateDir: dir,
       clock,
-      logger: captureLogger().logger,
+      bus: ledgerBus(captureLogger().logger),
       triggerLimit: 10,
       // each fsync, another account's change arrives (a write in flight never carries it)
       beforeSync: async () => {
@@ -298,7 +299,7 @@ describe("Ledger", () => {
     const first = await Ledger.open({
       stateDir: dir,
       clock: ahead,
-      logger: captureLogger().logger,
+      bus: ledgerBus(captureLogger().logger),
       triggerLimit: 10,
       verifiedNow: () => ahead.now(),
       nonceSpan: span,
@@ -316,7 +317,7 @@ describe("Ledger", () => {
     const l = await Ledger.open({
       stateDir: dir,
       clock,
-      logger: log.logger,
+      bus: ledgerBus(log.logger),
       triggerLimit: 10,
       verifiedNow: () => verified,
       nonceSpan: span,
@@ -341,7 +342,7 @@ describe("Ledger", () => {
     const again = await Ledger.open({
       stateDir: dir,
       clock,
-      logger: captureLogger().logger,
+      bus: ledgerBus(captureLogger().logger),
       triggerLimit: 10,
     });
     expect(again.loadedUpdatedAt).toBe(T);

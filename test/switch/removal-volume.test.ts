@@ -18,7 +18,7 @@ import { createMetrics } from "../../src/surface/metrics.js";
 import { createSwitch, type ScheduleCancelClient } from "../../src/switch/index.js";
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger } from "../app/helpers.js";
-import { switchBus } from "../helpers/switch-bus.js";
+import { ledgerBus, switchBus } from "../helpers/switch-bus.js";
 import { testWallet } from "../sim/helpers.js";
 import { SWITCH_CADENCE } from "./world.js";
 
@@ -75,7 +75,7 @@ async function removal(opts: {
   const ledger = await Ledger.open({
     stateDir: mkdtempSync(join(tmpdir(), "hl-deadman-removal-")),
     clock,
-    logger: log.logger,
+    bus: ledgerBus(log.logger),
     triggerLimit: 10,
   });
   closers.push(() => ledger.close());

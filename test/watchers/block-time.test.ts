@@ -11,6 +11,7 @@ import { EvmClient } from "../../src/protocol/evm/client.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
 import { type BlockTimeSample, createBlockWitness } from "../../src/watchers/block-time.js";
 import { captureLogger } from "../app/helpers.js";
+import { watcherBus } from "../helpers/watcher-bus.js";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -43,7 +44,7 @@ describe("the block witness", () => {
       client,
       runtime,
       intervalMs: 1_000,
-      logger: log.logger,
+      bus: watcherBus(log.logger),
       onSample: (s) => samples.push(s),
     });
     const before = Date.now();

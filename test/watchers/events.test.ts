@@ -78,12 +78,11 @@ describe("the watchers publish typed events; their log lines and metrics are sub
     const { bare, subscribed } = await bothWays(
       (l, m) => [guardLog(l), guardMetrics(m)],
       "hl_deadman_engine_up",
-      async ({ bus, logger, runtime }) => {
+      async ({ bus, runtime }) => {
         const guard = createGuard({
           file,
           intervalMs: 1_000,
           runtime,
-          logger,
           bus,
           onChange: () => {},
         });

@@ -7,14 +7,11 @@
 import { mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Registry } from "prom-client";
 import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
 import type { HttpTransport } from "../../src/protocol/http/http.js";
-import { createMetrics } from "../../src/surface/metrics.js";
 import { createGuard, type Guard } from "../../src/watchers/guard.js";
-import { captureLogger } from "../app/helpers.js";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(() => {
@@ -45,8 +42,6 @@ function guardWith(opts: { answers?: Scripted[]; file?: string; intervalMs?: num
     ...(opts.file ? { file: opts.file, maxAgeMs: 5_000 } : { url: "http://127.0.0.1:1/health", transport }),
     intervalMs: opts.intervalMs ?? 1_000,
     runtime: createRuntime({ clock, timers }),
-    logger: captureLogger().logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
     onChange: (up) => changes.push(up),
   });
   if (!guard) throw new Error("no guard");

@@ -1,10 +1,6 @@
-/** Watchers built for tests: on a ManualClock and its ManualTimers, with their own metrics and a captured log. */
-import { Registry } from "prom-client";
 import { ManualClock } from "../../src/core/clock.js";
 import { createRuntime, ManualTimers } from "../../src/core/runtime.js";
-import { createMetrics } from "../../src/surface/metrics.js";
 import { createGuard, type Guard } from "../../src/watchers/guard.js";
-import { captureLogger } from "../app/helpers.js";
 
 /**
  * A URL guard checking `url` every `intervalMs`; `changes` records each up/down it reports. `onCleanup` receives
@@ -22,8 +18,6 @@ export function urlGuardFor(
     url,
     intervalMs,
     runtime: createRuntime({ clock, timers }),
-    logger: captureLogger().logger,
-    metrics: createMetrics({ registry: new Registry(), defaultMetrics: false }),
     onChange: (up, detail) => changes.push([up, detail]),
   });
   if (!guard) throw new Error("createGuard made no guard for a URL");

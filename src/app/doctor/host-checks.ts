@@ -12,10 +12,8 @@ import { deathRoom, describeDeathRoom, describeWeightPlan, weightPlan } from "..
 import type { Clock } from "../../core/clock.js";
 import { formatDuration } from "../../core/duration.js";
 import { ExitCode } from "../../core/exit-codes.js";
-import type { Logger } from "../../core/logger.js";
 import { redactUrl } from "../../core/redact.js";
 import { createRuntime, systemTimers } from "../../core/runtime.js";
-import { createMetrics } from "../../surface/metrics.js";
 import { initialTime, takeSample, timesAt } from "../../switch/exchange-time.js";
 import { createGuard } from "../../watchers/guard.js";
 import { sampleSkew } from "../../watchers/skew.js";
@@ -295,7 +293,7 @@ export async function checkHealth(health: string, lock: LockView): Promise<Check
 }
 
 /** The engine guard: configured, and the engine alive by it (file fresh, URL answering, socket free to listen on). */
-export async function checkGuard(config: Config, clock: Clock, logger: Logger): Promise<CheckResult> {
+export async function checkGuard(config: Config, clock: Clock): Promise<CheckResult> {
   if (config.guardSocket) {
     const address = parseGuardSocket(config.guardSocket);
     if (address.kind === "tcp") {
@@ -353,8 +351,6 @@ export async function checkGuard(config: Config, clock: Clock, logger: Logger): 
     maxAgeMs: config.guardMaxAge,
     intervalMs: config.guardInterval,
     runtime,
-    logger,
-    metrics: createMetrics(),
     onChange: () => {},
   });
   try {

@@ -110,7 +110,7 @@ export async function runDoctor(p: DoctorParameters): Promise<CheckResult[]> {
       : checkLock(lock),
   );
   rows.push(await checkHealth(config.health, lock));
-  rows.push(await checkGuard(config, p.clock, logger));
+  rows.push(await checkGuard(config, p.clock));
 
   let signers: SigningKey[];
   try {

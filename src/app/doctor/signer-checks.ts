@@ -212,7 +212,6 @@ export async function checkAgent(p: {
       account: p.master,
       signer: p.signer,
       runtime,
-      logger: p.logger,
       warnDays: p.warnDays,
       intervalMs: 0,
       onAgentState: () => {},

@@ -5,7 +5,7 @@
 
 import { effectiveBlockTimeUrl } from "../../config/networks.js";
 import type { Config } from "../../config/schema.js";
-import type { Logger } from "../../core/logger.js";
+import type { EventBus } from "../../core/events.js";
 import type { Runtime } from "../../core/runtime.js";
 import { EvmClient } from "../../protocol/evm/client.js";
 import type { Switch } from "../../switch/index.js";
@@ -17,13 +17,13 @@ export function startBlockWitness({
   params,
   config,
   runtime,
-  logger,
+  bus,
   switches,
 }: {
   params: StartDaemonParameters;
   config: Config;
   runtime: Runtime;
-  logger: Logger;
+  bus: EventBus;
   switches: readonly Switch[];
 }): { stop(): void } | null {
   let witness: BlockWitness | undefined;
@@ -39,7 +39,7 @@ export function startBlockWitness({
       client,
       runtime,
       intervalMs: config.interval,
-      logger,
+      bus,
       onSample: (sample) => {
         for (const s of all) s.dispatch({ type: "blockSample", ...sample });
       },

@@ -2,7 +2,6 @@
 import { parseGuardSocket } from "../../config/listen.js";
 import { guardConnectGraceOf } from "../../config/rules.js";
 import type { EventBus } from "../../core/events.js";
-import type { Logger } from "../../core/logger.js";
 import type { GuardStatus } from "../../core/status.js";
 import type { Ledger } from "../../switch/ledger.js";
 import type { AnnouncedOrders } from "../../watchers/announced-orders.js";
@@ -23,13 +22,13 @@ export type DaemonGuard = { status(): GuardStatus; idle(): Promise<void> };
  * `absent`, when no engine names it by then).
  */
 export function guardComponent(): Component<
-  Base & { logger: Logger; bus: EventBus; board: Board; ledger: Ledger; announcedOrders?: AnnouncedOrders },
+  Base & { bus: EventBus; board: Board; ledger: Ledger; announcedOrders?: AnnouncedOrders },
   { guard: DaemonGuard | null; engine: Feed<Engine> & { now(account: string): Engine } }
 > {
   let close: (() => unknown) | undefined;
   return {
     name: "guard",
-    async start({ config, runtime, logger, bus, board, plan, ledger, announcedOrders }) {
+    async start({ config, runtime, bus, board, plan, ledger, announcedOrders }) {
       const engine = feed<Engine>();
       if (config.guardSocket) {
         const socket = createConnectionGuard({
@@ -83,7 +82,6 @@ export function guardComponent(): Component<
         url: config.guardUrl,
         intervalMs: config.guardInterval,
         runtime,
-        logger,
         bus,
         onChange: (up, detail) => engine.publish({ up, detail }),
       });

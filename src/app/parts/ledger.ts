@@ -1,5 +1,5 @@
 /** The trigger ledger and the signers' nonces component (src/app/daemon.ts, `daemonComponents`). */
-import type { Logger } from "../../core/logger.js";
+import type { EventBus } from "../../core/events.js";
 import { NonceSource, type NonceSpan, nonceFloor } from "../../protocol/hyperliquid/nonce.js";
 import { Ledger } from "../../switch/ledger.js";
 import type { Component } from "../components.js";
@@ -10,7 +10,7 @@ import type { Base } from "../context.js";
  * the nonces start above the floor the ledger's last run left (src/protocol/hyperliquid/nonce.ts).
  */
 export function ledgerComponent(): Component<
-  Base & { logger: Logger },
+  Base & { bus: EventBus },
   {
     ledger: Ledger;
     nonces: NonceSource;
@@ -21,7 +21,7 @@ export function ledgerComponent(): Component<
   let ledger: Ledger | undefined;
   return {
     name: "ledger",
-    async start({ params, config, time, logger, signer, wallets }) {
+    async start({ params, config, time, bus, signer, wallets }) {
       // One nonce sequence per signer (the exchange keeps the 100 highest per signer). The ledger keeps one
       // high-water mark, the highest of them: every signer's floor starts above it, which is safe (nonces are
       // times: a floor above a signer's own last nonce only moves its next nonce a little later).
@@ -34,7 +34,7 @@ export function ledgerComponent(): Component<
         // only verified time and nonces taken on it are persisted (they seed a restart's nonce floor)
         verifiedNow: () => time.verifiedNow(),
         nonceHint: () => Math.max(0, ...[...signerNonces.values()].map((n) => n.lastVerified)),
-        logger: logger.child({ module: "ledger" }),
+        bus,
         triggerLimit: config.triggerLimit,
         beforeSync: params.beforeLedgerSync,
         // an updatedAt a wrong clock wrote ahead is set back once verified, the nonce floor kept (ledger.ts)

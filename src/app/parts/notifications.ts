@@ -4,7 +4,7 @@ import type { Logger } from "../../core/logger.js";
 import { createDaemonNotifications } from "../../surface/notify/index.js";
 import { replicaSubscribers } from "../../surface/replicas.js";
 import { createStatusModel } from "../../surface/status-page/index.js";
-import { describeSwitchEvent, switchSubscribers } from "../../surface/switch/index.js";
+import { switchSubscribers } from "../../surface/switch/index.js";
 import { watcherSubscribers } from "../../surface/watchers/index.js";
 import type { Component } from "../components.js";
 import type { Base } from "../context.js";
@@ -39,7 +39,6 @@ export function notificationsComponent(): Component<
         registry: metrics.registry,
         runtime,
         bus,
-        describe: describeSwitchEvent,
       });
       const statusModel = createStatusModel({ now: () => runtime.clock.now() });
       bus.subscribe(statusModel.onEvent);

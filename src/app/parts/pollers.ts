@@ -49,7 +49,7 @@ export function pollersComponent(): Component<
   return {
     name: "pollers",
     start(ctx) {
-      const { params, config, runtime, accounts, info, logger, bus, switches, ledger, slotOrigin } = ctx;
+      const { params, config, runtime, accounts, info, bus, switches, ledger, slotOrigin } = ctx;
       log = ctx.log;
       // The exposure poller: the accounts plus extra users.
       const exposure =
@@ -59,7 +59,6 @@ export function pollersComponent(): Component<
               users: [...accounts, ...config.exposureUsers],
               dexes: config.dexes,
               runtime,
-              logger,
               intervalMs: config.exposureInterval,
               thresholds: config.thresholds,
               clockSkewWarnMs: config.clockSkewWarn,
@@ -79,7 +78,6 @@ export function pollersComponent(): Component<
         accounts,
         dexes: config.dexes,
         runtime,
-        logger,
         intervalMs: config.exposureInterval,
         bus,
       });

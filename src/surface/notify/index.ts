@@ -6,11 +6,12 @@
  */
 import { hostname } from "node:os";
 import type { Registry } from "prom-client";
-import type { DaemonEvent, DomainEvent, EventBus, SwitchPublished } from "../../core/events.js";
+import type { DaemonEvent, EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { Runtime } from "../../core/runtime.js";
 import type { ProtectionView } from "../../core/status.js";
 import { VERSION } from "../../core/version.js";
+import { describeSwitchEvent } from "../switch/index.js";
 import { toNotification } from "./events.js";
 import { createNotifier, type Notifier, type NotifierOptions } from "./notifier.js";
 import { watchProtection } from "./protection.js";
@@ -36,18 +37,12 @@ export function createDaemonNotifications({
   registry,
   runtime,
   bus,
-  describe,
   notifier: notifierOptions,
 }: {
   urls: readonly string[];
   logger: Logger;
   /** the daemon's event bus: notifications follow it, and the protection watcher publishes on it */
   bus: EventBus;
-  /**
-   * a switch's typed event named for notifications (the daemon hands in src/surface/switch/ `describeSwitchEvent`:
-   * the contract name and figures of its table), or null when it does not concern people
-   */
-  describe: (e: SwitchPublished) => DomainEvent | null;
   registry: Registry;
   /** the runtime: its clock, timers, `every` and stop signal (src/core/runtime.ts) */
   runtime: Runtime;
@@ -64,10 +59,16 @@ export function createDaemonNotifications({
     // (./protection.ts); other events (exposure, the watchers') change no switch's protection
     if (e.module === "switch") watcher?.nudge(typeof e.account === "string" ? e.account : undefined);
     if (!notifier) return;
-    // what notifies: a switch's events as described, and the named events (protection); the watchers' own events
-    // reach people through the switches (engine down is each switch's `engineDown`)
+    // what notifies: a switch's events as the switch's table describes them (src/surface/switch/
+    // `describeSwitchEvent`: its contract name and figures, null when it does not concern people), and the named
+    // events (protection); the watchers' own events reach people through the switches (engine down is each
+    // switch's `engineDown`)
     const named =
-      e.module === "switch" ? describe(e) : e.module === "notify" || e.module === "exposure" ? e : null;
+      e.module === "switch"
+        ? describeSwitchEvent(e)
+        : e.module === "notify" || e.module === "exposure"
+          ? e
+          : null;
     if (!named) return;
     const n = toNotification(named, { now: clock.now(), host, version: VERSION });
     if (n) notifier.send(n);

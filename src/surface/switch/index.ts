@@ -13,12 +13,13 @@ import { CLOCK_ROWS } from "./clock.js";
 import { ENGINE_ROWS } from "./engine.js";
 import { ESCALATION_ROWS } from "./escalation.js";
 import { HALTED_ROWS } from "./halted.js";
-import { LEDGER_ROWS } from "./ledger.js";
+import { LEDGER_ROWS, ledgerStoreLog } from "./ledger.js";
 import type { LogLine, Row, Rows } from "./line.js";
 import { PUSH_ROWS } from "./push.js";
 import { SHUTDOWN_ROWS } from "./shutdown.js";
 
 export { cancelFailedWords, cancelRetryWords, engineDownWords, engineUpWords } from "./engine.js";
+export { ledgerStoreLog } from "./ledger.js";
 export type { Level, LogLine } from "./line.js";
 
 export const PUBLISH: Rows<SwitchEventType> = {
@@ -73,9 +74,12 @@ export function switchMetrics(metrics: Metrics): EventSubscriber {
   };
 }
 
-/** The switch's log and metrics subscribers, on `logger` and `metrics`, in one order (the daemon's bus, a test's). */
+/**
+ * The switch's log and metrics subscribers and its ledger store's log, on `logger` and `metrics`, in one order (the
+ * daemon's bus, a test's).
+ */
 export function switchSubscribers(logger: Logger, metrics: Metrics): EventSubscriber[] {
-  return [switchLog(logger), switchMetrics(metrics)];
+  return [switchLog(logger), switchMetrics(metrics), ledgerStoreLog(logger)];
 }
 
 /**

@@ -5,6 +5,8 @@
  * - `clock.skew` (warn) / `clock.skew.cleared` (info): once per crossing of the skew limit, with `skewMs`,
  *   `limitMs`, `source` (and `uncertaintyMs` when the poll measured it), on the measuring part's `module`;
  * - `clock.step` (warn, `deltaMs`) and `daemon.interval_failed` (warn), on the daemon's `module`;
+ * - `clock.block_unavailable` (warn, `error`) once per outage of the HyperEVM block time and
+ *   `clock.block_available` (info) at its end (src/watchers/block-time.ts), on `module` `clock`;
  * - `hl_deadman_clock_skew_seconds` on every measure, `hl_deadman_clock_steps_total` on every step.
  */
 import type { EventSubscriber } from "../../core/events.js";
@@ -12,7 +14,11 @@ import type { Logger } from "../../core/logger.js";
 import type { Metrics } from "../metrics.js";
 
 export function clockLog(logger: Logger): EventSubscriber {
-  const logs = { daemon: logger.child({ module: "daemon" }), exposure: logger.child({ module: "exposure" }) };
+  const logs = {
+    daemon: logger.child({ module: "daemon" }),
+    exposure: logger.child({ module: "exposure" }),
+    clock: logger.child({ module: "clock" }),
+  };
   return (e) => {
     if (e.module !== "clock") return;
     const log = logs[e.origin];
@@ -25,6 +31,17 @@ export function clockLog(logger: Logger): EventSubscriber {
     }
     if (e.type === "intervalHookFailed") {
       log.warn({ event: "daemon.interval_failed", err: e.error }, "the per-interval hook threw");
+      return;
+    }
+    if (e.type === "blockTimeAvailable") {
+      log.info({ event: "clock.block_available" }, "the HyperEVM block time is read again");
+      return;
+    }
+    if (e.type === "blockTimeUnavailable") {
+      log.warn(
+        { event: "clock.block_unavailable", error: e.error },
+        "the HyperEVM block time cannot be read: the exchange's time has one witness less (answers' Date and the exchange's verdicts remain)",
+      );
       return;
     }
     if (e.change === null) return;

@@ -12,6 +12,7 @@ import { chainLog, chainMetrics } from "./chain.js";
 import { clockLog, clockMetrics } from "./clock.js";
 import { exposureLog, exposureMetrics } from "./exposure.js";
 import { guardLog, guardMetrics } from "./guard.js";
+import { loopLog } from "./loop.js";
 import { recordLog, recordMetrics } from "./record.js";
 
 export { agentLog, agentMetrics } from "./agent.js";
@@ -20,6 +21,7 @@ export { chainLog, chainMetrics } from "./chain.js";
 export { clockLog, clockMetrics } from "./clock.js";
 export { exposureLog, exposureMetrics } from "./exposure.js";
 export { guardLog, guardMetrics } from "./guard.js";
+export { loopLog } from "./loop.js";
 export { recordLog, recordMetrics } from "./record.js";
 
 /** Every watcher's log and metrics subscribers, on `logger` and `metrics`, in one order. */
@@ -39,5 +41,6 @@ export function watcherSubscribers(logger: Logger, metrics: Metrics): EventSubsc
     exposureMetrics(metrics),
     recordLog(logger),
     recordMetrics(metrics),
+    loopLog(logger),
   ];
 }
