@@ -117,7 +117,9 @@ describe("EvmClient", () => {
       pageOrder: "fromEnd",
       clock: new ManualClock(Date.UTC(2026, 0, 1, 12)),
     });
-    const c = new EvmClient({ rpcUrl: erigon.rpcUrl });
+    // the simulator builds and signs the 5,000 transactions on the first page's request: on a crowded machine that
+    // takes longer than the client's default 10 s bound (a bound of the test, not a measured figure)
+    const c = new EvmClient({ rpcUrl: erigon.rpcUrl, timeoutMs: 60_000 });
     try {
       const all = await c.blockTransactions(erigon.chain.bigBlock, { pageSize: 300, concurrency: 3 });
       expect(all.pageOrder).toBe("fromEnd");
