@@ -61,19 +61,21 @@ describe("reliability: the daemon's own stall is not the engine's silence", () =
       p.lines.filter((l) =>
         ["engine.down", "guard.engine_down", "engine.orders_cancelled"].includes(String(l.event)),
       );
-    const stalled = () => p.lines.filter((l) => l.event === "loop.stalled").length;
-    for (const [i, ms] of STALLS_MS.entries()) {
-      const before = stalled();
+    for (const ms of STALLS_MS) {
       process.kill(pid, "SIGSTOP");
       await sleep(ms);
       process.kill(pid, "SIGCONT");
-      // awake again until the daemon has seen this stall as its own (its line), and long enough to read what waited
-      // and judge it: on a crowded machine a fixed wait could end before the daemon ran, and the next SIGSTOP then
-      // joined two stalls into one
-      await p.waitFor(() => stalled() > before, 10_000, `a loop.stalled line for stall ${i + 1}`);
+      // awake again long enough to read what waited and judge it (and to log the stall)
       await sleep(800);
       expect(downs(), `after a stall of ${ms} ms`).toEqual([]);
     }
+    // the stalls were seen by the daemon as its own (the last one's line may still be on its way: a loaded machine
+    // runs the daemon's 800 ms awake late)
+    await p.waitFor(
+      () => p.lines.filter((l) => l.event === "loop.stalled").length >= STALLS_MS.length,
+      10_000,
+      "a loop.stalled line for each stall",
+    );
     expect(p.lines.filter((l) => l.event === "loop.stalled").length).toBeGreaterThanOrEqual(STALLS_MS.length);
     expect(sim.state.getOpenOrders(user)).toHaveLength(2);
     // the engine hangs (connected, silent): down within the gap plus one check of an awake daemon
