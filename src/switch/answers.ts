@@ -142,7 +142,7 @@ export function wokenDue(s: Ctx): Due {
   }
   if (due(w.escalate)) {
     w.escalate = null;
-    escalationDue(s);
+    s.apply(escalationDue(s.m, s.now));
   }
   if (due(w.cancel)) s.apply(cancelRetryDue(s.m));
   return { lapse, retry, gate };

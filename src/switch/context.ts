@@ -4,7 +4,7 @@
  * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
  * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
  * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
- * drill.ts, and escalation.ts on an engine event, a restart, the exposure figures, a close's answer and a reset).
+ * drill.ts, escalation.ts).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "../core/switch-events.js";
@@ -33,7 +33,7 @@ import {
 
 /**
  * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts,
- * part of escalation.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
+ * escalation.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
  * the state (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts
  * `kick`); absent, nothing asks for one.
  */
@@ -41,12 +41,42 @@ export type Decision = {
   set?: Partial<Omit<SwitchModel, "cfg" | "phase" | "state" | "wake">>;
   /** the entry it sets must reach the ledger (the step's `persist`) */
   persist?: boolean;
+  /** the entry it sets must be durable before the step's request or act leaves (the step's `syncFirst`) */
+  sync?: boolean;
   wake?: Partial<Wake>;
   become?: { to: Become; unlessRefused?: boolean };
   effects?: readonly Effect[];
   events?: readonly SwitchEvent[];
   push?: string;
 };
+
+/**
+ * Two decisions taken one after the other (the second decided on the model as the first leaves it: `andThen`):
+ * the later one's fields and wake-ups win, the effects and events follow in order, the later push reason wins.
+ */
+export function merge(a: Decision, b: Decision): Decision {
+  const d: Decision = { ...a, ...b };
+  if (a.set || b.set) d.set = { ...a.set, ...b.set };
+  if (a.wake || b.wake) d.wake = { ...a.wake, ...b.wake };
+  if (a.persist || b.persist) d.persist = true;
+  if (a.sync || b.sync) d.sync = true;
+  if (a.become || b.become) d.become = b.become ?? a.become;
+  if (a.effects || b.effects) d.effects = [...(a.effects ?? []), ...(b.effects ?? [])];
+  if (a.events || b.events) d.events = [...(a.events ?? []), ...(b.events ?? [])];
+  if (a.push !== undefined || b.push !== undefined) d.push = b.push ?? a.push;
+  return d;
+}
+
+/** The model as a decision leaves its fields and wake-ups (the state a `become` decides is not in it). */
+export function decided(m: SwitchModel, d: Decision): SwitchModel {
+  if (!d.set && !d.wake) return m;
+  return { ...m, ...d.set, wake: { ...m.wake, ...d.wake } };
+}
+
+/** A decision, then what is decided on the model it leaves (`next`), as one decision. */
+export function andThen(m: SwitchModel, first: Decision, next: (m: SwitchModel) => Decision): Decision {
+  return merge(first, next(decided(m, first)));
+}
 
 /** The reported states a sub-step may decide, each through its `becomeX`. */
 export type Become = "holding" | "engineDown" | "notProtected";
@@ -182,6 +212,7 @@ export class Ctx {
     const m = this.m;
     if (d.set) Object.assign(m, d.set);
     if (d.persist) this.persist = true;
+    if (d.sync) this.syncFirst();
     if (d.wake) Object.assign(m.wake, d.wake);
     if (d.become) {
       const o = { unlessRefused: d.become.unlessRefused ?? false };

@@ -6,9 +6,8 @@
  * (stopping.ts); the push answers every phase records are answers.ts's. The `becomeX` of context.ts set the phase
  * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Protection status
  * (protection.ts), the engine-down policy (engine-down.ts), the replicas' role (coordination.ts) and the drill
- * (drill.ts) return what they decide (context.ts `Decision`), which the step applies, as does the escalation on
- * an engine event; trigger accounting (triggers.ts) and the rest of the escalation change the step's context in
- * place. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
+ * (drill.ts) and the escalation (escalation.ts) return what they decide (context.ts `Decision`), which the step
+ * applies; trigger accounting (triggers.ts) changes the step's context in place. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
  * touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
  *
  * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
@@ -183,13 +182,13 @@ class Step extends Ctx {
         return this.becomeStopped({ halted: true });
       case "exposure":
         this.apply(escalationExposure(m, ev));
-        return escalationCheck(this);
+        return this.take(escalationCheck(m, this.now));
       case "closeResult":
         return this.take(escalationClosed(m, this.now, ev));
       case "reset":
         return this.take(escalationReset(m, this.now, ev));
       case "kill":
-        return escalationKill(this, ev);
+        return this.take(escalationKill(m, this.now, ev));
       case "killCancelled":
         return this.emit({
           type: "killCancelled",
@@ -202,7 +201,7 @@ class Step extends Ctx {
       case "coordination":
         this.take(coordination(m, ev));
         // the lease won: a step-2 rule that held while another replica had it is acted on now
-        return escalationCheck(this);
+        return this.take(escalationCheck(m, this.now));
       case "drillStart":
         return this.take(drillStart(m, this.now, ev));
       case "drillPlaced":

@@ -39,7 +39,7 @@ export function stepRunning(s: Ctx, ev: Event) {
     case "tick":
       checkLapse(s);
       s.apply(cancelAgain(s.m));
-      escalationCheck(s);
+      s.apply(escalationCheck(s.m, s.now));
       return kick(s, "interval");
     case "wake": {
       const { lapse, retry, gate } = wokenDue(s);
