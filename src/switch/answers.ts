@@ -133,7 +133,7 @@ export function wokenDue(s: Ctx): Due {
   if (gate) w.gate = null;
   if (record) {
     w.record = null;
-    readRecord(s, "guesses remain");
+    s.apply(readRecord(s.m, "guesses remain"));
   }
   if (due(w.drill)) {
     w.drill = null;

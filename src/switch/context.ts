@@ -79,7 +79,7 @@ export function andThen(m: SwitchModel, first: Decision, next: (m: SwitchModel) 
 }
 
 /** The reported states a sub-step may decide, each through its `becomeX`. */
-export type Become = "holding" | "engineDown" | "notProtected";
+export type Become = "holding" | "engineDown" | "notProtected" | "exhausted" | "lapsed";
 
 /** The not-protected gauge for one reason (an event): 1 while the switch is not protected for it, 0 once it is. */
 export const notProtectedGauge = (reason: string, value: 0 | 1): SwitchEvent => ({
@@ -218,6 +218,8 @@ export class Ctx {
       const o = { unlessRefused: d.become.unlessRefused ?? false };
       if (d.become.to === "holding") this.becomeHolding(o);
       else if (d.become.to === "engineDown") this.becomeEngineDown(o);
+      else if (d.become.to === "exhausted") this.becomeExhausted(o);
+      else if (d.become.to === "lapsed") this.becomeLapsed();
       else this.becomeNotProtected();
     }
     for (const e of d.effects ?? []) this.effect(e);

@@ -154,7 +154,7 @@ class Step extends Ctx {
       case "blockSample":
         return; // taken before the step's decisions (stepChecked)
       case "persisted":
-        return persisted(m, ev);
+        return this.take(persisted(m, ev));
       case "record":
         return record(this, ev.evidence, ev.detail);
       case "agent":
@@ -207,7 +207,7 @@ class Step extends Ctx {
       case "drillPlaced":
         return this.take(drillPlaced(m, ev));
       case "drillVerified":
-        drillVerified(this, ev);
+        this.take(drillVerified(m, this.now, ev));
         return kick(this, "drill-done");
     }
     PHASE_STEP[m.phase.name](this, ev);

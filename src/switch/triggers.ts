@@ -4,7 +4,7 @@
  * the daily limit reached and reset (docs/daemon.md "What the switch believes about triggers").
  */
 import { nextUtcMidnight, utcDay } from "../core/clock.js";
-import type { Ctx } from "./context.js";
+import { andThen, type Ctx, type Decision } from "./context.js";
 import { acceptingNow, EXCHANGE_MIN_LEAD_MS } from "./exchange-time.js";
 import type { LedgerEntry, TriggerRecord } from "./ledger.js";
 import {
@@ -19,7 +19,15 @@ import {
   withIntent,
   withTrigger,
 } from "./ledger-model.js";
-import { inflight, lapseDeadline, RECORD_MARGIN_MAX_MS, RECORD_REREAD_MS, recordMargin } from "./model.js";
+import {
+  inflight,
+  lapseDeadline,
+  type Now,
+  RECORD_MARGIN_MAX_MS,
+  RECORD_REREAD_MS,
+  recordMargin,
+  type SwitchModel,
+} from "./model.js";
 import { type RecordEvidence, withRecord } from "./record-reconcile.js";
 
 /** Counts a trigger when the earliest possibly-armed deadline has passed. */
@@ -125,9 +133,9 @@ export function checkLapse(ctx: Ctx, detail?: string) {
       ...(detail ? { detail } : {}),
     });
     // A guessed count is checked against the record (when one is configured; the driver says if not).
-    readRecord(ctx, "trigger");
+    ctx.apply(readRecord(m, "trigger"));
     if (atLimit(e) && !e.assumed) {
-      limitSuspected(ctx);
+      ctx.apply(limitSuspected(m));
     } else if (left <= m.cfg.triggerWarnRemaining) {
       ctx.emit({
         type: "triggersLow",
@@ -147,25 +155,26 @@ export function checkLapse(ctx: Ctx, detail?: string) {
  * The count reaches the limit without the exchange's own proof (guesses, a record's lapses): said once a day,
  * readiness fails (status `limitSuspected`), and the pushes go on: only the exchange's refusal stops them.
  */
-export function limitSuspected(ctx: Ctx) {
-  const m = ctx.m;
+export function limitSuspected(m: SwitchModel): Decision {
   const e = m.entry;
-  if (isExhausted(e) || !atLimit(e) || m.limitSuspectedDay === e.day) return;
-  m.limitSuspectedDay = e.day;
-  ctx.emit({
-    type: "limitSuspected",
-    triggersToday: e.triggersToday,
-    triggerLimit: e.limit,
-    proofs: proofCounts(e),
-  });
+  if (isExhausted(e) || !atLimit(e) || m.limitSuspectedDay === e.day) return {};
+  return {
+    set: { limitSuspectedDay: e.day },
+    events: [
+      {
+        type: "limitSuspected",
+        triggersToday: e.triggersToday,
+        triggerLimit: e.limit,
+        proofs: proofCounts(e),
+      },
+    ],
+  };
 }
 
 /** Asks the driver for the exchange's record (one read at a time). */
-export function readRecord(ctx: Ctx, reason: string) {
-  const m = ctx.m;
-  if (m.recordReading || (m.phase.name !== "running" && m.phase.name !== "stopping")) return;
-  m.recordReading = true;
-  ctx.effect({ kind: "readRecord", reason });
+export function readRecord(m: SwitchModel, reason: string): Decision {
+  if (m.recordReading || (m.phase.name !== "running" && m.phase.name !== "stopping")) return {};
+  return { set: { recordReading: true }, effects: [{ kind: "readRecord", reason }] };
 }
 
 /** The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts). */
@@ -216,11 +225,10 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
       proofs: proofCounts(r.entry),
     });
     const e = r.entry;
-    if (isExhausted(e) && !m.wasExhausted && m.phase.name === "running") {
-      ctx.becomeExhausted();
-      logExhausted(ctx, "the exchange's scheduledCancel orders prove the daily limit");
-    } else if (m.state === "lapsed" && m.phase.name === "running") ctx.becomeHolding();
-    limitSuspected(ctx);
+    if (isExhausted(e) && !m.wasExhausted && m.phase.name === "running")
+      ctx.apply(exhausted(m, ctx.now, "the exchange's scheduledCancel orders prove the daily limit"));
+    else if (m.state === "lapsed" && m.phase.name === "running") ctx.becomeHolding();
+    ctx.apply(limitSuspected(m));
     // A withdrawn guess leaves the push that replaced it as a possible deadline; when that deadline has already
     // passed (a record read late, after the exchange went silent), it lapsed: counted now, never left uncounted.
     checkLapse(ctx);
@@ -237,48 +245,60 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
  * at `deadline`. Applied as a record of that one fire with its order (record-reconcile.ts `withRecord`): a guess for the
  * deadline becomes proof `orders`, a deadline not yet counted is counted with it, nothing else changes.
  */
-export function ownFire(ctx: Ctx, deadline: number, oid: number) {
-  const m = ctx.m;
+export function ownFire(m: SwitchModel, now: Now, deadline: number, oid: number): Decision {
   const before = m.entry;
-  if (utcDay(deadline) !== before.day) return;
+  if (utcDay(deadline) !== before.day) return {};
   const r = withRecord(
     before,
     {
-      at: ctx.now.wall,
+      at: now.wall,
       schedules: [],
       fires: [{ deadline, day: utcDay(deadline), cancelledOrders: 1, proof: "orders" }],
       newestTx: null,
     },
-    { now: ctx.now.wall, marginMs: 0, sent: [], confirmed: [], pushLeadMs: 0 },
+    { now: now.wall, marginMs: 0, sent: [], confirmed: [], pushLeadMs: 0 },
   );
-  if (r.entry === before) return;
-  m.entry = r.entry;
-  ctx.persist = true;
+  if (r.entry === before) return {};
   const why = `the drill's own order ${oid} ended scheduledCancel at this deadline`;
-  ctx.emit({
-    type: "reconciled",
-    changes: r.changes.map((c) => (c.field === "trigger" ? { ...c, reason: why } : c)),
-    notes: [],
-    marginMs: recordMargin(m),
-    proofs: proofCounts(r.entry),
-  });
-  if (isExhausted(r.entry) && !m.wasExhausted && m.phase.name === "running") {
-    ctx.becomeExhausted();
-    logExhausted(ctx, "the drill's fire is the day's last trigger");
-  }
+  const counted: Decision = {
+    set: { entry: r.entry },
+    persist: true,
+    events: [
+      {
+        type: "reconciled",
+        changes: r.changes.map((c) => (c.field === "trigger" ? { ...c, reason: why } : c)),
+        notes: [],
+        marginMs: recordMargin(m),
+        proofs: proofCounts(r.entry),
+      },
+    ],
+  };
+  if (isExhausted(r.entry) && !m.wasExhausted && m.phase.name === "running")
+    return andThen(m, counted, (c) => exhausted(c, now, "the drill's fire is the day's last trigger"));
+  return counted;
 }
 
-export function logExhausted(ctx: Ctx, why: string, message?: string) {
-  ctx.m.wasExhausted = true;
-  const e = ctx.m.entry;
-  ctx.emit({
-    type: "limitReached",
-    triggersToday: e.triggersToday,
-    triggerLimit: e.limit,
-    resumesAt: nextUtcMidnight(ctx.now.wall),
-    why,
-    ...(message ? { message } : {}),
-  });
+/** The daily limit reached: exhausted, and said (once until the budget is back: `limitReset`). */
+export function exhausted(m: SwitchModel, now: Now, why: string, message?: string): Decision {
+  return { ...limitReached(m, now, why, message), become: { to: "exhausted" } };
+}
+
+/** The daily limit reached, said once until the budget is back (`limitReset`). */
+export function limitReached(m: SwitchModel, now: Now, why: string, message?: string): Decision {
+  const e = m.entry;
+  return {
+    set: { wasExhausted: true },
+    events: [
+      {
+        type: "limitReached",
+        triggersToday: e.triggersToday,
+        triggerLimit: e.limit,
+        resumesAt: nextUtcMidnight(now.wall),
+        why,
+        ...(message ? { message } : {}),
+      },
+    ],
+  };
 }
 
 /**
@@ -316,13 +336,14 @@ function withTriggerForLaterDay(
 }
 
 /** A new UTC day after the limit was reached: the budget is back (said once). */
-export function limitReset(ctx: Ctx) {
-  const m = ctx.m;
+export function limitReset(m: SwitchModel): Decision {
   const e = m.entry;
-  if (!m.wasExhausted || isExhausted(e)) return;
-  m.wasExhausted = false;
-  ctx.emit({ type: "limitReset", day: e.day, triggersToday: e.triggersToday });
-  if (m.state === "exhausted") ctx.becomeHolding();
+  if (!m.wasExhausted || isExhausted(e)) return {};
+  return {
+    set: { wasExhausted: false },
+    events: [{ type: "limitReset", day: e.day, triggersToday: e.triggersToday }],
+    ...(m.state === "exhausted" ? { become: { to: "holding" } } : {}),
+  };
 }
 
 /**
