@@ -27,7 +27,7 @@ export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed"
   const f = inflight(m);
   if (!f || f.id !== ev.id) return null;
   // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
-  checkLapse(s);
+  s.apply(checkLapse(s.m, s.now, s.times));
   const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
   s.becomeIdle();
   // The exchange took a push computed on the time used: the streak of time refusals ends.
@@ -110,7 +110,7 @@ export function failedPush(
     };
     s.persist = true;
   }
-  checkLapse(s); // the answer's Date may have corrected the clock
+  s.apply(checkLapse(s.m, s.now, s.times)); // the answer's Date may have corrected the clock
   return { push: f, again, ev, neverLeft };
 }
 
@@ -137,7 +137,7 @@ export function wokenDue(s: Ctx): Due {
   }
   if (due(w.drill)) {
     w.drill = null;
-    checkLapse(s);
+    s.apply(checkLapse(s.m, s.now, s.times));
     s.apply(drillDue(s.m));
   }
   if (due(w.escalate)) {

@@ -44,7 +44,8 @@ export type Decision = {
   /** the entry it sets must be durable before the step's request or act leaves (the step's `syncFirst`) */
   sync?: boolean;
   wake?: Partial<Wake>;
-  become?: { to: Become; unlessRefused?: boolean };
+  /** the reported state, through its `becomeX` (several: one after the other, as chained decisions took them) */
+  become?: BecomeStep | readonly BecomeStep[];
   effects?: readonly Effect[];
   events?: readonly SwitchEvent[];
   push?: string;
@@ -60,7 +61,7 @@ export function merge(a: Decision, b: Decision): Decision {
   if (a.wake || b.wake) d.wake = { ...a.wake, ...b.wake };
   if (a.persist || b.persist) d.persist = true;
   if (a.sync || b.sync) d.sync = true;
-  if (a.become || b.become) d.become = b.become ?? a.become;
+  if (a.become && b.become) d.become = [...steps(a.become), ...steps(b.become)];
   if (a.effects || b.effects) d.effects = [...(a.effects ?? []), ...(b.effects ?? [])];
   if (a.events || b.events) d.events = [...(a.events ?? []), ...(b.events ?? [])];
   if (a.push !== undefined || b.push !== undefined) d.push = b.push ?? a.push;
@@ -77,6 +78,11 @@ export function decided(m: SwitchModel, d: Decision): SwitchModel {
 export function andThen(m: SwitchModel, first: Decision, next: (m: SwitchModel) => Decision): Decision {
   return merge(first, next(decided(m, first)));
 }
+
+/** One `becomeX` a decision asks for. */
+export type BecomeStep = { to: Become; unlessRefused?: boolean };
+
+const steps = (b: BecomeStep | readonly BecomeStep[]): readonly BecomeStep[] => ("to" in b ? [b] : b);
 
 /** The reported states a sub-step may decide, each through its `becomeX`. */
 export type Become = "holding" | "engineDown" | "notProtected" | "exhausted" | "lapsed";
@@ -214,12 +220,12 @@ export class Ctx {
     if (d.persist) this.persist = true;
     if (d.sync) this.syncFirst();
     if (d.wake) Object.assign(m.wake, d.wake);
-    if (d.become) {
-      const o = { unlessRefused: d.become.unlessRefused ?? false };
-      if (d.become.to === "holding") this.becomeHolding(o);
-      else if (d.become.to === "engineDown") this.becomeEngineDown(o);
-      else if (d.become.to === "exhausted") this.becomeExhausted(o);
-      else if (d.become.to === "lapsed") this.becomeLapsed();
+    for (const b of d.become ? steps(d.become) : []) {
+      const o = { unlessRefused: b.unlessRefused ?? false };
+      if (b.to === "holding") this.becomeHolding(o);
+      else if (b.to === "engineDown") this.becomeEngineDown(o);
+      else if (b.to === "exhausted") this.becomeExhausted(o);
+      else if (b.to === "lapsed") this.becomeLapsed();
       else this.becomeNotProtected();
     }
     for (const e of d.effects ?? []) this.effect(e);

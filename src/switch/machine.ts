@@ -131,7 +131,7 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     // unverified sample only moves the time forward (exchange-time.ts `takeSample`), so the lapse it shows is
     // judged early, never late; waiting for a verified clock left a deadline that passed 00:00 on the
     // exchange's clock uncounted on its day.
-    if (sampleApplied) checkLapse(ctx);
+    if (sampleApplied) ctx.apply(checkLapse(ctx.m, ctx.now, ctx.times));
   } else ctx.handle(event);
   // Whatever changed the earliest possibly-armed deadline, the lapse wake-up follows it.
   if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase.name !== model.phase.name)
@@ -173,10 +173,10 @@ class Step extends Ctx {
       case "clockStep":
         m.clockStepped = true;
         this.emit({ type: "clockStepped", deltaMs: ev.deltaMs });
-        checkLapse(this);
+        this.apply(checkLapse(this.m, this.now, this.times));
         return kick(this, "clock-step");
       case "dayRollover":
-        checkLapse(this);
+        this.apply(checkLapse(this.m, this.now, this.times));
         return kick(this, "rollover");
       case "halt":
         return this.becomeStopped({ halted: true });

@@ -37,14 +37,14 @@ export function stepStarting(s: Ctx, ev: Event) {
 export function stepRunning(s: Ctx, ev: Event) {
   switch (ev.type) {
     case "tick":
-      checkLapse(s);
+      s.apply(checkLapse(s.m, s.now, s.times));
       s.apply(cancelAgain(s.m));
       s.apply(escalationCheck(s.m, s.now));
       return kick(s, "interval");
     case "wake": {
       const { lapse, retry, gate } = wokenDue(s);
       if (!lapse && !retry && !gate) return;
-      checkLapse(s);
+      s.apply(checkLapse(s.m, s.now, s.times));
       return kick(s, lapse ? "lapsed" : retry ? "retry" : "gate");
     }
     case "shutdown":
@@ -79,7 +79,7 @@ function start(s: Ctx) {
     s.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
   }
   s.apply(escalationStart(m));
-  checkLapse(s, "the deadline passed while the daemon was down");
+  s.apply(checkLapse(s.m, s.now, s.times, "the deadline passed while the daemon was down"));
   if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) s.becomeArmed();
   else if (m.state === "starting" && lapseDeadline(m) !== null) s.armLapseTimer();
   if (isExhausted(m.entry) && m.state !== "exhausted")

@@ -4,8 +4,9 @@
  * the daily limit reached and reset (docs/daemon.md "What the switch believes about triggers").
  */
 import { nextUtcMidnight, utcDay } from "../core/clock.js";
-import { andThen, type Ctx, type Decision } from "./context.js";
-import { acceptingNow, EXCHANGE_MIN_LEAD_MS } from "./exchange-time.js";
+import type { SwitchEvent } from "../core/switch-events.js";
+import { andThen, type Ctx, type Decision, merge } from "./context.js";
+import { acceptingNow, EXCHANGE_MIN_LEAD_MS, type Times } from "./exchange-time.js";
 import type { LedgerEntry, TriggerRecord } from "./ledger.js";
 import {
   atLimit,
@@ -30,13 +31,15 @@ import {
 } from "./model.js";
 import { type RecordEvidence, withRecord } from "./record-reconcile.js";
 
-/** Counts a trigger when the earliest possibly-armed deadline has passed. */
-export function checkLapse(ctx: Ctx, detail?: string) {
-  const m = ctx.m;
+/**
+ * Counts a trigger when the earliest possibly-armed deadline has passed, on the step's `times`. Decided, not
+ * applied (context.ts `Decision`).
+ */
+export function checkLapse(m: SwitchModel, now: Now, times: Times, detail?: string): Decision {
   // also while stopping: a deadline that passes while the removal waits has fired
-  if (m.phase.name !== "running" && m.phase.name !== "stopping") return;
+  if (m.phase.name !== "running" && m.phase.name !== "stopping") return {};
   const deadline = lapseDeadline(m);
-  if (deadline === null || ctx.now.wall < deadline) return;
+  if (deadline === null || now.wall < deadline) return {};
   // The push in flight cannot have fired yet while less than the exchange's 5 s minimum lead has passed since it
   // was asked for: had the exchange taken it, its time then was at most cancel time − 5 s, and it took it after
   // `askedMono`. Judged on the monotonic clock, not on a candidate time: the latest candidate (a Date's upper
@@ -48,29 +51,26 @@ export function checkLapse(ctx: Ctx, detail?: string) {
     sending &&
     sending.cancelAt === deadline &&
     m.entry.armedUntil !== deadline &&
-    ctx.now.mono < sending.askedMono + EXCHANGE_MIN_LEAD_MS
+    now.mono < sending.askedMono + EXCHANGE_MIN_LEAD_MS
   ) {
     // checked again when it could have fired (or at its answer)
-    m.wake.lapse = sending.askedMono + EXCHANGE_MIN_LEAD_MS;
-    return;
+    return { wake: { lapse: sending.askedMono + EXCHANGE_MIN_LEAD_MS } };
   }
   // While nothing is verified, the push in flight lapses on the latest candidate that would have taken it (its
   // time then at most cancel time − 5 s): a later candidate would have refused it as too early, and under no
   // candidate that refuses it can it fire (a push planned on a local clock hours behind, judged on a true Date).
-  if (sending && sending.cancelAt === deadline && m.entry.armedUntil !== deadline && !ctx.times.witnessed) {
-    const at = acceptingNow(m.time!, ctx.now.mono, ctx.times.local, deadline, sending.askedMono);
+  if (sending && sending.cancelAt === deadline && m.entry.armedUntil !== deadline && !times.witnessed) {
+    const at = acceptingNow(m.time!, now.mono, times.local, deadline, sending.askedMono);
     if (at === null || at < deadline) {
       // checked again when it could have fired on that candidate (or at its answer)
-      if (at !== null) m.wake.lapse = ctx.now.mono + (deadline - at);
-      return;
+      return at !== null ? { wake: { lapse: now.mono + (deadline - at) } } : {};
     }
   }
   // While the two clocks disagree, a lapse is judged on the later of the two, but one on a UTC day that only the
   // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.
-  if (ctx.times.suspect && ctx.times.exchange < deadline && utcDay(deadline) > utcDay(ctx.times.day)) {
+  if (times.suspect && times.exchange < deadline && utcDay(deadline) > utcDay(times.day)) {
     // checked again when the estimate reaches it
-    m.wake.lapse = ctx.now.mono + (deadline - ctx.times.exchange);
-    return;
+    return { wake: { lapse: now.mono + (deadline - times.exchange) } };
   }
   // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
   // one: the earliest is counted now. If a candidate lies on a later UTC day, the one that fires may count
@@ -90,39 +90,42 @@ export function checkLapse(ctx: Ctx, detail?: string) {
   // Nor on a clock nothing verified (issue 40): the local clock alone, a day ahead from the start, reaches a day
   // the exchange has not; the ledger's day moves only as `roll` moves it (on a verified time, or both clocks).
   const forLaterDay =
-    utcDay(deadline) > m.entry.day && (utcDay(deadline) > utcDay(ctx.times.day) || !ctx.times.witnessed);
+    utcDay(deadline) > m.entry.day && (utcDay(deadline) > utcDay(times.day) || !times.witnessed);
   const r = forLaterDay
-    ? withTriggerForLaterDay(m.entry, { deadline, at: ctx.now.wall, detail, alt }, m.cfg.historySize)
-    : withTrigger(m.entry, { deadline, at: ctx.now.wall, detail, alt }, m.cfg.historySize);
-  m.entry = r.entry;
-  const exchangeNow = Math.min(ctx.now.wall, ctx.times.exchange);
+    ? withTriggerForLaterDay(m.entry, { deadline, at: now.wall, detail, alt }, m.cfg.historySize)
+    : withTrigger(m.entry, { deadline, at: now.wall, detail, alt }, m.cfg.historySize);
+  let entry = r.entry;
+  const exchangeNow = Math.min(now.wall, times.exchange);
   if (latest > exchangeNow && utcDay(latest) > utcDay(deadline))
     // (from the exchange estimate's now, not the later of the two clocks: pending from that day's 00:00)
-    m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), exchangeNow));
+    entry = withIntent(entry, Math.max(nextUtcMidnight(deadline), exchangeNow));
   else if (latest > deadline && utcDay(latest) > utcDay(deadline)) {
     // That later candidate has passed too (a clock corrected across 00:00, a restart on a clock behind): it
     // may be the one that fired, on its own day. Nothing stays pending for it, so it is counted now, as a guess
     // on that day: at once when the ledger is on it, else kept for it (`later`) while the ledger's day (the
     // earlier of two disagreeing clocks) has not reached it. Over by one, never under.
-    const guess: TriggerRecord = { deadline: latest, proof: "guess", at: Math.floor(ctx.now.wall) };
-    if (utcDay(latest) > m.entry.day) {
-      const later = (m.entry.later ?? []).filter((t) => t.deadline !== latest);
-      m.entry = { ...m.entry, later: keptLater([...later, guess]) };
-    } else if (utcDay(latest) === m.entry.day && !m.entry.triggers.some((t) => t.deadline === latest)) {
-      m.entry = {
-        ...m.entry,
-        triggersToday: m.entry.triggersToday + 1,
-        triggers: [...m.entry.triggers, guess].slice(-TRIGGER_LIST_SIZE),
+    const guess: TriggerRecord = { deadline: latest, proof: "guess", at: Math.floor(now.wall) };
+    if (utcDay(latest) > entry.day) {
+      const later = (entry.later ?? []).filter((t) => t.deadline !== latest);
+      entry = { ...entry, later: keptLater([...later, guess]) };
+    } else if (utcDay(latest) === entry.day && !entry.triggers.some((t) => t.deadline === latest)) {
+      entry = {
+        ...entry,
+        triggersToday: entry.triggersToday + 1,
+        triggers: [...entry.triggers, guess].slice(-TRIGGER_LIST_SIZE),
       };
     }
   }
   // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
-  if (sending) m.entry = withIntent(m.entry, sending.cancelAt);
-  ctx.persist = true;
-  const e = m.entry;
+  if (sending) entry = withIntent(entry, sending.cancelAt);
+  const e = entry;
+  let d: Decision = { set: { entry }, persist: true };
   const left = Math.max(0, e.limit - e.triggersToday);
+  const say = (ev: SwitchEvent) => {
+    d = merge(d, { events: [ev] });
+  };
   if (r.counted) {
-    ctx.emit({
+    say({
       type: "triggerCounted",
       triggersToday: e.triggersToday,
       triggerLimit: e.limit,
@@ -133,11 +136,11 @@ export function checkLapse(ctx: Ctx, detail?: string) {
       ...(detail ? { detail } : {}),
     });
     // A guessed count is checked against the record (when one is configured; the driver says if not).
-    ctx.apply(readRecord(m, "trigger"));
+    d = andThen(m, d, (c) => readRecord(c, "trigger"));
     if (atLimit(e) && !e.assumed) {
-      ctx.apply(limitSuspected(m));
+      d = andThen(m, d, limitSuspected);
     } else if (left <= m.cfg.triggerWarnRemaining) {
-      ctx.emit({
+      say({
         type: "triggersLow",
         triggersToday: e.triggersToday,
         triggersLeft: left,
@@ -145,10 +148,12 @@ export function checkLapse(ctx: Ctx, detail?: string) {
       });
     }
   } else {
-    ctx.emit({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
+    say({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
   }
-  if (m.phase.name === "running") ctx.becomeLapsed();
-  ctx.effect({ kind: "pollExposure" });
+  return merge(d, {
+    ...(m.phase.name === "running" ? { become: { to: "lapsed" } } : {}),
+    effects: [{ kind: "pollExposure" }],
+  });
 }
 
 /**
@@ -231,7 +236,7 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
     ctx.apply(limitSuspected(m));
     // A withdrawn guess leaves the push that replaced it as a possible deadline; when that deadline has already
     // passed (a record read late, after the exchange went silent), it lapsed: counted now, never left uncounted.
-    checkLapse(ctx);
+    ctx.apply(checkLapse(ctx.m, ctx.now, ctx.times));
   } else if (r.notes.length > 0) {
     ctx.emit({ type: "recordChecked", notes: r.notes });
   }
