@@ -7,7 +7,7 @@
  * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Protection status
  * (protection.ts), the engine-down policy (engine-down.ts), the replicas' role (coordination.ts) and the drill
  * (drill.ts) and the escalation (escalation.ts) return what they decide (context.ts `Decision`), which the step
- * applies; trigger accounting (triggers.ts) changes the step's context in place. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
+ * applies, as do trigger accounting (triggers.ts) and the write-ahead's answers (write-ahead.ts). The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
  * touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
  *
  * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
@@ -156,7 +156,7 @@ class Step extends Ctx {
       case "persisted":
         return this.take(persisted(m, ev));
       case "record":
-        return record(this, ev.evidence, ev.detail);
+        return this.take(record(m, this.now, this.times, ev.evidence, ev.detail));
       case "agent":
         return this.take(agent(m, ev.state, ev.detail));
       case "engine": {

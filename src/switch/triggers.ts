@@ -1,11 +1,12 @@
 /**
  * Trigger accounting, a sub-reducer of the switch machine: a lapse counted (once per deadline, the day forward
  * only), the count at the limit said without stopping the pushes, the exchange's record applied where it is fresh,
- * the daily limit reached and reset (docs/daemon.md "What the switch believes about triggers").
+ * the daily limit reached and reset (docs/daemon.md "What the switch believes about triggers"). Each returns what it
+ * decides (context.ts `Decision`), which the step applies.
  */
 import { nextUtcMidnight, utcDay } from "../core/clock.js";
 import type { SwitchEvent } from "../core/switch-events.js";
-import { andThen, type Ctx, type Decision, merge } from "./context.js";
+import { andThen, type Ctx, type Decision, decided, merge } from "./context.js";
 import { acceptingNow, EXCHANGE_MIN_LEAD_MS, type Times } from "./exchange-time.js";
 import type { LedgerEntry, TriggerRecord } from "./ledger.js";
 import {
@@ -182,20 +183,26 @@ export function readRecord(m: SwitchModel, reason: string): Decision {
   return { set: { recordReading: true }, effects: [{ kind: "readRecord", reason }] };
 }
 
-/** The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts). */
-export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string | undefined) {
-  const m = ctx.m;
-  m.recordReading = false;
-  if (evidence === null) {
-    if (detail !== undefined) ctx.emit({ type: "recordSkipped", detail });
-    return;
-  }
+/**
+ * The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts), on the
+ * step's `times`. Decided, not applied (context.ts `Decision`).
+ */
+export function record(
+  m: SwitchModel,
+  now: Now,
+  times: Times,
+  evidence: RecordEvidence | null,
+  detail: string | undefined,
+): Decision {
+  const read: Decision = { set: { recordReading: false } };
+  if (evidence === null)
+    return detail !== undefined ? merge(read, { events: [{ type: "recordSkipped", detail }] }) : read;
   // A record is applied to the ledger's day. Read while only one clock is past 00:00 (the time it was read on is
   // the later of two that disagree), it is dated on the earlier clock when that one is on the ledger's day: it
   // still corrects that day (a lie it had counted included).
   const dated: RecordEvidence =
-    utcDay(evidence.at) !== m.entry.day && utcDay(ctx.times.day) === m.entry.day
-      ? { ...evidence, at: Math.min(evidence.at, ctx.times.day) }
+    utcDay(evidence.at) !== m.entry.day && utcDay(times.day) === m.entry.day
+      ? { ...evidence, at: Math.min(evidence.at, times.day) }
       : evidence;
   // Measure the record's lag: the oldest of this run's recent confirmed pushes it does not list yet (bounded).
   const listed = new Set(
@@ -210,39 +217,48 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
       !listed.has(c.cancelAt),
   );
   const lag = missing.length === 0 ? 0 : Math.max(0, dated.at - Math.min(...missing.map((c) => c.at)));
-  m.recordLags = [...m.recordLags, Math.min(lag, RECORD_MARGIN_MAX_MS)].slice(-8);
+  const recordLags = [...m.recordLags, Math.min(lag, RECORD_MARGIN_MAX_MS)].slice(-8);
+  let d: Decision = merge(read, { set: { recordLags } });
+  const marginMs = recordMargin({ ...m, recordLags });
   const before = m.entry;
   const r = withRecord(before, dated, {
-    now: ctx.now.wall,
-    marginMs: recordMargin(m),
+    now: now.wall,
+    marginMs,
     sent: m.ownSent,
     confirmed: m.ownConfirmed,
     pushLeadMs: m.cfg.deadlineMs + m.cfg.requestTimeoutMs,
   });
   if (r.entry !== before) {
-    m.entry = r.entry;
-    ctx.persist = true;
-    ctx.emit({
-      type: "reconciled",
-      changes: r.changes,
-      notes: r.notes,
-      marginMs: recordMargin(m),
-      proofs: proofCounts(r.entry),
+    d = merge(d, {
+      set: { entry: r.entry },
+      persist: true,
+      events: [
+        {
+          type: "reconciled",
+          changes: r.changes,
+          notes: r.notes,
+          marginMs,
+          proofs: proofCounts(r.entry),
+        },
+      ],
     });
     const e = r.entry;
     if (isExhausted(e) && !m.wasExhausted && m.phase.name === "running")
-      ctx.apply(exhausted(m, ctx.now, "the exchange's scheduledCancel orders prove the daily limit"));
-    else if (m.state === "lapsed" && m.phase.name === "running") ctx.becomeHolding();
-    ctx.apply(limitSuspected(m));
+      d = andThen(m, d, (c) =>
+        exhausted(c, now, "the exchange's scheduledCancel orders prove the daily limit"),
+      );
+    else if (m.state === "lapsed" && m.phase.name === "running") d = merge(d, { become: { to: "holding" } });
+    d = andThen(m, d, limitSuspected);
     // A withdrawn guess leaves the push that replaced it as a possible deadline; when that deadline has already
     // passed (a record read late, after the exchange went silent), it lapsed: counted now, never left uncounted.
-    ctx.apply(checkLapse(ctx.m, ctx.now, ctx.times));
+    d = andThen(m, d, (c) => checkLapse(c, now, times));
   } else if (r.notes.length > 0) {
-    ctx.emit({ type: "recordChecked", notes: r.notes });
+    d = merge(d, { events: [{ type: "recordChecked", notes: r.notes }] });
   }
   // Guesses left today: read again later (a lagging record may list the replacing push by then).
-  if (m.entry.triggers.some((t) => t.proof === "guess") && m.phase.name === "running")
-    m.wake.record = ctx.now.mono + RECORD_REREAD_MS;
+  if (decided(m, d).entry.triggers.some((t) => t.proof === "guess") && m.phase.name === "running")
+    d = merge(d, { wake: { record: now.mono + RECORD_REREAD_MS } });
+  return d;
 }
 
 /**
