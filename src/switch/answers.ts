@@ -3,13 +3,22 @@
  * stopped each go on from it in their own step: running.ts, stopping.ts) and the wake-ups due (running and
  * stopping). Recorded and said here; what follows is the phase's.
  */
-import type { Ctx } from "./context.js";
+import { andThen, type Ctx, type Decision, merge } from "./context.js";
 import { drillArmed, drillDue } from "./drill.js";
 import { cancelRetryDue } from "./engine-down.js";
 import { escalationDue } from "./escalation.js";
-import { timeAccepted } from "./exchange-time.js";
+import { type Times, timeAccepted } from "./exchange-time.js";
 import { withConfirmedPush } from "./ledger-model.js";
-import { type Event, EXPIRY_MARGIN_MS, type Inflight, inflight, OWN_PUSHES_KEPT } from "./model.js";
+import {
+  type Event,
+  EXPIRY_MARGIN_MS,
+  type Inflight,
+  inflight,
+  type Now,
+  OWN_PUSHES_KEPT,
+  type SwitchModel,
+  type Wake,
+} from "./model.js";
 import { exchangeAccepts } from "./protection.js";
 import { checkLapse, readRecord } from "./triggers.js";
 
@@ -119,31 +128,37 @@ export type Due = { lapse: boolean; retry: boolean; gate: boolean };
 
 /**
  * Whichever wake-ups are due at this step: each cleared, and what the record, the drill, the escalation and the
- * cancel retry wait for done. The lapse, the retry and the gate are the phase's to act on: returned.
+ * cancel retry wait for decided (`decision`, context.ts `Decision`, in that order). The lapse, the retry and the
+ * gate are the phase's to act on: returned (`due`).
  */
-export function wokenDue(s: Ctx): Due {
-  const due = (t: number | null) => t !== null && t <= s.now.mono;
-  const w = s.m.wake;
+export function wokenDue(m: SwitchModel, now: Now, times: Times): { due: Due; decision: Decision } {
+  const due = (t: number | null) => t !== null && t <= now.mono;
+  const w = m.wake;
   const lapse = due(w.lapse);
   const retry = due(w.retry);
   const gate = due(w.gate);
-  const record = due(w.record);
-  if (lapse) w.lapse = null;
-  if (retry) w.retry = null;
-  if (gate) w.gate = null;
-  if (record) {
-    w.record = null;
-    s.apply(readRecord(s.m, "guesses remain"));
+  const cleared: Partial<Wake> = {
+    ...(lapse ? { lapse: null } : {}),
+    ...(retry ? { retry: null } : {}),
+    ...(gate ? { gate: null } : {}),
+  };
+  let d: Decision = Object.keys(cleared).length > 0 ? { wake: cleared } : {};
+  const then = (next: (c: SwitchModel) => Decision) => {
+    d = andThen(m, d, next);
+  };
+  if (due(w.record)) {
+    d = merge(d, { wake: { record: null } });
+    then((c) => readRecord(c, "guesses remain"));
   }
   if (due(w.drill)) {
-    w.drill = null;
-    s.apply(checkLapse(s.m, s.now, s.times));
-    s.apply(drillDue(s.m));
+    d = merge(d, { wake: { drill: null } });
+    then((c) => checkLapse(c, now, times));
+    then(drillDue);
   }
   if (due(w.escalate)) {
-    w.escalate = null;
-    s.apply(escalationDue(s.m, s.now));
+    d = merge(d, { wake: { escalate: null } });
+    then((c) => escalationDue(c, now));
   }
-  if (due(w.cancel)) s.apply(cancelRetryDue(s.m));
-  return { lapse, retry, gate };
+  if (due(w.cancel)) then(cancelRetryDue);
+  return { due: { lapse, retry, gate }, decision: d };
 }

@@ -42,7 +42,9 @@ export function stepRunning(s: Ctx, ev: Event) {
       s.apply(escalationCheck(s.m, s.now));
       return kick(s, "interval");
     case "wake": {
-      const { lapse, retry, gate } = wokenDue(s);
+      const { due, decision } = wokenDue(s.m, s.now, s.times);
+      s.apply(decision);
+      const { lapse, retry, gate } = due;
       if (!lapse && !retry && !gate) return;
       s.apply(checkLapse(s.m, s.now, s.times));
       return kick(s, lapse ? "lapsed" : retry ? "retry" : "gate");

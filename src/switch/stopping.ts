@@ -28,7 +28,9 @@ export function stepStopping(s: Ctx, ev: Event) {
       s.apply(checkLapse(s.m, s.now, s.times));
       return;
     case "wake": {
-      const { lapse, retry, gate } = wokenDue(s);
+      const { due, decision } = wokenDue(s.m, s.now, s.times);
+      s.apply(decision);
+      const { lapse, retry, gate } = due;
       if (gate) return continueShutdown(s);
       if (lapse || retry) s.apply(checkLapse(s.m, s.now, s.times));
       return;
