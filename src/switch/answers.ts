@@ -28,47 +28,74 @@ export type Answered = { push: Inflight; again: boolean };
 export type Failed = Answered & { ev: Extract<Event, { type: "pushFailed" }>; neverLeft: boolean };
 
 /**
- * The push in flight confirmed, in any phase: recorded and said. Returns the push and whether another was asked
- * for meanwhile (the phase's step goes on from there), or null when the answer is not the push in flight's.
+ * The push in flight confirmed, in any phase: recorded and said (`confirmation`), and nothing is out any more.
+ * Returns the push and whether another was asked for meanwhile (the phase's step goes on from there), or null
+ * when the answer is not the push in flight's.
  */
 export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed" }>): Answered | null {
-  const m = s.m;
+  const c = confirmation(s.m, s.now, s.times, ev);
+  if (c === null) return null;
+  s.apply(c.decision);
+  s.becomeIdle();
+  return c.answered;
+}
+
+/**
+ * What the push in flight's confirmation decides (context.ts `Decision`): the lapse its answer may show, the
+ * confirmed deadline, the end of the failures and of the time refusals, said. Null when the answer is not the push
+ * in flight's.
+ */
+export function confirmation(
+  m: SwitchModel,
+  now: Now,
+  times: Times,
+  ev: Extract<Event, { type: "pushConfirmed" }>,
+): { answered: Answered; decision: Decision } | null {
   const f = inflight(m);
   if (!f || f.id !== ev.id) return null;
-  // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
-  s.apply(checkLapse(s.m, s.now, s.times));
   const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
-  s.becomeIdle();
-  // The exchange took a push computed on the time used: the streak of time refusals ends.
-  m.time = timeAccepted(m.time!);
-  const at = s.now.wall;
-  m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
-  m.ownConfirmed = [...m.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(-OWN_PUSHES_KEPT);
-  if (f.mode === "expedite") m.expedited = true;
-  if (f.mode === "drill") s.apply(drillArmed(m, s.now, f.cancelAt));
-  m.lastPushAt = at;
-  m.armedKnown = true;
-  m.retryAtMono = 0;
-  m.wake.gate = null;
-  m.wake.retry = null;
-  m.consecutiveFailures = 0;
-  m.lastError = null;
-  m.clockStepped = false;
-  if (m.failingSinceMono !== null) {
-    const outageMs = Math.round(s.now.mono - m.failingSinceMono);
-    m.failingSinceMono = null;
-    s.emit({ type: "recovered", outageMs });
-  }
-  s.apply(exchangeAccepts(m));
-  s.persist = true;
-  // (the state that goes with it is the phase's: its step sets it; the event is said first, no become says any)
-  s.emit({
-    type: "pushConfirmed",
-    deadline: f.cancelAt,
-    latencyMs: ev.latencyMs,
-    expedited: f.mode === "expedite",
+  // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
+  const lapsed = checkLapse(m, now, times);
+  const decision = andThen(m, lapsed, (c) => {
+    const at = now.wall;
+    const recorded: Decision = {
+      set: {
+        // The exchange took a push computed on the time used: the streak of time refusals ends.
+        time: timeAccepted(c.time!),
+        entry: withConfirmedPush(c.entry, f.cancelAt, at),
+        ownConfirmed: [...c.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(
+          -OWN_PUSHES_KEPT,
+        ),
+        ...(f.mode === "expedite" ? { expedited: true } : {}),
+        lastPushAt: at,
+        armedKnown: true,
+        retryAtMono: 0,
+        consecutiveFailures: 0,
+        lastError: null,
+        clockStepped: false,
+        failingSinceMono: null,
+      },
+      wake: { gate: null, retry: null },
+      persist: true,
+      ...(c.failingSinceMono !== null
+        ? { events: [{ type: "recovered", outageMs: Math.round(now.mono - c.failingSinceMono) }] }
+        : {}),
+    };
+    const armed = f.mode === "drill" ? drillArmed(c, now, f.cancelAt) : {};
+    // (the state that goes with it is the phase's: its step sets it; the event is said first, no become says any)
+    const said: Decision = {
+      events: [
+        {
+          type: "pushConfirmed",
+          deadline: f.cancelAt,
+          latencyMs: ev.latencyMs,
+          expedited: f.mode === "expedite",
+        },
+      ],
+    };
+    return merge(merge(merge(armed, recorded), exchangeAccepts(c)), said);
   });
-  return { push: f, again };
+  return { answered: { push: f, again }, decision };
 }
 
 /**

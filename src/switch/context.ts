@@ -4,7 +4,7 @@
  * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
  * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
  * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
- * drill.ts, escalation.ts).
+ * drill.ts, escalation.ts, triggers.ts, write-ahead.ts, answers.ts' confirmation and wake-ups).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "../core/switch-events.js";
@@ -33,7 +33,7 @@ import {
 
 /**
  * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts,
- * escalation.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
+ * escalation.ts, triggers.ts, write-ahead.ts, answers.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
  * the state (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts
  * `kick`); absent, nothing asks for one.
  */
