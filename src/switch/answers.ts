@@ -3,7 +3,7 @@
  * stopped each go on from it in their own step: running.ts, stopping.ts) and the wake-ups due (running and
  * stopping). Recorded and said here; what follows is the phase's.
  */
-import { andThen, type Ctx, type Decision, merge } from "./context.js";
+import { andThen, type Ctx, type Decision, merge, timeRefusal } from "./context.js";
 import { drillArmed, drillDue } from "./drill.js";
 import { cancelRetryDue } from "./engine-down.js";
 import { escalationDue } from "./escalation.js";
@@ -100,14 +100,34 @@ export function confirmation(
 
 /**
  * The push in flight failed (or its write-ahead was not durable within its budget: `syncFailed`, the request
- * never left), in any phase: what the failure proves about the schedule and the time. Returns what the phase's
- * step goes on from, or null when the answer is not the push in flight's.
+ * never left), in any phase: what the failure proves about the schedule and the time (`failure`), applied; the
+ * pipe goes idle, or gated after an unknown outcome, and the step goes on with the times the refusal left. Returns
+ * what the phase's step goes on from, or null when the answer is not the push in flight's.
  */
 export function failedPush(
   s: Ctx,
   answer: Extract<Event, { type: "pushFailed" | "syncFailed" }>,
 ): Failed | null {
-  const m = s.m;
+  const f = failure(s.m, s.now, s.times, answer);
+  if (f === null) return null;
+  s.becomeIdle();
+  s.apply(f.decision);
+  s.times = f.times;
+  if (f.gateUntil !== null) s.becomeGated(f.gateUntil);
+  return f.failed;
+}
+
+/**
+ * What the push in flight's failure decides (context.ts `Decision`): the time refusal's verdict, an explicit
+ * refusal's pending deadline withdrawn, the lapse its answer may show; with the unknown outcome's gate (`gateUntil`)
+ * and the step's times as the refusal leaves them. Null when the answer is not the push in flight's.
+ */
+export function failure(
+  m: SwitchModel,
+  now: Now,
+  times: Times,
+  answer: Extract<Event, { type: "pushFailed" | "syncFailed" }>,
+): { failed: Failed; decision: Decision; gateUntil: number | null; times: Times } | null {
   const f = inflight(m);
   if (!f || f.id !== answer.id) return null;
   const neverLeft = answer.type === "syncFailed";
@@ -124,8 +144,9 @@ export function failedPush(
       }
     : answer;
   const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
-  s.becomeIdle();
-  s.timeRefusal(ev);
+  const refusal = timeRefusal(m, now, times, ev);
+  let d = refusal.decision;
+  let gateUntil: number | null = null;
   if (ev.outcomeUnknown && !neverLeft) {
     // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md). It left when
     // the driver says, no earlier than it was asked for and no later than the write-ahead's budget allows.
@@ -133,21 +154,27 @@ export function failedPush(
     const sent = Number.isFinite(ev.sentMono)
       ? Math.min(Math.max(ev.sentMono!, f.askedMono), latestLeave)
       : latestLeave;
-    s.becomeGated(sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
+    gateUntil = sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS;
   } else if (m.entry.pendingUntil === f.cancelAt || neverLeft) {
     // An explicit refusal (or a request that never left) armed nothing; a deadline counted meanwhile is gone.
     const prev = f.previousPending;
     const counted = m.entry.lastCountedDeadline;
     const restored = prev !== null && (counted === null || prev > counted) ? prev : null;
-    m.entry = {
-      ...m.entry,
-      pendingUntil: restored,
-      pendingLatest: restored === null ? null : m.entry.pendingLatest,
-    };
-    s.persist = true;
+    d = merge(d, {
+      set: {
+        entry: {
+          ...m.entry,
+          pendingUntil: restored,
+          pendingLatest: restored === null ? null : m.entry.pendingLatest,
+        },
+      },
+      persist: true,
+    });
   }
-  s.apply(checkLapse(s.m, s.now, s.times)); // the answer's Date may have corrected the clock
-  return { push: f, again, ev, neverLeft };
+  // the answer's Date may have corrected the clock (decided with nothing out any more: the pipe idle or gated)
+  const idle: SwitchModel = { ...m, phase: { name: m.phase.name, pipe: { kind: "idle" } } };
+  d = andThen(idle, d, (c) => checkLapse(c, now, refusal.times));
+  return { failed: { push: f, again, ev, neverLeft }, decision: d, gateUntil, times: refusal.times };
 }
 
 /** The wake-ups a `wake` found due. */

@@ -96,6 +96,51 @@ export const notProtectedGauge = (reason: string, value: 0 | 1): SwitchEvent => 
 
 const IDLE = { kind: "idle" } as const;
 
+/**
+ * A refusal that says the time used is wrong: after repeated ones, the other source (exchange-time.ts). Decided
+ * (the estimate, the nonce floor, said), with the step's times taken again on what is left (`times`: the step
+ * goes on with them).
+ */
+export function timeRefusal(
+  m: SwitchModel,
+  now: Now,
+  times: Times,
+  ev: { kind: string; message: string; nonceDetail?: string | undefined },
+): { decision: Decision; times: Times } {
+  const nonceWindow = ev.kind === "nonce" && (ev.nonceDetail === "too_low" || ev.nonceDetail === "too_high");
+  if (ev.kind !== "expired" && ev.kind !== "too_early" && !nonceWindow) return { decision: {}, times };
+  let t = m.time!;
+  const effects: Effect[] = [];
+  const events: SwitchEvent[] = [];
+  if (nonceWindow) {
+    // The exchange names its bound: "nonce too low N < MIN" (the window's floor or the smallest of the signer's
+    // 100 highest), "nonce too high N > MAX" (T + 1 day). The next nonce is re-derived from it.
+    const bound = /(?:<|>)\s*(\d{10,16})/.exec(ev.message);
+    const b = bound ? Number(bound[1]) : Number.NaN;
+    if (isPlausibleTime(b)) {
+      const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
+      // "too high" names T + 1 day, T the exchange's time when it judged the request (between the request's
+      // sending and this answer): a verdict bounding its time on both sides (exchange-time.ts `timeVerdict`),
+      // from below here, from above with the push in flight before the step (time-step.ts `verdictOf`).
+      if (ev.nonceDetail === "too_high")
+        t = timeVerdict(t, { kind: "later", than: floor - BOUND_SLACK_MS, answeredMono: now.mono });
+      const reason = `nonce ${ev.nonceDetail}`;
+      effects.push({ kind: "nonceFloor", floor, reason });
+      events.push({ type: "nonceRederived", floor, reason });
+    }
+  }
+  const { time, switched } = timeRefused(t, now.mono, times.local);
+  if (switched)
+    events.push({ type: "clockSourceSwitched", reason: ev.kind, message: ev.message, to: time.source });
+  return {
+    decision: { set: { time }, effects, events },
+    // The verdict may have ruled candidates out: a push planned later in this step (a retry at once) is planned on
+    // what is left, not on the earliest candidate the step began with (a local clock stepped back, ruled out by a
+    // "nonce too high" answer, still planned the next push 10 min short: invariant II, seed 20261128 part 2).
+    times: timesAt(time, now.mono, times.local),
+  };
+}
+
 export class Ctx {
   /** the entry changed in a way the ledger must hold: the Ready carries the model's entry at the end */
   persist = false;
@@ -104,7 +149,7 @@ export class Ctx {
     readonly m: SwitchModel,
     /** `wall` here is the time the switch acts on (`times.act`), not the local clock */
     readonly now: Now,
-    /** the step's times; taken again when a verdict in the step moves them (`timeRefusal`) */
+    /** the step's times; taken again when a verdict in the step moves them (`timeRefusal`, applied by answers.ts) */
     public times: Times,
     readonly ready: Ready,
   ) {}
@@ -148,42 +193,6 @@ export class Ctx {
     };
     if (s) this.emit({ type: "clockSuspect", ...fields, actOnMs: this.times.act, dayOnMs: this.times.day });
     else this.emit({ type: "clockAgreed", ...fields });
-  }
-
-  /** A refusal that says the time used is wrong: after repeated ones, the other source (exchange-time.ts). */
-  timeRefusal(ev: { kind: string; message: string; nonceDetail?: string | undefined }) {
-    const nonceWindow =
-      ev.kind === "nonce" && (ev.nonceDetail === "too_low" || ev.nonceDetail === "too_high");
-    if (ev.kind !== "expired" && ev.kind !== "too_early" && !nonceWindow) return;
-    if (nonceWindow) {
-      // The exchange names its bound: "nonce too low N < MIN" (the window's floor or the smallest of the signer's
-      // 100 highest), "nonce too high N > MAX" (T + 1 day). The next nonce is re-derived from it.
-      const bound = /(?:<|>)\s*(\d{10,16})/.exec(ev.message);
-      const b = bound ? Number(bound[1]) : Number.NaN;
-      if (isPlausibleTime(b)) {
-        const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
-        // "too high" names T + 1 day, T the exchange's time when it judged the request (between the request's
-        // sending and this answer): a verdict bounding its time on both sides (exchange-time.ts `timeVerdict`),
-        // from below here, from above with the push in flight before the step (time-step.ts `verdictOf`).
-        if (ev.nonceDetail === "too_high")
-          this.m.time = timeVerdict(this.m.time!, {
-            kind: "later",
-            than: floor - BOUND_SLACK_MS,
-            answeredMono: this.now.mono,
-          });
-        const reason = `nonce ${ev.nonceDetail}`;
-        this.effect({ kind: "nonceFloor", floor, reason });
-        this.emit({ type: "nonceRederived", floor, reason });
-      }
-    }
-    const { time, switched } = timeRefused(this.m.time!, this.now.mono, this.times.local);
-    this.m.time = time;
-    // The verdict may have ruled candidates out: a push planned later in this step (a retry at once) is planned on
-    // what is left, not on the earliest candidate the step began with (a local clock stepped back, ruled out by a
-    // "nonce too high" answer, still planned the next push 10 min short: invariant II, seed 20261128 part 2).
-    this.times = timesAt(time, this.now.mono, this.times.local);
-    if (switched)
-      this.emit({ type: "clockSourceSwitched", reason: ev.kind, message: ev.message, to: time.source });
   }
 
   /** The account's gauges, each published when its value changed. */
