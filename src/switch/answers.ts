@@ -3,13 +3,22 @@
  * stopped each go on from it in their own step: running.ts, stopping.ts) and the wake-ups due (running and
  * stopping). Recorded and said here; what follows is the phase's.
  */
-import type { Ctx } from "./context.js";
+import { andThen, type Ctx, type Decision, merge, timeRefusal } from "./context.js";
 import { drillArmed, drillDue } from "./drill.js";
 import { cancelRetryDue } from "./engine-down.js";
 import { escalationDue } from "./escalation.js";
-import { timeAccepted } from "./exchange-time.js";
+import { type Times, timeAccepted } from "./exchange-time.js";
 import { withConfirmedPush } from "./ledger-model.js";
-import { type Event, EXPIRY_MARGIN_MS, type Inflight, inflight, OWN_PUSHES_KEPT } from "./model.js";
+import {
+  type Event,
+  EXPIRY_MARGIN_MS,
+  type Inflight,
+  inflight,
+  type Now,
+  OWN_PUSHES_KEPT,
+  type SwitchModel,
+  type Wake,
+} from "./model.js";
 import { exchangeAccepts } from "./protection.js";
 import { checkLapse, readRecord } from "./triggers.js";
 
@@ -19,59 +28,106 @@ export type Answered = { push: Inflight; again: boolean };
 export type Failed = Answered & { ev: Extract<Event, { type: "pushFailed" }>; neverLeft: boolean };
 
 /**
- * The push in flight confirmed, in any phase: recorded and said. Returns the push and whether another was asked
- * for meanwhile (the phase's step goes on from there), or null when the answer is not the push in flight's.
+ * The push in flight confirmed, in any phase: recorded and said (`confirmation`), and nothing is out any more.
+ * Returns the push and whether another was asked for meanwhile (the phase's step goes on from there), or null
+ * when the answer is not the push in flight's.
  */
 export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed" }>): Answered | null {
-  const m = s.m;
+  const c = confirmation(s.m, s.now, s.times, ev);
+  if (c === null) return null;
+  s.apply(c.decision);
+  s.becomeIdle();
+  return c.answered;
+}
+
+/**
+ * What the push in flight's confirmation decides (context.ts `Decision`): the lapse its answer may show, the
+ * confirmed deadline, the end of the failures and of the time refusals, said. Null when the answer is not the push
+ * in flight's.
+ */
+export function confirmation(
+  m: SwitchModel,
+  now: Now,
+  times: Times,
+  ev: Extract<Event, { type: "pushConfirmed" }>,
+): { answered: Answered; decision: Decision } | null {
   const f = inflight(m);
   if (!f || f.id !== ev.id) return null;
-  // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
-  checkLapse(s);
   const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
-  s.becomeIdle();
-  // The exchange took a push computed on the time used: the streak of time refusals ends.
-  m.time = timeAccepted(m.time!);
-  const at = s.now.wall;
-  m.entry = withConfirmedPush(m.entry, f.cancelAt, at);
-  m.ownConfirmed = [...m.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(-OWN_PUSHES_KEPT);
-  if (f.mode === "expedite") m.expedited = true;
-  if (f.mode === "drill") s.apply(drillArmed(m, s.now, f.cancelAt));
-  m.lastPushAt = at;
-  m.armedKnown = true;
-  m.retryAtMono = 0;
-  m.wake.gate = null;
-  m.wake.retry = null;
-  m.consecutiveFailures = 0;
-  m.lastError = null;
-  m.clockStepped = false;
-  if (m.failingSinceMono !== null) {
-    const outageMs = Math.round(s.now.mono - m.failingSinceMono);
-    m.failingSinceMono = null;
-    s.emit({ type: "recovered", outageMs });
-  }
-  s.apply(exchangeAccepts(m));
-  s.persist = true;
-  // (the state that goes with it is the phase's: its step sets it; the event is said first, no become says any)
-  s.emit({
-    type: "pushConfirmed",
-    deadline: f.cancelAt,
-    latencyMs: ev.latencyMs,
-    expedited: f.mode === "expedite",
+  // The answer's Date may have corrected the clock: a deadline that passed before this push landed fired.
+  const lapsed = checkLapse(m, now, times);
+  const decision = andThen(m, lapsed, (c) => {
+    const at = now.wall;
+    const recorded: Decision = {
+      set: {
+        // The exchange took a push computed on the time used: the streak of time refusals ends.
+        time: timeAccepted(c.time!),
+        entry: withConfirmedPush(c.entry, f.cancelAt, at),
+        ownConfirmed: [...c.ownConfirmed, { at: Math.floor(at), cancelAt: f.cancelAt }].slice(
+          -OWN_PUSHES_KEPT,
+        ),
+        ...(f.mode === "expedite" ? { expedited: true } : {}),
+        lastPushAt: at,
+        armedKnown: true,
+        retryAtMono: 0,
+        consecutiveFailures: 0,
+        lastError: null,
+        clockStepped: false,
+        failingSinceMono: null,
+      },
+      wake: { gate: null, retry: null },
+      persist: true,
+      ...(c.failingSinceMono !== null
+        ? { events: [{ type: "recovered", outageMs: Math.round(now.mono - c.failingSinceMono) }] }
+        : {}),
+    };
+    const armed = f.mode === "drill" ? drillArmed(c, now, f.cancelAt) : {};
+    // (the state that goes with it is the phase's: its step sets it; the event is said first, no become says any)
+    const said: Decision = {
+      events: [
+        {
+          type: "pushConfirmed",
+          deadline: f.cancelAt,
+          latencyMs: ev.latencyMs,
+          expedited: f.mode === "expedite",
+        },
+      ],
+    };
+    return merge(merge(merge(armed, recorded), exchangeAccepts(c)), said);
   });
-  return { push: f, again };
+  return { answered: { push: f, again }, decision };
 }
 
 /**
  * The push in flight failed (or its write-ahead was not durable within its budget: `syncFailed`, the request
- * never left), in any phase: what the failure proves about the schedule and the time. Returns what the phase's
- * step goes on from, or null when the answer is not the push in flight's.
+ * never left), in any phase: what the failure proves about the schedule and the time (`failure`), applied; the
+ * pipe goes idle, or gated after an unknown outcome, and the step goes on with the times the refusal left. Returns
+ * what the phase's step goes on from, or null when the answer is not the push in flight's.
  */
 export function failedPush(
   s: Ctx,
   answer: Extract<Event, { type: "pushFailed" | "syncFailed" }>,
 ): Failed | null {
-  const m = s.m;
+  const f = failure(s.m, s.now, s.times, answer);
+  if (f === null) return null;
+  s.becomeIdle();
+  s.apply(f.decision);
+  s.times = f.times;
+  if (f.gateUntil !== null) s.becomeGated(f.gateUntil);
+  return f.failed;
+}
+
+/**
+ * What the push in flight's failure decides (context.ts `Decision`): the time refusal's verdict, an explicit
+ * refusal's pending deadline withdrawn, the lapse its answer may show; with the unknown outcome's gate (`gateUntil`)
+ * and the step's times as the refusal leaves them. Null when the answer is not the push in flight's.
+ */
+export function failure(
+  m: SwitchModel,
+  now: Now,
+  times: Times,
+  answer: Extract<Event, { type: "pushFailed" | "syncFailed" }>,
+): { failed: Failed; decision: Decision; gateUntil: number | null; times: Times } | null {
   const f = inflight(m);
   if (!f || f.id !== answer.id) return null;
   const neverLeft = answer.type === "syncFailed";
@@ -88,8 +144,9 @@ export function failedPush(
       }
     : answer;
   const again = m.phase.pipe.kind === "sending" && m.phase.pipe.again;
-  s.becomeIdle();
-  s.timeRefusal(ev);
+  const refusal = timeRefusal(m, now, times, ev);
+  let d = refusal.decision;
+  let gateUntil: number | null = null;
   if (ev.outcomeUnknown && !neverLeft) {
     // The old request may still land until its expiresAfter: the next one waits (docs/daemon.md). It left when
     // the driver says, no earlier than it was asked for and no later than the write-ahead's budget allows.
@@ -97,21 +154,27 @@ export function failedPush(
     const sent = Number.isFinite(ev.sentMono)
       ? Math.min(Math.max(ev.sentMono!, f.askedMono), latestLeave)
       : latestLeave;
-    s.becomeGated(sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS);
+    gateUntil = sent + m.cfg.requestTimeoutMs + EXPIRY_MARGIN_MS;
   } else if (m.entry.pendingUntil === f.cancelAt || neverLeft) {
     // An explicit refusal (or a request that never left) armed nothing; a deadline counted meanwhile is gone.
     const prev = f.previousPending;
     const counted = m.entry.lastCountedDeadline;
     const restored = prev !== null && (counted === null || prev > counted) ? prev : null;
-    m.entry = {
-      ...m.entry,
-      pendingUntil: restored,
-      pendingLatest: restored === null ? null : m.entry.pendingLatest,
-    };
-    s.persist = true;
+    d = merge(d, {
+      set: {
+        entry: {
+          ...m.entry,
+          pendingUntil: restored,
+          pendingLatest: restored === null ? null : m.entry.pendingLatest,
+        },
+      },
+      persist: true,
+    });
   }
-  checkLapse(s); // the answer's Date may have corrected the clock
-  return { push: f, again, ev, neverLeft };
+  // the answer's Date may have corrected the clock (decided with nothing out any more: the pipe idle or gated)
+  const idle: SwitchModel = { ...m, phase: { name: m.phase.name, pipe: { kind: "idle" } } };
+  d = andThen(idle, d, (c) => checkLapse(c, now, refusal.times));
+  return { failed: { push: f, again, ev, neverLeft }, decision: d, gateUntil, times: refusal.times };
 }
 
 /** The wake-ups a `wake` found due. */
@@ -119,31 +182,37 @@ export type Due = { lapse: boolean; retry: boolean; gate: boolean };
 
 /**
  * Whichever wake-ups are due at this step: each cleared, and what the record, the drill, the escalation and the
- * cancel retry wait for done. The lapse, the retry and the gate are the phase's to act on: returned.
+ * cancel retry wait for decided (`decision`, context.ts `Decision`, in that order). The lapse, the retry and the
+ * gate are the phase's to act on: returned (`due`).
  */
-export function wokenDue(s: Ctx): Due {
-  const due = (t: number | null) => t !== null && t <= s.now.mono;
-  const w = s.m.wake;
+export function wokenDue(m: SwitchModel, now: Now, times: Times): { due: Due; decision: Decision } {
+  const due = (t: number | null) => t !== null && t <= now.mono;
+  const w = m.wake;
   const lapse = due(w.lapse);
   const retry = due(w.retry);
   const gate = due(w.gate);
-  const record = due(w.record);
-  if (lapse) w.lapse = null;
-  if (retry) w.retry = null;
-  if (gate) w.gate = null;
-  if (record) {
-    w.record = null;
-    readRecord(s, "guesses remain");
+  const cleared: Partial<Wake> = {
+    ...(lapse ? { lapse: null } : {}),
+    ...(retry ? { retry: null } : {}),
+    ...(gate ? { gate: null } : {}),
+  };
+  let d: Decision = Object.keys(cleared).length > 0 ? { wake: cleared } : {};
+  const then = (next: (c: SwitchModel) => Decision) => {
+    d = andThen(m, d, next);
+  };
+  if (due(w.record)) {
+    d = merge(d, { wake: { record: null } });
+    then((c) => readRecord(c, "guesses remain"));
   }
   if (due(w.drill)) {
-    w.drill = null;
-    checkLapse(s);
-    s.apply(drillDue(s.m));
+    d = merge(d, { wake: { drill: null } });
+    then((c) => checkLapse(c, now, times));
+    then(drillDue);
   }
   if (due(w.escalate)) {
-    w.escalate = null;
-    escalationDue(s);
+    d = merge(d, { wake: { escalate: null } });
+    then((c) => escalationDue(c, now));
   }
-  if (due(w.cancel)) s.apply(cancelRetryDue(s.m));
-  return { lapse, retry, gate };
+  if (due(w.cancel)) then(cancelRetryDue);
+  return { due: { lapse, retry, gate }, decision: d };
 }

@@ -4,7 +4,7 @@
  * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
  * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
  * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
- * drill.ts, and escalation.ts on an engine event, a restart, the exposure figures, a close's answer and a reset).
+ * drill.ts, escalation.ts, triggers.ts, write-ahead.ts, answers.ts' confirmation and wake-ups).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "../core/switch-events.js";
@@ -33,7 +33,7 @@ import {
 
 /**
  * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts,
- * part of escalation.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
+ * escalation.ts, triggers.ts, write-ahead.ts, answers.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
  * the state (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts
  * `kick`); absent, nothing asks for one.
  */
@@ -41,15 +41,51 @@ export type Decision = {
   set?: Partial<Omit<SwitchModel, "cfg" | "phase" | "state" | "wake">>;
   /** the entry it sets must reach the ledger (the step's `persist`) */
   persist?: boolean;
+  /** the entry it sets must be durable before the step's request or act leaves (the step's `syncFirst`) */
+  sync?: boolean;
   wake?: Partial<Wake>;
-  become?: { to: Become; unlessRefused?: boolean };
+  /** the reported state, through its `becomeX` (several: one after the other, as chained decisions took them) */
+  become?: BecomeStep | readonly BecomeStep[];
   effects?: readonly Effect[];
   events?: readonly SwitchEvent[];
   push?: string;
 };
 
+/**
+ * Two decisions taken one after the other (the second decided on the model as the first leaves it: `andThen`):
+ * the later one's fields and wake-ups win, the effects and events follow in order, the later push reason wins.
+ */
+export function merge(a: Decision, b: Decision): Decision {
+  const d: Decision = { ...a, ...b };
+  if (a.set || b.set) d.set = { ...a.set, ...b.set };
+  if (a.wake || b.wake) d.wake = { ...a.wake, ...b.wake };
+  if (a.persist || b.persist) d.persist = true;
+  if (a.sync || b.sync) d.sync = true;
+  if (a.become && b.become) d.become = [...steps(a.become), ...steps(b.become)];
+  if (a.effects || b.effects) d.effects = [...(a.effects ?? []), ...(b.effects ?? [])];
+  if (a.events || b.events) d.events = [...(a.events ?? []), ...(b.events ?? [])];
+  if (a.push !== undefined || b.push !== undefined) d.push = b.push ?? a.push;
+  return d;
+}
+
+/** The model as a decision leaves its fields and wake-ups (the state a `become` decides is not in it). */
+export function decided(m: SwitchModel, d: Decision): SwitchModel {
+  if (!d.set && !d.wake) return m;
+  return { ...m, ...d.set, wake: { ...m.wake, ...d.wake } };
+}
+
+/** A decision, then what is decided on the model it leaves (`next`), as one decision. */
+export function andThen(m: SwitchModel, first: Decision, next: (m: SwitchModel) => Decision): Decision {
+  return merge(first, next(decided(m, first)));
+}
+
+/** One `becomeX` a decision asks for. */
+export type BecomeStep = { to: Become; unlessRefused?: boolean };
+
+const steps = (b: BecomeStep | readonly BecomeStep[]): readonly BecomeStep[] => ("to" in b ? [b] : b);
+
 /** The reported states a sub-step may decide, each through its `becomeX`. */
-export type Become = "holding" | "engineDown" | "notProtected";
+export type Become = "holding" | "engineDown" | "notProtected" | "exhausted" | "lapsed";
 
 /** The not-protected gauge for one reason (an event): 1 while the switch is not protected for it, 0 once it is. */
 export const notProtectedGauge = (reason: string, value: 0 | 1): SwitchEvent => ({
@@ -60,6 +96,51 @@ export const notProtectedGauge = (reason: string, value: 0 | 1): SwitchEvent => 
 
 const IDLE = { kind: "idle" } as const;
 
+/**
+ * A refusal that says the time used is wrong: after repeated ones, the other source (exchange-time.ts). Decided
+ * (the estimate, the nonce floor, said), with the step's times taken again on what is left (`times`: the step
+ * goes on with them).
+ */
+export function timeRefusal(
+  m: SwitchModel,
+  now: Now,
+  times: Times,
+  ev: { kind: string; message: string; nonceDetail?: string | undefined },
+): { decision: Decision; times: Times } {
+  const nonceWindow = ev.kind === "nonce" && (ev.nonceDetail === "too_low" || ev.nonceDetail === "too_high");
+  if (ev.kind !== "expired" && ev.kind !== "too_early" && !nonceWindow) return { decision: {}, times };
+  let t = m.time!;
+  const effects: Effect[] = [];
+  const events: SwitchEvent[] = [];
+  if (nonceWindow) {
+    // The exchange names its bound: "nonce too low N < MIN" (the window's floor or the smallest of the signer's
+    // 100 highest), "nonce too high N > MAX" (T + 1 day). The next nonce is re-derived from it.
+    const bound = /(?:<|>)\s*(\d{10,16})/.exec(ev.message);
+    const b = bound ? Number(bound[1]) : Number.NaN;
+    if (isPlausibleTime(b)) {
+      const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
+      // "too high" names T + 1 day, T the exchange's time when it judged the request (between the request's
+      // sending and this answer): a verdict bounding its time on both sides (exchange-time.ts `timeVerdict`),
+      // from below here, from above with the push in flight before the step (time-step.ts `verdictOf`).
+      if (ev.nonceDetail === "too_high")
+        t = timeVerdict(t, { kind: "later", than: floor - BOUND_SLACK_MS, answeredMono: now.mono });
+      const reason = `nonce ${ev.nonceDetail}`;
+      effects.push({ kind: "nonceFloor", floor, reason });
+      events.push({ type: "nonceRederived", floor, reason });
+    }
+  }
+  const { time, switched } = timeRefused(t, now.mono, times.local);
+  if (switched)
+    events.push({ type: "clockSourceSwitched", reason: ev.kind, message: ev.message, to: time.source });
+  return {
+    decision: { set: { time }, effects, events },
+    // The verdict may have ruled candidates out: a push planned later in this step (a retry at once) is planned on
+    // what is left, not on the earliest candidate the step began with (a local clock stepped back, ruled out by a
+    // "nonce too high" answer, still planned the next push 10 min short: invariant II, seed 20261128 part 2).
+    times: timesAt(time, now.mono, times.local),
+  };
+}
+
 export class Ctx {
   /** the entry changed in a way the ledger must hold: the Ready carries the model's entry at the end */
   persist = false;
@@ -68,7 +149,7 @@ export class Ctx {
     readonly m: SwitchModel,
     /** `wall` here is the time the switch acts on (`times.act`), not the local clock */
     readonly now: Now,
-    /** the step's times; taken again when a verdict in the step moves them (`timeRefusal`) */
+    /** the step's times; taken again when a verdict in the step moves them (`timeRefusal`, applied by answers.ts) */
     public times: Times,
     readonly ready: Ready,
   ) {}
@@ -114,42 +195,6 @@ export class Ctx {
     else this.emit({ type: "clockAgreed", ...fields });
   }
 
-  /** A refusal that says the time used is wrong: after repeated ones, the other source (exchange-time.ts). */
-  timeRefusal(ev: { kind: string; message: string; nonceDetail?: string | undefined }) {
-    const nonceWindow =
-      ev.kind === "nonce" && (ev.nonceDetail === "too_low" || ev.nonceDetail === "too_high");
-    if (ev.kind !== "expired" && ev.kind !== "too_early" && !nonceWindow) return;
-    if (nonceWindow) {
-      // The exchange names its bound: "nonce too low N < MIN" (the window's floor or the smallest of the signer's
-      // 100 highest), "nonce too high N > MAX" (T + 1 day). The next nonce is re-derived from it.
-      const bound = /(?:<|>)\s*(\d{10,16})/.exec(ev.message);
-      const b = bound ? Number(bound[1]) : Number.NaN;
-      if (isPlausibleTime(b)) {
-        const floor = ev.nonceDetail === "too_low" ? b : b - 86_400_000;
-        // "too high" names T + 1 day, T the exchange's time when it judged the request (between the request's
-        // sending and this answer): a verdict bounding its time on both sides (exchange-time.ts `timeVerdict`),
-        // from below here, from above with the push in flight before the step (time-step.ts `verdictOf`).
-        if (ev.nonceDetail === "too_high")
-          this.m.time = timeVerdict(this.m.time!, {
-            kind: "later",
-            than: floor - BOUND_SLACK_MS,
-            answeredMono: this.now.mono,
-          });
-        const reason = `nonce ${ev.nonceDetail}`;
-        this.effect({ kind: "nonceFloor", floor, reason });
-        this.emit({ type: "nonceRederived", floor, reason });
-      }
-    }
-    const { time, switched } = timeRefused(this.m.time!, this.now.mono, this.times.local);
-    this.m.time = time;
-    // The verdict may have ruled candidates out: a push planned later in this step (a retry at once) is planned on
-    // what is left, not on the earliest candidate the step began with (a local clock stepped back, ruled out by a
-    // "nonce too high" answer, still planned the next push 10 min short: invariant II, seed 20261128 part 2).
-    this.times = timesAt(time, this.now.mono, this.times.local);
-    if (switched)
-      this.emit({ type: "clockSourceSwitched", reason: ev.kind, message: ev.message, to: time.source });
-  }
-
   /** The account's gauges, each published when its value changed. */
   gauges() {
     const e = this.m.entry;
@@ -182,11 +227,14 @@ export class Ctx {
     const m = this.m;
     if (d.set) Object.assign(m, d.set);
     if (d.persist) this.persist = true;
+    if (d.sync) this.syncFirst();
     if (d.wake) Object.assign(m.wake, d.wake);
-    if (d.become) {
-      const o = { unlessRefused: d.become.unlessRefused ?? false };
-      if (d.become.to === "holding") this.becomeHolding(o);
-      else if (d.become.to === "engineDown") this.becomeEngineDown(o);
+    for (const b of d.become ? steps(d.become) : []) {
+      const o = { unlessRefused: b.unlessRefused ?? false };
+      if (b.to === "holding") this.becomeHolding(o);
+      else if (b.to === "engineDown") this.becomeEngineDown(o);
+      else if (b.to === "exhausted") this.becomeExhausted(o);
+      else if (b.to === "lapsed") this.becomeLapsed();
       else this.becomeNotProtected();
     }
     for (const e of d.effects ?? []) this.effect(e);

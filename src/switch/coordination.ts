@@ -25,7 +25,8 @@
  *   what runs behind the gate is safe if it ever runs twice (reduce-only closes, one drill order, an idempotent
  *   reset).
  */
-import type { Ctx, Decision } from "./context.js";
+import type { SwitchEvent } from "../core/switch-events.js";
+import type { Decision } from "./context.js";
 import type { CoordinationModel, MemberMark } from "./coordination-model.js";
 import type { Event, SwitchModel } from "./model.js";
 
@@ -121,9 +122,11 @@ export function coordination(m: SwitchModel, ev: Extract<Event, { type: "coordin
   return { set: { coord: opened ? { ...coord, held: null } : coord } };
 }
 
-/** A gated action refused: said once per reason (the escalation is checked on every tick). */
-export function heldOnce(ctx: Ctx, refusal: string): boolean {
-  if (ctx.m.coord.held === refusal) return false;
-  ctx.m.coord = { ...ctx.m.coord, held: refusal };
-  return true;
+/**
+ * A gated action refused: said (`say`) once per reason (the escalation is checked on every tick). Decided, not
+ * applied (context.ts `Decision`): nothing when this reason was said already.
+ */
+export function heldOnce(m: SwitchModel, refusal: string, say: SwitchEvent): Decision {
+  if (m.coord.held === refusal) return {};
+  return { set: { coord: { ...m.coord, held: refusal } }, events: [say] };
 }

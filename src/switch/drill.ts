@@ -12,7 +12,7 @@
  * (an order not placed, a push refused, the engine down, a stop) ends the drill and cancels its order; the
  * ordinary switch goes on as if nothing had happened.
  */
-import type { Ctx, Decision } from "./context.js";
+import { andThen, type Decision, merge } from "./context.js";
 import { gateRefusal, gateToken } from "./coordination.js";
 import type { Event, Now, SwitchModel } from "./model.js";
 import { ownFire } from "./triggers.js";
@@ -148,26 +148,31 @@ export function drillDue(m: SwitchModel): Decision {
 
 /**
  * The drill's order as read after its deadline: the drill ends, fired or not; a fire's trigger is proven by the
- * drill's own order (triggers.ts `ownFire`, which changes the step's context in place).
+ * drill's own order (triggers.ts `ownFire`). Decided, not applied (context.ts `Decision`).
  */
-export function drillVerified(ctx: Ctx, ev: Extract<Event, { type: "drillVerified" }>) {
-  const d = ctx.m.drill;
-  if (!d || d.id !== ev.id || d.phase !== "verifying") return;
+export function drillVerified(
+  m: SwitchModel,
+  now: Now,
+  ev: Extract<Event, { type: "drillVerified" }>,
+): Decision {
+  const d = m.drill;
+  if (!d || d.id !== ev.id || d.phase !== "verifying") return {};
   const fired = ev.status === "scheduledCancel";
-  ctx.apply(
-    drillEnded(ctx.m, {
-      fired,
-      status: ev.status,
-      statusTimestamp: ev.statusTimestamp,
-      detail: fired
-        ? "the exchange cancelled the drill's order at the drill's deadline (status scheduledCancel)"
-        : `the drill's order is ${ev.status ?? "unknown"}${ev.detail ? ` (${ev.detail})` : ""}, not scheduledCancel: the switch did NOT prove itself`,
-    }),
-  );
+  const ended = drillEnded(m, {
+    fired,
+    status: ev.status,
+    statusTimestamp: ev.statusTimestamp,
+    detail: fired
+      ? "the exchange cancelled the drill's order at the drill's deadline (status scheduledCancel)"
+      : `the drill's order is ${ev.status ?? "unknown"}${ev.detail ? ` (${ev.detail})` : ""}, not scheduledCancel: the switch did NOT prove itself`,
+  });
   // The trigger the drill spent is counted by the usual rule; the drill's own order, read back `scheduledCancel`,
   // proves it (not a guess), and the record is read as after any fire.
-  if (fired && d.cancelAt !== null && d.oid !== null) ownFire(ctx, d.cancelAt, d.oid);
-  ctx.effect({ kind: "readRecord", reason: "drill" });
+  return andThen(m, ended, (e) =>
+    merge(fired && d.cancelAt !== null && d.oid !== null ? ownFire(e, now, d.cancelAt, d.oid) : {}, {
+      effects: [{ kind: "readRecord", reason: "drill" }],
+    }),
+  );
 }
 
 /**

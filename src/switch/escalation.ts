@@ -27,7 +27,7 @@
  */
 import type { EngineDownCause } from "../core/events.js";
 import type { SwitchEvent } from "../core/switch-events.js";
-import type { Ctx, Decision } from "./context.js";
+import { andThen, type Decision, merge } from "./context.js";
 import { gateRefusal, gateToken, heldOnce } from "./coordination.js";
 import {
   CLOSE_REPORTS_KEPT,
@@ -103,12 +103,10 @@ export function closeHold(m: SwitchModel): string | null {
   return gateRefusal(m);
 }
 
-/** The closes stop until the engine is down again and a rule holds: said (and paged) with why. */
-function hold(ctx: Ctx, why: string) {
-  ctx.apply(held(ctx.m, ctx.m.esc, why));
-}
-
-/** What holding the closes decides, from `esc` (the ladder as the step has it so far). */
+/**
+ * The closes stop until the engine is down again and a rule holds: said (and paged) with why. Decided from `esc`
+ * (the ladder as the step has it so far).
+ */
 function held(m: SwitchModel, esc: EscalationModel, why: string): Decision {
   return {
     set: { esc: { ...esc, closing: "held", heldWhy: why, killPass: false } },
@@ -242,88 +240,103 @@ export function escalationExposure(m: SwitchModel, ev: Extract<Event, { type: "e
 
 /**
  * Whether step 2 starts now (a rule holds and the account is not latched yet), or a latched account's close is due
- * again. Called on every tick, wake-up and exposure poll while running.
+ * again. Checked on every tick, wake-up and exposure poll while running. Decided, not applied (context.ts
+ * `Decision`).
  */
-export function escalationCheck(ctx: Ctx) {
-  const { m } = ctx;
+export function escalationCheck(m: SwitchModel, now: Now): Decision {
   const cfg = m.cfg.escalation;
-  if (!cfg || m.phase.name !== "running") return;
+  if (!cfg || m.phase.name !== "running") return {};
   const halted = m.entry.halted !== undefined;
   // latched: only held closes resume (the engine down again, a rule holding), or a kill's latch without a pass
   // yet (`idle`) starts them; a pass out or due is not doubled, and a finished one waits for the next death
-  if (halted && m.esc.closing !== "held" && m.esc.closing !== "idle") return;
-  if (m.engineUp) return;
-  const hit = escalationRule(cfg, m.esc, ctx.now.mono);
-  if (!hit) return;
+  if (halted && m.esc.closing !== "held" && m.esc.closing !== "idle") return {};
+  if (m.engineUp) return {};
+  const hit = escalationRule(cfg, m.esc, now.mono);
+  if (!hit) return {};
   if (halted) {
-    ctx.emit({
-      type: "escalationResumed",
-      rule: hit.rule,
-      reason: hit.reason,
-      pass: m.esc.passes + 1,
-      held: m.esc.heldWhy ?? "",
-    });
-    return closeNow(ctx);
+    const resumed: Decision = {
+      events: [
+        {
+          type: "escalationResumed",
+          rule: hit.rule,
+          reason: hit.reason,
+          pass: m.esc.passes + 1,
+          held: m.esc.heldWhy ?? "",
+        },
+      ],
+    };
+    return merge(resumed, closeNow(m, now));
   }
   // Closing is not safe twice: with two replicas only the lease holder closes (coordination.ts). The other one
   // says so once and latches nothing; it closes if it wins the lease while the rule still holds.
   const gate = gateRefusal(m);
-  if (gate !== null) {
-    if (heldOnce(ctx, gate)) ctx.emit({ type: "escalationHeld", rule: hit.rule, reason: hit.reason, gate });
-    return;
-  }
+  if (gate !== null)
+    return heldOnce(m, gate, { type: "escalationHeld", rule: hit.rule, reason: hit.reason, gate });
   // The latch goes to disk before the first close order leaves: a restart finds the account HALTED.
-  m.entry = { ...m.entry, halted: { since: Math.floor(ctx.now.wall), reason: hit.reason } };
-  m.esc = { ...m.esc, passes: 0, remaining: "" };
-  ctx.emit({ type: "escalated", rule: hit.rule, reason: hit.reason, ...tokenOf(ctx) });
-  closeNow(ctx);
+  const latch: Decision = {
+    set: {
+      entry: { ...m.entry, halted: { since: Math.floor(now.wall), reason: hit.reason } },
+      esc: { ...m.esc, passes: 0, remaining: "" },
+    },
+    events: [{ type: "escalated", rule: hit.rule, reason: hit.reason, ...tokenOf(m) }],
+  };
+  return andThen(m, latch, (latched) => closeNow(latched, now));
 }
 
-/** The escalation's wake-up is due: the time rule, or a latched account's close pass to try again. */
-export function escalationDue(ctx: Ctx) {
-  const { m } = ctx;
+/** The escalation's wake-up is due: the time rule, or a latched account's close pass to try again (decided). */
+export function escalationDue(m: SwitchModel, now: Now): Decision {
   if (m.entry.halted === undefined || m.esc.closing === "held" || m.esc.closing === "idle")
-    return escalationCheck(ctx);
+    return escalationCheck(m, now);
   if (m.esc.closing === "retry" && m.phase.name === "running" && m.cfg.escalation && !m.engineUp)
-    closeNow(ctx);
+    return closeNow(m, now);
+  return {};
 }
 
-const tokenOf = (ctx: Ctx): { token?: string } => {
-  const token = gateToken(ctx.m);
+const tokenOf = (m: SwitchModel): { token?: string } => {
+  const token = gateToken(m);
   return token === undefined ? {} : { token };
 };
 
 /** A close pass of the escalation's own, asked of the driver when it opens. */
-function closeNow(ctx: Ctx) {
-  const pass = closePass(ctx);
-  if (pass !== null) ctx.effect({ kind: "closePositions", ...pass });
+function closeNow(m: SwitchModel, now: Now): Decision {
+  const { decision, pass } = closePass(m, now);
+  return pass === null ? decision : merge(decision, { effects: [{ kind: "closePositions", ...pass }] });
 }
 
-/** Opens the next close pass (written ahead with the latch), or holds it: returns the pass opened, if any. */
-function closePass(ctx: Ctx, kill = false): ClosePass | null {
-  const { m } = ctx;
-  if (m.engineUp && !kill) {
-    hold(ctx, ENGINE_BACK);
-    return null;
-  }
+/** Opens the next close pass (written ahead with the latch), or holds it: the decision, and the pass it opens. */
+function closePass(m: SwitchModel, now: Now, kill = false): { decision: Decision; pass: ClosePass | null } {
+  if (m.engineUp && !kill) return { decision: held(m, m.esc, ENGINE_BACK), pass: null };
   // A latched account whose lease went to another replica: its pass waits (the holder closes on its own rules).
   const gate = gateRefusal(m);
   if (gate !== null) {
-    if (heldOnce(ctx, gate))
-      ctx.emit({ type: "escalationHeld", rule: "halted", reason: m.entry.halted?.reason ?? "", gate });
-    m.esc = { ...m.esc, closing: "retry" };
-    m.wake.escalate = ctx.now.mono + (m.cfg.escalation?.retryMs ?? 30_000);
-    return null;
+    const said = heldOnce(m, gate, {
+      type: "escalationHeld",
+      rule: "halted",
+      reason: m.entry.halted?.reason ?? "",
+      gate,
+    });
+    const retry: Decision = {
+      set: { esc: { ...m.esc, closing: "retry" } },
+      wake: { escalate: now.mono + (m.cfg.escalation?.retryMs ?? 30_000) },
+    };
+    return { decision: merge(said, retry), pass: null };
   }
-  m.coord = { ...m.coord, held: null, passToken: gateToken(m) ?? null };
-  m.esc = { ...m.esc, closing: "waiting", passes: m.esc.passes + 1, killPass: kill, heldWhy: null };
-  m.wake.escalate = null;
+  const passes = m.esc.passes + 1;
   // The pass is written ahead, with the latch: a restart finds it open (escalationStart) and resumes or reports
   // it. No close order leaves before the write is durable (within the budget: driver.ts).
   const halted = m.entry.halted!;
-  m.entry = { ...m.entry, halted: { ...halted, closing: "open", pass: m.esc.passes } };
-  ctx.syncFirst();
-  return { reason: halted.reason, pass: m.esc.passes };
+  return {
+    decision: {
+      set: {
+        coord: { ...m.coord, held: null, passToken: gateToken(m) ?? null },
+        esc: { ...m.esc, closing: "waiting", passes, killPass: kill, heldWhy: null },
+        entry: { ...m.entry, halted: { ...halted, closing: "open", pass: passes } },
+      },
+      wake: { escalate: null },
+      sync: true,
+    },
+    pass: { reason: halted.reason, pass: passes },
+  };
 }
 
 /**
@@ -455,31 +468,43 @@ export function escalationReset(m: SwitchModel, now: Now, ev: Extract<Event, { t
  * the escalation's). Later passes, if it does not finish, follow the escalation's rules (only while the engine is
  * down and a rule holds). Only `reset` releases the latch.
  */
-export function escalationKill(ctx: Ctx, ev: Extract<Event, { type: "kill" }>) {
-  const { m } = ctx;
-  const refuse = (reason: string) => ctx.emit({ type: "killRefused", by: ev.by, reason });
+export function escalationKill(m: SwitchModel, now: Now, ev: Extract<Event, { type: "kill" }>): Decision {
+  const refuse = (reason: string): Decision => ({ events: [{ type: "killRefused", by: ev.by, reason }] });
   if (m.phase.name !== "running") return refuse("the daemon is stopping");
   // Two replicas killing at once is not the operator's one decision: only the lease holder acts.
   const gate = gateRefusal(m);
   if (gate !== null) return refuse(gate);
   const reason = `the operator's kill (${ev.by})`;
   const latched = m.entry.halted !== undefined;
-  if (!latched) {
-    m.entry = { ...m.entry, halted: { since: Math.floor(ctx.now.wall), reason: reason.slice(0, 500) } };
-    m.esc = { ...m.esc, passes: 0, remaining: "" };
-    ctx.syncFirst();
-  }
-  // A close pass already out is the kill's close: it is not doubled.
-  const close = ev.close && m.esc.closing !== "waiting";
-  ctx.emit({
-    type: "killed",
-    by: ev.by,
-    close: ev.close,
-    latched: !latched,
-    ...(ev.close && !close ? { detail: "a close pass is already out: it is the kill's close" } : {}),
-    ...tokenOf(ctx),
+  const latch: Decision = latched
+    ? {}
+    : {
+        set: {
+          entry: { ...m.entry, halted: { since: Math.floor(now.wall), reason: reason.slice(0, 500) } },
+          esc: { ...m.esc, passes: 0, remaining: "" },
+        },
+        sync: true,
+      };
+  return andThen(m, latch, (k) => {
+    // A close pass already out is the kill's close: it is not doubled.
+    const close = ev.close && k.esc.closing !== "waiting";
+    const said: Decision = {
+      events: [
+        {
+          type: "killed",
+          by: ev.by,
+          close: ev.close,
+          latched: !latched,
+          ...(ev.close && !close ? { detail: "a close pass is already out: it is the kill's close" } : {}),
+          ...tokenOf(k),
+        },
+      ],
+    };
+    // the kill's close, if it opens, leaves after the kill's cancels
+    const { decision, pass } = close ? closePass(k, now, true) : { decision: {}, pass: null };
+    const kill: Decision = {
+      effects: [{ kind: "kill", by: ev.by, ...(pass !== null ? { close: pass } : {}) }],
+    };
+    return merge(merge(said, decision), kill);
   });
-  // the kill's close, if it opens, leaves after the kill's cancels
-  const pass = close ? closePass(ctx, true) : null;
-  ctx.effect({ kind: "kill", by: ev.by, ...(pass !== null ? { close: pass } : {}) });
 }

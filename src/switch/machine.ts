@@ -6,9 +6,8 @@
  * (stopping.ts); the push answers every phase records are answers.ts's. The `becomeX` of context.ts set the phase
  * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Protection status
  * (protection.ts), the engine-down policy (engine-down.ts), the replicas' role (coordination.ts) and the drill
- * (drill.ts) return what they decide (context.ts `Decision`), which the step applies, as does the escalation on
- * an engine event; trigger accounting (triggers.ts) and the rest of the escalation change the step's context in
- * place. The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
+ * (drill.ts) and the escalation (escalation.ts) return what they decide (context.ts `Decision`), which the step
+ * applies, as do trigger accounting (triggers.ts) and the write-ahead's answers (write-ahead.ts). The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
  * touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
  *
  * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
@@ -132,7 +131,7 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     // unverified sample only moves the time forward (exchange-time.ts `takeSample`), so the lapse it shows is
     // judged early, never late; waiting for a verified clock left a deadline that passed 00:00 on the
     // exchange's clock uncounted on its day.
-    if (sampleApplied) checkLapse(ctx);
+    if (sampleApplied) ctx.apply(checkLapse(ctx.m, ctx.now, ctx.times));
   } else ctx.handle(event);
   // Whatever changed the earliest possibly-armed deadline, the lapse wake-up follows it.
   if (lapseDeadline(ctx.m) !== lapseDeadline(model) || ctx.m.phase.name !== model.phase.name)
@@ -155,9 +154,9 @@ class Step extends Ctx {
       case "blockSample":
         return; // taken before the step's decisions (stepChecked)
       case "persisted":
-        return persisted(m, ev);
+        return this.take(persisted(m, ev));
       case "record":
-        return record(this, ev.evidence, ev.detail);
+        return this.take(record(m, this.now, this.times, ev.evidence, ev.detail));
       case "agent":
         return this.take(agent(m, ev.state, ev.detail));
       case "engine": {
@@ -174,22 +173,22 @@ class Step extends Ctx {
       case "clockStep":
         m.clockStepped = true;
         this.emit({ type: "clockStepped", deltaMs: ev.deltaMs });
-        checkLapse(this);
+        this.apply(checkLapse(this.m, this.now, this.times));
         return kick(this, "clock-step");
       case "dayRollover":
-        checkLapse(this);
+        this.apply(checkLapse(this.m, this.now, this.times));
         return kick(this, "rollover");
       case "halt":
         return this.becomeStopped({ halted: true });
       case "exposure":
         this.apply(escalationExposure(m, ev));
-        return escalationCheck(this);
+        return this.take(escalationCheck(m, this.now));
       case "closeResult":
         return this.take(escalationClosed(m, this.now, ev));
       case "reset":
         return this.take(escalationReset(m, this.now, ev));
       case "kill":
-        return escalationKill(this, ev);
+        return this.take(escalationKill(m, this.now, ev));
       case "killCancelled":
         return this.emit({
           type: "killCancelled",
@@ -202,13 +201,13 @@ class Step extends Ctx {
       case "coordination":
         this.take(coordination(m, ev));
         // the lease won: a step-2 rule that held while another replica had it is acted on now
-        return escalationCheck(this);
+        return this.take(escalationCheck(m, this.now));
       case "drillStart":
         return this.take(drillStart(m, this.now, ev));
       case "drillPlaced":
         return this.take(drillPlaced(m, ev));
       case "drillVerified":
-        drillVerified(this, ev);
+        this.take(drillVerified(m, this.now, ev));
         return kick(this, "drill-done");
     }
     PHASE_STEP[m.phase.name](this, ev);

@@ -24,7 +24,7 @@ import {
 } from "./model.js";
 import { exchangeRefuses, recheckPending } from "./protection.js";
 import { shutdown } from "./stopping.js";
-import { checkLapse, limitHolds, limitReset, limitSuspected, logExhausted } from "./triggers.js";
+import { checkLapse, exhausted, limitHolds, limitReached, limitReset, limitSuspected } from "./triggers.js";
 import { writeAhead } from "./write-ahead.js";
 
 /** New: nothing is out until the start (or a stop before it). */
@@ -37,14 +37,16 @@ export function stepStarting(s: Ctx, ev: Event) {
 export function stepRunning(s: Ctx, ev: Event) {
   switch (ev.type) {
     case "tick":
-      checkLapse(s);
+      s.apply(checkLapse(s.m, s.now, s.times));
       s.apply(cancelAgain(s.m));
-      escalationCheck(s);
+      s.apply(escalationCheck(s.m, s.now));
       return kick(s, "interval");
     case "wake": {
-      const { lapse, retry, gate } = wokenDue(s);
+      const { due, decision } = wokenDue(s.m, s.now, s.times);
+      s.apply(decision);
+      const { lapse, retry, gate } = due;
       if (!lapse && !retry && !gate) return;
-      checkLapse(s);
+      s.apply(checkLapse(s.m, s.now, s.times));
       return kick(s, lapse ? "lapsed" : retry ? "retry" : "gate");
     }
     case "shutdown":
@@ -79,13 +81,14 @@ function start(s: Ctx) {
     s.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
   }
   s.apply(escalationStart(m));
-  checkLapse(s, "the deadline passed while the daemon was down");
+  s.apply(checkLapse(s.m, s.now, s.times, "the deadline passed while the daemon was down"));
   if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) s.becomeArmed();
   else if (m.state === "starting" && lapseDeadline(m) !== null) s.armLapseTimer();
-  if (isExhausted(m.entry) && m.state !== "exhausted") {
-    s.becomeExhausted();
-    logExhausted(s, limitRefused(m.entry) ? "from the ledger" : "the exchange's orders prove it");
-  } else if (!m.entry.assumed) limitSuspected(s);
+  if (isExhausted(m.entry) && m.state !== "exhausted")
+    s.apply(
+      exhausted(m, s.now, limitRefused(m.entry) ? "from the ledger" : "the exchange's orders prove it"),
+    );
+  else if (!m.entry.assumed) s.apply(limitSuspected(m));
   kick(s, "start");
 }
 
@@ -100,7 +103,7 @@ export function kick(s: Ctx, reason: string) {
     if (reason !== "interval") s.becomeSending(m.phase.pipe.push, { again: true });
     return;
   }
-  limitReset(s);
+  s.apply(limitReset(m));
   // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
   // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
   if (m.agentReason !== null || engineHoldsPushes(m) || drillHoldsPushes(m) || recheckPending(s)) return;
@@ -205,7 +208,7 @@ function failing(s: Ctx, { ev, push: f, neverLeft }: Failed) {
     s.persist = true;
     s.becomeExhausted();
     s.emit({ ...base, refused: true });
-    logExhausted(s, "the exchange refused with its daily-limit error", ev.message);
+    s.apply(limitReached(m, s.now, "the exchange refused with its daily-limit error", ev.message));
     return;
   }
 

@@ -24,11 +24,15 @@ import { checkLapse } from "./triggers.js";
 export function stepStopping(s: Ctx, ev: Event) {
   switch (ev.type) {
     case "tick":
-      return checkLapse(s); // a deadline that passes while the removal waits has fired
+      // a deadline that passes while the removal waits has fired
+      s.apply(checkLapse(s.m, s.now, s.times));
+      return;
     case "wake": {
-      const { lapse, retry, gate } = wokenDue(s);
+      const { due, decision } = wokenDue(s.m, s.now, s.times);
+      s.apply(decision);
+      const { lapse, retry, gate } = due;
       if (gate) return continueShutdown(s);
-      if (lapse || retry) checkLapse(s);
+      if (lapse || retry) s.apply(checkLapse(s.m, s.now, s.times));
       return;
     }
     case "removalConfirmed":
@@ -83,7 +87,7 @@ function continueShutdown(s: Ctx) {
   const m = s.m;
   if (m.phase.name !== "stopping" || m.phase.pipe.kind === "sending" || m.phase.pipe.kind === "removing")
     return;
-  checkLapse(s);
+  s.apply(checkLapse(s.m, s.now, s.times));
   // Asked to remove, a coordinated replica keeps the schedule while another replica is alive (it pushes on), while
   // another's lease expired without its stopped mark (dead or cut off: etcd cannot tell), or while etcd cannot say
   // (coordination.ts): a kept schedule fails safe, a removal under a replica still pushing would not.
@@ -111,7 +115,7 @@ function continueShutdown(s: Ctx) {
 function removalConfirmed(s: Ctx) {
   const m = s.m;
   if (m.phase.pipe.kind !== "removing") return;
-  checkLapse(s); // a deadline that passed before the removal landed fired
+  s.apply(checkLapse(s.m, s.now, s.times)); // a deadline that passed before the removal landed fired
   const previous = m.entry.armedUntil;
   m.entry = withRemoval(m.entry, s.now.wall, m.cfg.historySize);
   s.becomeStopped();
@@ -123,7 +127,7 @@ function removalConfirmed(s: Ctx) {
 function removalFailed(s: Ctx, ev: Extract<Event, { type: "removalFailed" }>) {
   const m = s.m;
   if (m.phase.pipe.kind !== "removing") return;
-  checkLapse(s);
+  s.apply(checkLapse(s.m, s.now, s.times));
   s.becomeStopped();
   const account = m.cfg.account;
   const skipped = { account, outcome: "skipped" as const, reason: ev.kind, message: ev.message };

@@ -38,7 +38,7 @@ export function repairDay(ctx: Ctx) {
   m.entry = { ...m.entry, day };
   ctx.persist = true;
   ctx.emit({ type: "dayRepaired", from, to: day, triggersToday: m.entry.triggersToday });
-  readRecord(ctx, "the ledger's day was repaired");
+  ctx.apply(readRecord(m, "the ledger's day was repaired"));
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
  * Trigger accounting, a sub-reducer of the switch machine: a lapse counted (once per deadline, the day forward
  * only), the count at the limit said without stopping the pushes, the exchange's record applied where it is fresh,
- * the daily limit reached and reset (docs/daemon.md "What the switch believes about triggers").
+ * the daily limit reached and reset (docs/daemon.md "What the switch believes about triggers"). Each returns what it
+ * decides (context.ts `Decision`), which the step applies.
  */
 import { nextUtcMidnight, utcDay } from "../core/clock.js";
-import type { Ctx } from "./context.js";
-import { acceptingNow, EXCHANGE_MIN_LEAD_MS } from "./exchange-time.js";
+import type { SwitchEvent } from "../core/switch-events.js";
+import { andThen, type Ctx, type Decision, decided, merge } from "./context.js";
+import { acceptingNow, EXCHANGE_MIN_LEAD_MS, type Times } from "./exchange-time.js";
 import type { LedgerEntry, TriggerRecord } from "./ledger.js";
 import {
   atLimit,
@@ -19,16 +21,26 @@ import {
   withIntent,
   withTrigger,
 } from "./ledger-model.js";
-import { inflight, lapseDeadline, RECORD_MARGIN_MAX_MS, RECORD_REREAD_MS, recordMargin } from "./model.js";
+import {
+  inflight,
+  lapseDeadline,
+  type Now,
+  RECORD_MARGIN_MAX_MS,
+  RECORD_REREAD_MS,
+  recordMargin,
+  type SwitchModel,
+} from "./model.js";
 import { type RecordEvidence, withRecord } from "./record-reconcile.js";
 
-/** Counts a trigger when the earliest possibly-armed deadline has passed. */
-export function checkLapse(ctx: Ctx, detail?: string) {
-  const m = ctx.m;
+/**
+ * Counts a trigger when the earliest possibly-armed deadline has passed, on the step's `times`. Decided, not
+ * applied (context.ts `Decision`).
+ */
+export function checkLapse(m: SwitchModel, now: Now, times: Times, detail?: string): Decision {
   // also while stopping: a deadline that passes while the removal waits has fired
-  if (m.phase.name !== "running" && m.phase.name !== "stopping") return;
+  if (m.phase.name !== "running" && m.phase.name !== "stopping") return {};
   const deadline = lapseDeadline(m);
-  if (deadline === null || ctx.now.wall < deadline) return;
+  if (deadline === null || now.wall < deadline) return {};
   // The push in flight cannot have fired yet while less than the exchange's 5 s minimum lead has passed since it
   // was asked for: had the exchange taken it, its time then was at most cancel time − 5 s, and it took it after
   // `askedMono`. Judged on the monotonic clock, not on a candidate time: the latest candidate (a Date's upper
@@ -40,29 +52,26 @@ export function checkLapse(ctx: Ctx, detail?: string) {
     sending &&
     sending.cancelAt === deadline &&
     m.entry.armedUntil !== deadline &&
-    ctx.now.mono < sending.askedMono + EXCHANGE_MIN_LEAD_MS
+    now.mono < sending.askedMono + EXCHANGE_MIN_LEAD_MS
   ) {
     // checked again when it could have fired (or at its answer)
-    m.wake.lapse = sending.askedMono + EXCHANGE_MIN_LEAD_MS;
-    return;
+    return { wake: { lapse: sending.askedMono + EXCHANGE_MIN_LEAD_MS } };
   }
   // While nothing is verified, the push in flight lapses on the latest candidate that would have taken it (its
   // time then at most cancel time − 5 s): a later candidate would have refused it as too early, and under no
   // candidate that refuses it can it fire (a push planned on a local clock hours behind, judged on a true Date).
-  if (sending && sending.cancelAt === deadline && m.entry.armedUntil !== deadline && !ctx.times.witnessed) {
-    const at = acceptingNow(m.time!, ctx.now.mono, ctx.times.local, deadline, sending.askedMono);
+  if (sending && sending.cancelAt === deadline && m.entry.armedUntil !== deadline && !times.witnessed) {
+    const at = acceptingNow(m.time!, now.mono, times.local, deadline, sending.askedMono);
     if (at === null || at < deadline) {
       // checked again when it could have fired on that candidate (or at its answer)
-      if (at !== null) m.wake.lapse = ctx.now.mono + (deadline - at);
-      return;
+      return at !== null ? { wake: { lapse: now.mono + (deadline - at) } } : {};
     }
   }
   // While the two clocks disagree, a lapse is judged on the later of the two, but one on a UTC day that only the
   // local clock has reached waits until the exchange estimate passes it: counting it would roll the day.
-  if (ctx.times.suspect && ctx.times.exchange < deadline && utcDay(deadline) > utcDay(ctx.times.day)) {
+  if (times.suspect && times.exchange < deadline && utcDay(deadline) > utcDay(times.day)) {
     // checked again when the estimate reaches it
-    m.wake.lapse = ctx.now.mono + (deadline - ctx.times.exchange);
-    return;
+    return { wake: { lapse: now.mono + (deadline - times.exchange) } };
   }
   // The exchange holds one of the candidates (confirmed, pendingUntil..pendingLatest) and fires at most
   // one: the earliest is counted now. If a candidate lies on a later UTC day, the one that fires may count
@@ -82,39 +91,42 @@ export function checkLapse(ctx: Ctx, detail?: string) {
   // Nor on a clock nothing verified (issue 40): the local clock alone, a day ahead from the start, reaches a day
   // the exchange has not; the ledger's day moves only as `roll` moves it (on a verified time, or both clocks).
   const forLaterDay =
-    utcDay(deadline) > m.entry.day && (utcDay(deadline) > utcDay(ctx.times.day) || !ctx.times.witnessed);
+    utcDay(deadline) > m.entry.day && (utcDay(deadline) > utcDay(times.day) || !times.witnessed);
   const r = forLaterDay
-    ? withTriggerForLaterDay(m.entry, { deadline, at: ctx.now.wall, detail, alt }, m.cfg.historySize)
-    : withTrigger(m.entry, { deadline, at: ctx.now.wall, detail, alt }, m.cfg.historySize);
-  m.entry = r.entry;
-  const exchangeNow = Math.min(ctx.now.wall, ctx.times.exchange);
+    ? withTriggerForLaterDay(m.entry, { deadline, at: now.wall, detail, alt }, m.cfg.historySize)
+    : withTrigger(m.entry, { deadline, at: now.wall, detail, alt }, m.cfg.historySize);
+  let entry = r.entry;
+  const exchangeNow = Math.min(now.wall, times.exchange);
   if (latest > exchangeNow && utcDay(latest) > utcDay(deadline))
     // (from the exchange estimate's now, not the later of the two clocks: pending from that day's 00:00)
-    m.entry = withIntent(m.entry, Math.max(nextUtcMidnight(deadline), exchangeNow));
+    entry = withIntent(entry, Math.max(nextUtcMidnight(deadline), exchangeNow));
   else if (latest > deadline && utcDay(latest) > utcDay(deadline)) {
     // That later candidate has passed too (a clock corrected across 00:00, a restart on a clock behind): it
     // may be the one that fired, on its own day. Nothing stays pending for it, so it is counted now, as a guess
     // on that day: at once when the ledger is on it, else kept for it (`later`) while the ledger's day (the
     // earlier of two disagreeing clocks) has not reached it. Over by one, never under.
-    const guess: TriggerRecord = { deadline: latest, proof: "guess", at: Math.floor(ctx.now.wall) };
-    if (utcDay(latest) > m.entry.day) {
-      const later = (m.entry.later ?? []).filter((t) => t.deadline !== latest);
-      m.entry = { ...m.entry, later: keptLater([...later, guess]) };
-    } else if (utcDay(latest) === m.entry.day && !m.entry.triggers.some((t) => t.deadline === latest)) {
-      m.entry = {
-        ...m.entry,
-        triggersToday: m.entry.triggersToday + 1,
-        triggers: [...m.entry.triggers, guess].slice(-TRIGGER_LIST_SIZE),
+    const guess: TriggerRecord = { deadline: latest, proof: "guess", at: Math.floor(now.wall) };
+    if (utcDay(latest) > entry.day) {
+      const later = (entry.later ?? []).filter((t) => t.deadline !== latest);
+      entry = { ...entry, later: keptLater([...later, guess]) };
+    } else if (utcDay(latest) === entry.day && !entry.triggers.some((t) => t.deadline === latest)) {
+      entry = {
+        ...entry,
+        triggersToday: entry.triggersToday + 1,
+        triggers: [...entry.triggers, guess].slice(-TRIGGER_LIST_SIZE),
       };
     }
   }
   // A push in flight is still to be answered; its own cancel time is what it arms if it is confirmed.
-  if (sending) m.entry = withIntent(m.entry, sending.cancelAt);
-  ctx.persist = true;
-  const e = m.entry;
+  if (sending) entry = withIntent(entry, sending.cancelAt);
+  const e = entry;
+  let d: Decision = { set: { entry }, persist: true };
   const left = Math.max(0, e.limit - e.triggersToday);
+  const say = (ev: SwitchEvent) => {
+    d = merge(d, { events: [ev] });
+  };
   if (r.counted) {
-    ctx.emit({
+    say({
       type: "triggerCounted",
       triggersToday: e.triggersToday,
       triggerLimit: e.limit,
@@ -125,11 +137,11 @@ export function checkLapse(ctx: Ctx, detail?: string) {
       ...(detail ? { detail } : {}),
     });
     // A guessed count is checked against the record (when one is configured; the driver says if not).
-    readRecord(ctx, "trigger");
+    d = andThen(m, d, (c) => readRecord(c, "trigger"));
     if (atLimit(e) && !e.assumed) {
-      limitSuspected(ctx);
+      d = andThen(m, d, limitSuspected);
     } else if (left <= m.cfg.triggerWarnRemaining) {
-      ctx.emit({
+      say({
         type: "triggersLow",
         triggersToday: e.triggersToday,
         triggersLeft: left,
@@ -137,51 +149,60 @@ export function checkLapse(ctx: Ctx, detail?: string) {
       });
     }
   } else {
-    ctx.emit({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
+    say({ type: "triggerSkipped", deadline, ...(detail ? { detail } : {}) });
   }
-  if (m.phase.name === "running") ctx.becomeLapsed();
-  ctx.effect({ kind: "pollExposure" });
+  return merge(d, {
+    ...(m.phase.name === "running" ? { become: { to: "lapsed" } } : {}),
+    effects: [{ kind: "pollExposure" }],
+  });
 }
 
 /**
  * The count reaches the limit without the exchange's own proof (guesses, a record's lapses): said once a day,
  * readiness fails (status `limitSuspected`), and the pushes go on: only the exchange's refusal stops them.
  */
-export function limitSuspected(ctx: Ctx) {
-  const m = ctx.m;
+export function limitSuspected(m: SwitchModel): Decision {
   const e = m.entry;
-  if (isExhausted(e) || !atLimit(e) || m.limitSuspectedDay === e.day) return;
-  m.limitSuspectedDay = e.day;
-  ctx.emit({
-    type: "limitSuspected",
-    triggersToday: e.triggersToday,
-    triggerLimit: e.limit,
-    proofs: proofCounts(e),
-  });
+  if (isExhausted(e) || !atLimit(e) || m.limitSuspectedDay === e.day) return {};
+  return {
+    set: { limitSuspectedDay: e.day },
+    events: [
+      {
+        type: "limitSuspected",
+        triggersToday: e.triggersToday,
+        triggerLimit: e.limit,
+        proofs: proofCounts(e),
+      },
+    ],
+  };
 }
 
 /** Asks the driver for the exchange's record (one read at a time). */
-export function readRecord(ctx: Ctx, reason: string) {
-  const m = ctx.m;
-  if (m.recordReading || (m.phase.name !== "running" && m.phase.name !== "stopping")) return;
-  m.recordReading = true;
-  ctx.effect({ kind: "readRecord", reason });
+export function readRecord(m: SwitchModel, reason: string): Decision {
+  if (m.recordReading || (m.phase.name !== "running" && m.phase.name !== "stopping")) return {};
+  return { set: { recordReading: true }, effects: [{ kind: "readRecord", reason }] };
 }
 
-/** The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts). */
-export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string | undefined) {
-  const m = ctx.m;
-  m.recordReading = false;
-  if (evidence === null) {
-    if (detail !== undefined) ctx.emit({ type: "recordSkipped", detail });
-    return;
-  }
+/**
+ * The exchange's record: applied to the ledger in both directions where it is fresh (ledger-model.ts), on the
+ * step's `times`. Decided, not applied (context.ts `Decision`).
+ */
+export function record(
+  m: SwitchModel,
+  now: Now,
+  times: Times,
+  evidence: RecordEvidence | null,
+  detail: string | undefined,
+): Decision {
+  const read: Decision = { set: { recordReading: false } };
+  if (evidence === null)
+    return detail !== undefined ? merge(read, { events: [{ type: "recordSkipped", detail }] }) : read;
   // A record is applied to the ledger's day. Read while only one clock is past 00:00 (the time it was read on is
   // the later of two that disagree), it is dated on the earlier clock when that one is on the ledger's day: it
   // still corrects that day (a lie it had counted included).
   const dated: RecordEvidence =
-    utcDay(evidence.at) !== m.entry.day && utcDay(ctx.times.day) === m.entry.day
-      ? { ...evidence, at: Math.min(evidence.at, ctx.times.day) }
+    utcDay(evidence.at) !== m.entry.day && utcDay(times.day) === m.entry.day
+      ? { ...evidence, at: Math.min(evidence.at, times.day) }
       : evidence;
   // Measure the record's lag: the oldest of this run's recent confirmed pushes it does not list yet (bounded).
   const listed = new Set(
@@ -196,40 +217,48 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
       !listed.has(c.cancelAt),
   );
   const lag = missing.length === 0 ? 0 : Math.max(0, dated.at - Math.min(...missing.map((c) => c.at)));
-  m.recordLags = [...m.recordLags, Math.min(lag, RECORD_MARGIN_MAX_MS)].slice(-8);
+  const recordLags = [...m.recordLags, Math.min(lag, RECORD_MARGIN_MAX_MS)].slice(-8);
+  let d: Decision = merge(read, { set: { recordLags } });
+  const marginMs = recordMargin({ ...m, recordLags });
   const before = m.entry;
   const r = withRecord(before, dated, {
-    now: ctx.now.wall,
-    marginMs: recordMargin(m),
+    now: now.wall,
+    marginMs,
     sent: m.ownSent,
     confirmed: m.ownConfirmed,
     pushLeadMs: m.cfg.deadlineMs + m.cfg.requestTimeoutMs,
   });
   if (r.entry !== before) {
-    m.entry = r.entry;
-    ctx.persist = true;
-    ctx.emit({
-      type: "reconciled",
-      changes: r.changes,
-      notes: r.notes,
-      marginMs: recordMargin(m),
-      proofs: proofCounts(r.entry),
+    d = merge(d, {
+      set: { entry: r.entry },
+      persist: true,
+      events: [
+        {
+          type: "reconciled",
+          changes: r.changes,
+          notes: r.notes,
+          marginMs,
+          proofs: proofCounts(r.entry),
+        },
+      ],
     });
     const e = r.entry;
-    if (isExhausted(e) && !m.wasExhausted && m.phase.name === "running") {
-      ctx.becomeExhausted();
-      logExhausted(ctx, "the exchange's scheduledCancel orders prove the daily limit");
-    } else if (m.state === "lapsed" && m.phase.name === "running") ctx.becomeHolding();
-    limitSuspected(ctx);
+    if (isExhausted(e) && !m.wasExhausted && m.phase.name === "running")
+      d = andThen(m, d, (c) =>
+        exhausted(c, now, "the exchange's scheduledCancel orders prove the daily limit"),
+      );
+    else if (m.state === "lapsed" && m.phase.name === "running") d = merge(d, { become: { to: "holding" } });
+    d = andThen(m, d, limitSuspected);
     // A withdrawn guess leaves the push that replaced it as a possible deadline; when that deadline has already
     // passed (a record read late, after the exchange went silent), it lapsed: counted now, never left uncounted.
-    checkLapse(ctx);
+    d = andThen(m, d, (c) => checkLapse(c, now, times));
   } else if (r.notes.length > 0) {
-    ctx.emit({ type: "recordChecked", notes: r.notes });
+    d = merge(d, { events: [{ type: "recordChecked", notes: r.notes }] });
   }
   // Guesses left today: read again later (a lagging record may list the replacing push by then).
-  if (m.entry.triggers.some((t) => t.proof === "guess") && m.phase.name === "running")
-    m.wake.record = ctx.now.mono + RECORD_REREAD_MS;
+  if (decided(m, d).entry.triggers.some((t) => t.proof === "guess") && m.phase.name === "running")
+    d = merge(d, { wake: { record: now.mono + RECORD_REREAD_MS } });
+  return d;
 }
 
 /**
@@ -237,48 +266,60 @@ export function record(ctx: Ctx, evidence: RecordEvidence | null, detail: string
  * at `deadline`. Applied as a record of that one fire with its order (record-reconcile.ts `withRecord`): a guess for the
  * deadline becomes proof `orders`, a deadline not yet counted is counted with it, nothing else changes.
  */
-export function ownFire(ctx: Ctx, deadline: number, oid: number) {
-  const m = ctx.m;
+export function ownFire(m: SwitchModel, now: Now, deadline: number, oid: number): Decision {
   const before = m.entry;
-  if (utcDay(deadline) !== before.day) return;
+  if (utcDay(deadline) !== before.day) return {};
   const r = withRecord(
     before,
     {
-      at: ctx.now.wall,
+      at: now.wall,
       schedules: [],
       fires: [{ deadline, day: utcDay(deadline), cancelledOrders: 1, proof: "orders" }],
       newestTx: null,
     },
-    { now: ctx.now.wall, marginMs: 0, sent: [], confirmed: [], pushLeadMs: 0 },
+    { now: now.wall, marginMs: 0, sent: [], confirmed: [], pushLeadMs: 0 },
   );
-  if (r.entry === before) return;
-  m.entry = r.entry;
-  ctx.persist = true;
+  if (r.entry === before) return {};
   const why = `the drill's own order ${oid} ended scheduledCancel at this deadline`;
-  ctx.emit({
-    type: "reconciled",
-    changes: r.changes.map((c) => (c.field === "trigger" ? { ...c, reason: why } : c)),
-    notes: [],
-    marginMs: recordMargin(m),
-    proofs: proofCounts(r.entry),
-  });
-  if (isExhausted(r.entry) && !m.wasExhausted && m.phase.name === "running") {
-    ctx.becomeExhausted();
-    logExhausted(ctx, "the drill's fire is the day's last trigger");
-  }
+  const counted: Decision = {
+    set: { entry: r.entry },
+    persist: true,
+    events: [
+      {
+        type: "reconciled",
+        changes: r.changes.map((c) => (c.field === "trigger" ? { ...c, reason: why } : c)),
+        notes: [],
+        marginMs: recordMargin(m),
+        proofs: proofCounts(r.entry),
+      },
+    ],
+  };
+  if (isExhausted(r.entry) && !m.wasExhausted && m.phase.name === "running")
+    return andThen(m, counted, (c) => exhausted(c, now, "the drill's fire is the day's last trigger"));
+  return counted;
 }
 
-export function logExhausted(ctx: Ctx, why: string, message?: string) {
-  ctx.m.wasExhausted = true;
-  const e = ctx.m.entry;
-  ctx.emit({
-    type: "limitReached",
-    triggersToday: e.triggersToday,
-    triggerLimit: e.limit,
-    resumesAt: nextUtcMidnight(ctx.now.wall),
-    why,
-    ...(message ? { message } : {}),
-  });
+/** The daily limit reached: exhausted, and said (once until the budget is back: `limitReset`). */
+export function exhausted(m: SwitchModel, now: Now, why: string, message?: string): Decision {
+  return { ...limitReached(m, now, why, message), become: { to: "exhausted" } };
+}
+
+/** The daily limit reached, said once until the budget is back (`limitReset`). */
+export function limitReached(m: SwitchModel, now: Now, why: string, message?: string): Decision {
+  const e = m.entry;
+  return {
+    set: { wasExhausted: true },
+    events: [
+      {
+        type: "limitReached",
+        triggersToday: e.triggersToday,
+        triggerLimit: e.limit,
+        resumesAt: nextUtcMidnight(now.wall),
+        why,
+        ...(message ? { message } : {}),
+      },
+    ],
+  };
 }
 
 /**
@@ -316,13 +357,14 @@ function withTriggerForLaterDay(
 }
 
 /** A new UTC day after the limit was reached: the budget is back (said once). */
-export function limitReset(ctx: Ctx) {
-  const m = ctx.m;
+export function limitReset(m: SwitchModel): Decision {
   const e = m.entry;
-  if (!m.wasExhausted || isExhausted(e)) return;
-  m.wasExhausted = false;
-  ctx.emit({ type: "limitReset", day: e.day, triggersToday: e.triggersToday });
-  if (m.state === "exhausted") ctx.becomeHolding();
+  if (!m.wasExhausted || isExhausted(e)) return {};
+  return {
+    set: { wasExhausted: false },
+    events: [{ type: "limitReset", day: e.day, triggersToday: e.triggersToday }],
+    ...(m.state === "exhausted" ? { become: { to: "holding" } } : {}),
+  };
 }
 
 /**

@@ -11,7 +11,7 @@
  * knows anything durable (its first write), nothing is covered.
  */
 import { floorCovers, NONCE_SIGN_SLACK_MS, type NonceSpan } from "../protocol/hyperliquid/nonce.js";
-import type { Ctx } from "./context.js";
+import type { Ctx, Decision } from "./context.js";
 import type { LedgerEntry } from "./ledger.js";
 import { intentCovered } from "./ledger-model.js";
 import { type Disk, type Event, type SwitchModel, UNSYNCED_KEPT } from "./model.js";
@@ -62,14 +62,14 @@ export function handOver(m: SwitchModel): number {
 
 /**
  * The store's write of entry `seq` is durable: the file holds it (or a later one, still unsynced here) with
- * `updatedAt`. Entries handed over before it are on disk or replaced.
+ * `updatedAt`. Entries handed over before it are on disk or replaced. Decided, not applied (context.ts `Decision`).
  */
-export function persisted(m: SwitchModel, ev: Extract<Event, { type: "persisted" }>) {
+export function persisted(m: SwitchModel, ev: Extract<Event, { type: "persisted" }>): Decision {
   const d = m.disk;
   const done = d.unsynced.find((u) => u.seq === ev.seq);
   // (an entry dropped by the overflow, or one of an earlier run, says nothing about what is on disk now)
-  if (done === undefined) return;
+  if (done === undefined) return {};
   const unsynced = d.unsynced.filter((u) => u.seq > ev.seq);
   const updatedAt = ev.updatedAt === null ? d.updatedAt : Math.max(d.updatedAt ?? 0, ev.updatedAt);
-  m.disk = { ...d, entry: done.entry, updatedAt, unsynced, overflow: false };
+  return { set: { disk: { ...d, entry: done.entry, updatedAt, unsynced, overflow: false } } };
 }
