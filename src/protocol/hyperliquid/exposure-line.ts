@@ -36,6 +36,12 @@ export type ExposureLine = z.infer<typeof ExposureLine>;
 
 /** The event as an exposure line, or null when it is not one (another event, or no account). */
 export function parseExposureLine(event: unknown): ExposureLine | null {
+  // Every event of the bus comes here (twice with the death gate and the escalation): the other events are turned
+  // away on their module and name before the schema, which builds its list of issues for each (about 33 µs an
+  // event under the shipped --jitless, against well under one).
+  if (typeof event !== "object" || event === null) return null;
+  const { module, event: name } = event as { module?: unknown; event?: unknown };
+  if (module !== "exposure" || name !== "exposure") return null;
   const parsed = ExposureLine.safeParse(event);
   return parsed.success ? parsed.data : null;
 }
