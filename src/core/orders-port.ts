@@ -5,8 +5,27 @@
  * neither imports the other.
  */
 
-/** A cancel pass's failed request as the executor reports it (src/protocol/hyperliquid/cancel.ts). */
-export type CancelFailure = { kind: string; request: "read" | "cancel"; retryable: boolean };
+/** The request of a pass that failed, as the switch judges it (src/switch/engine-down.ts decides what follows). */
+export type CancelFailure = {
+  /** the error policy's kind (`rate_limited` for HTTP 429, `server_error`, `transport`, ...), `internal` if none */
+  kind: string;
+  /** a read (the open orders, `meta`) or a cancel action */
+  request: "read" | "cancel";
+  /** the policy table says a new request may help */
+  retryable: boolean;
+};
+
+/** What a cancel pass answers (src/protocol/hyperliquid/cancel.ts carries one out). */
+export type CancelPassResult = {
+  confirmed: boolean;
+  cancelled: number;
+  kept: number;
+  detail?: string;
+  /** not confirmed: the first request that failed (none when every request was answered); the machine judges whether the pass is tried again */
+  failure?: CancelFailure;
+  /** not confirmed: the IP weight the pass spent */
+  weight?: number;
+};
 
 export type CancelOpenOrders = (params: {
   account: string;
@@ -14,16 +33,7 @@ export type CancelOpenOrders = (params: {
   cancelStops: boolean;
   /** only these perp dexes (a fire's sweep); default every listed dex (`--dex`) */
   dexes?: readonly string[] | undefined;
-}) => Promise<{
-  confirmed: boolean;
-  cancelled: number;
-  kept: number;
-  detail?: string;
-  /** not confirmed: the request that failed; the machine judges whether the pass is tried again */
-  failure?: CancelFailure;
-  /** not confirmed: the IP weight the pass spent */
-  weight?: number;
-}>;
+}) => Promise<CancelPassResult>;
 
 /** One close order of an escalation pass, as sent and as answered (the audit trail keeps them). */
 export type CloseOrderReport = {

@@ -1,4 +1,5 @@
 import type { EngineDownCause } from "../core/events.js";
+import type { CancelFailure } from "../core/orders-port.js";
 import type { ProtectionView, SwitchState, SwitchStatus } from "../core/status.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import { type CoordinationModel, initialCoordination, type MemberMark } from "./coordination-model.js";
@@ -198,8 +199,8 @@ export type Event =
       detail?: string | undefined;
     };
 
-/** A cancel pass's failed request as the executor reports it (src/protocol/hyperliquid/cancel.ts). */
-export type CancelFailure = { kind: string; request: "read" | "cancel"; retryable: boolean };
+/** A cancel pass's failed request as the executor reports it (core/orders-port.ts). */
+export type { CancelFailure };
 
 /** One close order as reported to the machine (api.ts `CloseOrderReport`). */
 export type CloseReport = Readonly<Record<string, string | number | null>>;

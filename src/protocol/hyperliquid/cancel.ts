@@ -19,6 +19,7 @@
  * failed (a read or an action, the error policy's kind), and the switch decides whether the pass is tried again or
  * the scheduled cancel falls back to the 5 s minimum (src/switch/engine-down.ts).
  */
+import type { CancelFailure, CancelPassResult } from "../../core/orders-port.js";
 import { assetOffset, dexIndexOf } from "./asset-ids.js";
 import { HyperliquidApiError, kindIsRetryable } from "./errors.js";
 import type { CancelOrderStatus, ExchangeClient } from "./exchange.js";
@@ -32,16 +33,7 @@ export type CancelOpenOrdersParams = {
   /** only these dexes (a fire's sweep: the dexes it missed); default every dex the executor covers */
   dexes?: readonly string[] | undefined;
 };
-export type CancelOpenOrdersResult = {
-  confirmed: boolean;
-  cancelled: number;
-  kept: number;
-  detail?: string;
-  /** not confirmed: the first request that failed (none when every request was answered) */
-  failure?: CancelFailure;
-  /** not confirmed: the IP weight this pass spent */
-  weight?: number;
-};
+export type CancelOpenOrdersResult = CancelPassResult;
 export type CancelOpenOrders = (params: CancelOpenOrdersParams) => Promise<CancelOpenOrdersResult>;
 /**
  * The executor, and its `prime`: each listed builder dex's place in `perpDexs` and its `meta` read ahead (at
@@ -180,15 +172,7 @@ export const CANCEL_WEIGHT = Object.freeze({
   action: (orders: number) => 1 + Math.floor(orders / 40),
 });
 
-/** The request of a pass that failed, as the switch judges it (src/switch/engine-down.ts decides what follows). */
-export type CancelFailure = {
-  /** the error policy's kind (`rate_limited` for HTTP 429, `server_error`, `transport`, ...), `internal` if none */
-  kind: string;
-  /** a read (the open orders, `meta`) or a cancel action */
-  request: "read" | "cancel";
-  /** the policy table says a new request may help */
-  retryable: boolean;
-};
+export type { CancelFailure };
 
 function failureOf(request: CancelFailure["request"], error: unknown): CancelFailure {
   if (error instanceof HyperliquidApiError)
