@@ -1,6 +1,7 @@
 import type { EngineDownCause } from "../core/events.js";
 import type { CancelFailure } from "../core/orders-port.js";
 import type { ProtectionView, SwitchState, SwitchStatus } from "../core/status.js";
+import type { SwitchEvent } from "../core/switch-events.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import { type CoordinationModel, initialCoordination, type MemberMark } from "./coordination-model.js";
 import type { DrillModel } from "./drill-model.js";
@@ -165,15 +166,8 @@ export type Event =
     }
   /** the operator's kill switch (`hl-deadman kill`, over the control channel): latch, cancel, optionally close */
   | { type: "kill"; by: string; close: boolean }
-  /** the kill's cancels answered (the `kill` effect) */
-  | {
-      type: "killCancelled";
-      by: string;
-      confirmed: boolean;
-      cancelled: number;
-      kept: number;
-      detail?: string | undefined;
-    }
+  /** the kill's cancels answered (the `kill` effect): the same shape the switch publishes */
+  | Extract<SwitchEvent, { type: "killCancelled" }>
   /** the operator's `reset` (over the control channel): releases the HALTED latch */
   | { type: "reset"; by: string }
   /** the operator's `drill` (drill.ts) */
