@@ -68,7 +68,7 @@ export function coordinationLog(logger: Logger): EventSubscriber {
       }
       case "memberMarked":
         log.info(
-          { event: "coordination.member", member: e.member, state: e.state, key: e.key },
+          { event: "coordination.member", member: e.member, state: e.state, memberKey: e.key },
           e.state === "running"
             ? `this replica's membership (${e.member}) says running: a stop of another replica keeps the schedule while it has no stopped mark`
             : `this replica's membership (${e.member}) is marked stopped`,

@@ -134,8 +134,8 @@ describe("the election's events as lines and gauges", () => {
     expect(got[3]).toMatchObject({ mine: { intervalMs: 1_000, deadlineMs: 10_000 } });
     expect(got[3]?.others).toHaveLength(1);
     expect(got[3]?.msg).toContain("b: interval 2000 ms, deadline 20000 ms; c: interval 2000 ms");
-    // (its `key` field is one the logger removes, as every `key`: src/core/logger.ts)
-    expect(got[4]).toMatchObject({ member: "m1", state: "running" });
+    // the membership key is said as `memberKey`: the logger removes every field named `key` (src/core/logger.ts)
+    expect(got[4]).toMatchObject({ member: "m1", state: "running", memberKey: "hl/members/x/m1" });
     expect(got[6]).toMatchObject({ member: "m2", error: "EACCES" });
     expect(got.every((l) => l.module === "coordination")).toBe(true);
   });
