@@ -1,10 +1,10 @@
 /**
  * A step's working state, shared by the machine (machine.ts), its phase steps (running.ts, stopping.ts) and its
- * sub-steps (triggers.ts, escalation.ts, drill.ts, ...): the model being changed, the time it is taken at, and the
+ * sub-steps (triggers.ts, engine-down.ts, features.ts, ...): the model being changed, the time it is taken at, and the
  * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
  * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
  * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
- * drill.ts, escalation.ts, triggers.ts, write-ahead.ts, answers.ts' confirmation and wake-ups).
+ * features.ts (the escalation's and the drill's commands), triggers.ts, write-ahead.ts, answers.ts' confirmation and wake-ups).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "../core/switch-events.js";
@@ -32,8 +32,8 @@ import {
 } from "./model.js";
 
 /**
- * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts,
- * escalation.ts, triggers.ts, write-ahead.ts, answers.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
+ * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, features.ts,
+ * triggers.ts, write-ahead.ts, answers.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
  * the state (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts
  * `kick`); absent, nothing asks for one.
  */
@@ -391,10 +391,16 @@ export class Ctx {
 
   /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */
   cancelTimers() {
-    this.m.wake.escalate = null;
     this.m.wake.lapse = null;
     this.m.wake.retry = null;
     this.m.wake.gate = null;
     this.m.wake.cancel = null;
+    // nor for the features (the escalation's time rule and retries, the drill's verification)
+    const f = this.m.features;
+    if (f.escalation.wakeAt !== null || f.drill.wakeAt !== null)
+      this.m.features = {
+        escalation: { ...f.escalation, wakeAt: null },
+        drill: { ...f.drill, wakeAt: null },
+      };
   }
 }

@@ -5,9 +5,10 @@
  * running phase's (running.ts: the start, the pushes and their answers), the stop's and the stopped phase's
  * (stopping.ts); the push answers every phase records are answers.ts's. The `becomeX` of context.ts set the phase
  * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Protection status
- * (protection.ts), the engine-down policy (engine-down.ts), the replicas' role (coordination.ts) and the drill
- * (drill.ts) and the escalation (escalation.ts) return what they decide (context.ts `Decision`), which the step
- * applies, as do trigger accounting (triggers.ts) and the write-ahead's answers (write-ahead.ts). The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
+ * (protection.ts), the engine-down policy (engine-down.ts) and the replicas' role (coordination.ts) return what they
+ * decide (context.ts `Decision`), which the step applies, as do trigger accounting (triggers.ts) and the
+ * write-ahead's answers (write-ahead.ts); the features (the escalation, the drill: machines of their own rooms the
+ * app hands in) are fed their events and their commands carried out as decisions (features.ts). The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
  * touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
  *
  * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
@@ -29,17 +30,9 @@
 import type { SwitchState } from "../core/status.js";
 import { Ctx, type Decision } from "./context.js";
 import { coordination } from "./coordination.js";
-import { drillEnded, drillPlaced, drillStart, drillVerified } from "./drill.js";
 import { engine, ordersCancelled } from "./engine-down.js";
-import {
-  escalationCheck,
-  escalationClosed,
-  escalationEngine,
-  escalationExposure,
-  escalationKill,
-  escalationReset,
-} from "./escalation.js";
 import { initialTime, timesAt } from "./exchange-time.js";
+import { drill, escalation } from "./features.js";
 import { finite, malformed } from "./input-check.js";
 import {
   type Event,
@@ -59,6 +52,7 @@ import { checkLapse, record } from "./triggers.js";
 import { handOver, persisted } from "./write-ahead.js";
 
 export * from "./model.js";
+export { status } from "./status.js";
 
 export function step(model: SwitchModel, event: Event, now: Now): StepResult {
   const bad = malformed(event, now);
@@ -74,10 +68,12 @@ export function step(model: SwitchModel, event: Event, now: Now): StepResult {
   }
 }
 
-/** The earliest wake-up asked for. */
-export function wakeAtOf(w: Wake): number | null {
+/** The earliest wake-up asked for, the switch's and its features'. */
+export function wakeAtOf(m: SwitchModel): number | null {
+  const w: Wake = m.wake;
+  const f = m.features;
   let at: number | null = null;
-  for (const t of [w.lapse, w.retry, w.gate, w.record, w.escalate, w.drill, w.cancel])
+  for (const t of [w.lapse, w.retry, w.gate, w.record, f.drill.wakeAt, f.escalation.wakeAt, w.cancel])
     if (t !== null && (at === null || t < at)) at = t;
   return at;
 }
@@ -91,7 +87,7 @@ function refusedStep(model: SwitchModel, event: unknown, reason: string): StepRe
       mustSync: false,
       effects: [],
       events: [{ type: "eventRefused", eventType: type.slice(0, 40), reason: reason.slice(0, 300) }],
-      wakeAt: wakeAtOf(model.wake),
+      wakeAt: wakeAtOf(model),
     },
   };
 }
@@ -141,7 +137,7 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     ready.entry = ctx.m.entry;
     ready.entrySeq = handOver(ctx.m);
   }
-  ready.wakeAt = wakeAtOf(ctx.m.wake);
+  ready.wakeAt = wakeAtOf(ctx.m);
   return { model: ctx.m, ready };
 }
 
@@ -164,8 +160,8 @@ class Step extends Ctx {
         const cause = ev.cause === "absent" ? "absent" : "seen";
         const policy = engine(m, ev.up, ev.detail ?? null, cause);
         if (policy === null) return;
-        this.apply(escalationEngine(m, this.now, ev.up, cause));
-        if (!ev.up) this.apply(drillEnded(m, ENGINE_WENT_DOWN));
+        this.apply(escalation(m, this.now, this.times, { type: "engine", up: ev.up, cause }));
+        if (!ev.up) this.apply(drill(m, this.now, this.times, ENGINE_WENT_DOWN));
         return this.take(policy);
       }
       case "ordersCancelled":
@@ -181,14 +177,10 @@ class Step extends Ctx {
       case "halt":
         return this.becomeStopped({ halted: true });
       case "exposure":
-        this.apply(escalationExposure(m, ev));
-        return this.take(escalationCheck(m, this.now));
       case "closeResult":
-        return this.take(escalationClosed(m, this.now, ev));
       case "reset":
-        return this.take(escalationReset(m, this.now, ev));
       case "kill":
-        return this.take(escalationKill(m, this.now, ev));
+        return this.take(escalation(m, this.now, this.times, ev));
       case "killCancelled":
         return this.emit({
           type: "killCancelled",
@@ -201,14 +193,14 @@ class Step extends Ctx {
       case "coordination":
         this.take(coordination(m, ev));
         // the lease won: a step-2 rule that held while another replica had it is acted on now
-        return this.take(escalationCheck(m, this.now));
+        return this.take(escalation(m, this.now, this.times, { type: "check" }));
       case "drillStart":
-        return this.take(drillStart(m, this.now, ev));
+        return this.take(drill(m, this.now, this.times, { ...ev, type: "start" }));
       case "drillPlaced":
-        return this.take(drillPlaced(m, ev));
+        return this.take(drill(m, this.now, this.times, { ...ev, type: "placed" }));
       case "drillVerified":
-        this.take(drillVerified(m, this.now, ev));
-        return kick(this, "drill-done");
+        // the drill's end asks for a push at once (the pushes resume)
+        return this.take(drill(m, this.now, this.times, { ...ev, type: "verified" }));
     }
     PHASE_STEP[m.phase.name](this, ev);
   }
@@ -233,11 +225,6 @@ const PHASE_STEP: { readonly [P in PhaseName]: (s: Ctx, ev: Event) => void } = {
 };
 
 /** The drill's end when the engine goes down. */
-const ENGINE_WENT_DOWN = {
-  fired: false,
-  status: null,
-  statusTimestamp: null,
-  detail: "the engine went down during the drill",
-};
+const ENGINE_WENT_DOWN = { type: "end", detail: "the engine went down during the drill" } as const;
 
 export const isArmedState = (s: SwitchState) => s === "armed" || s === "retrying";

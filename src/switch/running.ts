@@ -6,10 +6,9 @@
 import { nextUtcMidnight } from "../core/clock.js";
 import { confirmedPush, type Failed, failedPush, wokenDue } from "./answers.js";
 import type { Ctx } from "./context.js";
-import { DRILL_LEAD_MS, drillArming, drillHoldsPushes, drillPushFailed } from "./drill.js";
 import { cancelAgain, engineHoldsPushes, pushMode } from "./engine-down.js";
-import { escalationCheck, escalationStart } from "./escalation.js";
 import { MIN_PLAUSIBLE_MS } from "./exchange-time.js";
+import { drill, escalation, featurePushLead, featuresHoldPushes } from "./features.js";
 import { isExhausted, limitRefused, withIntent, withLimitReached } from "./ledger-model.js";
 import {
   BACKOFF_BASE_MS,
@@ -39,7 +38,7 @@ export function stepRunning(s: Ctx, ev: Event) {
     case "tick":
       s.apply(checkLapse(s.m, s.now, s.times));
       s.apply(cancelAgain(s.m));
-      s.apply(escalationCheck(s.m, s.now));
+      s.apply(escalation(s.m, s.now, s.times, { type: "check" }));
       return kick(s, "interval");
     case "wake": {
       const { due, decision } = wokenDue(s.m, s.now, s.times);
@@ -80,7 +79,7 @@ function start(s: Ctx) {
   if (e.assumed) {
     s.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
   }
-  s.apply(escalationStart(m));
+  s.apply(escalation(m, s.now, s.times, { type: "start" }));
   s.apply(checkLapse(s.m, s.now, s.times, "the deadline passed while the daemon was down"));
   if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) s.becomeArmed();
   else if (m.state === "starting" && lapseDeadline(m) !== null) s.armLapseTimer();
@@ -106,7 +105,7 @@ export function kick(s: Ctx, reason: string) {
   s.apply(limitReset(m));
   // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
   // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
-  if (m.agentReason !== null || engineHoldsPushes(m) || drillHoldsPushes(m) || recheckPending(s)) return;
+  if (m.agentReason !== null || engineHoldsPushes(m) || featuresHoldPushes(m) || recheckPending(s)) return;
   if (limitHolds(s)) return s.becomeExhausted({ unlessRefused: true });
   const e = m.entry;
   if (s.now.mono < gateUntil(m)) {
@@ -114,8 +113,10 @@ export function kick(s: Ctx, reason: string) {
     return;
   }
   if (reason === "interval" && s.now.mono < m.retryAtMono) return;
-  const mode: Inflight["mode"] = drillArming(m) ? "drill" : pushMode(m);
-  const lead = mode === "arm" ? m.cfg.deadlineMs : mode === "drill" ? DRILL_LEAD_MS : EXPEDITE_LEAD_MS;
+  // a feature's push (the drill's) has its own lead
+  const featureLead = featurePushLead(m);
+  const mode: Inflight["mode"] = featureLead !== null ? "drill" : pushMode(m);
+  const lead = featureLead ?? (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
   // Planned on the verified time, or while nothing is verified on the earliest candidate: the schedule is then
   // never more than deadline + one interval ahead of the exchange's time under any candidate (issue 40). The
   // exchange's 5 s minimum is kept on the latest candidate as far as that bound allows; beyond it the exchange's
@@ -166,7 +167,14 @@ function failing(s: Ctx, { ev, push: f, neverLeft }: Failed) {
   m.lastError = { kind: ev.kind, message: ev.message };
   if (f.mode === "expedite") m.expedited = true; // one expedite per engine-down episode (docs/daemon.md)
   if (f.mode === "drill")
-    s.apply(drillPushFailed(m, s.now, f.cancelAt, ev.outcomeUnknown && !neverLeft, ev.message));
+    s.apply(
+      drill(m, s.now, s.times, {
+        type: "pushFailed",
+        cancelAt: f.cancelAt,
+        outcomeUnknown: ev.outcomeUnknown && !neverLeft,
+        message: ev.message,
+      }),
+    );
   const base = {
     type: "pushFailed" as const,
     reason: ev.kind,

@@ -8,7 +8,7 @@
 import { confirmedPush, failedPush, wokenDue } from "./answers.js";
 import type { Ctx } from "./context.js";
 import { gateToken, removalRefusal } from "./coordination.js";
-import { drillEnded } from "./drill.js";
+import { drill } from "./features.js";
 import { withRemoval } from "./ledger-model.js";
 import {
   type Event,
@@ -75,9 +75,7 @@ export function stepStopped(s: Ctx, ev: Event) {
 /** A stop asked for: the drill ends, the switch enters stopping, and goes on at once unless a push is out. */
 export function shutdown(s: Ctx, mode: "remove" | "keep") {
   const m = s.m;
-  s.apply(
-    drillEnded(m, { fired: false, status: null, statusTimestamp: null, detail: "the daemon is stopping" }),
-  );
+  s.apply(drill(m, s.now, s.times, { type: "end", detail: "the daemon is stopping" }));
   m.shutdownMode = mode;
   s.becomeStopping();
   if (!inflight(m)) continueShutdown(s);
