@@ -35,7 +35,7 @@ export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed"
   const c = confirmation(s.m, s.now, s.times, ev);
   if (c === null) return null;
   s.apply(c.decision);
-  s.becomeIdle();
+  s.apply({ become: { to: "idle" } });
   return c.answered;
 }
 
@@ -110,10 +110,10 @@ export function failedPush(
 ): Failed | null {
   const f = failure(s.m, s.now, s.times, answer);
   if (f === null) return null;
-  s.becomeIdle();
+  s.apply({ become: { to: "idle" } });
   s.apply(f.decision);
   s.times = f.times;
-  if (f.gateUntil !== null) s.becomeGated(f.gateUntil);
+  if (f.gateUntil !== null) s.apply({ become: { to: "gated", until: f.gateUntil } });
   return f.failed;
 }
 

@@ -22,17 +22,19 @@ import {
   reportedDeadline,
 } from "./model.js";
 import { exchangeRefuses, recheckPending } from "./protection.js";
+import { stepShared } from "./shared.js";
 import { shutdown } from "./stopping.js";
 import { checkLapse, exhausted, limitHolds, limitReached, limitReset, limitSuspected } from "./triggers.js";
 import { writeAhead } from "./write-ahead.js";
 
-/** New: nothing is out until the start (or a stop before it). */
+/** New: nothing is out until the start (or a stop before it); what every phase takes alike, shared.ts. */
 export function stepStarting(s: Ctx, ev: Event) {
   if (ev.type === "start") return start(s);
   if (ev.type === "shutdown") return shutdown(s, ev.mode);
+  return stepShared(s, ev);
 }
 
-/** Running: the interval, the wake-ups, the push answers and the stop. */
+/** Running: the interval, the wake-ups, the push answers and the stop; what every phase takes alike, shared.ts. */
 export function stepRunning(s: Ctx, ev: Event) {
   switch (ev.type) {
     case "tick":
@@ -53,8 +55,8 @@ export function stepRunning(s: Ctx, ev: Event) {
     case "pushConfirmed": {
       const a = confirmedPush(s, ev);
       if (a === null) return;
-      if (a.push.mode === "expedite" || !s.m.engineUp) s.becomeEngineDown();
-      else s.becomeArmed();
+      if (a.push.mode === "expedite" || !s.m.engineUp) s.apply({ become: { to: "engineDown" } });
+      else s.apply({ become: { to: "armed" } });
       if (a.again) kick(s, "after-inflight");
       return;
     }
@@ -66,12 +68,14 @@ export function stepRunning(s: Ctx, ev: Event) {
       if (a.again) kick(s, "after-inflight");
       return;
     }
+    default:
+      return stepShared(s, ev);
   }
 }
 
 function start(s: Ctx) {
   const m = s.m;
-  s.becomeRunning();
+  s.apply({ become: { to: "running" } });
   const e = m.entry;
   if (e.pendingUntil !== null) {
     s.emit({ type: "pendingAtStart", pendingUntil: e.pendingUntil, confirmedUntil: e.armedUntil });
@@ -81,7 +85,8 @@ function start(s: Ctx) {
   }
   s.apply(escalation(m, s.now, s.times, { type: "start" }));
   s.apply(checkLapse(s.m, s.now, s.times, "the deadline passed while the daemon was down"));
-  if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) s.becomeArmed();
+  if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null)
+    s.apply({ become: { to: "armed" } });
   else if (m.state === "starting" && lapseDeadline(m) !== null) s.armLapseTimer();
   if (isExhausted(m.entry) && m.state !== "exhausted")
     s.apply(
@@ -99,14 +104,14 @@ export function kick(s: Ctx, reason: string) {
   const m = s.m;
   if (m.phase.name !== "running") return;
   if (m.phase.pipe.kind === "sending") {
-    if (reason !== "interval") s.becomeSending(m.phase.pipe.push, { again: true });
+    if (reason !== "interval") s.apply({ become: { to: "sending", push: m.phase.pipe.push, again: true } });
     return;
   }
   s.apply(limitReset(m));
   // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
   // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
   if (m.agentReason !== null || engineHoldsPushes(m) || featuresHoldPushes(m) || recheckPending(s)) return;
-  if (limitHolds(s)) return s.becomeExhausted({ unlessRefused: true });
+  if (limitHolds(s)) return s.apply({ become: { to: "exhausted", unlessRefused: true } });
   const e = m.entry;
   if (s.now.mono < gateUntil(m)) {
     m.wake.gate = gateUntil(m);
@@ -149,7 +154,7 @@ export function kick(s: Ctx, reason: string) {
     previousPending: e.pendingUntil,
     planMs: plan,
   };
-  s.becomeSending(push);
+  s.apply({ become: { to: "sending", push } });
   m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
   m.entry = withIntent(e, cancelAt);
   // Write-ahead: the request leaves only once the intent is durable, unless the file already says as much.
@@ -214,14 +219,14 @@ function failing(s: Ctx, { ev, push: f, neverLeft }: Failed) {
       m.cfg.historySize,
     );
     s.persist = true;
-    s.becomeExhausted();
+    s.apply({ become: { to: "exhausted" } });
     s.emit({ ...base, refused: true });
     s.apply(limitReached(m, s.now, "the exchange refused with its daily-limit error", ev.message));
     return;
   }
 
-  if (limitRefused(m.entry)) s.becomeExhausted();
-  else s.becomeRetrying();
+  if (limitRefused(m.entry)) s.apply({ become: { to: "exhausted" } });
+  else s.apply({ become: { to: "retrying" } });
   let next: number | null = null;
   if (ev.retryable) {
     const limited = ev.kind === "rate_limited";
