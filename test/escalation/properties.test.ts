@@ -5,9 +5,10 @@
  * invariants of "Take nothing away without evidence" (docs/operations.md, "When cancelling is not enough") hold:
  *   E1 a close pass opens only while the view says the engine is down, the switch runs, the gate is open and the
  *      account is opted in; the kill's only while running with the gate open;
- *   E2 absence alone never closes: with the engine absent, a close opens only under the time rule, and only once
- *      the engine has been absent for `afterDownMs` (but the retries of a pass the operator's kill opened: the
- *      command is their evidence; the machine retries them while the engine is down, rule or none);
+ *   E2 absence alone never opens a close: with the engine absent, a pass of the escalation's own opens only under
+ *      the time rule, and only once the engine has been absent for `afterDownMs` (a pass that did not finish is
+ *      retried while the engine is down, whatever the cause: a retry is the pass the evidence opened, not a new
+ *      one; so is the retry of the operator's kill's pass);
  *   E3 the HALTED latch goes to the ledger with `sync` before (or with) the first act: a close pass is preceded in
  *      its step by the latch written ahead with that pass open; a kill on an unlatched account latches with sync
  *      before its cancels;
@@ -16,7 +17,10 @@
  *   E5 the engine back holds a due pass at once: after the engine's return no pass is due (`retry`), and no close
  *      opens on a step whose view has the engine up (but the kill's);
  *   E6 the latch is taken only on evidence (a kill, or the engine down with a rule's evidence: E1), and released
- *      only by a reset with the gate open and no pass out.
+ *      only by a reset with the gate open and no pass out;
+ *   E7 a close pass of the escalation's own (not a retry) opens only while a step-2 rule holds on the evidence as
+ *      the world fed it (its own reckoning of the engine's down time, the last exposure figures and the account
+ *      value when the engine went down).
  * 1,000 sequences from seed 20261201 (HL_PROPERTY_SEEDS=<seed> replays one, =random draws new ones).
  */
 import { fc, test } from "@fast-check/vitest";
@@ -154,8 +158,10 @@ class World {
   wall = 1_700_000_100_000;
   /** when the engine went absent (this episode; null: up, or down seen) */
   absentSince: number | null = null;
-  /** the passes out or due were opened by the operator's kill (until they are held, done or released) */
-  killChain = false;
+  /** the world's own reckoning of the evidence (E7): when the engine went down, the last figures, the baseline */
+  downSince: number | null = null;
+  exposure: Extract<EscalationInput, { type: "exposure" }> | null = null;
+  baseline: number | null = null;
   violations: string[] = [];
   log: string[] = [];
 
@@ -209,8 +215,9 @@ class World {
         if (!view.running) this.fail("E1", "a close pass opened while the switch is not running");
         if (view.gate !== null) this.fail("E1", "a close pass opened with the gate shut");
         if (this.cfg === null) this.fail("E1", "a close pass of the escalation on an account not opted in");
-        // E2
-        if (this.absentSince !== null && !this.killChain) {
+        // E2, E7: a pass of its own (a retry goes on with the pass the evidence opened)
+        const retry = was.closing === "retry";
+        if (this.absentSince !== null && !retry) {
           const after = this.cfg?.afterDownMs;
           if (after == null) this.fail("E2", "the engine's absence alone opened a close (no time rule)");
           else if (this.mono - this.absentSince < after)
@@ -219,6 +226,8 @@ class World {
               `a close opened ${this.mono - this.absentSince} ms into an absence (rule ${after})`,
             );
         }
+        if (!retry && !this.ruleHolds())
+          this.fail("E7", `close pass ${e.pass} opened on ${input.type} with no rule holding`);
         // E3
         if (latchedOpen !== e.pass)
           this.fail("E3", `close pass ${e.pass} not written ahead with sync before it`);
@@ -229,13 +238,37 @@ class World {
         if (view.halted === null && !latchSynced) this.fail("E3", "a kill acted before its latch was synced");
         if (e.close && latchedOpen !== e.close.pass)
           this.fail("E3", `the kill's close pass ${e.close.pass} not written ahead with sync`);
-        if (e.close) this.killChain = true;
       }
     }
-    if (this.model.closing !== "waiting" && this.model.closing !== "retry") this.killChain = false;
     // E5: the engine back holds a due pass at once
     if (input.type === "engine" && input.up && this.model.closing === "retry")
       this.fail("E5", "a pass is still due after the engine came back");
+  }
+
+  /** Whether a step-2 rule holds on the evidence as the world fed it (docs/operations.md's rules, written again). */
+  ruleHolds(): boolean {
+    const cfg = this.cfg;
+    if (cfg === null || this.downSince === null) return false;
+    if (cfg.afterDownMs !== null && this.mono - this.downSince >= cfg.afterDownMs) return true;
+    if (this.absentSince !== null) return false; // absence: the time rule only
+    const x = this.exposure;
+    if (x === null) return false;
+    if (
+      cfg.liquidationPct !== null &&
+      x.minLiquidationPct !== null &&
+      x.minLiquidationPct < cfg.liquidationPct
+    )
+      return true;
+    if (cfg.drawdownPct !== null && this.baseline !== null && this.baseline > 0)
+      if (((this.baseline - x.accountValue) / this.baseline) * 100 >= cfg.drawdownPct) return true;
+    return cfg.notionalCapUsd !== null && x.notionalUsd > cfg.notionalCapUsd;
+  }
+
+  /** The exposure poll's figures: kept for the world's reckoning (the first after a death is its baseline). */
+  exposed(x: Extract<EscalationInput, { type: "exposure" }>) {
+    if (this.downSince !== null && this.baseline === null) this.baseline = x.accountValue;
+    this.exposure = x;
+    this.feed(x);
   }
 
   /** E4, on the view as it is and on views that differ in one fact each. */
@@ -281,6 +314,8 @@ class World {
     this.feed({ type: "engine", up, cause });
     this.view = { ...this.view, engineUp: up };
     this.absentSince = up || cause === "seen" ? null : this.mono;
+    this.downSince = up ? null : this.mono;
+    this.baseline = up ? null : (this.exposure?.accountValue ?? null);
   }
 }
 
@@ -303,7 +338,7 @@ function run(s: Scenario): World {
         w.engine(x.up, x.cause);
         break;
       case "exposure":
-        w.feed({ type: "exposure", ...x });
+        w.exposed({ type: "exposure", ...x });
         break;
       case "check":
         if (w.view.running) w.feed({ type: "check" });
@@ -332,7 +367,7 @@ function run(s: Scenario): World {
 
 describe("escalation machine: take nothing away without evidence", () => {
   test.prop([scenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
-    GIVEN_SEED === null ? "E1-E6 after every step of random sequences" : `E1-E6, seed ${GIVEN_SEED}`,
+    GIVEN_SEED === null ? "E1-E7 after every step of random sequences" : `E1-E7, seed ${GIVEN_SEED}`,
     (s) => {
       const w = run(s);
       if (w.violations.length > 0)
