@@ -20,6 +20,8 @@ export { parseDuration } from "./core/duration.js";
 export { ArgumentError } from "./core/errors/argument.js";
 export { BaseError, ValidationError } from "./core/errors/base.js";
 export { createEventBus, type DaemonEvent, type EventBus, type EventSubscriber } from "./core/events.js";
+// the switch's features, handed to `createSwitch({ ..., features: { escalation: escalationMachine, drill: drillMachine } })`
+export type { Features } from "./core/feature.js";
 export {
   createRuntime,
   every,
@@ -39,6 +41,8 @@ export type {
   SwitchStatus,
 } from "./core/status.js";
 export { VERSION } from "./core/version.js";
+export { drill as drillMachine } from "./drill/index.js";
+export { escalation as escalationMachine } from "./escalation/index.js";
 export {
   type BlockTag,
   EvmClient,

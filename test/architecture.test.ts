@@ -57,12 +57,23 @@ describe("architecture", () => {
       planted({ "watchers/record-read.ts": 'import { readFinding } from "../switch/record.js";' }).forbidden,
     ).toEqual(["watchers/record-read.ts -> switch/record.ts"]);
     // the orders' executors and the switch's machine meet only through the ports in core/ (core/orders-port.ts)
-    expect(planted({ "orders/drill-io.ts": 'import { X } from "../switch/drill.js";' }).forbidden).toEqual([
-      "orders/drill-io.ts -> switch/drill.ts",
+    expect(planted({ "orders/drill-io.ts": 'import { X } from "../drill/machine.js";' }).forbidden).toEqual([
+      "orders/drill-io.ts -> drill/machine.ts",
     ]);
     expect(
-      planted({ "switch/escalation.ts": 'import { X } from "../orders/close-executor.js";' }).forbidden,
-    ).toEqual(["switch/escalation.ts -> orders/close-executor.ts"]);
+      planted({ "escalation/machine.ts": 'import { X } from "../orders/close-executor.js";' }).forbidden,
+    ).toEqual(["escalation/machine.ts -> orders/close-executor.ts"]);
+    // the switch and its features meet only through core/feature.ts: neither imports the other, nor one feature
+    // another
+    expect(
+      planted({ "switch/features.ts": 'import { X } from "../escalation/machine.js";' }).forbidden,
+    ).toEqual(["switch/features.ts -> escalation/machine.ts"]);
+    expect(planted({ "drill/machine.ts": 'import { X } from "../switch/machine.js";' }).forbidden).toEqual([
+      "drill/machine.ts -> switch/machine.ts",
+    ]);
+    expect(
+      planted({ "escalation/machine.ts": 'import { X } from "../drill/machine.js";' }).forbidden,
+    ).toEqual(["escalation/machine.ts -> drill/machine.ts"]);
     expect(
       planted({ "switch/driver.ts": 'import type { Metrics } from "../surface/metrics.js";' }).forbidden,
     ).toEqual(["switch/driver.ts -> surface/metrics.ts"]);

@@ -61,7 +61,7 @@ export type ClosePositions = (params: {
   /**
    * asked before EVERY order the pass sends (the cancels first included): null when it may leave, else why not,
    * and the pass ends there (`refusal` "held"). The driver answers from the machine's model as it is then
-   * (escalation.ts `closeHold`): the engine back stops a pass in flight at its next step.
+   * (src/escalation/ `closeHold`): the engine back stops a pass in flight at its next step.
    */
   mayProceed?: (() => string | null) | undefined;
 }) => Promise<CloseOutcome>;
@@ -78,7 +78,7 @@ export type CloseOutcome = {
 };
 
 /**
- * The drill's three requests (src/switch/drill.ts decides when; src/orders/drill-io.ts carries them out): place its
+ * The drill's three requests (src/drill/ decides when; src/orders/drill-io.ts carries them out): place its
  * resting order, read its status after the drill's deadline, cancel it when the drill ends without the exchange
  * having done so. Never throws: a failure is an answer with its reason.
  */

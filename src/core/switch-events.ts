@@ -158,7 +158,7 @@ export type SwitchEvent =
       weight?: number | undefined;
       detail?: string | undefined;
     }
-  // ---- escalation (escalation.ts)
+  // ---- escalation (src/escalation/)
   | {
       type: "escalated";
       rule: "engine_down" | "liquidation" | "drawdown" | "notional";
@@ -168,7 +168,7 @@ export type SwitchEvent =
     }
   /**
    * the closes are held: a step-2 rule holds but this replica may not close (coordination.ts: said once per
-   * reason), or the engine is back while the account is HALTED (escalation.ts: closes resume only when it is down
+   * reason), or the engine is back while the account is HALTED (src/escalation/: closes resume only when it is down
    * again and a rule holds)
    */
   | { type: "escalationHeld"; rule: string; reason: string; gate: string }
@@ -176,7 +176,7 @@ export type SwitchEvent =
   | { type: "escalationResumed"; rule: string; reason: string; pass: number; held: string }
   /** start: the ledger holds a HALTED account with a close pass open when the daemon stopped */
   | { type: "closeStoppedAtRestart"; pass: number; since: number; reason: string; remaining: string }
-  /** the operator's kill (escalation.ts `escalationKill`): latched, the cancels (and the close) asked for */
+  /** the operator's kill (src/escalation/ `escalationKill`): latched, the cancels (and the close) asked for */
   | {
       type: "killed";
       by: string;
@@ -215,7 +215,7 @@ export type SwitchEvent =
       retryInMs: number | null;
     }
   | { type: "haltReleased"; by: string; since: number; reason: string; token?: string | undefined }
-  // ---- drill (drill.ts)
+  // ---- drill (src/drill/)
   | { type: "drillRefused"; id: string; by: string; reason: string }
   | { type: "drillStarted"; id: string; by: string; triggersLeft: number; token?: string | undefined }
   | {

@@ -1,5 +1,5 @@
 /**
- * The drill's three requests (src/switch/drill.ts decides when; the port: src/core/orders-port.ts `DrillIo`): place
+ * The drill's three requests (src/drill/machine.ts decides when; the port: src/core/orders-port.ts `DrillIo`): place
  * its resting order, read its status after the drill's deadline, cancel it when the drill ends without the exchange
  * having done so. Never throws: a failure is an answer with its reason.
  */

@@ -4,10 +4,9 @@
  * stopping). Recorded and said here; what follows is the phase's.
  */
 import { andThen, type Ctx, type Decision, merge, timeRefusal } from "./context.js";
-import { drillArmed, drillDue } from "./drill.js";
 import { cancelRetryDue } from "./engine-down.js";
-import { escalationDue } from "./escalation.js";
 import { type Times, timeAccepted } from "./exchange-time.js";
+import { drill, FEATURE_WAKE_ORDER, featureDue } from "./features.js";
 import { withConfirmedPush } from "./ledger-model.js";
 import {
   type Event,
@@ -36,7 +35,7 @@ export function confirmedPush(s: Ctx, ev: Extract<Event, { type: "pushConfirmed"
   const c = confirmation(s.m, s.now, s.times, ev);
   if (c === null) return null;
   s.apply(c.decision);
-  s.becomeIdle();
+  s.apply({ become: { to: "idle" } });
   return c.answered;
 }
 
@@ -81,7 +80,8 @@ export function confirmation(
         ? { events: [{ type: "recovered", outageMs: Math.round(now.mono - c.failingSinceMono) }] }
         : {}),
     };
-    const armed = f.mode === "drill" ? drillArmed(c, now, f.cancelAt) : {};
+    const armed =
+      f.mode === "drill" ? drill(c, now, times, { type: "pushConfirmed", cancelAt: f.cancelAt }) : {};
     // (the state that goes with it is the phase's: its step sets it; the event is said first, no become says any)
     const said: Decision = {
       events: [
@@ -110,10 +110,10 @@ export function failedPush(
 ): Failed | null {
   const f = failure(s.m, s.now, s.times, answer);
   if (f === null) return null;
-  s.becomeIdle();
+  s.apply({ become: { to: "idle" } });
   s.apply(f.decision);
   s.times = f.times;
-  if (f.gateUntil !== null) s.becomeGated(f.gateUntil);
+  if (f.gateUntil !== null) s.apply({ become: { to: "gated", until: f.gateUntil } });
   return f.failed;
 }
 
@@ -204,15 +204,9 @@ export function wokenDue(m: SwitchModel, now: Now, times: Times): { due: Due; de
     d = merge(d, { wake: { record: null } });
     then((c) => readRecord(c, "guesses remain"));
   }
-  if (due(w.drill)) {
-    d = merge(d, { wake: { drill: null } });
-    then((c) => checkLapse(c, now, times));
-    then(drillDue);
-  }
-  if (due(w.escalate)) {
-    d = merge(d, { wake: { escalate: null } });
-    then((c) => escalationDue(c, now));
-  }
+  // the features' wake-ups (the drill's deadline passed, the escalation's time rule or retry)
+  for (const name of FEATURE_WAKE_ORDER.filter((n) => due(m.features[n].wakeAt)))
+    then((c) => featureDue(c, now, times, name));
   if (due(w.cancel)) then(cancelRetryDue);
   return { due: { lapse, retry, gate }, decision: d };
 }

@@ -2,13 +2,13 @@
  * What the switch's driver (driver.ts) takes and gives: its parameters and the handle the daemon holds.
  */
 import type { EngineDownCause, EventBus } from "../core/events.js";
+import type { EscalationConfig, Features } from "../core/feature.js";
 import type { CancelOpenOrders, CloseOutcome, ClosePositions, DrillIo } from "../core/orders-port.js";
 import type { ExchangeTime, Runtime } from "../core/runtime.js";
 import type { ProtectionView, SwitchStatus } from "../core/status.js";
 import type { ScheduleCancelParameters, ScheduleCancelResult } from "../protocol/hyperliquid/exchange.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import type { MemberMark } from "./coordination-model.js";
-import type { EscalationConfig } from "./escalation.js";
 import type { Ledger } from "./ledger.js";
 import type {
   EngineDownPolicy,
@@ -66,7 +66,7 @@ export type SwitchPolicy = {
   triggerWarnRemaining: number;
   onEngineDown?: EngineDownPolicy | undefined;
   cancelStops?: boolean | undefined;
-  /** the escalation ladder's configuration for this account (escalation.ts); absent: off */
+  /** the escalation ladder's configuration for this account (src/escalation/); absent: off */
   escalation?: EscalationConfig | null | undefined;
   /**
    * replicas coordinated through etcd (coordination.ts): the gated actions wait for the `coordination` input's
@@ -119,6 +119,8 @@ export type SwitchRuntime = Runtime & {
 export type CreateSwitchParameters = {
   account: SwitchAccount;
   policy: SwitchPolicy;
+  /** the feature machines (src/escalation/, src/drill/): the switch feeds them its events and carries their commands */
+  features: Features;
   io: SwitchIo;
   runtime: SwitchRuntime;
   /**
@@ -230,6 +232,7 @@ export function switchConfig(p: CreateSwitchParameters): SwitchConfig {
     historySize: p.io.ledger.historySize,
     nonceSpan: policy.nonceSpan,
     escalation: policy.escalation ?? null,
+    features: p.features,
     coordinated: policy.coordination != null,
     actAlone: policy.coordination?.actAlone === true,
   };

@@ -1,10 +1,11 @@
 /**
  * A step's working state, shared by the machine (machine.ts), its phase steps (running.ts, stopping.ts) and its
- * sub-steps (triggers.ts, escalation.ts, drill.ts, ...): the model being changed, the time it is taken at, and the
- * Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
- * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the `becomeX` vocabulary, and
- * applying what a sub-step decided and returned (`Decision`: protection.ts, engine-down.ts, coordination.ts,
- * drill.ts, escalation.ts, triggers.ts, write-ahead.ts, answers.ts' confirmation and wake-ups).
+ * sub-steps (triggers.ts, engine-down.ts, features.ts, ...): the model being changed, the time it is taken at, and
+ * the Ready being built. What every concern shares lives here: publishing an event, the gauges, the UTC day, the
+ * clocks' agreement, the refusals that say the time is wrong, the lapse wake-up, the one `become` vocabulary (asked
+ * as a decision's `become`), and applying what a sub-step decided and returned (`Decision`: protection.ts,
+ * engine-down.ts, coordination.ts, features.ts (the escalation's and the drill's commands), triggers.ts,
+ * write-ahead.ts, answers.ts' confirmation and wake-ups).
  */
 import type { SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "../core/switch-events.js";
@@ -32,8 +33,8 @@ import {
 } from "./model.js";
 
 /**
- * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, drill.ts,
- * escalation.ts, triggers.ts, write-ahead.ts, answers.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
+ * What a sub-step decided, returned rather than done (engine-down.ts, protection.ts, coordination.ts, features.ts,
+ * triggers.ts, write-ahead.ts, answers.ts): the step applies it (`Ctx.apply`) in one fixed order: the model's fields, the wake-ups,
  * the state (through the `becomeX` below), the effects, the events. `push`: the reason to push now (running.ts
  * `kick`); absent, nothing asks for one.
  */
@@ -79,13 +80,23 @@ export function andThen(m: SwitchModel, first: Decision, next: (m: SwitchModel) 
   return merge(first, next(decided(m, first)));
 }
 
-/** One `becomeX` a decision asks for. */
-export type BecomeStep = { to: Become; unlessRefused?: boolean };
+/**
+ * One `becomeX`, the one vocabulary of the state and the phase (a step asks it with `Ctx.become`, a sub-step returns
+ * it in its `Decision`): the reported states (`unlessRefused`: NOT PROTECTED is kept), then the phase and its
+ * request pipeline.
+ */
+export type BecomeStep =
+  | { to: "holding" | "engineDown" | "exhausted"; unlessRefused?: boolean }
+  | { to: "armed" | "lapsed" | "retrying" | "notProtected" }
+  | { to: "running" | "stopping" | "idle" | "removing" }
+  | { to: "stopped"; halted?: boolean }
+  | { to: "sending"; push: Inflight; again?: boolean }
+  | { to: "gated"; until: number };
 
 const steps = (b: BecomeStep | readonly BecomeStep[]): readonly BecomeStep[] => ("to" in b ? [b] : b);
 
-/** The reported states a sub-step may decide, each through its `becomeX`. */
-export type Become = "holding" | "engineDown" | "notProtected" | "exhausted" | "lapsed";
+/** The states and phases a step may become, each through its `becomeX`. */
+export type Become = BecomeStep["to"];
 
 /** The not-protected gauge for one reason (an event): 1 while the switch is not protected for it, 0 once it is. */
 export const notProtectedGauge = (reason: string, value: 0 | 1): SwitchEvent => ({
@@ -229,14 +240,7 @@ export class Ctx {
     if (d.persist) this.persist = true;
     if (d.sync) this.syncFirst();
     if (d.wake) Object.assign(m.wake, d.wake);
-    for (const b of d.become ? steps(d.become) : []) {
-      const o = { unlessRefused: b.unlessRefused ?? false };
-      if (b.to === "holding") this.becomeHolding(o);
-      else if (b.to === "engineDown") this.becomeEngineDown(o);
-      else if (b.to === "exhausted") this.becomeExhausted(o);
-      else if (b.to === "lapsed") this.becomeLapsed();
-      else this.becomeNotProtected();
-    }
+    for (const b of d.become ? steps(d.become) : []) this.#become(b);
     for (const e of d.effects ?? []) this.effect(e);
     for (const e of d.events ?? []) this.emit(e);
     return d.push;
@@ -265,12 +269,61 @@ export class Ctx {
     this.m.wake.lapse = this.now.mono + (at - this.now.wall);
   }
 
+  /**
+   * Applies what a sub-step decided and pushes when it asks to (`kick`: the running phase's, machine.ts).
+   */
+  take(d: Decision) {
+    const push = this.apply(d);
+    if (push !== undefined) this.kick(push);
+  }
+
+  /** Decides whether to push now (running.ts `kick`, set by the machine's step); a context alone pushes nothing. */
+  kick(_reason: string): void {}
+
   // ------------------------------------------------------------------------------------------- become
+
+  /**
+   * The one way the state and the phase change, asked as a decision's `become` (`apply`): each `BecomeStep`
+   * through its `becomeX` below.
+   */
+  #become(b: BecomeStep) {
+    switch (b.to) {
+      case "holding":
+        return this.#becomeHolding(b);
+      case "engineDown":
+        return this.#becomeEngineDown(b);
+      case "exhausted":
+        return this.#becomeExhausted(b);
+      case "armed":
+        return this.#becomeArmed();
+      case "lapsed":
+        return this.#becomeLapsed();
+      case "retrying":
+        return this.#becomeRetrying();
+      case "notProtected":
+        return this.#becomeNotProtected();
+      case "running":
+        return this.#becomeRunning();
+      case "stopping":
+        return this.#becomeStopping();
+      case "stopped":
+        return this.#becomeStopped(b);
+      case "sending":
+        return this.#becomeSending(b.push, b);
+      case "idle":
+        return this.#becomeIdle();
+      case "gated":
+        return this.#becomeGated(b.until);
+      case "removing":
+        return this.#becomeRemoving();
+    }
+  }
+
   // The reported state (docs/daemon.md "States") changes only here, each `becomeX` with what goes with it. NOT
   // PROTECTED outranks the states of the push pipeline: only a protection change (protection.ts) or a confirmed
   // push leaves it, so the pipeline's `becomeX` keep it (`unlessRefused`).
 
-  #become(state: SwitchState) {
+  #state(state: SwitchState) {
     this.m.state = state;
   }
 
@@ -280,57 +333,57 @@ export class Ctx {
   }
 
   /** A confirmed deadline is held: armed, and the lapse wake-up follows it. */
-  becomeArmed() {
-    this.#become("armed");
+  #becomeArmed() {
+    this.#state("armed");
     this.armLapseTimer();
   }
 
   /** Armed while the exchange holds a confirmed deadline, lapsed when it holds none. */
-  becomeHolding({ unlessRefused = false } = {}) {
+  #becomeHolding({ unlessRefused = false } = {}) {
     if (unlessRefused && this.refused) return;
-    this.#become(this.m.entry.armedUntil === null ? "lapsed" : "armed");
+    this.#state(this.m.entry.armedUntil === null ? "lapsed" : "armed");
   }
 
   /** A deadline passed without a newer confirmation: lapsed (exhausted on the exchange's refusal; engine down). */
-  becomeLapsed() {
+  #becomeLapsed() {
     if (this.refused) return;
-    this.#become(limitRefused(this.m.entry) ? "exhausted" : this.m.engineUp ? "lapsed" : "engine_down");
+    this.#state(limitRefused(this.m.entry) ? "exhausted" : this.m.engineUp ? "lapsed" : "engine_down");
   }
 
   /** The daily limit holds the pushes (the exchange's own refusal, or proven). */
-  becomeExhausted({ unlessRefused = false } = {}) {
+  #becomeExhausted({ unlessRefused = false } = {}) {
     if (unlessRefused && this.refused) return;
-    this.#become("exhausted");
+    this.#state("exhausted");
   }
 
   /** The engine is down (its policy is engine-down.ts's); after a confirmed push, the lapse follows it. */
-  becomeEngineDown({ unlessRefused = false } = {}) {
+  #becomeEngineDown({ unlessRefused = false } = {}) {
     if (unlessRefused && this.refused) return;
-    this.#become("engine_down");
+    this.#state("engine_down");
     this.armLapseTimer();
   }
 
   /** A push failed and will be retried (engine down and not protected keep their state). */
-  becomeRetrying() {
+  #becomeRetrying() {
     if (this.refused || this.m.state === "engine_down") return;
-    this.#become("retrying");
+    this.#state("retrying");
   }
 
   /** NOT PROTECTED: the exchange refuses the switch for the account, or the agent is missing or expired. */
-  becomeNotProtected() {
-    this.#become("not_protected");
+  #becomeNotProtected() {
+    this.#state("not_protected");
   }
 
   /** Stopped by a stop: nothing more is pushed. */
-  becomeStoppedState() {
-    this.#become("stopped");
+  #becomeStoppedState() {
+    this.#state("stopped");
   }
 
   // The phase and its request pipeline (model.ts `Phase`, one tagged value) change only here; the phase's step
   // follows (machine.ts `PHASE_STEP`, as etcd raft's `r.step` set by its `becomeX`).
 
   /** Running: the pushes start (nothing is out yet). */
-  becomeRunning() {
+  #becomeRunning() {
     this.m.phase = { name: "running", pipe: IDLE };
   }
 
@@ -338,7 +391,7 @@ export class Ctx {
    * Stopping: what is out stays out (the stop waits for it); no lapse, retry or gate wake-up of the running phase
    * (the lapse is re-armed for the stop).
    */
-  becomeStopping() {
+  #becomeStopping() {
     const { pipe } = this.m.phase;
     this.m.phase = { name: "stopping", pipe };
     this.cancelTimers();
@@ -349,10 +402,10 @@ export class Ctx {
    * `state` stopped unless halted (a halt leaves the state as it was, and a push it leaves out is still answered
    * and recorded).
    */
-  becomeStopped({ halted = false } = {}) {
+  #becomeStopped({ halted = false } = {}) {
     const { pipe } = this.m.phase;
     this.m.phase = { name: "stopped", pipe: pipe.kind === "sending" ? pipe : IDLE };
-    if (!halted) this.becomeStoppedState();
+    if (!halted) this.#becomeStoppedState();
     this.cancelTimers();
     this.m.wake.record = null;
   }
@@ -361,13 +414,13 @@ export class Ctx {
    * A push is out: its write-ahead, then its answer, are awaited (`again`: another is asked for meanwhile). Only
    * the running phase pushes (running.ts `kick`).
    */
-  becomeSending(push: Inflight, { again = false } = {}) {
+  #becomeSending(push: Inflight, { again = false } = {}) {
     if (this.m.phase.name !== "running") throw new Error(`a push asked for while ${this.m.phase.name}`);
     this.m.phase = { name: "running", pipe: { kind: "sending", push, again } };
   }
 
   /** Nothing is out: the push in flight (or the removal) is answered. */
-  becomeIdle() {
+  #becomeIdle() {
     const p = this.m.phase;
     if (p.pipe.kind !== "idle") this.m.phase = { name: p.name, pipe: IDLE };
   }
@@ -376,25 +429,31 @@ export class Ctx {
    * An unknown outcome: the old request may still land until `until`, nothing else leaves before (while running or
    * stopping; a stopped switch sends nothing more, so nothing is gated).
    */
-  becomeGated(until: number) {
+  #becomeGated(until: number) {
     const p = this.m.phase;
     if (p.name === "running" || p.name === "stopping")
       this.m.phase = { name: p.name, pipe: { kind: "gated", until } };
-    else this.becomeIdle();
+    else this.#becomeIdle();
   }
 
   /** A stop's removal is out (only a stop removes: stopping.ts). */
-  becomeRemoving() {
+  #becomeRemoving() {
     if (this.m.phase.name !== "stopping") throw new Error(`a removal asked for while ${this.m.phase.name}`);
     this.m.phase = { name: "stopping", pipe: { kind: "removing" } };
   }
 
   /** No wake-up for a lapse, a retry or the gate (a stop, a halt). */
   cancelTimers() {
-    this.m.wake.escalate = null;
     this.m.wake.lapse = null;
     this.m.wake.retry = null;
     this.m.wake.gate = null;
     this.m.wake.cancel = null;
+    // nor for the features (the escalation's time rule and retries, the drill's verification)
+    const f = this.m.features;
+    if (f.escalation.wakeAt !== null || f.drill.wakeAt !== null)
+      this.m.features = {
+        escalation: { ...f.escalation, wakeAt: null },
+        drill: { ...f.drill, wakeAt: null },
+      };
   }
 }

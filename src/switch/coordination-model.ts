@@ -25,10 +25,6 @@ export type CoordinationModel = {
   members: readonly MemberMark[] | null;
   /** why, for people (etcd's error, the other replica) */
   detail: string | null;
-  /** the gate's refusal last said for a held escalation (said once, not on every tick) */
-  held: string | null;
-  /** the token the running close pass was started under */
-  passToken: string | null;
 };
 
 export const initialCoordination = (coordinated: boolean): CoordinationModel => ({
@@ -37,6 +33,4 @@ export const initialCoordination = (coordinated: boolean): CoordinationModel => 
   othersAlive: null,
   members: null,
   detail: coordinated ? "etcd not reached yet" : null,
-  held: null,
-  passToken: null,
 });

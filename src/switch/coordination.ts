@@ -25,7 +25,6 @@
  *   what runs behind the gate is safe if it ever runs twice (reduce-only closes, one drill order, an idempotent
  *   reset).
  */
-import type { SwitchEvent } from "../core/switch-events.js";
 import type { Decision } from "./context.js";
 import type { CoordinationModel, MemberMark } from "./coordination-model.js";
 import type { Event, SwitchModel } from "./model.js";
@@ -117,16 +116,6 @@ export function coordination(m: SwitchModel, ev: Extract<Event, { type: "coordin
     members: ev.members ?? null,
     detail: ev.detail ?? null,
   };
-  // The gate just opened (the lease was won): a held escalation goes now.
-  const opened = gateRefusal(m) !== null && gateRefusal({ ...m, coord }) === null;
-  return { set: { coord: opened ? { ...coord, held: null } : coord } };
-}
-
-/**
- * A gated action refused: said (`say`) once per reason (the escalation is checked on every tick). Decided, not
- * applied (context.ts `Decision`): nothing when this reason was said already.
- */
-export function heldOnce(m: SwitchModel, refusal: string, say: SwitchEvent): Decision {
-  if (m.coord.held === refusal) return {};
-  return { set: { coord: { ...m.coord, held: refusal } }, events: [say] };
+  // (the gate just opened, the lease won: a held escalation goes now, the step asks it: machine.ts)
+  return { set: { coord } };
 }

@@ -8,8 +8,8 @@
 import type { ExchangeTime, TimerHandle, Timers } from "../core/runtime.js";
 import { answerDateOf } from "../protocol/hyperliquid/exchange.js";
 import type { CloseOutcome, EffectsParameters, KillOutcome } from "./api.js";
-import { closeHold } from "./escalation.js";
 import { describeFailure } from "./failure.js";
+import { closeHold } from "./features.js";
 import type { Durability } from "./ledger.js";
 import type { Effect, EffectOf, Event, Ready, Send, SwitchModel } from "./model.js";
 import type { RecordResult } from "./record.js";
@@ -291,7 +291,7 @@ export function createEffects(
   // Every close order asks the machine first (closeHold): the engine back stops a pass in flight.
   const close = (pass: number) => closePositions(pass, () => closeHold(run.model()));
 
-  // The HALTED latch and the pass are written ahead of the first close order (escalation.ts): each act waits for
+  // The HALTED latch and the pass are written ahead of the first close order (src/escalation/): each act waits for
   // the write, within the budget; a disk too slow does not hold it back (the latch is kept in memory).
   const table: EffectTable = {
     push: request,

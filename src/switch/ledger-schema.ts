@@ -105,7 +105,7 @@ export const LedgerEntry = z.object({
    */
   later: z.array(TriggerRecord).max(8).optional(),
   /**
-   * HALTED (escalation.ts): the escalation started closing the account's positions at `since` for `reason`. Kept
+   * HALTED (src/escalation/): the escalation started closing the account's positions at `since` for `reason`. Kept
    * across restarts; only an operator's `reset` removes it.
    */
   halted: z

@@ -1,13 +1,16 @@
 /**
  * The switch for one account as a pure state machine in the shape of etcd's raft: `step(model, event, now) →
- * { model, ready }`. The input is checked first (input-check.ts); `Step.handle` takes what every phase shares
- * (clock samples, the record, the agent, the engine, ...), then the phase chooses the step (`PHASE_STEP`): the
- * running phase's (running.ts: the start, the pushes and their answers), the stop's and the stopped phase's
- * (stopping.ts); the push answers every phase records are answers.ts's. The `becomeX` of context.ts set the phase
- * and its pipeline (one tagged value, model.ts `Phase`), the state and the wake-ups. Protection status
- * (protection.ts), the engine-down policy (engine-down.ts), the replicas' role (coordination.ts) and the drill
- * (drill.ts) and the escalation (escalation.ts) return what they decide (context.ts `Decision`), which the step
- * applies, as do trigger accounting (triggers.ts) and the write-ahead's answers (write-ahead.ts). The output is one `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
+ * { model, ready }`. The input is checked first (input-check.ts) and the clock samples taken (time-step.ts); then
+ * the phase chooses the step (`PHASE_STEP`): the new and running phases' (running.ts: the start, the pushes and
+ * their answers), the stop's and the stopped phase's (stopping.ts); each hands what every phase takes alike (the
+ * record, the agent, the engine, the operator's commands, the features' answers, ...) to shared.ts; the push
+ * answers every phase records are answers.ts's. The state, the phase and its pipeline (one tagged value, model.ts
+ * `Phase`) change only through a decision's `become` (context.ts `BecomeStep`, one vocabulary). Protection status
+ * (protection.ts), the engine-down policy (engine-down.ts) and the replicas' role (coordination.ts) return what they
+ * decide (context.ts `Decision`), which the step applies, as do trigger accounting (triggers.ts) and the
+ * write-ahead's answers (write-ahead.ts); the features (the escalation, the drill: machines of their own rooms the
+ * app hands in) are fed their events and their commands carried out as decisions (features.ts). The output is one
+ * `Ready` (model.ts) the driver carries out in a fixed order. Nothing here reads a clock,
  * touches the network or the disk, or words a log line (docs/daemon.md "The switch machine").
  *
  * Time: `now.mono` is the monotonic clock (every gate, retry and re-check is measured on it); `now.wall` is the
@@ -27,18 +30,7 @@
  * - After a wall-clock step the switch is not ready until a push is confirmed on the corrected clock.
  */
 import type { SwitchState } from "../core/status.js";
-import { Ctx, type Decision } from "./context.js";
-import { coordination } from "./coordination.js";
-import { drillEnded, drillPlaced, drillStart, drillVerified } from "./drill.js";
-import { engine, ordersCancelled } from "./engine-down.js";
-import {
-  escalationCheck,
-  escalationClosed,
-  escalationEngine,
-  escalationExposure,
-  escalationKill,
-  escalationReset,
-} from "./escalation.js";
+import { Ctx } from "./context.js";
 import { initialTime, timesAt } from "./exchange-time.js";
 import { finite, malformed } from "./input-check.js";
 import {
@@ -51,14 +43,14 @@ import {
   type SwitchModel,
   type Wake,
 } from "./model.js";
-import { agent } from "./protection.js";
 import { kick, stepRunning, stepStarting } from "./running.js";
 import { stepStopped, stepStopping } from "./stopping.js";
 import { repairDay, takeBlockTime, takeDate, verdictOf } from "./time-step.js";
-import { checkLapse, record } from "./triggers.js";
-import { handOver, persisted } from "./write-ahead.js";
+import { checkLapse } from "./triggers.js";
+import { handOver } from "./write-ahead.js";
 
 export * from "./model.js";
+export { status } from "./status.js";
 
 export function step(model: SwitchModel, event: Event, now: Now): StepResult {
   const bad = malformed(event, now);
@@ -74,10 +66,12 @@ export function step(model: SwitchModel, event: Event, now: Now): StepResult {
   }
 }
 
-/** The earliest wake-up asked for. */
-export function wakeAtOf(w: Wake): number | null {
+/** The earliest wake-up asked for, the switch's and its features'. */
+export function wakeAtOf(m: SwitchModel): number | null {
+  const w: Wake = m.wake;
+  const f = m.features;
   let at: number | null = null;
-  for (const t of [w.lapse, w.retry, w.gate, w.record, w.escalate, w.drill, w.cancel])
+  for (const t of [w.lapse, w.retry, w.gate, w.record, f.drill.wakeAt, f.escalation.wakeAt, w.cancel])
     if (t !== null && (at === null || t < at)) at = t;
   return at;
 }
@@ -91,7 +85,7 @@ function refusedStep(model: SwitchModel, event: unknown, reason: string): StepRe
       mustSync: false,
       effects: [],
       events: [{ type: "eventRefused", eventType: type.slice(0, 40), reason: reason.slice(0, 300) }],
-      wakeAt: wakeAtOf(model.wake),
+      wakeAt: wakeAtOf(model),
     },
   };
 }
@@ -141,103 +135,31 @@ function stepChecked(model: SwitchModel, event: Event, now: Now): StepResult {
     ready.entry = ctx.m.entry;
     ready.entrySeq = handOver(ctx.m);
   }
-  ready.wakeAt = wakeAtOf(ctx.m.wake);
+  ready.wakeAt = wakeAtOf(ctx.m);
   return { model: ctx.m, ready };
 }
 
-/** One step: what every phase shares, then the phase's own step. */
+/** One step: the phase chooses it (`PHASE_STEP`); a push a decision asks for is the running phase's (`kick`). */
 class Step extends Ctx {
   handle(ev: Event) {
-    const m = this.m;
-    switch (ev.type) {
-      case "clockSample":
-      case "blockSample":
-        return; // taken before the step's decisions (stepChecked)
-      case "persisted":
-        return this.take(persisted(m, ev));
-      case "record":
-        return this.take(record(m, this.now, this.times, ev.evidence, ev.detail));
-      case "agent":
-        return this.take(agent(m, ev.state, ev.detail));
-      case "engine": {
-        // what the engine-down policy, the escalation and the drill decide: the policy's applied last
-        const cause = ev.cause === "absent" ? "absent" : "seen";
-        const policy = engine(m, ev.up, ev.detail ?? null, cause);
-        if (policy === null) return;
-        this.apply(escalationEngine(m, this.now, ev.up, cause));
-        if (!ev.up) this.apply(drillEnded(m, ENGINE_WENT_DOWN));
-        return this.take(policy);
-      }
-      case "ordersCancelled":
-        return this.take(ordersCancelled(m, this.now, ev));
-      case "clockStep":
-        m.clockStepped = true;
-        this.emit({ type: "clockStepped", deltaMs: ev.deltaMs });
-        this.apply(checkLapse(this.m, this.now, this.times));
-        return kick(this, "clock-step");
-      case "dayRollover":
-        this.apply(checkLapse(this.m, this.now, this.times));
-        return kick(this, "rollover");
-      case "halt":
-        return this.becomeStopped({ halted: true });
-      case "exposure":
-        this.apply(escalationExposure(m, ev));
-        return this.take(escalationCheck(m, this.now));
-      case "closeResult":
-        return this.take(escalationClosed(m, this.now, ev));
-      case "reset":
-        return this.take(escalationReset(m, this.now, ev));
-      case "kill":
-        return this.take(escalationKill(m, this.now, ev));
-      case "killCancelled":
-        return this.emit({
-          type: "killCancelled",
-          by: ev.by,
-          confirmed: ev.confirmed,
-          cancelled: ev.cancelled,
-          kept: ev.kept,
-          ...(ev.detail ? { detail: ev.detail } : {}),
-        });
-      case "coordination":
-        this.take(coordination(m, ev));
-        // the lease won: a step-2 rule that held while another replica had it is acted on now
-        return this.take(escalationCheck(m, this.now));
-      case "drillStart":
-        return this.take(drillStart(m, this.now, ev));
-      case "drillPlaced":
-        return this.take(drillPlaced(m, ev));
-      case "drillVerified":
-        this.take(drillVerified(m, this.now, ev));
-        return kick(this, "drill-done");
-    }
-    PHASE_STEP[m.phase.name](this, ev);
+    PHASE_STEP[this.m.phase.name](this, ev);
   }
 
-  /** Applies what a sub-step decided (context.ts `Decision`); a push it asks for is the running phase's. */
-  take(d: Decision) {
-    const push = this.apply(d);
-    if (push !== undefined) kick(this, push);
+  override kick(reason: string) {
+    kick(this, reason);
   }
 }
 
 /**
- * The phase chooses the step (etcd raft's `r.step`, set by `becomeX`): after what every phase shares
- * (`Step.handle`), each phase takes its own events: the push answers among them (a running switch goes on
- * pushing, a stop goes on stopping, a halted one records them): running.ts, stopping.ts.
+ * The phase chooses the step (etcd raft's `r.step`, set by `becomeX`): each phase takes its own events, the push
+ * answers among them (a running switch goes on pushing, a stop goes on stopping, a halted one records them), and
+ * hands what every phase takes alike to shared.ts (`stepShared`): running.ts, stopping.ts.
  */
 const PHASE_STEP: { readonly [P in PhaseName]: (s: Ctx, ev: Event) => void } = {
   new: stepStarting,
   running: stepRunning,
   stopping: stepStopping,
   stopped: stepStopped,
-};
-
-/** The drill's end when the engine goes down. */
-const ENGINE_WENT_DOWN = {
-  fired: false,
-  status: null,
-  statusTimestamp: null,
-  detail: "the engine went down during the drill",
 };
 
 export const isArmedState = (s: SwitchState) => s === "armed" || s === "retrying";

@@ -1,27 +1,13 @@
 import type { EngineDownCause } from "../core/events.js";
+import type { CloseReport, CloseResult, EscalationConfig, Features } from "../core/feature.js";
 import type { CancelFailure } from "../core/orders-port.js";
-import type { ProtectionView, SwitchState, SwitchStatus } from "../core/status.js";
+import type { ProtectionView, SwitchState } from "../core/status.js";
 import type { SwitchEvent } from "../core/switch-events.js";
 import type { NonceSpan } from "../protocol/hyperliquid/nonce.js";
 import { type CoordinationModel, initialCoordination, type MemberMark } from "./coordination-model.js";
-import type { DrillModel } from "./drill-model.js";
-import {
-  type EscalationConfig,
-  type EscalationModel,
-  initialEscalation,
-  STOPPED_AT_RESTART,
-} from "./escalation-model.js";
-import { initialTime, isPlausibleTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
+import { initialTime, type TimeModel, type Times, timesAt } from "./exchange-time.js";
 import type { LedgerEntry } from "./ledger.js";
-import {
-  atLimit,
-  earliestDeadline,
-  isExhausted,
-  limitRefused,
-  type ProofCounts,
-  proofCounts,
-  rollEntry,
-} from "./ledger-model.js";
+import { atLimit, earliestDeadline, isExhausted, type ProofCounts } from "./ledger-model.js";
 import type { Ready } from "./ready.js";
 import type { RecordEvidence } from "./record-reconcile.js";
 
@@ -63,8 +49,10 @@ export type SwitchConfig = {
   historySize?: number | undefined;
   /** what a restart's nonce floor allows for (absent: every push is written ahead; write-ahead.ts) */
   nonceSpan?: NonceSpan | undefined;
-  /** the escalation ladder's step 2 (escalation.ts), opted in for this account; absent: off */
+  /** the escalation ladder's step 2 (src/escalation/), opted in for this account; absent: off */
   escalation?: EscalationConfig | null | undefined;
+  /** the feature machines the app hands the switch (core/feature.ts; src/switch/features.ts carries them) */
+  features: Features;
   /** replicas coordinated through etcd (coordination.ts): the gated actions follow the lease; absent: alone */
   coordinated?: boolean | undefined;
   /** coordinated, with etcd unreachable: take the gated actions alone (the operator's choice) */
@@ -150,27 +138,14 @@ export type Event =
   /** the exposure poll's figures for this account (the escalation's rules read them) */
   | { type: "exposure"; accountValue: number; notionalUsd: number; minLiquidationPct: number | null }
   /** a close pass (a `closePositions` effect, or a kill's close) answered: `flat` when nothing but dust is left */
-  | {
-      type: "closeResult";
-      flat: boolean;
-      orders: number;
-      filledUsd: number;
-      dust: number;
-      /** why the pass did not finish: `post_only`, `open_orders`, `refused`, `unavailable` */
-      refusal: string | null;
-      detail?: string | undefined;
-      /** the pass's orders as sent and answered (at most CLOSE_REPORTS_KEPT; the audit trail keeps them) */
-      reports?: readonly CloseReport[] | undefined;
-      /** the positions left at the pass's last read ("BTC 0.25, ETH -3") */
-      remaining?: string | undefined;
-    }
+  | ({ type: "closeResult" } & CloseResult)
   /** the operator's kill switch (`hl-deadman kill`, over the control channel): latch, cancel, optionally close */
   | { type: "kill"; by: string; close: boolean }
   /** the kill's cancels answered (the `kill` effect): the same shape the switch publishes */
   | Extract<SwitchEvent, { type: "killCancelled" }>
   /** the operator's `reset` (over the control channel): releases the HALTED latch */
   | { type: "reset"; by: string }
-  /** the operator's `drill` (drill.ts) */
+  /** the operator's `drill` (src/drill/) */
   | { type: "drillStart"; id: string; by: string }
   /** the replicas' election (coordination.ts): this replica's role, its fencing token, other live candidates */
   | {
@@ -194,10 +169,8 @@ export type Event =
     };
 
 /** A cancel pass's failed request as the executor reports it (core/orders-port.ts). */
-export type { CancelFailure };
-
 /** One close order as reported to the machine (api.ts `CloseOrderReport`). */
-export type CloseReport = Readonly<Record<string, string | number | null>>;
+export type { CancelFailure, CloseReport };
 
 /** Why the machine wants to be woken (the earliest is `wakeAt`). */
 export type Wake = {
@@ -209,10 +182,6 @@ export type Wake = {
   gate: number | null;
   /** guesses remain: read the record again */
   record: number | null;
-  /** the escalation's engine-down time rule, or a close pass to try again (escalation.ts) */
-  escalate: number | null;
-  /** the drill's deadline and margin have passed: verify (drill.ts) */
-  drill: number | null;
   /** engine down, policy cancel: a refused cancel pass is tried again (engine-down.ts) */
   cancel: number | null;
 };
@@ -355,15 +324,25 @@ export type SwitchModel = {
   published: Gauges | null;
   /** what the ledger file is known to hold (write-ahead.ts) */
   disk: Disk;
-  /** the escalation ladder (escalation.ts); the HALTED latch itself is in the entry, on disk */
-  esc: EscalationModel;
-  /** the drill running, if any (drill.ts) */
-  drill: DrillModel | null;
+  /** the features' models, each opaque to the switch, and their wake-ups (features.ts) */
+  features: FeatureSlots;
   /** the replicas' election as last reported (coordination.ts) */
   coord: CoordinationModel;
 };
 
 export type StepResult = { model: SwitchModel; ready: Ready };
+
+/** The switch's features (core/feature.ts `Features`). */
+export type FeatureName = keyof Features;
+/** A feature's model, opaque to the switch, and its wake-up (monotonic ms, null for none). */
+export type FeatureSlot = { readonly model: unknown; readonly wakeAt: number | null };
+export type FeatureSlots = { readonly [K in FeatureName]: FeatureSlot };
+
+/** Each feature's initial model, no wake-up. */
+export const initialFeatures = (f: Features): FeatureSlots => ({
+  escalation: { model: f.escalation.initial(), wakeAt: null },
+  drill: { model: f.drill.initial(), wakeAt: null },
+});
 
 // ------------------------------------------------------------------------------------------- projections
 
@@ -384,64 +363,6 @@ export function protectionOf(m: SwitchModel): ProtectionView {
     state: m.state,
     armedUntil: reportedDeadline(m),
     consecutiveFailures: m.consecutiveFailures,
-  };
-}
-
-/** HALTED as the status, readiness and the page say it: the latch, and where its closes stand. */
-function haltedView(
-  m: SwitchModel,
-  h: NonNullable<LedgerEntry["halted"]>,
-): NonNullable<SwitchStatus["halted"]> {
-  const e = m.esc;
-  const closes =
-    e.closing === "waiting"
-      ? "closing"
-      : e.closing === "retry"
-        ? "retrying"
-        : e.closing === "done"
-          ? "closed"
-          : e.closing === "held"
-            ? e.heldWhy === STOPPED_AT_RESTART
-              ? "stopped at restart"
-              : "held"
-            : "none";
-  return {
-    since: h.since,
-    reason: h.reason,
-    closes,
-    heldWhy: e.closing === "held" ? e.heldWhy : null,
-    remaining: e.remaining,
-    passes: e.passes,
-  };
-}
-
-/** Where the switch stands: a pure projection (reading never changes anything). */
-export function status(m: SwitchModel, now: Now): SwitchStatus {
-  const t = timesOf(m, now);
-  // (a projection never throws: a day that is not a time leaves the entry as it is)
-  const entry = t.sampled && isPlausibleTime(t.day) ? rollEntry(m.entry, t.day).entry : m.entry;
-  return {
-    account: m.cfg.account,
-    state: m.state,
-    armedUntil: reportedDeadline(m),
-    lastPushAt: m.lastPushAt,
-    consecutiveFailures: m.consecutiveFailures,
-    lastError: m.lastError,
-    notProtectedReason: m.notProtectedReason,
-    day: entry.day,
-    triggersToday: entry.triggersToday,
-    triggerLimit: entry.limit,
-    exhausted: reportsExhausted(entry),
-    clockStepped: m.clockStepped,
-    limitRefused: limitRefused(entry),
-    limitSuspected: atLimit(entry) && !reportsExhausted(entry),
-    triggerProofs: proofCounts(entry),
-    triggers: entry.triggers.map((t) => ({ deadline: t.deadline, proof: t.proof })),
-    clockSuspect: t.suspect,
-    clockUnverified: !t.witnessed,
-    clockOffMs: t.witnessed ? t.local - t.exchange : t.local - t.plan,
-    halted: entry.halted ? haltedView(m, entry.halted) : null,
-    drill: m.drill ? { id: m.drill.id, phase: m.drill.phase, cancelAt: m.drill.cancelAt } : null,
   };
 }
 
@@ -503,11 +424,10 @@ export function initialModel(
     armedKnown: false,
     time: null,
     timeFloor,
-    wake: { lapse: null, retry: null, gate: null, record: null, escalate: null, drill: null, cancel: null },
+    wake: { lapse: null, retry: null, gate: null, record: null, cancel: null },
     published: null,
     disk: initialDisk(),
-    esc: initialEscalation(),
-    drill: null,
+    features: initialFeatures(cfg.features),
     coord: initialCoordination(cfg.coordinated === true),
   };
 }

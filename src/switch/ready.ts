@@ -2,6 +2,7 @@
  * One step's output (raft's Ready) and its effects: what the machine (machine.ts) asks the driver (driver.ts) to
  * do, each effect a tagged value the driver's one table of handlers (effects.ts) carries out.
  */
+import type { ClosePass, FeatureEffect } from "../core/feature.js";
 import type { SwitchEvent } from "../core/switch-events.js";
 import type { LedgerEntry } from "./ledger.js";
 
@@ -17,28 +18,15 @@ export type Effect =
   | { kind: "removal"; expiresAfterMs: number }
   /** the engine-down policy's cancel of the account's orders (answered with `ordersCancelled`) */
   | { kind: "cancelOrders"; cancelStops: boolean }
-  /**
-   * the operator's kill: cancel every resting order of the account (stops included) at once, then the confirming
-   * read (answered with `killCancelled`); with `close`, the kill's close pass, after the cancels
-   */
-  | { kind: "kill"; by: string; close?: ClosePass | undefined }
-  /** the escalation's step 2: cancel, then close the positions reduce-only (answered with `closeResult`) */
-  | ({ kind: "closePositions" } & ClosePass)
-  /** the drill: place its resting order (answered with `drillPlaced`) */
-  | { kind: "drillPlace"; id: string }
-  /** the drill: read its order's status (answered with `drillVerified`) */
-  | { kind: "drillVerify"; id: string; oid: number; coin: string }
-  /** the drill ended without its order being cancelled by the exchange: cancel that one order */
-  | { kind: "drillCancel"; oid: number; coin: string }
-  /** read the exchange's record (answered with a `record` event) */
-  | { kind: "readRecord"; reason: string }
+  /** the features' (the kill, the close, the drill's, the record read: core/feature.ts) */
+  | FeatureEffect
   /** re-derive the signer's nonces: the next nonce is above `floor` (which may be lower) */
   | { kind: "nonceFloor"; floor: number; reason: string }
   /** a trigger was counted: the daemon polls exposure */
   | { kind: "pollExposure" };
 
 /** One close pass of the escalation (or the kill's): its reason and number (the latch's `pass`). */
-export type ClosePass = { reason: string; pass: number };
+export type { ClosePass };
 
 /** One effect of kind `K`. */
 export type EffectOf<K extends Effect["kind"]> = Extract<Effect, { kind: K }>;

@@ -6,10 +6,9 @@
 import { nextUtcMidnight } from "../core/clock.js";
 import { confirmedPush, type Failed, failedPush, wokenDue } from "./answers.js";
 import type { Ctx } from "./context.js";
-import { DRILL_LEAD_MS, drillArming, drillHoldsPushes, drillPushFailed } from "./drill.js";
 import { cancelAgain, engineHoldsPushes, pushMode } from "./engine-down.js";
-import { escalationCheck, escalationStart } from "./escalation.js";
 import { MIN_PLAUSIBLE_MS } from "./exchange-time.js";
+import { drill, escalation, featurePushLead, featuresHoldPushes } from "./features.js";
 import { isExhausted, limitRefused, withIntent, withLimitReached } from "./ledger-model.js";
 import {
   BACKOFF_BASE_MS,
@@ -23,23 +22,25 @@ import {
   reportedDeadline,
 } from "./model.js";
 import { exchangeRefuses, recheckPending } from "./protection.js";
+import { stepShared } from "./shared.js";
 import { shutdown } from "./stopping.js";
 import { checkLapse, exhausted, limitHolds, limitReached, limitReset, limitSuspected } from "./triggers.js";
 import { writeAhead } from "./write-ahead.js";
 
-/** New: nothing is out until the start (or a stop before it). */
+/** New: nothing is out until the start (or a stop before it); what every phase takes alike, shared.ts. */
 export function stepStarting(s: Ctx, ev: Event) {
   if (ev.type === "start") return start(s);
   if (ev.type === "shutdown") return shutdown(s, ev.mode);
+  return stepShared(s, ev);
 }
 
-/** Running: the interval, the wake-ups, the push answers and the stop. */
+/** Running: the interval, the wake-ups, the push answers and the stop; what every phase takes alike, shared.ts. */
 export function stepRunning(s: Ctx, ev: Event) {
   switch (ev.type) {
     case "tick":
       s.apply(checkLapse(s.m, s.now, s.times));
       s.apply(cancelAgain(s.m));
-      s.apply(escalationCheck(s.m, s.now));
+      s.apply(escalation(s.m, s.now, s.times, { type: "check" }));
       return kick(s, "interval");
     case "wake": {
       const { due, decision } = wokenDue(s.m, s.now, s.times);
@@ -54,8 +55,8 @@ export function stepRunning(s: Ctx, ev: Event) {
     case "pushConfirmed": {
       const a = confirmedPush(s, ev);
       if (a === null) return;
-      if (a.push.mode === "expedite" || !s.m.engineUp) s.becomeEngineDown();
-      else s.becomeArmed();
+      if (a.push.mode === "expedite" || !s.m.engineUp) s.apply({ become: { to: "engineDown" } });
+      else s.apply({ become: { to: "armed" } });
       if (a.again) kick(s, "after-inflight");
       return;
     }
@@ -67,12 +68,14 @@ export function stepRunning(s: Ctx, ev: Event) {
       if (a.again) kick(s, "after-inflight");
       return;
     }
+    default:
+      return stepShared(s, ev);
   }
 }
 
 function start(s: Ctx) {
   const m = s.m;
-  s.becomeRunning();
+  s.apply({ become: { to: "running" } });
   const e = m.entry;
   if (e.pendingUntil !== null) {
     s.emit({ type: "pendingAtStart", pendingUntil: e.pendingUntil, confirmedUntil: e.armedUntil });
@@ -80,9 +83,10 @@ function start(s: Ctx) {
   if (e.assumed) {
     s.emit({ type: "ledgerAssumed", triggersToday: e.triggersToday, triggerLimit: e.limit });
   }
-  s.apply(escalationStart(m));
+  s.apply(escalation(m, s.now, s.times, { type: "start" }));
   s.apply(checkLapse(s.m, s.now, s.times, "the deadline passed while the daemon was down"));
-  if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null) s.becomeArmed();
+  if (m.state === "starting" && m.entry.armedUntil !== null && m.entry.pendingUntil === null)
+    s.apply({ become: { to: "armed" } });
   else if (m.state === "starting" && lapseDeadline(m) !== null) s.armLapseTimer();
   if (isExhausted(m.entry) && m.state !== "exhausted")
     s.apply(
@@ -100,22 +104,24 @@ export function kick(s: Ctx, reason: string) {
   const m = s.m;
   if (m.phase.name !== "running") return;
   if (m.phase.pipe.kind === "sending") {
-    if (reason !== "interval") s.becomeSending(m.phase.pipe.push, { again: true });
+    if (reason !== "interval") s.apply({ become: { to: "sending", push: m.phase.pipe.push, again: true } });
     return;
   }
   s.apply(limitReset(m));
   // What may hold a push: the agent, the engine-down policy, a permanent refusal until its re-check, the
   // exchange's own daily-limit refusal (no count does), the unknown-outcome gate, a retry's back-off.
-  if (m.agentReason !== null || engineHoldsPushes(m) || drillHoldsPushes(m) || recheckPending(s)) return;
-  if (limitHolds(s)) return s.becomeExhausted({ unlessRefused: true });
+  if (m.agentReason !== null || engineHoldsPushes(m) || featuresHoldPushes(m) || recheckPending(s)) return;
+  if (limitHolds(s)) return s.apply({ become: { to: "exhausted", unlessRefused: true } });
   const e = m.entry;
   if (s.now.mono < gateUntil(m)) {
     m.wake.gate = gateUntil(m);
     return;
   }
   if (reason === "interval" && s.now.mono < m.retryAtMono) return;
-  const mode: Inflight["mode"] = drillArming(m) ? "drill" : pushMode(m);
-  const lead = mode === "arm" ? m.cfg.deadlineMs : mode === "drill" ? DRILL_LEAD_MS : EXPEDITE_LEAD_MS;
+  // a feature's push (the drill's) has its own lead
+  const featureLead = featurePushLead(m);
+  const mode: Inflight["mode"] = featureLead !== null ? "drill" : pushMode(m);
+  const lead = featureLead ?? (mode === "arm" ? m.cfg.deadlineMs : EXPEDITE_LEAD_MS);
   // Planned on the verified time, or while nothing is verified on the earliest candidate: the schedule is then
   // never more than deadline + one interval ahead of the exchange's time under any candidate (issue 40). The
   // exchange's 5 s minimum is kept on the latest candidate as far as that bound allows; beyond it the exchange's
@@ -148,7 +154,7 @@ export function kick(s: Ctx, reason: string) {
     previousPending: e.pendingUntil,
     planMs: plan,
   };
-  s.becomeSending(push);
+  s.apply({ become: { to: "sending", push } });
   m.ownSent = [...m.ownSent, cancelAt].slice(-OWN_PUSHES_KEPT);
   m.entry = withIntent(e, cancelAt);
   // Write-ahead: the request leaves only once the intent is durable, unless the file already says as much.
@@ -166,7 +172,14 @@ function failing(s: Ctx, { ev, push: f, neverLeft }: Failed) {
   m.lastError = { kind: ev.kind, message: ev.message };
   if (f.mode === "expedite") m.expedited = true; // one expedite per engine-down episode (docs/daemon.md)
   if (f.mode === "drill")
-    s.apply(drillPushFailed(m, s.now, f.cancelAt, ev.outcomeUnknown && !neverLeft, ev.message));
+    s.apply(
+      drill(m, s.now, s.times, {
+        type: "pushFailed",
+        cancelAt: f.cancelAt,
+        outcomeUnknown: ev.outcomeUnknown && !neverLeft,
+        message: ev.message,
+      }),
+    );
   const base = {
     type: "pushFailed" as const,
     reason: ev.kind,
@@ -206,14 +219,14 @@ function failing(s: Ctx, { ev, push: f, neverLeft }: Failed) {
       m.cfg.historySize,
     );
     s.persist = true;
-    s.becomeExhausted();
+    s.apply({ become: { to: "exhausted" } });
     s.emit({ ...base, refused: true });
     s.apply(limitReached(m, s.now, "the exchange refused with its daily-limit error", ev.message));
     return;
   }
 
-  if (limitRefused(m.entry)) s.becomeExhausted();
-  else s.becomeRetrying();
+  if (limitRefused(m.entry)) s.apply({ become: { to: "exhausted" } });
+  else s.apply({ become: { to: "retrying" } });
   let next: number | null = null;
   if (ev.retryable) {
     const limited = ev.kind === "rate_limited";

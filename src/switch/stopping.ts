@@ -8,7 +8,7 @@
 import { confirmedPush, failedPush, wokenDue } from "./answers.js";
 import type { Ctx } from "./context.js";
 import { gateToken, removalRefusal } from "./coordination.js";
-import { drillEnded } from "./drill.js";
+import { drill } from "./features.js";
 import { withRemoval } from "./ledger-model.js";
 import {
   type Event,
@@ -18,6 +18,7 @@ import {
   type SwitchModel,
   VOLUME_GATE_USD,
 } from "./model.js";
+import { stepShared } from "./shared.js";
 import { checkLapse } from "./triggers.js";
 
 /** Stopping: the stop waits for the push in flight and the gate, then removes (or keeps) the schedule. */
@@ -48,6 +49,8 @@ export function stepStopping(s: Ctx, ev: Event) {
     case "pushFailed":
       if (failedPush(s, ev) === null) return;
       return continueShutdown(s);
+    default:
+      return stepShared(s, ev);
   }
 }
 
@@ -69,17 +72,17 @@ export function stepStopped(s: Ctx, ev: Event) {
     case "pushFailed":
       failedPush(s, ev);
       return;
+    default:
+      return stepShared(s, ev);
   }
 }
 
 /** A stop asked for: the drill ends, the switch enters stopping, and goes on at once unless a push is out. */
 export function shutdown(s: Ctx, mode: "remove" | "keep") {
   const m = s.m;
-  s.apply(
-    drillEnded(m, { fired: false, status: null, statusTimestamp: null, detail: "the daemon is stopping" }),
-  );
+  s.apply(drill(m, s.now, s.times, { type: "end", detail: "the daemon is stopping" }));
   m.shutdownMode = mode;
-  s.becomeStopping();
+  s.apply({ become: { to: "stopping" } });
   if (!inflight(m)) continueShutdown(s);
 }
 
@@ -94,7 +97,7 @@ function continueShutdown(s: Ctx) {
   const refusal = m.shutdownMode === "keep" ? null : removalRefusal(m);
   if (m.shutdownMode === "keep" || refusal !== null) {
     const armedUntil = reportedDeadline(m);
-    s.becomeStopped();
+    s.apply({ become: { to: "stopped" } });
     s.emit({ type: "kept", armedUntil, ...(refusal !== null ? { reason: refusal } : {}) });
     s.ready.done = {
       account: m.cfg.account,
@@ -108,7 +111,7 @@ function continueShutdown(s: Ctx) {
     m.wake.gate = gateUntil(m);
     return;
   }
-  s.becomeRemoving();
+  s.apply({ become: { to: "removing" } });
   s.effect({ kind: "removal", expiresAfterMs: m.cfg.requestTimeoutMs });
 }
 
@@ -118,7 +121,7 @@ function removalConfirmed(s: Ctx) {
   s.apply(checkLapse(s.m, s.now, s.times)); // a deadline that passed before the removal landed fired
   const previous = m.entry.armedUntil;
   m.entry = withRemoval(m.entry, s.now.wall, m.cfg.historySize);
-  s.becomeStopped();
+  s.apply({ become: { to: "stopped" } });
   s.persist = true;
   s.emit({ type: "removed", previousDeadline: previous, ...tokenField(m) });
   s.ready.done = { account: m.cfg.account, outcome: "removed" };
@@ -128,7 +131,7 @@ function removalFailed(s: Ctx, ev: Extract<Event, { type: "removalFailed" }>) {
   const m = s.m;
   if (m.phase.pipe.kind !== "removing") return;
   s.apply(checkLapse(s.m, s.now, s.times));
-  s.becomeStopped();
+  s.apply({ become: { to: "stopped" } });
   const account = m.cfg.account;
   const skipped = { account, outcome: "skipped" as const, reason: ev.kind, message: ev.message };
   const v = ev.cumulativeVolume;

@@ -8,7 +8,7 @@
  *   an engine held before (`heldBefore`) waits only `connectGraceMs` after the start: no engine named it by then, it
  *   is `down` with the cause `absent` (a host crash took engine and daemon; only the daemon came back), so the dead
  *   engine's orders are not left resting for ever. Absence is weaker evidence than a close seen: the switch's
- *   escalation never starts its closes on it alone (src/switch/escalation.ts);
+ *   escalation never starts its closes on it alone (src/escalation/);
  * - `up` while at least one connection naming it is open (a second connection for the same account is a second
  *   holder: a new engine started before the old one stops is a hand-over, never a down);
  * - `detached` after its last connection closed within a `detach <ms>` grace: up for the switch until the grace ends;

@@ -21,7 +21,22 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   orders: ["core", "protocol", "config"],
   // the replicas' election and membership in etcd: an input source beside the watchers, feeds out
   replicas: ["core", "protocol", "config"],
-  app: ["core", "protocol", "config", "surface", "switch", "watchers", "fleet-death", "orders", "replicas"],
+  // the switch's features, pure machines of their own (core/feature.ts): fed the switch's events, commands out
+  escalation: ["core", "protocol", "config"],
+  drill: ["core", "protocol", "config"],
+  app: [
+    "core",
+    "protocol",
+    "config",
+    "surface",
+    "switch",
+    "watchers",
+    "fleet-death",
+    "orders",
+    "replicas",
+    "escalation",
+    "drill",
+  ],
   sim: ["core", "protocol"],
   cli: [
     "core",
@@ -33,6 +48,8 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
     "fleet-death",
     "orders",
     "replicas",
+    "escalation",
+    "drill",
     "app",
     "sim",
   ],
@@ -50,6 +67,8 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
     "fleet-death",
     "orders",
     "replicas",
+    "escalation",
+    "drill",
     "app",
     "sim",
     "cli",
@@ -66,6 +85,8 @@ export const PRODUCERS: readonly string[] = Object.freeze([
   "fleet-death",
   "orders",
   "replicas",
+  "escalation",
+  "drill",
 ]);
 /** What a producer never imports: the logger (its wording would be its own). */
 export const WORDING = "core/logger.ts";

@@ -20,6 +20,7 @@ import { captureLogger, type Harness, harness, type LogLine } from "../app/helpe
 import { eventually } from "../helpers/eventually.js";
 import { ledgerOnDisk } from "../helpers/ledger-disk.js";
 import { ledgerBus, switchBus } from "../helpers/switch-bus.js";
+import { FEATURES } from "./features.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 let hs: Harness[] = [];
@@ -366,6 +367,7 @@ describe("issue #11: never ready while nothing is armed", () => {
     });
     const sw = createSwitch({
       account: { address: wallet.address.toLowerCase() },
+      features: FEATURES,
       policy: SWITCH_CADENCE,
       io: {
         client,

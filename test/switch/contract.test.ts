@@ -17,6 +17,7 @@ import { createSwitch, type Switch } from "../../src/switch/index.js";
 import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger, type LogLine } from "../app/helpers.js";
 import { ledgerBus, switchBus } from "../helpers/switch-bus.js";
+import { FEATURES } from "./features.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 const ACCOUNT = "0x00000000000000000000000000000000000000aa";
@@ -70,6 +71,7 @@ async function world(opts: { onEngineDown?: "expedite" | "lapse" } = {}) {
   };
   const sw: Switch = createSwitch({
     account: { address: ACCOUNT },
+    features: FEATURES,
     policy: {
       ...SWITCH_CADENCE,
       onEngineDown: opts.onEngineDown ?? "lapse",

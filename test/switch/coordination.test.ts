@@ -3,10 +3,10 @@
  * one row per rule of docs/operations.md "High availability". Pure steps: no clock, no sockets, no etcd.
  */
 import { describe, expect, test } from "vitest";
+import type { EscalationConfig } from "../../src/core/feature.js";
 import { auditSubscriber } from "../../src/surface/audit/events.js";
 import type { AuditEntry } from "../../src/surface/audit/record.js";
 import { logLineOf } from "../../src/surface/switch/index.js";
-import type { EscalationConfig } from "../../src/switch/escalation.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
   type Event,
@@ -15,6 +15,7 @@ import {
   type SwitchConfig,
   type SwitchModel,
 } from "../../src/switch/machine.js";
+import { wakeOf } from "./features.js";
 import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
@@ -154,7 +155,7 @@ describe("coordination: escalation step 2", () => {
     r.on(FOLLOWER, 63_000);
     const retry = r.on({ type: "wake" }, 92_000);
     expect(retry.closePositions).toBeUndefined();
-    expect(r.model.wake.escalate).toBe(92_000 + 30_000);
+    expect(wakeOf(r.model).escalate).toBe(92_000 + 30_000);
   });
 
   test("without coordination nothing changes: no token, the close goes", () => {

@@ -1,13 +1,15 @@
 /**
  * The sub-steps that return what they decide (context.ts `Decision`): protection.ts, engine-down.ts,
- * coordination.ts, the drill's steps (drill.ts) and the escalation's engine clock, restart and reset decide on a model they never change (each is called here on a
+ * coordination.ts, the drill's steps (src/drill/) and the escalation's engine clock, restart and reset decide on a model they never change (each is called here on a
  * deep-frozen one: a change in place throws), and the step applies what they return. Pure: no clock, no sockets.
  */
 import { describe, expect, test } from "vitest";
+import type { DrillInput, EscalationInput, FeatureCommand } from "../../src/core/feature.js";
+import { drill } from "../../src/drill/index.js";
+import { escalation } from "../../src/escalation/index.js";
 import { coordination } from "../../src/switch/coordination.js";
-import { drillDue, drillEnded, drillPlaced, drillStart } from "../../src/switch/drill.js";
 import { cancelAgain, cancelRetryDue, engine, ordersCancelled } from "../../src/switch/engine-down.js";
-import { escalationEngine, escalationReset, escalationStart } from "../../src/switch/escalation.js";
+import { viewOf } from "../../src/switch/features.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
   type Event,
@@ -18,6 +20,7 @@ import {
   step,
 } from "../../src/switch/machine.js";
 import { agent, exchangeAccepts, exchangeRefuses } from "../../src/switch/protection.js";
+import { drillOf, escOf } from "./features.js";
 import { SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -41,6 +44,18 @@ function deepFreeze(value: unknown): void {
 
 const types = (d: { events?: readonly { type: string }[] | undefined }) =>
   (d.events ?? []).map((e) => e.type);
+
+/** The features' steps on a switch's model as it is (their own model and the switch's view): what they decide. */
+const escStep = (m: SwitchModel, input: EscalationInput, ms: number) =>
+  escalation.step(escOf(m), viewOf(m), input, at(ms), m.cfg.escalation ?? null);
+const drillStep = (m: SwitchModel, input: DrillInput, ms = 0) =>
+  drill.step(drillOf(m), viewOf(m), input, at(ms), undefined);
+/** The events a feature's step says. */
+const said = (r: { commands: readonly FeatureCommand[] }) => ({
+  events: r.commands.flatMap((c) => (c.kind === "event" ? [c.event] : [])),
+});
+const effects = (r: { commands: readonly FeatureCommand[] }) =>
+  r.commands.flatMap((c) => (c.kind === "effect" ? [c.effect] : []));
 
 describe("sub-steps decide on a model they leave as it is", () => {
   test("the engine-down policy (down under cancel, the pass's answer, the next pass, up) and the escalation's engine clock, restart and reset", () => {
@@ -94,9 +109,9 @@ describe("sub-steps decide on a model they leave as it is", () => {
         retryMs: 30_000,
       },
     });
-    expect(escalationEngine(ladder, at(7_000), false, "seen")).toMatchObject({
-      set: { esc: { downSinceMono: 7_000, downCause: "seen" } },
-      wake: { escalate: 67_000 },
+    expect(escStep(ladder, { type: "engine", up: false, cause: "seen" }, 7_000)).toMatchObject({
+      model: { downSinceMono: 7_000, downCause: "seen" },
+      wakeAt: 67_000,
     });
 
     // a latch whose pass was open at a restart, the engine said down before the start: held, said, and the time
@@ -114,23 +129,22 @@ describe("sub-steps decide on a model they leave as it is", () => {
     let restarted = initialModel({ ...SWITCH_CFG, escalation: ladder.cfg.escalation }, entry);
     restarted = step(restarted, { type: "engine", up: false }, at(1_000)).model;
     deepFreeze(restarted);
-    const atStart = escalationStart(restarted);
+    const atStart = escStep(restarted, { type: "start" }, 1_000);
     expect(atStart).toMatchObject({
-      set: { esc: { closing: "held", passes: 2, remaining: "BTC 0.25" } },
-      wake: { escalate: 61_000 },
+      model: { closing: "held", passes: 2, remaining: "BTC 0.25" },
+      wakeAt: 61_000,
     });
-    expect(types(atStart)).toEqual(["closeStoppedAtRestart"]);
+    expect(types(said(atStart))).toEqual(["closeStoppedAtRestart"]);
     // the operator's reset releases the latch on disk; the time rule counts from the reset while still down
     const held = step(restarted, { type: "start" }, at(2_000)).model;
     deepFreeze(held);
-    const reset = escalationReset(held, at(3_000), { type: "reset", by: "ops" });
+    const reset = escStep(held, { type: "reset", by: "ops" }, 3_000);
     expect(reset).toMatchObject({
-      persist: true,
-      set: { esc: { closing: "idle" } },
-      wake: { escalate: 63_000 },
+      model: { closing: "idle" },
+      wakeAt: 63_000,
     });
-    expect(reset.set?.entry?.halted).toBeUndefined();
-    expect(types(reset)).toEqual(["haltReleased"]);
+    expect(reset.commands).toContainEqual({ kind: "halted", latch: null, write: "persist" });
+    expect(types(said(reset))).toEqual(["haltReleased"]);
 
     const expedite = engine(frozenAfter([{ type: "start" }], { onEngineDown: "expedite" }), false, null);
     expect(expedite?.push).toBe("engine-down");
@@ -173,7 +187,7 @@ describe("sub-steps decide on a model they leave as it is", () => {
       { type: "drillStart", id: "d1", by: "ops" },
       { type: "drillPlaced", id: "d1", oid: 77, coin: "BTC" },
     ]);
-    expect(drillStart(drilling, at(5_000), { type: "drillStart", id: "d2", by: "ops" })).toEqual({
+    expect(said(drillStep(drilling, { type: "start", id: "d2", by: "ops" }, 5_000))).toEqual({
       events: [{ type: "drillRefused", id: "d2", by: "ops", reason: "drill d1 is running" }],
     });
     const armed = frozenAfter([
@@ -181,17 +195,15 @@ describe("sub-steps decide on a model they leave as it is", () => {
       { type: "pushConfirmed", id: 1, latencyMs: 5 },
       { type: "drillStart", id: "d1", by: "ops" },
     ]);
-    expect(drillPlaced(armed, { type: "drillPlaced", id: "d1", oid: 77, coin: "BTC" })).toMatchObject({
-      set: { drill: { phase: "arming", oid: 77 } },
-      push: "drill",
+    expect(drillStep(armed, { type: "placed", id: "d1", oid: 77, coin: "BTC" })).toMatchObject({
+      model: { phase: "arming", oid: 77 },
+      commands: [{ kind: "push", reason: "drill" }],
     });
-    expect(drillDue(drilling)).toEqual({}); // not firing yet: nothing to read
-    const ended = drillEnded(drilling, { fired: false, status: null, statusTimestamp: null, detail: "stop" });
-    expect(ended).toMatchObject({
-      set: { drill: null },
-      wake: { drill: null },
-      effects: [{ kind: "drillCancel", oid: 77, coin: "BTC" }],
-    });
-    expect(types(ended)).toEqual(["drillDone"]);
+    // not firing yet: nothing to read (the deadline is counted by the usual rule only)
+    expect(drillStep(drilling, { type: "due" }).commands).toEqual([{ kind: "checkLapse" }]);
+    const ended = drillStep(drilling, { type: "end", detail: "stop" });
+    expect(ended).toMatchObject({ model: null, wakeAt: null });
+    expect(effects(ended)).toEqual([{ kind: "drillCancel", oid: 77, coin: "BTC" }]);
+    expect(types(said(ended))).toEqual(["drillDone"]);
   });
 });

@@ -3,8 +3,8 @@
  * Pure steps: no clock, no sockets, no disk.
  */
 import { describe, expect, test } from "vitest";
+import { DRILL_LEAD_MS, DRILL_VERIFY_MARGIN_MS } from "../../src/drill/index.js";
 import { logLineOf } from "../../src/surface/switch/index.js";
-import { DRILL_LEAD_MS, DRILL_VERIFY_MARGIN_MS } from "../../src/switch/drill.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
   type Event,
@@ -14,6 +14,7 @@ import {
   type SwitchConfig,
   type SwitchModel,
 } from "../../src/switch/machine.js";
+import { drillOf, wakeOf } from "./features.js";
 import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
@@ -61,7 +62,7 @@ describe("drill", () => {
     // held: an interval tick sends nothing while the drill's deadline is pending
     expect(r.on({ type: "tick" }, 5_000).send).toBeUndefined();
     const due = 1_200 + DRILL_LEAD_MS + DRILL_VERIFY_MARGIN_MS;
-    expect(r.model.wake.drill).toBe(due);
+    expect(wakeOf(r.model).drill).toBe(due);
     const verify = r.on({ type: "wake" }, due);
     expect(verify.drillVerify).toEqual({ id: "d1", oid: 77, coin: "BTC" });
     // the drill's deadline passed unrenewed: one trigger counted by the usual rule
@@ -78,7 +79,7 @@ describe("drill", () => {
     expect(done.send).toMatchObject({ kind: "push", cancelAt: T0 + due + 300 + SWITCH_CFG.deadlineMs });
     expect(done.readRecord).toEqual({ reason: "drill" });
     expect(done.drillCancel).toBeUndefined();
-    expect(r.model.drill).toBeNull();
+    expect(drillOf(r.model)).toBeNull();
     // the drill's own order proves its trigger: counted once, with proof `orders`, never a guess
     expect(r.model.entry.triggersToday).toBe(1);
     expect(r.model.entry.triggers).toEqual([
@@ -137,7 +138,7 @@ describe("drill", () => {
     );
     expect(failed.send).toBeUndefined();
     expect(failed.drillCancel).toBeUndefined();
-    expect(r.model.drill).toBeNull();
+    expect(drillOf(r.model)).toBeNull();
   });
 
   test("the engine down after the drill's order: the drill ends and its order is cancelled; the engine policy rules", () => {
@@ -155,7 +156,7 @@ describe("drill", () => {
     r.on({ type: "drillStart", id: "d", by: "ops" }, 1_000);
     const placed = r.on({ type: "drillPlaced", id: "d", oid: 9, coin: "BTC" }, 1_100, false);
     r.on({ type: "pushConfirmed", id: (placed.send as { id: number }).id, latencyMs: 5 }, 1_150);
-    r.on({ type: "wake" }, r.model.wake.drill!);
+    r.on({ type: "wake" }, wakeOf(r.model).drill!);
     const v = r.on({ type: "drillVerified", id: "d", status: "open", statusTimestamp: null }, 20_000, false);
     expect(r.logs(v)).toContain("drill.failed");
     expect(v.events).toContainEqual(

@@ -13,6 +13,7 @@ import { HISTORY_SIZE, newEntry } from "../../src/switch/ledger-model.js";
 import { step } from "../../src/switch/machine.js";
 import { captureLogger } from "../app/helpers.js";
 import { switchBus } from "../helpers/switch-bus.js";
+import { FEATURES } from "./features.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 const ACCOUNT = "0x00000000000000000000000000000000000000aa";
@@ -33,6 +34,7 @@ function rig(store: Partial<SwitchLedger>, testSeams?: SwitchTestSeams) {
   };
   const sw = createSwitch({
     account: { address: ACCOUNT },
+    features: FEATURES,
     policy: {
       ...SWITCH_CADENCE,
       nonceSpan: { requestTimeoutMs: 5_000, deadlineMs: 60_000 },

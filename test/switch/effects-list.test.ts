@@ -16,6 +16,7 @@ import { HISTORY_SIZE, newEntry } from "../../src/switch/ledger-model.js";
 import { initialModel, type Ready } from "../../src/switch/machine.js";
 import { captureLogger } from "../app/helpers.js";
 import { switchBus } from "../helpers/switch-bus.js";
+import { FEATURES } from "./features.js";
 import { SWITCH_CADENCE, SWITCH_CFG } from "./world.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -72,6 +73,7 @@ describe("effects as a list", () => {
     };
     const sw = createSwitch({
       account: { address: SWITCH_CFG.account },
+      features: FEATURES,
       policy: SWITCH_CADENCE,
       io: {
         client: {

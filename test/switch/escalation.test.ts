@@ -3,8 +3,10 @@
  * "When cancelling is not enough". Pure steps: no clock, no sockets, no disk.
  */
 import { describe, expect, test } from "vitest";
+import type { EscalationConfig } from "../../src/core/feature.js";
+import { ENGINE_BACK } from "../../src/escalation/index.js";
 import { logLineOf } from "../../src/surface/switch/index.js";
-import { closeHold, ENGINE_BACK, type EscalationConfig } from "../../src/switch/escalation.js";
+import { closeHold } from "../../src/switch/features.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import {
   type Event,
@@ -14,6 +16,7 @@ import {
   type SwitchModel,
   status,
 } from "../../src/switch/machine.js";
+import { escOf, wakeOf } from "./features.js";
 import { type ReadyView, stepView as step } from "./ready-view.js";
 import { SWITCH_CFG } from "./world.js";
 
@@ -70,7 +73,7 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
     r.armedThenDown(1_000, FIG);
     // not before the time
     expect(r.on({ type: "tick" }, 100_000).closePositions).toBeUndefined();
-    expect(r.model.wake.escalate).toBe(121_000);
+    expect(wakeOf(r.model).escalate).toBe(121_000);
     const ready = r.on({ type: "wake" }, 121_000);
     expect(ready.closePositions).toEqual({ reason: expect.stringContaining("down for 120 s"), pass: 1 });
     // the latch is in the entry, written ahead (mustSync) of the close in the same ReadyView
@@ -109,9 +112,9 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
   test("the engine down before any poll (a restart, an engine that never connected): the first poll after its death is the drawdown's baseline", () => {
     const r = new Run({ escalation: { ...ESC, afterDownMs: null } });
     r.armedThenDown(1_000);
-    expect(r.model.esc.baseline).toBeNull();
+    expect(escOf(r.model).baseline).toBeNull();
     expect(r.on({ type: "exposure", ...FIG }, 2_000).closePositions).toBeUndefined();
-    expect(r.model.esc.baseline).toBe(10_000);
+    expect(escOf(r.model).baseline).toBe(10_000);
     expect(r.on({ type: "exposure", ...FIG, accountValue: 9_500 }, 3_000).closePositions).toBeUndefined();
     expect(r.on({ type: "exposure", ...FIG, accountValue: 8_900 }, 4_000).closePositions?.reason).toBe(
       "the account value is down 11 % from 10000 USD when the engine went down (limit 10 %)",
@@ -130,7 +133,7 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
     const r = new Run();
     r.armedThenDown(1_000, FIG);
     r.on({ type: "engine", up: true, detail: "back" }, 60_000);
-    expect(r.model.wake.escalate).toBeNull();
+    expect(wakeOf(r.model).escalate).toBeNull();
     expect(r.on({ type: "tick" }, 200_000).closePositions).toBeUndefined();
   });
 
@@ -160,7 +163,7 @@ describe("escalation: step 2 closes the positions, the account latched HALTED", 
       121_500,
     );
     expect(r.logs(refused)).toContain("escalation.close_incomplete");
-    expect(r.model.wake.escalate).toBe(151_500);
+    expect(wakeOf(r.model).escalate).toBe(151_500);
     const again = r.on({ type: "wake" }, 151_500);
     expect(again.closePositions).toEqual({ reason: expect.any(String), pass: 2 });
     const done = r.on(
@@ -248,7 +251,7 @@ describe("escalation: an engine absent past the connect grace", () => {
     expect(r.model.entry.halted).toBeUndefined();
     expect(r.on({ type: "tick" }, 100_000).closePositions).toBeUndefined();
     // the time rule: afterDownMs from the grace's end
-    expect(r.model.wake.escalate).toBe(45_000 + ESC.afterDownMs!);
+    expect(wakeOf(r.model).escalate).toBe(45_000 + ESC.afterDownMs!);
     const ready = r.on({ type: "wake" }, 45_000 + ESC.afterDownMs!);
     expect(ready.closePositions).toEqual({
       reason: expect.stringContaining("no engine has named the account for 120 s after the connect grace"),
@@ -272,7 +275,7 @@ describe("issue 39: closes only while the engine is down; the latch carries its 
     const r = new Run();
     r.armedThenDown(1_000, FIG);
     r.on({ type: "wake" }, 121_000);
-    expect(r.model.esc.closing).toBe("waiting");
+    expect(escOf(r.model).closing).toBe("waiting");
     return r;
   };
   const incomplete = {
@@ -294,8 +297,8 @@ describe("issue 39: closes only while the engine is down; the latch carries its 
     expect(closeHold(r.model)).toBe(ENGINE_BACK);
     expect(r.logs(up)).toContain("escalation.held");
     const answered = r.on(incomplete, 126_000);
-    expect(r.model.esc.closing).toBe("held");
-    expect(r.model.wake.escalate).toBeNull();
+    expect(escOf(r.model).closing).toBe("held");
+    expect(wakeOf(r.model).escalate).toBeNull();
     expect(answered.closePositions).toBeUndefined();
     expect(r.logs(answered)).toEqual(
       expect.arrayContaining(["escalation.close_incomplete", "escalation.held"]),
@@ -315,16 +318,16 @@ describe("issue 39: closes only while the engine is down; the latch carries its 
   test("a retry due while the engine comes back is dropped; latched, the closes resume when it is down again and a rule holds", () => {
     const r = latched();
     r.on(incomplete, 122_000);
-    expect(r.model.esc.closing).toBe("retry");
-    expect(r.model.wake.escalate).toBe(152_000);
+    expect(escOf(r.model).closing).toBe("retry");
+    expect(wakeOf(r.model).escalate).toBe(152_000);
     const up = r.on({ type: "engine", up: true, detail: null }, 130_000);
-    expect(r.model.wake.escalate).toBeNull();
+    expect(wakeOf(r.model).escalate).toBeNull();
     expect(r.logs(up)).toContain("escalation.held");
     expect(r.on({ type: "wake" }, 152_000).closePositions).toBeUndefined();
     // down again: not at once (a rule must hold), then the time rule, counted from this death
     r.on({ type: "engine", up: false, detail: "closed" }, 200_000);
     expect(r.on({ type: "tick" }, 210_000).closePositions).toBeUndefined();
-    expect(r.model.wake.escalate).toBe(320_000);
+    expect(wakeOf(r.model).escalate).toBe(320_000);
     const resumed = r.on({ type: "wake" }, 320_000);
     expect(resumed.closePositions).toEqual({ reason: expect.any(String), pass: 2 });
     expect(r.logs(resumed)).toContain("escalation.resumed");
@@ -401,8 +404,8 @@ describe("issue 39: closes only while the engine is down; the latch carries its 
     expect(r.logs(c)).toEqual(["kill.cancelled"]);
     // not flat with the engine up: held, no retry
     r.on({ ...incomplete, refusal: "no_match" }, 1_200);
-    expect(r.model.esc.closing).toBe("held");
-    expect(r.model.wake.escalate).toBeNull();
+    expect(escOf(r.model).closing).toBe("held");
+    expect(wakeOf(r.model).escalate).toBeNull();
     // reset releases it
     expect(r.logs(r.on({ type: "reset", by: "alice" }, 2_000))).toContain("escalation.reset");
   });
@@ -411,7 +414,7 @@ describe("issue 39: closes only while the engine is down; the latch carries its 
     const r = new Run();
     r.on({ type: "start" }, 0);
     r.on({ type: "kill", by: "carol", close: false }, 1_000);
-    expect(r.model.esc.closing).toBe("idle");
+    expect(escOf(r.model).closing).toBe("idle");
     r.on({ type: "engine", up: false, detail: "closed" }, 2_000);
     r.on({ type: "ordersCancelled", confirmed: true, cancelled: 0, kept: 0 }, 2_100);
     const resumed = r.on({ type: "wake" }, 122_000);

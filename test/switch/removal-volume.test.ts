@@ -20,6 +20,7 @@ import { Ledger } from "../../src/switch/ledger.js";
 import { captureLogger } from "../app/helpers.js";
 import { ledgerBus, switchBus } from "../helpers/switch-bus.js";
 import { testWallet } from "../sim/helpers.js";
+import { FEATURES } from "./features.js";
 import { SWITCH_CADENCE } from "./world.js";
 
 const wallet = testWallet("removal-gate");
@@ -85,6 +86,7 @@ async function removal(opts: {
     ledger.put({ ...ledger.initial(account), armedUntil: clock.now() + 600_000, lastPushAt: clock.now() });
   const sw = createSwitch({
     account: { address: account },
+    features: FEATURES,
     policy: SWITCH_CADENCE,
     io: {
       client,

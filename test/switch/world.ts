@@ -64,6 +64,7 @@ import { writeAheadCoverage } from "../../src/switch/write-ahead.js";
 import { ABSENT_DETAIL, armConnectGrace } from "../../src/watchers/connection-guard.js";
 import { checked, dueAt, heard, type Liveness, livenessStart } from "../../src/watchers/liveness.js";
 import { switchBus } from "../helpers/switch-bus.js";
+import { escOf, FEATURES } from "./features.js";
 import { view } from "./ready-view.js";
 
 /** One silent logger and one registry for every world (the driver publishes to both; nothing reads them). */
@@ -93,6 +94,7 @@ export const SWITCH_CFG: Readonly<SwitchConfig> = Object.freeze({
   ...SWITCH_CADENCE,
   onEngineDown: "expedite",
   cancelStops: false,
+  features: FEATURES,
 });
 
 export const MIN_LEAD_MS = 5_000;
@@ -302,6 +304,7 @@ export class World {
       this.escalationIo(live);
     this.sw = createSwitch({
       account: { address: this.cfg.account },
+      features: FEATURES,
       policy: {
         intervalMs: this.cfg.intervalMs,
         deadlineMs: this.cfg.deadlineMs,
@@ -1421,8 +1424,8 @@ export class World {
           // a crashed run's requests never get an answer
           if (!live()) return new Promise(() => {});
           // VI: no close order leaves while the engine is up, but the operator's kill
-          if (this.engineUp && !this.model.esc.killPass)
-            this.fail("VI", `a close order left while the engine is up (pass ${this.model.esc.passes})`);
+          if (this.engineUp && !escOf(this.model).killPass)
+            this.fail("VI", `a close order left while the engine is up (pass ${escOf(this.model).passes})`);
           return new Promise((resolve) => {
             this.heldClose = (ok) => {
               const size = Number(orders[0]!.size);
@@ -1566,8 +1569,8 @@ export class World {
         exchange: {
           order: (orders) => {
             if (!live()) return new Promise(() => {});
-            if (this.engineUp && !this.model.esc.killPass)
-              this.fail("VI", `a close order left while the engine is up (pass ${this.model.esc.passes})`);
+            if (this.engineUp && !escOf(this.model).killPass)
+              this.fail("VI", `a close order left while the engine is up (pass ${escOf(this.model).passes})`);
             return new Promise((resolve) => {
               this.heldClose = (ok) => {
                 resolve({

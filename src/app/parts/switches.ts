@@ -4,6 +4,8 @@ import type { EventBus } from "../../core/events.js";
 import type { Logger } from "../../core/logger.js";
 import type { DrillIo } from "../../core/orders-port.js";
 import type { TimerHandle } from "../../core/runtime.js";
+import { drill } from "../../drill/index.js";
+import { escalation as escalationMachine } from "../../escalation/index.js";
 import type { DeathGate } from "../../fleet-death/gate.js";
 import type { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { NonceSource, NonceSpan } from "../../protocol/hyperliquid/nonce.js";
@@ -92,6 +94,8 @@ export function switchesComponent(): Component<
             coordination: ctx.coordination ? { actAlone: config.actAlone } : null,
             nonceSpan,
           },
+          // the switch's features, machines of their own rooms: fed its events, their commands carried out by it
+          features: { escalation: escalationMachine, drill },
           io: {
             client: signerClients.get(signer)!,
             ledger,

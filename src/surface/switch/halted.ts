@@ -1,6 +1,6 @@
 /**
  * A HALTED account's closes held and resumed, the restart that stopped them, and the operator's kill
- * (switch/escalation.ts; docs/daemon.md event table). Rows of the switch's one table (./index.ts `PUBLISH`).
+ * (src/escalation/; docs/daemon.md event table). Rows of the switch's one table (./index.ts `PUBLISH`).
  */
 import { iso, line, type Rows, tok } from "./line.js";
 

@@ -1,4 +1,4 @@
-/** The drill's part of the switch's model (drill.ts has the rules). */
+/** The drill's model (machine.ts has the rules): the drill running, if any. */
 
 export type DrillModel = {
   id: string;
@@ -11,3 +11,6 @@ export type DrillModel = {
   cancelAt: number | null;
   startedAt: number;
 };
+
+/** No drill runs. */
+export type DrillState = DrillModel | null;

@@ -1,19 +1,9 @@
 import type { EngineDownCause } from "../core/events.js";
+import type { FeatureStatus, SwitchView } from "../core/feature.js";
 
-/** The escalation ladder's configuration and its part of the switch's model (escalation.ts has the rules). */
+/** The escalation's model (machine.ts has the rules); the HALTED latch itself is the switch's, on the ledger. */
 
-export type EscalationConfig = {
-  /** the engine down this long closes the positions (ms); null: not by time alone */
-  afterDownMs: number | null;
-  /** while the engine is down, a position this close to liquidation (percent of the mark) closes them */
-  liquidationPct: number | null;
-  /** while the engine is down, the account value this many percent below its level at the engine's death */
-  drawdownPct: number | null;
-  /** while the engine is down, a total notional above this (USD) */
-  notionalCapUsd: number | null;
-  /** a close pass that did not finish is tried again after this (ms) */
-  retryMs: number;
-};
+export type { EscalationConfig } from "../core/feature.js";
 
 /** The exposure poll's figures the rules read. */
 export type ExposureFigures = {
@@ -50,6 +40,10 @@ export type EscalationModel = {
   heldWhy: string | null;
   /** the positions left at the last pass's last read ("BTC 0.25, ETH -3"), "" when none was read */
   remaining: string;
+  /** the gate's refusal last said for a held escalation (said once, not on every tick) */
+  heldSaid: string | null;
+  /** the fencing token the running close pass was started under */
+  passToken: string | null;
 };
 
 export const initialEscalation = (): EscalationModel => ({
@@ -62,10 +56,40 @@ export const initialEscalation = (): EscalationModel => ({
   killPass: false,
   heldWhy: null,
   remaining: "",
+  heldSaid: null,
+  passToken: null,
 });
 
-/** The ledger's `halted.closing` after a restart: the closes were stopped by it (escalation.ts `escalationStart`). */
+/** The ledger's `halted.closing` after a restart: the closes were stopped by it (machine.ts `escalationStart`). */
 export const STOPPED_AT_RESTART = "closing stopped at restart";
 
 /** A pass reports at most this many orders to the machine (and so to the log and the audit trail). */
 export const CLOSE_REPORTS_KEPT = 50;
+
+/** HALTED as the status, readiness and the page say it: the latch, and where its closes stand. */
+export function escalationStatus(esc: EscalationModel, view: SwitchView): FeatureStatus {
+  const h = view.halted;
+  if (h === null) return { halted: null };
+  const closes =
+    esc.closing === "waiting"
+      ? "closing"
+      : esc.closing === "retry"
+        ? "retrying"
+        : esc.closing === "done"
+          ? "closed"
+          : esc.closing === "held"
+            ? esc.heldWhy === STOPPED_AT_RESTART
+              ? "stopped at restart"
+              : "held"
+            : "none";
+  return {
+    halted: {
+      since: h.since,
+      reason: h.reason,
+      closes,
+      heldWhy: esc.closing === "held" ? esc.heldWhy : null,
+      remaining: esc.remaining,
+      passes: esc.passes,
+    },
+  };
+}

@@ -1,0 +1,4 @@
+/** The escalation ladder, a feature machine of its own room (machine.ts): the app hands it to the switch. */
+export * from "./machine.js";
+export * from "./model.js";
+export * from "./rule.js";
