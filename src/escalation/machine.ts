@@ -69,6 +69,14 @@ function andThen(first: Step, next: (m: EscalationModel) => Step): Step {
   };
 }
 
+/** Why a pass that answers after the engine's return is not tried again, though the engine is down again. */
+export const ENGINE_CAME_BACK =
+  "the engine came back while the pass was out: the death it acted on is over; the closes resume only when a rule holds for this death";
+
+/** Why the kill's pass that left under a live engine is not tried again once the engine is gone. */
+export const KILL_UNDER_LIVE_ENGINE =
+  "the kill's pass left while the engine was up: its command is not tried again on the engine's death; `hl-deadman kill --close` again, or the closes resume when a rule holds";
+
 /** Why the closes stop when the engine comes back (the executor's answer and `escalation.held` say it). */
 export const ENGINE_BACK =
   "the engine is back: no close order leaves while it is up; the closes resume only when it is down again and a rule holds";
@@ -127,7 +135,13 @@ export function escalationEngine(
 ): Step {
   const halted = view.halted !== null;
   if (up) {
-    const upEsc: EscalationModel = { ...esc, downSinceMono: null, downCause: null, baseline: null };
+    const upEsc: EscalationModel = {
+      ...esc,
+      downSinceMono: null,
+      downCause: null,
+      baseline: null,
+      passDown: false,
+    };
     // No retry fires while the engine is up; a pass out stops at its next order (closeHold) and is held when it
     // answers (escalationClosed). An operator's kill pass goes on: the command is its evidence.
     if (halted && esc.closing === "retry") return held(view, upEsc, ENGINE_BACK);
@@ -326,6 +340,7 @@ function closePass(
         heldWhy: null,
         heldSaid: null,
         passToken: view.token ?? null,
+        passDown: !view.engineUp,
       },
       commands: [{ kind: "halted", latch: { ...halted, closing: "open", pass: passes }, write: "sync" }],
       wakeAt: null,
@@ -405,6 +420,9 @@ export function escalationClosed(
     return heldAfter(
       "the account is not opted in to the escalation: no further pass runs on its own; `hl-deadman kill --close` again",
     );
+  // The engine came back while the pass was out: the death it acted on is over, even if the engine is down again
+  // now. Held: the closes resume only on a rule of the new death (escalationCheck).
+  if (!esc.passDown) return heldAfter(esc.killPass ? KILL_UNDER_LIVE_ENGINE : ENGINE_CAME_BACK);
   return then({
     model: { ...after, closing: "retry" },
     wakeAt: now.mono + cfg.retryMs,

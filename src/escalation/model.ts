@@ -44,6 +44,13 @@ export type EscalationModel = {
   heldSaid: string | null;
   /** the fencing token the running close pass was started under */
   passToken: string | null;
+  /**
+   * The pass out (or due) is within the death it opened under: set when a pass opens with the engine down, cleared
+   * when the engine comes back. A pass that answers incomplete is due again only while it holds: a return of the
+   * engine ended the evidence the pass acted on, and a new death needs a rule of its own (machine.ts
+   * `escalationClosed`).
+   */
+  passDown: boolean;
 };
 
 export const initialEscalation = (): EscalationModel => ({
@@ -58,6 +65,7 @@ export const initialEscalation = (): EscalationModel => ({
   remaining: "",
   heldSaid: null,
   passToken: null,
+  passDown: false,
 });
 
 /** The ledger's `halted.closing` after a restart: the closes were stopped by it (machine.ts `escalationStart`). */

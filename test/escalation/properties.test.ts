@@ -20,7 +20,10 @@
  *      only by a reset with the gate open and no pass out;
  *   E7 a close pass of the escalation's own (not a retry) opens only while a step-2 rule holds on the evidence as
  *      the world fed it (its own reckoning of the engine's down time, the last exposure figures and the account
- *      value when the engine went down).
+ *      value when the engine went down);
+ *   E8 a retry goes on only within the death its pass opened under: a pass (the escalation's or the kill's) that
+ *      answers after the engine came back is held, not due again, even when the engine is down again by then (the
+ *      new death needs a rule of its own: E7), and no retry opens after a return of the engine.
  * 1,000 sequences from seed 20261201 (HL_PROPERTY_SEEDS=<seed> replays one, =random draws new ones).
  */
 import { fc, test } from "@fast-check/vitest";
@@ -162,6 +165,8 @@ class World {
   downSince: number | null = null;
   exposure: Extract<EscalationInput, { type: "exposure" }> | null = null;
   baseline: number | null = null;
+  /** the engine came back since the last pass opened (or a pass became due on a rule holding): E8 */
+  upSincePass = false;
   violations: string[] = [];
   log: string[] = [];
 
@@ -179,6 +184,18 @@ class World {
     if (r.wakeAt !== undefined) this.wakeAt = r.wakeAt;
     this.log.push(`${this.mono}: ${JSON.stringify(input)} → ${r.commands.map((c) => kindOf(c)).join(", ")}`);
     this.check(input, before, was, r.commands);
+    // E8: entering `retry` is a pass's continuation only within the death it opened under
+    if (was.closing !== "retry" && this.model.closing === "retry") {
+      if (was.closing === "waiting" && this.upSincePass)
+        this.fail("E8", `a pass that answered after the engine's return is due again (${input.type})`);
+      else if (this.ruleHolds()) this.upSincePass = false;
+    }
+    const opened = r.commands.some(
+      (c) =>
+        c.kind === "effect" &&
+        (c.effect.kind === "closePositions" || (c.effect.kind === "kill" && c.effect.close !== undefined)),
+    );
+    if (opened) this.upSincePass = false;
     for (const c of r.commands) if (c.kind === "halted") this.view = { ...this.view, halted: c.latch };
     this.checkHold();
   }
@@ -228,6 +245,8 @@ class World {
         }
         if (!retry && !this.ruleHolds())
           this.fail("E7", `close pass ${e.pass} opened on ${input.type} with no rule holding`);
+        if (retry && this.upSincePass)
+          this.fail("E8", `close pass ${e.pass} retried after the engine came back (${input.type})`);
         // E3
         if (latchedOpen !== e.pass)
           this.fail("E3", `close pass ${e.pass} not written ahead with sync before it`);
@@ -313,6 +332,7 @@ class World {
     if (up === this.view.engineUp) return; // the switch tells the features of a change only
     this.feed({ type: "engine", up, cause });
     this.view = { ...this.view, engineUp: up };
+    if (up) this.upSincePass = true;
     this.absentSince = up || cause === "seen" ? null : this.mono;
     this.downSince = up ? null : this.mono;
     this.baseline = up ? null : (this.exposure?.accountValue ?? null);
@@ -367,7 +387,7 @@ function run(s: Scenario): World {
 
 describe("escalation machine: take nothing away without evidence", () => {
   test.prop([scenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
-    GIVEN_SEED === null ? "E1-E7 after every step of random sequences" : `E1-E7, seed ${GIVEN_SEED}`,
+    GIVEN_SEED === null ? "E1-E8 after every step of random sequences" : `E1-E8, seed ${GIVEN_SEED}`,
     (s) => {
       const w = run(s);
       if (w.violations.length > 0)
