@@ -49,9 +49,10 @@
  * fast-check shrinks a failing sequence and prints its seed and path (replay with { seed, path }).
  * Each invariant was shown to fail on a planted bug (`Plant` in world.ts; the "planted" test below).
  */
-import { fc, test } from "@fast-check/vitest";
-import { describe, expect } from "vitest";
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
 import type { SwitchConfig } from "../../src/switch/machine.js";
+import { propTest } from "./prop-test.js";
 import { type Command, EngineWorld, type Plant, SWITCH_CFG, World } from "./world.js";
 
 const CFG: SwitchConfig = SWITCH_CFG;
@@ -396,7 +397,7 @@ export function seededPart(part: 1 | 2 | 3 | 4): void {
     timeout: 120_000,
   }, () => {
     const seed = GIVEN_SEED ?? (RANDOM_SEEDS ? undefined : 20_261_126 + part);
-    test.prop([erratic], { numRuns: 2_000, ...(seed === undefined ? {} : { seed }) })(
+    propTest([erratic], { numRuns: 2_000, ...(seed === undefined ? {} : { seed }) })(
       GIVEN_SEED === null
         ? `invariants 1-8, I-IV, IX, part ${part} of 4`
         : `invariants 1-8, I-IV, IX, seed ${GIVEN_SEED}`,
