@@ -30,6 +30,7 @@ const LONG_FIRST = [
   "test/switch/properties-planted-a.test.ts",
   "test/app/coordination.test.ts",
   "test/switch/properties-planted-b.test.ts",
+  "test/switch/properties-planted-c.test.ts",
   "test/reliability/engine-stall.test.ts",
   "test/cli/escalation-rules.test.ts",
   "test/cli/escalation.test.ts",

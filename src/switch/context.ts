@@ -225,8 +225,12 @@ export class Ctx {
       this.emit({ type: "gauge", name: "triggersLeft", value: g.triggersLeft });
     if (p?.exhausted !== g.exhausted) this.emit({ type: "gauge", name: "exhausted", value: g.exhausted });
     if (p?.halted !== g.halted) this.emit({ type: "gauge", name: "halted", value: g.halted });
-    for (const [proof, n] of Object.entries(g.proofs) as [keyof ProofCounts, number][])
-      if (p?.proofs[proof] !== n) this.emit({ type: "gauge", name: "proof", proof, value: n });
+    // (each proof in the counts' order, as Object.entries lists them, without a list a step)
+    for (const key in g.proofs) {
+      const proof = key as keyof ProofCounts;
+      if (p?.proofs[proof] !== g.proofs[proof])
+        this.emit({ type: "gauge", name: "proof", proof, value: g.proofs[proof] });
+    }
     this.m.published = g;
   }
 

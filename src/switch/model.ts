@@ -381,9 +381,30 @@ export function recordMargin(m: SwitchModel): number {
 
 /** The times a decision at `now` is taken on (exchange-time.ts `timesAt`), with whether any answer was seen. */
 export function timesOf(m: SwitchModel, now: Now): Times & { sampled: boolean } {
+  // (the last answer kept, for the same time model, floor and clocks: a step, the status and the readiness read it
+  // several times at one instant; a time model is replaced, never changed in place)
+  const c = lastTimes;
+  if (
+    c !== null &&
+    c.time === m.time &&
+    c.floor === m.timeFloor &&
+    c.mono === now.mono &&
+    Object.is(c.wall, now.wall)
+  )
+    return c.times;
   const time = m.time ?? initialTime(now.mono, now.wall, m.timeFloor);
-  return { ...timesAt(time, now.mono, now.wall), sampled: time.sampled };
+  const times = Object.freeze({ ...timesAt(time, now.mono, now.wall), sampled: time.sampled });
+  lastTimes = { time: m.time, floor: m.timeFloor, mono: now.mono, wall: now.wall, times };
+  return times;
 }
+
+let lastTimes: {
+  time: TimeModel | null;
+  floor: number | null;
+  mono: number;
+  wall: number;
+  times: Readonly<Times & { sampled: boolean }>;
+} | null = null;
 
 // ---------------------------------------------------------------------------------------------- the step
 

@@ -3,8 +3,9 @@
  * stalls) and of the escalation's VI, VII and VIII (issue 39), each with its fixed sequences (properties-shared.ts
  * says what is checked and how to replay a seed).
  */
-import { fc, test } from "@fast-check/vitest";
-import { describe, expect } from "vitest";
+import fc from "fast-check";
+import { describe, expect, test } from "vitest";
+import { propTest } from "./prop-test.js";
 import {
   engineScenario,
   escalationScenario,
@@ -20,7 +21,7 @@ describe("switch machine: invariant V (the engine's silence, the daemon's stalls
   timeout: 120_000,
 }, () => {
   const seed = GIVEN_SEED ?? (RANDOM_SEEDS ? undefined : 20_261_138);
-  test.prop([engineScenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
+  propTest([engineScenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
     "invariants 1-8, I-V with heartbeats, hangs, deaths and stalls",
     async (s) => {
       const w = await runEngineScenario(s);
@@ -69,7 +70,7 @@ describe("switch machine: invariant V (the engine's silence, the daemon's stalls
 // Issue 39: the escalation's closes against a returning engine, restarts with a pass open, the kill (VI, VII).
 describe("escalation: invariants VI, VII and VIII hold after every step", { timeout: 120_000 }, () => {
   const seed = GIVEN_SEED ?? (RANDOM_SEEDS ? undefined : 20_261_139);
-  test.prop([escalationScenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
+  propTest([escalationScenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
     "invariants VI, VII, VIII (and 1-8, I-IV) with closes on several dexes, a returning engine, restarts and kills",
     async (s) => {
       const w = await runScenario(s);

@@ -4,12 +4,13 @@
  * cases, then its rules as properties over random entries and records; what it decides is applied with the store's
  * own rule (`withReconciled`), as the app does.
  */
-import { fc, test as prop } from "@fast-check/vitest";
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import type { Fire, RecordFinding, RecordResult } from "../../src/core/record.js";
 import type { LedgerEntry } from "../../src/switch/ledger.js";
 import { newEntry } from "../../src/switch/ledger-model.js";
 import { reconcileAtStart, withReconciled } from "../../src/switch/record-reconcile.js";
+import { propTest } from "./prop-test.js";
 
 const ACCOUNT = "0x1111111111111111111111111111111111111111";
 const DAY = Date.parse("2026-11-23T00:00:00Z");
@@ -134,7 +135,7 @@ describe("reconcileAtStart", () => {
       ),
   );
 
-  prop.prop([entries, results])(
+  propTest([entries, results])(
     "property: only an assumed count meets an available record; applied only when the record settles the assumption; never raised, never armed here",
     (e, result) => {
       const entry = e.assumed ? assumed(e) : counted(e);

@@ -1,4 +1,4 @@
-import { fc } from "@fast-check/vitest";
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { DecimalError, formatFixed, parseDecimal, ratio } from "../../src/core/decimal.js";
 import { deriveFigures, type FiguresInput } from "../../src/watchers/figures.js";

@@ -1,0 +1,27 @@
+/**
+ * `test.prop` of @fast-check/vitest, for the property tests of test/switch, without that package: loading it built
+ * its chained `test` for every combination of vitest's modifiers, about 2 s of CPU in each worker that loaded it
+ * (more than a planted-bug check). The same run for these tests, which have no beforeEach/afterEach hooks: the seed
+ * given, else fast-check's global one, else a random one, named in the test's title `(with seed=N)`; fc.assert over
+ * the async property, with fast-check's global interruptAfterTimeLimit.
+ */
+import fc from "fast-check";
+import { test } from "vitest";
+
+export function propTest<Ts extends [unknown, ...unknown[]]>(
+  arbitraries: { [K in keyof Ts]: fc.Arbitrary<Ts[K]> },
+  params: fc.Parameters<Ts> = {},
+) {
+  return (label: string, prop: (...args: Ts) => unknown, timeout?: number): void => {
+    const run: fc.Parameters<Ts> = { ...params };
+    const global = fc.readConfigureGlobal();
+    if (run.seed === undefined) run.seed = global.seed ?? Date.now() ^ (Math.random() * 4_294_967_296);
+    if (run.interruptAfterTimeLimit === undefined)
+      run.interruptAfterTimeLimit = global.interruptAfterTimeLimit;
+    const property = (fc.asyncProperty as unknown as (...a: unknown[]) => fc.IAsyncProperty<Ts>)(
+      ...arbitraries,
+      (...args: Ts) => Promise.resolve(prop(...args)),
+    );
+    test(`${label} (with seed=${run.seed})`, async () => fc.assert(property, run), timeout);
+  };
+}
