@@ -15,10 +15,11 @@
  *   D6 the order's status is read (`drillVerify`) only once the drill's deadline and margin have passed.
  * 1,000 sequences from seed 20261202 (HL_PROPERTY_SEEDS=<seed> replays one, =random draws new ones).
  */
-import { fc, test } from "@fast-check/vitest";
+import fc from "fast-check";
 import { describe } from "vitest";
 import type { DrillInput, FeatureCommand, FeatureNow, SwitchView } from "../../src/core/feature.js";
 import { DRILL_VERIFY_MARGIN_MS, type DrillModel, drill } from "../../src/drill/index.js";
+import { propTest } from "../switch/prop-test.js";
 
 const SEEDS = process.env.HL_PROPERTY_SEEDS ?? "";
 const GIVEN_SEED = /^-?\d+$/.test(SEEDS) ? Number(SEEDS) : null;
@@ -335,7 +336,7 @@ function run(actions: readonly Action[]): World {
 }
 
 describe("drill machine: take nothing away without evidence", () => {
-  test.prop([scenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
+  propTest([scenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
     GIVEN_SEED === null ? "D1-D6 after every step of random sequences" : `D1-D6, seed ${GIVEN_SEED}`,
     (actions) => {
       const w = run(actions);

@@ -26,7 +26,7 @@
  *      new death needs a rule of its own: E7), and no retry opens after a return of the engine.
  * 1,000 sequences from seed 20261201 (HL_PROPERTY_SEEDS=<seed> replays one, =random draws new ones).
  */
-import { fc, test } from "@fast-check/vitest";
+import fc from "fast-check";
 import { describe } from "vitest";
 import type {
   EscalationConfig,
@@ -36,6 +36,7 @@ import type {
   SwitchView,
 } from "../../src/core/feature.js";
 import { closeHold, type EscalationModel, escalation } from "../../src/escalation/index.js";
+import { propTest } from "../switch/prop-test.js";
 
 const SEEDS = process.env.HL_PROPERTY_SEEDS ?? "";
 const GIVEN_SEED = /^-?\d+$/.test(SEEDS) ? Number(SEEDS) : null;
@@ -386,7 +387,7 @@ function run(s: Scenario): World {
 }
 
 describe("escalation machine: take nothing away without evidence", () => {
-  test.prop([scenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
+  propTest([scenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
     GIVEN_SEED === null ? "E1-E8 after every step of random sequences" : `E1-E8, seed ${GIVEN_SEED}`,
     (s) => {
       const w = run(s);
