@@ -234,7 +234,17 @@ async function runRow({ root, cli, flags, sim, row, rttMs, Wallet, id, log }) {
       everyMs: 20,
       what: "the first heartbeat.ok",
     });
-    if (row.engine === "socket") startEngine();
+    if (row.engine === "socket") {
+      // the engine's connection, before anything is measured: on a busy machine the engine process may take
+      // longer than the first run's wait below to connect, and an engine killed before it connected is no death
+      const before = performance.now();
+      startEngine();
+      await until(() => seen("guard.connected", before), {
+        timeoutMs: 30_000,
+        everyMs: 10,
+        what: "the engine's connection (guard.connected)",
+      });
+    }
     for (let i = 0; i < row.runs; i++) {
       const since = performance.now();
       if (i > 0) startEngine();
