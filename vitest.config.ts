@@ -16,7 +16,8 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 // every other file. A file split in parts is listed by each part.
 // Two kinds alternate: the process tests, which wait on daemons' timers (time-witness: 5 s of CPU in its 33 s), and
 // the property parts, which keep a core busy for all of theirs; so the workers running at once are mostly one of
-// each, not three property parts on two cores.
+// each, not three property parts on two cores. protocol/evm/client.test.ts computes too (it signs and then checks a
+// block of 5,000 transactions, ~7 s of CPU): it follows a waiting file.
 const LONG_FIRST = [
   "test/switch/time-witness.process.test.ts",
   "test/switch/properties-part1.test.ts",
@@ -32,6 +33,7 @@ const LONG_FIRST = [
   "test/switch/properties-planted-b.test.ts",
   "test/switch/properties-planted-c.test.ts",
   "test/reliability/engine-stall.test.ts",
+  "test/protocol/evm/client.test.ts",
   "test/cli/escalation-rules.test.ts",
   "test/cli/escalation.test.ts",
   "test/cli/escalation-engine-back.test.ts",

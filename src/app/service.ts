@@ -19,15 +19,14 @@ import { flushLogger } from "../core/runtime.js";
 import { InfoClient } from "../protocol/hyperliquid/info.js";
 import { type LocalSigner, localSigner } from "../protocol/hyperliquid/signing.js";
 import { type Daemon, DaemonStartError, startDaemon } from "./daemon.js";
+import { DEMO_HEALTH_HOST, DEMO_HEALTH_PORT } from "./demo-health.js";
 import { type ScrubResult, scrubEnvironment } from "./environ.js";
 import { acquireStateLock } from "./lock.js";
 import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "./master.js";
 import { installShutdownHandlers, instanceTitle, setProcessTitle } from "./shutdown.js";
 import { ensureStateDir, type StateDirChoice } from "./state-dir.js";
 
-/** Where `run --sim` serves its status page: the README's address (docs/observability.md, "Status page"). */
-export const DEMO_HEALTH_HOST = "127.0.0.1";
-export const DEMO_HEALTH_PORT = 9464;
+export { DEMO_HEALTH_HOST, DEMO_HEALTH_PORT };
 
 /** What `prepareRun` decided for `--sim` before the configuration is loaded. */
 export type SimPlan = {

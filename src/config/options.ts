@@ -12,7 +12,7 @@
  */
 import { z } from "zod";
 import { formatDuration } from "../core/duration.js";
-import { CLIENT_DEFAULTS } from "../protocol/hyperliquid/transport.js";
+import { CLIENT_DEFAULTS } from "../protocol/hyperliquid/client-defaults.js";
 import { coordinateProblem } from "./coordinate.js";
 import { guardSocketProblem, LISTEN_ADDRESS_PATTERN, listenAddressProblem } from "./listen.js";
 

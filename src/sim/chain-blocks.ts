@@ -130,7 +130,8 @@ export function buildTx(
   const key = parties.keys[p.sender] as SigningKey;
   tx.signature = key.sign(tx.unsignedHash);
   const raw = tx.serialized;
-  const hash = tx.hash as string;
+  // ethers' `tx.hash` is this keccak of the same serialization, which it would build a second time
+  const hash = keccak256(raw);
   const from = parties.wallets[p.sender] as string;
   const sig = tx.signature;
   const effectiveGasPrice = plan.baseFee + p.priorityFee;

@@ -204,6 +204,11 @@ export class SimChain {
     return [...this.#parties.wallets];
   }
 
+  /** Whether the big block's body is built (by `transactions` or `warmBigBlock`). */
+  get bigBlockBuilt(): boolean {
+    return this.#bigBody !== null;
+  }
+
   /** Stops (true) or resumes (false) block production. Resuming produces the next block at the current time. */
   setStalled(stalled: boolean): void {
     if (stalled === this.#stalled) return;

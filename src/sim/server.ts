@@ -82,6 +82,12 @@ export type SimulatorOptions = {
    * order (tests that check what reached the exchange before what).
    */
   onRequest?: (event: SimRequestEvent) => void;
+  /**
+   * Sign the chain's big block in the background (SimChain.warmBigBlock) once the JSON-RPC endpoint is first asked
+   * anything (`hl-deadman sim`): a rehearsal that reads the chain does not stall the exchange endpoint for seconds on
+   * its first `evm txs`, and a simulator whose chain nobody reads never spends those seconds of CPU.
+   */
+  warmBigBlockOnRpc?: boolean;
 };
 
 export type SimRequestEvent = {
@@ -180,6 +186,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   }
 
   const { chain, rpc } = mountChain(clock, o);
+  let warming = false;
 
   // Triggers: a ManualClock drives them synchronously; the real clock gets one timer for the earliest schedule.
   let timer: NodeJS.Timeout | undefined;
@@ -286,6 +293,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     if (body === null) return reply(res, text(413, "Payload Too Large"));
     const ip = req.socket.remoteAddress ?? "unknown";
     if (endpoint === "evm") {
+      if (o.warmBigBlockOnRpc && !warming) {
+        warming = true;
+        void chain.warmBigBlock();
+      }
       const out = rpc(body);
       if (out.body === undefined) {
         res.writeHead(out.status === 200 ? 204 : out.status).end();

@@ -9,13 +9,15 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Readable } from "node:stream";
 import { id, Wallet } from "ethers";
 import { afterAll, beforeAll, describe, expect, type OnTestFinishedHandler, test } from "vitest";
 import { electionName } from "../../src/replicas/candidacy.js";
 import { startSimulator } from "../../src/sim/server.js";
+import { cli } from "../helpers/cli.js";
 import { type EtcdHandle, startEtcd } from "../helpers/etcd.js";
 import { eventually } from "../helpers/eventually.js";
-import { assertBuilt, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
+import { assertBuilt, baseEnv, runCliProcess, type SpawnedProcess, spawnCli } from "../helpers/process.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 
 const TTL_S = 5;
@@ -115,13 +117,15 @@ async function world(onTestFinished: (fn: OnTestFinishedHandler) => void) {
 }
 
 const has = (d: SpawnedProcess, event: string) => d.lines.some((l) => l.event === event);
-/** `hl-deadman replicas ...` against the test's etcd under `prefix`. */
+/**
+ * `hl-deadman replicas ...` against the test's etcd under `prefix`, in-process (its output and exit code are what
+ * is checked; the daemons are the processes), with a stdin that is not a terminal, as a spawned command's.
+ */
 const replicasCli = (args: string[], prefix: string) =>
-  runCliProcess(
-    ["replicas", ...args, "--coordinate", `etcd://${etcd.endpoint}/${prefix}`],
-    {},
-    { timeoutMs: 15_000 },
-  );
+  cli(["replicas", ...args, "--coordinate", `etcd://${etcd.endpoint}/${prefix}`], {
+    env: baseEnv(),
+    stdin: Readable.from([]),
+  });
 type Listed = { id: string; state: string; live: boolean; replica: string | null };
 const listed = async (prefix: string): Promise<Listed[]> => {
   const out = await replicasCli(["list", "--json"], prefix);

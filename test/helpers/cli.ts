@@ -3,7 +3,7 @@
  * working directory, and an injectable clock. For every check that needs no real process (argument and config
  * errors, output formats, exit codes as returned values); ./process.ts is for signals and the built artefact.
  */
-import { Writable } from "node:stream";
+import { type Readable, Writable } from "node:stream";
 import type { CliDeps } from "../../src/cli/deps.js";
 import { runCli } from "../../src/cli/program.js";
 import { type Clock, systemClock } from "../../src/core/clock.js";
@@ -24,7 +24,8 @@ function sink(onData: (s: string) => void, tty: boolean): Writable {
 
 /**
  * `hl-deadman ...args` in-process. `env` is the whole environment the command sees (nothing inherited); `tty`
- * makes stdout and stderr look like a terminal.
+ * makes stdout and stderr look like a terminal; `stdin` is what the command reads and asks `isTTY` (default: the
+ * test process's own).
  */
 export async function cli(
   args: string[],
@@ -33,7 +34,8 @@ export async function cli(
     cwd = ROOT,
     clock = systemClock,
     tty = false,
-  }: { env?: NodeJS.ProcessEnv; cwd?: string; clock?: Clock; tty?: boolean } = {},
+    stdin,
+  }: { env?: NodeJS.ProcessEnv; cwd?: string; clock?: Clock; tty?: boolean; stdin?: Readable } = {},
 ): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
@@ -43,6 +45,7 @@ export async function cli(
     env,
     clock,
     cwd,
+    ...(stdin ? { stdin } : {}),
   };
   // runCli reads process.exitCode, which a command may set; keep the test process's own untouched.
   const saved = process.exitCode;

@@ -34,6 +34,16 @@ async function failure(p: Promise<unknown>): Promise<unknown> {
   throw new Error("expected a failure");
 }
 
+describe("the fixture", () => {
+  test("behavior: gzipBomb is a valid gzip of the spaces and `null` it names (gunzip checks its CRC and length)", async () => {
+    const bomb = await gzipBomb(64 * 1024 * 1024 + 1);
+    const text = zlib.gunzipSync(bomb, { maxOutputLength: 128 * 1024 * 1024 });
+    expect(text.length).toBe(64 * 1024 * 1024 + 64 * 1024 + 4); // rounded up to 64 KiB, then `null`
+    expect(text.subarray(-4).toString()).toBe("null");
+    expect(text.subarray(0, -4).every((b) => b === 0x20)).toBe(true);
+  });
+});
+
 describe("checkJsonBounds", () => {
   test("default: real-sized answers pass; strings holding brackets and commas are not counted", () => {
     const ok = Buffer.from(JSON.stringify({ a: [1, 2, { b: "[[[,,,]]]", c: 'x\\"[' }], d: null }));

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { ManualClock } from "../../src/core/clock.js";
 import { isLoopback } from "../../src/sim/admin.js";
 import { type SimulatorHandle, startSimulator } from "../../src/sim/server.js";
+import { eventually } from "../helpers/eventually.js";
 import { post, signedScheduleCancel, testWallet } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 0, 1, 12);
@@ -43,6 +44,22 @@ describe("startSimulator", () => {
     expect(a.json).toEqual({ jsonrpc: "2.0", id: 9, result: `0x${sim.chain.head().toString(16)}` });
     expect(b.json).toEqual(a.json);
     expect(sim.state.requestCount("evm")).toBe(2);
+  });
+
+  test("behavior: warmBigBlockOnRpc signs the big block from the first JSON-RPC request on, not before", async () => {
+    sim = await startSimulator({
+      clock: new ManualClock(T0),
+      seed: 31,
+      chain: { bigBlockTxs: 120 },
+      warmBigBlockOnRpc: true,
+    });
+    const chain = sim.chain;
+    expect((await post(`${sim.apiUrl}/info`, { type: "meta" })).status).toBe(200);
+    expect(chain.bigBlockBuilt).toBe(false);
+    const call = { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] };
+    expect((await post(sim.rpcUrl, call)).json).toMatchObject({ result: "0x3e7" });
+    await eventually(() => chain.bigBlockBuilt, { what: "the big block built in the background" });
+    expect(chain.transactions(chain.bigBlock)).toHaveLength(120);
   });
 
   test("behavior: keep-alive connections are reused and close() is idempotent", async () => {

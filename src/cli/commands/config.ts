@@ -1,7 +1,5 @@
 import { type Command, Option } from "commander";
-import { planAccounts, planSigners } from "../../app/daemon.js";
-import { describeSignerAccount, resolveSignerAccount, type SignerAccount } from "../../app/master.js";
-import { loadSignerKeys, loadSigningKey } from "../../config/keys.js";
+import type { SignerAccount } from "../../app/master.js";
 import { CONFIG_KEYS, configJsonSchema, effectiveUrls, loadConfig } from "../../config/load.js";
 import { deathRoom, describeDeathRoom, describeWeightPlan, weightPlan } from "../../config/weight.js";
 import { formatDuration } from "../../core/duration.js";
@@ -37,6 +35,16 @@ export function registerConfig(program: Command, deps: CliDeps): void {
 
 async function configCheck(opts: Record<string, unknown>, deps: CliDeps): Promise<void> {
   const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
+  // The keys, the account plan and the clients are loaded once the flags parse (src/cli/program.ts).
+  const [
+    { planAccounts, planSigners },
+    { describeSignerAccount, resolveSignerAccount },
+    { loadSignerKeys, loadSigningKey },
+  ] = await Promise.all([
+    import("../../app/daemon.js"),
+    import("../../app/master.js"),
+    import("../../config/keys.js"),
+  ]);
   const { sources, warnings } = loaded;
   let { config } = loaded;
   const urls = effectiveUrls(config);

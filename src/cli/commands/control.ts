@@ -5,9 +5,8 @@ import { createInterface } from "node:readline";
 import { type Command, Option } from "commander";
 import { controlRequest, controlSocketPath } from "../../app/control.js";
 import { describeResting, type RestingOnDex, stopsAtRisk } from "../../app/drill.js";
-import { killAlone } from "../../app/kill-alone.js";
+import type { killAlone } from "../../app/kill-alone.js";
 import { StateLockedError } from "../../app/lock.js";
-import { loadSignerKeys, loadSigningKey } from "../../config/keys.js";
 import { loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
 import type { Config } from "../../config/schema.js";
@@ -267,6 +266,11 @@ async function killWithoutDaemon(
   close: boolean,
   deps: CliDeps,
 ): Promise<KillAnswer[]> {
+  // The keys and the daemon's executors are loaded when no daemon answers (src/cli/program.ts, "Loaded on use").
+  const [{ loadSignerKeys, loadSigningKey }, alone] = await Promise.all([
+    import("../../config/keys.js"),
+    import("../../app/kill-alone.js"),
+  ]);
   // the keys the daemon would sign with: each of config `signers` (each with its own accounts), else the one key
   let wallets: Parameters<typeof killAlone>[0]["wallets"];
   try {
@@ -289,7 +293,7 @@ async function killWithoutDaemon(
     );
   }
   try {
-    return await killAlone({
+    return await alone.killAlone({
       config,
       stateDir,
       account,

@@ -1,6 +1,5 @@
 import { type Command, Option } from "commander";
 import { doctorHelpText } from "../../app/doctor/catalogue.js";
-import { exitCodeOf, formatTable, runDoctor, summaryLine } from "../../app/doctor/index.js";
 import { loadConfig } from "../../config/load.js";
 import type { CliDeps } from "../deps.js";
 import { stateDirOf } from "../state-dir.js";
@@ -28,6 +27,8 @@ export function registerDoctor(program: Command, deps: CliDeps): void {
     .addHelpText("after", doctorHelpText())
     .action(async (opts: Record<string, unknown>) => {
       const loaded = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
+      // The checks (the clients, the key, the guard) are loaded when doctor runs (src/cli/program.ts).
+      const { exitCodeOf, formatTable, runDoctor, summaryLine } = await import("../../app/doctor/index.js");
       const results = await runDoctor({
         loaded,
         stateDir: stateDirOf(loaded.config, deps),

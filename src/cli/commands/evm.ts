@@ -13,9 +13,10 @@ import { type Command, Option } from "commander";
 import { effectiveUrls, loadConfig } from "../../config/load.js";
 import { ArgumentError } from "../../core/errors/argument.js";
 import { ExitCode } from "../../core/exit-codes.js";
-import { type BlockTag, EvmClient, MAX_PAGE_SIZE } from "../../protocol/evm/client.js";
+import type { EvmClient } from "../../protocol/evm/client.js";
 import { EvmError } from "../../protocol/evm/errors.js";
 import { formatHeader, formatTransactions } from "../../protocol/evm/format.js";
+import { type BlockTag, MAX_PAGE_SIZE } from "../../protocol/evm/otterscan.js";
 import { exitCodeOfError, policyFor } from "../../protocol/policy.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
@@ -46,9 +47,11 @@ export function parseIntFlag(flag: string, value: string, min: number, max: numb
   return Number(value);
 }
 
-function clientFor(opts: EvmOptions, deps: CliDeps): EvmClient {
+async function clientFor(opts: EvmOptions, deps: CliDeps): Promise<EvmClient> {
   const { config } = loadConfig({ options: { ...opts }, env: deps.env, cwd: deps.cwd });
   const { rpcUrl } = effectiveUrls(config);
+  // The HTTP client is loaded when the command asks the node (src/cli/program.ts, "Loaded on use").
+  const { EvmClient } = await import("../../protocol/evm/client.js");
   // requestTimeout is sized for one small exchange request; a page of up to 1,000 transactions gets at least 10 s.
   return new EvmClient({ rpcUrl, timeoutMs: Math.max(config.requestTimeout, 10_000) });
 }
@@ -98,7 +101,7 @@ async function withClient<T>(
   command: string,
   fn: (client: EvmClient) => Promise<T>,
 ): Promise<T> {
-  const client = clientFor(opts, deps);
+  const client = await clientFor(opts, deps);
   try {
     return await fn(client);
   } catch (error) {

@@ -12,7 +12,6 @@ import { NETWORK_URLS } from "../../config/schema.js";
 import { isAddress } from "../../core/address.js";
 import { redactUrl } from "../../core/redact.js";
 import { HyperliquidApiError } from "../../protocol/hyperliquid/errors.js";
-import { InfoClient } from "../../protocol/hyperliquid/info.js";
 import type { ClearinghouseState } from "../../protocol/hyperliquid/schemas.js";
 import { policyFor } from "../../protocol/policy.js";
 import { type AccountFigures, deriveFigures, type PositionFigures } from "../../watchers/figures.js";
@@ -134,6 +133,8 @@ export function registerExposure(program: Command, deps: CliDeps): void {
     const { config } = loadConfig({ options: { ...opts }, env: deps.env, cwd: deps.cwd });
     const apiUrl = config.apiUrl ?? NETWORK_URLS[config.network].apiUrl;
     const dexes = [...new Set(config.dexes)];
+    // The HTTP client is loaded when the command reads (src/cli/program.ts, "Loaded on use").
+    const { InfoClient } = await import("../../protocol/hyperliquid/info.js");
     const info = new InfoClient({
       apiUrl,
       clock: deps.clock,

@@ -1,6 +1,5 @@
 import { type Command, Option } from "commander";
 import { configRanBefore } from "../../app/death-room.js";
-import { prepareRun, runService } from "../../app/service.js";
 import { chooseStateDir } from "../../app/state-dir.js";
 import { ConfigError } from "../../config/errors.js";
 import { type LoadedConfig, loadConfig } from "../../config/load.js";
@@ -10,7 +9,7 @@ import { deathRoom, deathRoomVerdict, shortestIntervalWithRoom } from "../../con
 import type { CliDeps } from "../deps.js";
 import { addGroupedConfigFlags, configFileFlag, HELP_HEADINGS, jsonFlag } from "../options.js";
 
-export { DEMO_HEALTH_HOST, DEMO_HEALTH_PORT } from "../../app/service.js";
+export { DEMO_HEALTH_HOST, DEMO_HEALTH_PORT } from "../../app/demo-health.js";
 
 /**
  * Every configuration flag of `run` (also taken by `config check` and `doctor`), made from the table of options and
@@ -72,6 +71,8 @@ export function registerRun(program: Command, deps: CliDeps): void {
  * daemon's start, the signals and the exit codes) is the service's (src/app/service.ts).
  */
 async function runDaemon(opts: Record<string, unknown>, deps: CliDeps): Promise<void> {
+  // The daemon's code is loaded by `run` only: the other commands start without it (src/cli/program.ts).
+  const { prepareRun, runService } = await import("../../app/service.js");
   const { options, sim } = await prepareRun(opts, deps.env);
   // Nothing reaches stdout before the configuration, the lock and the key are known good (docs/cli.md).
   const loaded: LoadedConfig = loadConfig({ options, env: deps.env, cwd: deps.cwd, simulator: sim !== null });

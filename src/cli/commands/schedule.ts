@@ -1,14 +1,10 @@
 import { type Command, Option } from "commander";
-import { planAccounts } from "../../app/daemon.js";
-import { describeSignerAccount, resolveSignerAccount } from "../../app/master.js";
-import { loadSigningKey } from "../../config/keys.js";
 import { EXCHANGE_MIN_LEAD_MS, effectiveUrls, loadConfig } from "../../config/load.js";
 import { optionOf } from "../../config/options.js";
 import { BareDurationError, formatDuration, parseDurationText } from "../../core/duration.js";
 import type { BaseError } from "../../core/errors/base.js";
 import { ExitCode } from "../../core/exit-codes.js";
 import { HyperliquidApiError } from "../../protocol/hyperliquid/errors.js";
-import { ExchangeClient } from "../../protocol/hyperliquid/exchange.js";
 import { policyFor } from "../../protocol/policy.js";
 import type { CliDeps } from "../deps.js";
 import { CliError, usageError } from "../errors.js";
@@ -43,6 +39,18 @@ export function parseAt(value: string): number {
 }
 
 async function send(opts: Record<string, unknown>, deps: CliDeps, time: number | undefined): Promise<void> {
+  // The key, the signing and the HTTP client are loaded when a command sends (src/cli/program.ts, "Loaded on use").
+  const [
+    { planAccounts },
+    { describeSignerAccount, resolveSignerAccount },
+    { loadSigningKey },
+    { ExchangeClient },
+  ] = await Promise.all([
+    import("../../app/daemon.js"),
+    import("../../app/master.js"),
+    import("../../config/keys.js"),
+    import("../../protocol/hyperliquid/exchange.js"),
+  ]);
   let { config } = loadConfig({ options: opts, env: deps.env, cwd: deps.cwd });
   const key = loadSigningKey({ keyFile: config.keyFile, env: deps.env, cwd: deps.cwd });
   // An agent key without --account: the exchange applies the push to its master, so name the master (docs/cli.md).

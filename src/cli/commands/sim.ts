@@ -131,15 +131,15 @@ export async function runSim(init: SimInit, deps: CliDeps, stop: Promise<unknown
       demo: init.demo,
       successType: init.successType,
       pageOrder: init.pageOrder,
+      // Sign the 5,000-tx block in the background, in slices, from the first JSON-RPC request on, so the first
+      // `evm txs` on it does not stall the exchange endpoint for seconds in the middle of a rehearsal.
+      warmBigBlockOnRpc: true,
       onTrigger: (user, t) =>
         out(
           `TRIGGER ${user} at ${new Date(t.time).toISOString()}: cancelled ${t.cancelledOrders} open order(s)${t.counted ? "" : " (not counted)"}; ${sim?.state.triggersOn(user, t.day) ?? "?"} trigger(s) on ${t.day}`,
         ),
     }),
   );
-  // Sign the 5,000-tx block in the background, in slices, so the first `evm txs` on it does not stall the
-  // exchange endpoint for seconds in the middle of a rehearsal.
-  void sim.chain.warmBigBlock();
   try {
     const registered = new Set([
       ...init.users.map((u) => u.address.toLowerCase()),

@@ -7,8 +7,6 @@ import { utcDay } from "../../core/clock.js";
 import { formatDuration } from "../../core/duration.js";
 import { ExitCode } from "../../core/exit-codes.js";
 import { redactUrl } from "../../core/redact.js";
-import { ExplorerClient } from "../../protocol/hyperliquid/explorer.js";
-import { InfoClient } from "../../protocol/hyperliquid/info.js";
 import { entryOnDay, type LedgerEntry, readLedgerState } from "../../switch/ledger.js";
 import {
   atLimit,
@@ -23,7 +21,6 @@ import {
   readFinding,
   reconcileLedger,
 } from "../../switch/record.js";
-import { readRecord } from "../../watchers/record-read.js";
 import type { CliDeps } from "../deps.js";
 import { CliError } from "../errors.js";
 import { collect, configFlag } from "../options.js";
@@ -81,6 +78,12 @@ async function reconcileAccounts(
   const { apiUrl } = effectiveUrls(config);
   const explorerUrl = effectiveExplorerUrl(config);
   const timeoutMs = Math.max(config.requestTimeout, 10_000);
+  // The HTTP clients (got) are loaded only when the record is read (src/cli/program.ts, "Loaded on use").
+  const [{ InfoClient }, { ExplorerClient }, { readRecord }] = await Promise.all([
+    import("../../protocol/hyperliquid/info.js"),
+    import("../../protocol/hyperliquid/explorer.js"),
+    import("../../watchers/record-read.js"),
+  ]);
   const info = new InfoClient({ apiUrl, timeoutMs });
   const explorer = explorerUrl ? new ExplorerClient({ explorerUrl, timeoutMs }) : null;
   try {

@@ -26,18 +26,7 @@ import {
   kindIsRetryable,
 } from "./errors.js";
 
-/**
- * The clients' own defaults. The configuration's option table takes them as its defaults (src/config/options.ts),
- * so a library user gets the daemon's figures while the protocol never reads the configuration.
- */
-export const CLIENT_DEFAULTS = Object.freeze({
-  /** one request's time-out, and the `expiresAfter` window of a signed action (ms) */
-  requestTimeoutMs: 5_000,
-  /** users per `batchClearinghouseStates` request */
-  chunkSize: 50,
-  /** chunks in flight at once */
-  concurrency: 2,
-});
+export { CLIENT_DEFAULTS } from "./client-defaults.js";
 
 /** A read's answer is tried again when the policy table says its status's kind is retryable (src/core/errors/policy.ts). */
 const retryStatus = (status: number): boolean => {

@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { ManualClock } from "../../../src/core/clock.js";
 import { type SimulatorHandle, startSimulator } from "../../../src/sim/server.js";
 import { cli } from "../../helpers/cli.js";
 import { assertBuilt, runCliProcess } from "../../helpers/process.js";
@@ -21,7 +22,9 @@ const run = (args: string[], env: Record<string, string> = {}) =>
   cli(args, { env: { PATH: process.env.PATH ?? "", ...env }, cwd });
 
 beforeAll(async () => {
-  sim = await startSimulator({ ipWeightPerMinute: null });
+  // The clock of client.test.ts's simulators: the same chain, so a worker that ran that file has the 5,000-tx body
+  // built already (src/sim/chain.ts keeps it per process): a worker that runs both files builds it once.
+  sim = await startSimulator({ ipWeightPerMinute: null, clock: new ManualClock(Date.UTC(2026, 0, 1, 12)) });
   url = sim.rpcUrl.replace(/\/evm$/, `/${KEY}/evm`);
   // Sign the 5,000 transactions once up front (2-3 s), so no CLI request waits for it.
   sim.chain.transactions(sim.chain.bigBlock);
