@@ -63,11 +63,12 @@ export default defineConfig({
     hookTimeout: 20_000,
     pool: "forks",
     // Most files wait on sockets, child processes and timers rather than the CPU (alone, time-witness.process
-    // 5 s of CPU in 33 s, trust 6 s in 43 s, date-process 5 s in 33 s, cancel-weight 4.5 s in 25 s): at least four
-    // workers keep both cores of a small machine busy. With three, whenever the three files running are all such
-    // process tests the cores are mostly idle (vitest's default is cores - 1, i.e. one worker on 2 cores).
-    // `npx vitest run --maxWorkers=3` gives the former figure to compare.
-    maxWorkers: Math.max(4, availableParallelism()),
+    // 5 s of CPU in 33 s, trust 6 s in 43 s, date-process 5 s in 33 s, cancel-weight 4.5 s in 25 s): six workers
+    // keep both cores of a small machine busy. With four, the suite's CPU down to ~276 s, whenever the four files
+    // running were such process tests the cores idled: 174 s of wall, the cores 79 % busy; with six, 158 s, 95 %
+    // busy (each worker loads the sources once: ~25 s of CPU more). vitest's default is cores - 1, one worker on 2
+    // cores. `npx vitest run --maxWorkers=4` gives the former figure to compare (docs/development.md).
+    maxWorkers: Math.max(6, availableParallelism()),
     include: ["test/**/*.test.ts"],
     isolate: false,
     sequence: { sequencer: LongFirst },
