@@ -19,11 +19,7 @@ import fc from "fast-check";
 import { describe } from "vitest";
 import type { DrillInput, FeatureCommand, FeatureNow, SwitchView } from "../../src/core/feature.js";
 import { DRILL_VERIFY_MARGIN_MS, type DrillModel, drill } from "../../src/drill/index.js";
-import { propTest } from "../switch/prop-test.js";
-
-const SEEDS = process.env.HL_PROPERTY_SEEDS ?? "";
-const GIVEN_SEED = /^-?\d+$/.test(SEEDS) ? Number(SEEDS) : null;
-const seed = GIVEN_SEED ?? (SEEDS === "random" ? undefined : 20_261_202);
+import { machineProperty } from "../switch/prop-test.js";
 
 type Action =
   /** the drill's next natural step (started, placed, its push sent and confirmed, its deadline passed, read back) */
@@ -336,13 +332,5 @@ function run(actions: readonly Action[]): World {
 }
 
 describe("drill machine: take nothing away without evidence", () => {
-  propTest([scenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
-    GIVEN_SEED === null ? "D1-D6 after every step of random sequences" : `D1-D6, seed ${GIVEN_SEED}`,
-    (actions) => {
-      const w = run(actions);
-      if (w.violations.length > 0)
-        throw new Error(`${w.violations.join("\n")}\n--- steps:\n${w.log.slice(-15).join("\n")}`);
-    },
-    60_000,
-  );
+  machineProperty("D1-D6", 20_261_202, scenario, run);
 });

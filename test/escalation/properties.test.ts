@@ -36,11 +36,7 @@ import type {
   SwitchView,
 } from "../../src/core/feature.js";
 import { closeHold, type EscalationModel, escalation } from "../../src/escalation/index.js";
-import { propTest } from "../switch/prop-test.js";
-
-const SEEDS = process.env.HL_PROPERTY_SEEDS ?? "";
-const GIVEN_SEED = /^-?\d+$/.test(SEEDS) ? Number(SEEDS) : null;
-const seed = GIVEN_SEED ?? (SEEDS === "random" ? undefined : 20_261_201);
+import { machineProperty } from "../switch/prop-test.js";
 
 type Action =
   | { a: "advance"; ms: number }
@@ -387,13 +383,5 @@ function run(s: Scenario): World {
 }
 
 describe("escalation machine: take nothing away without evidence", () => {
-  propTest([scenario], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
-    GIVEN_SEED === null ? "E1-E8 after every step of random sequences" : `E1-E8, seed ${GIVEN_SEED}`,
-    (s) => {
-      const w = run(s);
-      if (w.violations.length > 0)
-        throw new Error(`${w.violations.join("\n")}\n--- steps:\n${w.log.slice(-15).join("\n")}`);
-    },
-    60_000,
-  );
+  machineProperty("E1-E8", 20_261_201, scenario, run);
 });

@@ -4,6 +4,21 @@
  */
 import { posix } from "node:path";
 
+/** Every room the app wires together (all but the simulator, a program of its own). */
+const BELOW_APP: readonly string[] = [
+  "core",
+  "protocol",
+  "config",
+  "surface",
+  "switch",
+  "watchers",
+  "fleet-death",
+  "orders",
+  "replicas",
+  "escalation",
+  "drill",
+];
+
 /** Each room and the rooms it may import from (its own always). */
 export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze({
   core: [],
@@ -24,35 +39,9 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   // the switch's features, pure machines of their own (core/feature.ts): fed the switch's events, commands out
   escalation: ["core", "protocol", "config"],
   drill: ["core", "protocol", "config"],
-  app: [
-    "core",
-    "protocol",
-    "config",
-    "surface",
-    "switch",
-    "watchers",
-    "fleet-death",
-    "orders",
-    "replicas",
-    "escalation",
-    "drill",
-  ],
+  app: BELOW_APP,
   sim: ["core", "protocol"],
-  cli: [
-    "core",
-    "protocol",
-    "config",
-    "surface",
-    "switch",
-    "watchers",
-    "fleet-death",
-    "orders",
-    "replicas",
-    "escalation",
-    "drill",
-    "app",
-    "sim",
-  ],
+  cli: [...BELOW_APP, "app", "sim"],
   bin: ["cli"],
   // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and the runtime's timers
   engine: ["core"],

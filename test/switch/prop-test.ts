@@ -25,3 +25,27 @@ export function propTest<Ts extends [unknown, ...unknown[]]>(
     test(`${label} (with seed=${run.seed})`, async () => fc.assert(property, run), timeout);
   };
 }
+
+/**
+ * A feature machine's property (test/escalation, test/drill): 1,000 sequences of `arbitrary` from `defaultSeed`
+ * (HL_PROPERTY_SEEDS=<seed> replays one, =random draws new ones), each run through `run`, whose world records the
+ * rules it saw broken (`violations`) and its last steps (`log`); the title names the rules checked.
+ */
+export function machineProperty<S>(
+  rules: string,
+  defaultSeed: number,
+  arbitrary: fc.Arbitrary<S>,
+  run: (s: S) => { violations: readonly string[]; log: readonly string[] },
+): void {
+  const given = process.env.HL_PROPERTY_SEEDS ?? "";
+  const seed = /^-?\d+$/.test(given) ? Number(given) : given === "random" ? undefined : defaultSeed;
+  propTest([arbitrary] as [fc.Arbitrary<S>], { numRuns: 1_000, ...(seed === undefined ? {} : { seed }) })(
+    /^-?\d+$/.test(given) ? `${rules}, seed ${given}` : `${rules} after every step of random sequences`,
+    (s) => {
+      const w = run(s);
+      if (w.violations.length > 0)
+        throw new Error(`${w.violations.join("\n")}\n--- steps:\n${w.log.slice(-15).join("\n")}`);
+    },
+    60_000,
+  );
+}
