@@ -35,6 +35,7 @@ describe("architecture", () => {
       wallTime: [],
       timers: [],
       process: [],
+      long: [],
     });
   });
 
@@ -108,5 +109,9 @@ describe("architecture", () => {
       "surface/health.ts",
     ]);
     expect(planted({ "stray.ts": "", "misc/x.ts": "" }).unknownRoom).toEqual(["misc/x.ts"]);
+    // a file grown past MAX_LINES (the option table may)
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => `// ${i}`).join("\n");
+    expect(planted({ "switch/machine.ts": lines(600) }).long).toEqual(["switch/machine.ts"]);
+    expect(planted({ "config/options.ts": lines(600) }).long).toEqual([]);
   });
 });
