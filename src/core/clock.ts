@@ -85,37 +85,18 @@ export function offsetClock(base: Clock, offsetMs: number): Clock {
 
 /** `YYYY-MM-DD` of the UTC day containing `ms`. */
 export function utcDay(ms: number): string {
-  // Years 1970-9999 by arithmetic (the switch asks many times a step; a Date and its ISO string cost more), the
-  // day before remembered; any other time as the Date says (and throws).
-  if (!(ms >= 0 && ms < MAX_ARITHMETIC_MS)) return new Date(ms).toISOString().slice(0, 10);
+  // The switch asks for the day many times a step, nearly always the same one: the last day's name is remembered,
+  // and the Date (and its ISO string) is asked only for another day. Outside the Date's range, the Date's RangeError.
+  if (!(Math.abs(ms) <= MAX_DATE_MS)) return new Date(ms).toISOString().slice(0, 10);
   const days = Math.floor(ms / DAY_MS);
-  if (days !== lastDay.days) lastDay = { days, day: civilDay(days) };
+  if (days !== lastDay.days) lastDay = { days, day: new Date(ms).toISOString().slice(0, 10) };
   return lastDay.day;
 }
 
 const DAY_MS = 86_400_000;
-/** 10000-01-01T00:00:00Z: from there the ISO string has a six-digit year */
-const MAX_ARITHMETIC_MS = 253_402_300_800_000;
+/** The Date's range: ±100,000,000 days from 1970 */
+const MAX_DATE_MS = 8.64e15;
 let lastDay = { days: Number.NaN, day: "" };
-
-/**
- * `YYYY-MM-DD` of the day `days` after 1970-01-01, for days >= 0: H. Hinnant's civil_from_days
- * (https://howardhinnant.github.io/date_algorithms.html#civil_from_days).
- */
-function civilDay(days: number): string {
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor(
-    (doe - Math.floor(doe / 1_460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
-  );
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  return `${y}-${m < 10 ? "0" : ""}${m}-${d < 10 ? "0" : ""}${d}`;
-}
 
 /** Milliseconds of the next 00:00 UTC strictly after `ms`. */
 export function nextUtcMidnight(ms: number): number {

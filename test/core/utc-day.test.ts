@@ -1,5 +1,5 @@
 /**
- * utcDay (src/core/clock.ts) computes the day by arithmetic for the years 1970-9999: it must name the same day as
+ * utcDay (src/core/clock.ts) remembers the last day it named: it must name the same day as
  * the Date's ISO string, at every 00:00 UTC and the millisecond before it, and take any other time as the Date does.
  */
 import { describe, expect, test } from "vitest";
