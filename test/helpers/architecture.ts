@@ -46,22 +46,7 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   // `hl-deadman/engine`, loaded into the trading engine: the protocol's pure module and the runtime's timers
   engine: ["core"],
   // the library's entry point (package.json "exports") re-exports from every room
-  ".": [
-    "core",
-    "protocol",
-    "config",
-    "surface",
-    "switch",
-    "watchers",
-    "fleet-death",
-    "orders",
-    "replicas",
-    "escalation",
-    "drill",
-    "app",
-    "sim",
-    "cli",
-  ],
+  ".": [...BELOW_APP, "app", "sim", "cli"],
 });
 
 /**

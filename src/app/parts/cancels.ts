@@ -103,34 +103,25 @@ export function buildCancels({
   raw = cancellers ? (p) => cancellers(p.account)(p) : undefined;
   const cancelOpenOrders: CancelOpenOrders | undefined =
     params.cancelOpenOrders ?? (raw && gate ? gate.cancel : raw);
-  // The operator's kill (`hl-deadman kill`) cancels every resting order whatever the engine-down policy: its
-  // own canceller (the same fast cancels, then the confirming read).
-  const killers = perSigner((c) =>
-    hasCancel(c)
-      ? createCancelExecutor({
-          info,
-          dexes: actOnDexes,
-          exchange: c,
-          onReport,
-          ...(metaCache ? { knownOrders, metaCache } : {}),
-        })
-      : undefined,
-  );
-  const killOrders: CancelOpenOrders | undefined =
-    params.cancelOpenOrders ?? (killers ? (p) => killers(p.account)(p) : undefined);
-  // The check after a fire covers a missed dex with the daemon's own cancel, whatever the engine-down policy.
-  const fireCancellers = perSigner((c) =>
-    hasCancel(c)
-      ? createCancelExecutor({
-          info,
-          dexes: actOnDexes,
-          exchange: c,
-          onReport,
-          ...(metaCache ? { metaCache } : {}),
-        })
-      : undefined,
-  );
-  const fireCancel: CancelOpenOrders | undefined =
-    params.cancelOpenOrders ?? (fireCancellers ? (p) => fireCancellers(p.account)(p) : undefined);
+  // A canceller per signer beside the engine-down policy's: the operator's kill (`hl-deadman kill`) cancels every
+  // resting order whatever the policy, from the kept-fresh list first (the same fast cancels, then the confirming
+  // read); the check after a fire covers a missed dex with the daemon's own cancel, reading what is there.
+  const ownCanceller = (useKnown: boolean): CancelOpenOrders | undefined => {
+    if (params.cancelOpenOrders) return params.cancelOpenOrders;
+    const bySigner = perSigner((c) =>
+      hasCancel(c)
+        ? createCancelExecutor({
+            info,
+            dexes: actOnDexes,
+            exchange: c,
+            onReport,
+            ...(metaCache ? { metaCache, ...(useKnown ? { knownOrders } : {}) } : {}),
+          })
+        : undefined,
+    );
+    return bySigner ? (p) => bySigner(p.account)(p) : undefined;
+  };
+  const killOrders = ownCanceller(true);
+  const fireCancel = ownCanceller(false);
   return { cancelOpenOrders, raw, killOrders, fireCancel, deathGate: gate };
 }
