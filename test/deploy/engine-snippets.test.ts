@@ -151,9 +151,12 @@ describe("engines of docs/operations.md", () => {
     const dir = tempDir("hl-hook-");
     cleanups.push(() => dir.cleanup());
     const hook = path.join(dir.dir, "hook.mjs");
+    // The hooks run on the loader's own thread: its `process.stderr.write` is handed to the main thread and may be
+    // lost when the process exits right after the import (the last modules' lines went missing under load), so the
+    // hook writes to fd 2 itself, synchronously.
     writeFileSync(
       hook,
-      'export async function load(url, context, next) { process.stderr.write("LOAD " + url + "\\n"); return next(url, context); }\n',
+      'import { writeSync } from "node:fs";\nexport async function load(url, context, next) { writeSync(2, "LOAD " + url + "\\n"); return next(url, context); }\n',
     );
     const register = path.join(dir.dir, "register.mjs");
     writeFileSync(
