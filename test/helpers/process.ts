@@ -13,6 +13,8 @@ import { jsonLineSplitter, type LogLine } from "./json-lines.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const CLI = path.join(ROOT, "dist/bin/hl-deadman.js");
+/** The process tests' compile cache, preloaded into the CLI spawned without node flags (its header says why). */
+export const CODE_CACHE = path.join(ROOT, "test/helpers/code-cache.cjs");
 
 export function assertBuilt(): void {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does).`);
@@ -43,14 +45,20 @@ export type SpawnOptions = {
   user?: { uid: number; gid: number } | undefined;
   /** a command that sets something up and then execs node in its place: `[...via, node, ...argv]` */
   via?: string[];
+  /**
+   * The CLI started without node flags (`argv[0]` is the CLI) loads its bundle through ./code-cache.cjs unless this
+   * is false. A spawn with flags of its own (a deployment's, a preload) never does.
+   */
+  codeCache?: boolean;
 };
 
 /** Spawns `node ...argv` with exactly `env`. */
 export function spawnNode(
   argv: string[],
-  { env = {}, cwd = ROOT, user, via = [] }: SpawnOptions = {},
+  { env = {}, cwd = ROOT, user, via = [], codeCache = true }: SpawnOptions = {},
 ): SpawnedProcess {
-  const [command, ...args] = [...via, process.execPath, ...argv] as [string, ...string[]];
+  const cached = codeCache && argv[0] === CLI ? ["--require", CODE_CACHE, ...argv] : argv;
+  const [command, ...args] = [...via, process.execPath, ...cached] as [string, ...string[]];
   const child = spawn(command, args, {
     cwd,
     env: env as NodeJS.ProcessEnv,
