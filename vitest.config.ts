@@ -18,8 +18,12 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 // the property parts, which keep a core busy for all of theirs; so the workers running at once are mostly one of
 // each, not three property parts on two cores. protocol/evm/client.test.ts computes too (it signs and then checks a
 // block of 5,000 transactions, ~7 s of CPU): it follows a waiting file.
+// The deploy tests' long work is in their beforeAll, which vitest's report leaves out of a file's time: install's
+// npm pack and two installs (~45 s, mostly waiting on the registry) and build's build of a copy (~30 s, tsc). Both
+// small files, a fresh clone started them near the end: install's npm ran in the last 45 s of a 193 s run.
 const LONG_FIRST = [
   "test/switch/time-witness.process.test.ts",
+  "test/deploy/install.test.ts",
   "test/switch/properties-part1.test.ts",
   "test/reliability/trust.test.ts",
   "test/switch/properties-part2.test.ts",
@@ -28,6 +32,7 @@ const LONG_FIRST = [
   "test/reliability/date-process.test.ts",
   "test/switch/properties-part4.test.ts",
   "test/observability/prometheus.test.ts",
+  "test/deploy/build.test.ts",
   "test/switch/properties-planted-a.test.ts",
   "test/app/coordination.test.ts",
   "test/switch/properties-planted-b.test.ts",
