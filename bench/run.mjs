@@ -1,6 +1,7 @@
 // `npm run bench` (= npm run build --silent && node --expose-gc bench/run.mjs): measures the product as deployed and
 // writes BENCHMARKS.md, each figure beside a reference measured in the same run, with the machine it ran on. Not
-// part of `npm test` or CI. Budget: a few minutes, most of it the 330 s memory/CPU window and the exposure runs.
+// part of `npm test` or CI. It takes about an hour and a half on 2 cores: the cancel section ~42 min (its kills paced
+// 2.5 s apart, bench/cancel.mjs), a host's death ~26 min, the 330 s memory/CPU window and the exposure runs.
 //
 // "As deployed" means with the node flags the shipped deployments start node with, read from the deployment files
 // themselves through test/deploy/deployments.ts (the systemd units' ExecStart=, pm2's node_args, the image's
