@@ -19,10 +19,14 @@ import { libfaketime } from "../reliability/harness.js";
 
 beforeAll(() => assertBuilt());
 
-/** Spends what is left of this minute's weight of the IP (reads of 20, then of 2) until the simulator says 429. */
+/**
+ * Spends what is left of this minute's weight of the IP (reads of 20, then of 2) until the simulator says 429. A
+ * minute may turn while it spends (the windows are the wall clock's), so the reads are bounded by two minutes'
+ * weight: 100 reads of 20 once ran to the end without a refusal, a new window having opened mid-way.
+ */
 async function spendTheIp(info: InfoClient, account: string): Promise<void> {
-  const until429 = async (read: () => Promise<unknown>) => {
-    for (let i = 0; i < 100; i++) {
+  const until429 = async (read: () => Promise<unknown>, weight: number) => {
+    for (let i = 0; i <= (2 * 1_200) / weight; i++) {
       try {
         await read();
       } catch (error) {
@@ -32,8 +36,8 @@ async function spendTheIp(info: InfoClient, account: string): Promise<void> {
     }
     throw new Error("the simulator never refused: is its IP limit on?");
   };
-  await until429(() => info.meta());
-  await until429(() => info.positions({ user: account }));
+  await until429(() => info.meta(), 20);
+  await until429(() => info.positions({ user: account }), 2);
 }
 
 async function daemon(label: string, cadence: string[], env: Record<string, string> = {}) {
