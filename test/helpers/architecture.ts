@@ -4,12 +4,11 @@
  */
 import { posix } from "node:path";
 
-/** Every room the app wires together (all but the simulator, a program of its own). */
-const BELOW_APP: readonly string[] = [
-  "core",
-  "protocol",
-  "config",
-  "surface",
+/**
+ * The producers' rooms: they publish typed events on the bus and word nothing. Besides surface/ (no room of theirs
+ * may import it, ROOMS), they import no logger: the log lines and the metrics are surface's subscribers.
+ */
+export const PRODUCERS: readonly string[] = Object.freeze([
   "switch",
   "watchers",
   "fleet-death",
@@ -17,7 +16,10 @@ const BELOW_APP: readonly string[] = [
   "replicas",
   "escalation",
   "drill",
-];
+]);
+
+/** Every room the app wires together (all but the simulator, a program of its own): the producers on the base. */
+const BELOW_APP: readonly string[] = ["core", "protocol", "config", "surface", ...PRODUCERS];
 
 /** Each room and the rooms it may import from (its own always). */
 export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze({
@@ -49,19 +51,6 @@ export const ROOMS: Readonly<Record<string, readonly string[]>> = Object.freeze(
   ".": [...BELOW_APP, "app", "sim", "cli"],
 });
 
-/**
- * The producers' rooms: they publish typed events on the bus and word nothing. Besides surface/ (no room of theirs
- * may import it, ROOMS), they import no logger: the log lines and the metrics are surface's subscribers.
- */
-export const PRODUCERS: readonly string[] = Object.freeze([
-  "switch",
-  "watchers",
-  "fleet-death",
-  "orders",
-  "replicas",
-  "escalation",
-  "drill",
-]);
 /** What a producer never imports: the logger (its wording would be its own). */
 export const WORDING = "core/logger.ts";
 
