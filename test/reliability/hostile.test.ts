@@ -202,8 +202,12 @@ function hugeLedger(account: string, entries: number): string {
 // The tests of the three blocks below each use a state directory, a port and a simulator of their own: concurrent
 // (they wait on their daemons' start-up and timers), cleaned up after the file.
 describe.concurrent("odd ledger files", () => {
+  /**
+   * A daemon on `stateDir`, its health server on a port the kernel picks as it listens (`:0`), read back from
+   * `health.listening`: a port found free beforehand can be taken by another test's process before the daemon
+   * binds it (EADDRINUSE, exit 69, once in a fresh-clone run).
+   */
   async function startOn(stateDir: string) {
-    const port = await freePort();
     const d = spawnCli(
       [
         "run",
@@ -214,21 +218,22 @@ describe.concurrent("odd ledger files", () => {
         "--state-dir",
         stateDir,
         "--health",
-        `127.0.0.1:${port}`,
+        "127.0.0.1:0",
       ],
       HEAP_CAP,
     );
     cleanups.push(() => stop(d));
-    return { d, port };
+    const health = async () => String((await d.waitForEvent("health.listening", 15_000)).url);
+    return { d, health };
   }
 
   async function expectMovedAsideAndProtecting(stateDir: string, what: RegExp) {
-    const { d, port } = await startOn(stateDir);
+    const { d, health } = await startOn(stateDir);
     const corrupt = await d.waitForEvent("ledger.corrupt", 15_000);
     expect(String(corrupt.reason)).toMatch(what);
     expect(corrupt.assumedTriggersToday).toBe(10);
     await d.waitForEvent("heartbeat.ok", 15_000);
-    expect((await getJson(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect((await getJson(`${await health()}/healthz`)).status).toBe(200);
     expect(readdirSync(stateDir).some((f) => f.startsWith("ledger.json.corrupt-"))).toBe(true);
     expect(d.stderr()).not.toMatch(/heap out of memory/i);
     const r = await stop(d);
@@ -269,14 +274,14 @@ describe.concurrent("odd ledger files", () => {
     const file = path.join(dir, names[0]!);
     rmSync(file);
     plant(file);
-    const { d, port } = await startOn(tmp.dir);
+    const { d, health } = await startOn(tmp.dir);
     const corrupt = await d.waitForEvent("ledger.corrupt", 15_000);
     expect(corrupt.path).toBe(file);
     expect(corrupt.account).toBe(names[0]!.replace(/\.json$/, ""));
     expect(String(corrupt.reason)).toMatch(what);
     expect(corrupt.assumedTriggersToday).toBe(10);
     await d.waitForEvent("heartbeat.ok", 15_000);
-    expect((await getJson(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect((await getJson(`${await health()}/healthz`)).status).toBe(200);
     expect(readdirSync(dir).some((f) => f.startsWith(`${names[0]}.corrupt-`))).toBe(true);
     expect(d.stderr()).not.toMatch(/heap out of memory/i);
     expect((await stop(d)).code).toBe(0);
